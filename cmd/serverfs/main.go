@@ -1,0 +1,98 @@
+// Command serverfs is the ServerFS MCP server and its operator tools.
+//
+//	serverfs version                      print the version
+//	serverfs check-config [--workdir ...] validate the configuration and print the workdirs
+//
+// Configuration comes from the environment (WORKDIR_NN_* slots and
+// SERVERFS_* limits, see README) or, on a bare-metal host, from repeatable
+// --workdir ALIAS=/abs/path[:rw] flags.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// version is stamped at build time with -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
+}
+
+func run(args, environ []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "serverfs", versionString())
+		return 0
+	case "check-config":
+		return checkConfig(args[1:], environ, stdout, stderr)
+	case "help", "--help", "-h":
+		usage(stdout)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "serverfs: unknown command %q\n", args[0])
+		usage(stderr)
+		return 2
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: serverfs <command> [flags]
+
+commands:
+  version        print the version
+  check-config   validate the configuration and print the workdirs (no host paths)
+                 flags: --workdir ALIAS=/abs/path[:rw] (repeatable; bare-metal mode)
+`)
+}
+
+func versionString() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v += " " + bi.GoVersion
+	}
+	return v
+}
+
+// workdirFlags collects repeatable --workdir values.
+type workdirFlags []string
+
+func (w *workdirFlags) String() string     { return strings.Join(*w, ",") }
+func (w *workdirFlags) Set(v string) error { *w = append(*w, v); return nil }
+
+func checkConfig(args, environ []string, stdout, stderr io.Writer) int {
+	fset := flag.NewFlagSet("check-config", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	var wds workdirFlags
+	fset.Var(&wds, "workdir", "ALIAS=/abs/path[:rw] (repeatable)")
+	if err := fset.Parse(args); err != nil {
+		return 2
+	}
+	cfg, err := sfs.LoadConfig(environ, wds)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	f, err := sfs.New(cfg, sfs.Options{})
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	defer f.Close()
+	fmt.Fprintf(stdout, "configuration OK: %d workdir(s), resolver %s, hidden paths %s\n", len(cfg.Workdirs), f.Resolver(), map[bool]string{true: "allowed", false: "refused"}[cfg.AllowHidden])
+	for _, w := range f.Workdirs() {
+		fmt.Fprintf(stdout, "  %-32s %s  %s\n", w.Alias, w.Mode, w.Description)
+	}
+	return 0
+}

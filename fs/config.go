@@ -1,0 +1,440 @@
+package fs
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+)
+
+// Slots is the number of workdir slots in container mode (WORKDIR_01 ..
+// WORKDIR_16).
+const Slots = 16
+
+// DisabledSentinel is the reserved file name that marks an unused slot: the
+// compose file mounts the repository's .empty directory, which holds it, at
+// every slot whose WORKDIR_NN_PATH is unset.
+const DisabledSentinel = ".serverfs-disabled"
+
+// DefaultWorkdirsRoot is where compose mounts the slots.
+const DefaultWorkdirsRoot = "/workdirs"
+
+// aliasRE is the alias rule of seed v0.1 §7.
+var aliasRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`)
+
+// maxDescriptionBytes bounds WORKDIR_NN_DESCRIPTION.
+const maxDescriptionBytes = 1024
+
+// Limits are the operator-set bounds every operation honours.
+type Limits struct {
+	MaxReadBytes         int           // SERVERFS_MAX_READ_BYTES: bytes of text one read returns
+	MaxReadLines         int           // SERVERFS_MAX_READ_LINES: lines one read returns
+	DefaultListLimit     int           // SERVERFS_DEFAULT_LIST_LIMIT
+	MaxListEntries       int           // SERVERFS_MAX_LIST_ENTRIES: entries one listing page returns
+	DefaultSearchResults int           // SERVERFS_DEFAULT_SEARCH_RESULTS (find and search)
+	MaxSearchResults     int           // SERVERFS_MAX_SEARCH_RESULTS
+	MaxWalkEntries       int           // SERVERFS_MAX_WALK_ENTRIES: directory entries one walk may read
+	SearchTimeout        time.Duration // SERVERFS_SEARCH_TIMEOUT_SECONDS
+	SearchMaxFileBytes   int64         // SERVERFS_SEARCH_MAX_FILE_BYTES
+}
+
+// DefaultLimits returns the defaults of seed v0.1 §8.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxReadBytes:         512 << 10,
+		MaxReadLines:         500,
+		DefaultListLimit:     100,
+		MaxListEntries:       500,
+		DefaultSearchResults: 50,
+		MaxSearchResults:     100,
+		MaxWalkEntries:       200_000,
+		SearchTimeout:        15 * time.Second,
+		SearchMaxFileBytes:   50 << 20,
+	}
+}
+
+// limitVar describes one numeric limit variable: its bounds and where it goes.
+type limitVar struct {
+	name     string
+	min, max int64
+	set      func(*Limits, int64)
+}
+
+var limitVars = []limitVar{
+	{"SERVERFS_MAX_READ_BYTES", 1024, 16 << 20, func(l *Limits, v int64) { l.MaxReadBytes = int(v) }},
+	{"SERVERFS_MAX_READ_LINES", 1, 100_000, func(l *Limits, v int64) { l.MaxReadLines = int(v) }},
+	{"SERVERFS_DEFAULT_LIST_LIMIT", 1, 100_000, func(l *Limits, v int64) { l.DefaultListLimit = int(v) }},
+	{"SERVERFS_MAX_LIST_ENTRIES", 1, 100_000, func(l *Limits, v int64) { l.MaxListEntries = int(v) }},
+	{"SERVERFS_DEFAULT_SEARCH_RESULTS", 1, 10_000, func(l *Limits, v int64) { l.DefaultSearchResults = int(v) }},
+	{"SERVERFS_MAX_SEARCH_RESULTS", 1, 10_000, func(l *Limits, v int64) { l.MaxSearchResults = int(v) }},
+	{"SERVERFS_MAX_WALK_ENTRIES", 1, 100_000_000, func(l *Limits, v int64) { l.MaxWalkEntries = int(v) }},
+	{"SERVERFS_SEARCH_TIMEOUT_SECONDS", 1, 300, func(l *Limits, v int64) { l.SearchTimeout = time.Duration(v) * time.Second }},
+	{"SERVERFS_SEARCH_MAX_FILE_BYTES", 1, 64 << 30, func(l *Limits, v int64) { l.SearchMaxFileBytes = v }},
+}
+
+// knownServerVars are the SERVERFS_* variables ServerFS or its compose file
+// read; any other SERVERFS_* variable is reported as a likely typo.
+var knownServerVars = map[string]bool{
+	"SERVERFS_IMAGE": true, "SERVERFS_UID": true, "SERVERFS_GID": true,
+	"SERVERFS_LOG_LEVEL": true, "SERVERFS_LISTEN": true, "SERVERFS_ALLOWED_HOSTS": true,
+	"SERVERFS_WORKDIRS_ROOT": true, "SERVERFS_ALLOW_HIDDEN": true, "SERVERFS_EXTRA_DENY_GLOBS": true,
+	"SERVERFS_MAX_WRITE_BYTES": true,
+}
+
+// knownSlotSuffixes are the WORKDIR_NN_* variables (PATH and the repo
+// settings are read by compose or the host bridge, not by the server).
+var knownSlotSuffixes = map[string]bool{
+	"ALIAS": true, "DESCRIPTION": true, "MODE": true, "PATH": true,
+	"READ_ONLY": true, "REPO_OPS_ENABLED": true, "REPO_ACTIONS_JSON": true,
+}
+
+func init() {
+	for _, v := range limitVars {
+		knownServerVars[v.name] = true
+	}
+}
+
+// WorkdirConfig is one configured workdir. The host path is unexported and
+// never printed: only Source ("slot 03" or "--workdir projects") names it.
+type WorkdirConfig struct {
+	Alias       string
+	Description string
+	Mode        Mode
+	Source      string
+	hostPath    string
+}
+
+// Config is the validated configuration of the filesystem layer.
+type Config struct {
+	Workdirs       []WorkdirConfig
+	Limits         Limits
+	AllowHidden    bool
+	ExtraDenyGlobs []string
+}
+
+// ConfigError lists every configuration problem found, one line each. No
+// line contains a host path.
+type ConfigError struct {
+	Problems []string
+}
+
+func (e *ConfigError) Error() string {
+	return "invalid configuration:\n  " + strings.Join(e.Problems, "\n  ")
+}
+
+// LoadConfig validates the environment (a list of "KEY=value", as from
+// os.Environ) and the bare-metal --workdir flag values, and returns the
+// configuration or a *ConfigError with every problem at once.
+//
+// With no --workdir flags the 16 container slots are read
+// ($SERVERFS_WORKDIRS_ROOT/NN, WORKDIR_NN_*), and each slot's
+// .serverfs-disabled sentinel is checked (seed v0.1 §11 cases A–D). With
+// flags the slots are not used, and setting both is a problem.
+func LoadConfig(environ []string, workdirFlags []string) (*Config, error) {
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	var probs []string
+	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
+
+	cfg := &Config{Limits: DefaultLimits()}
+	checkVariableNames(env, add)
+
+	for _, v := range limitVars {
+		raw, ok := env[v.name]
+		if !ok || raw == "" {
+			continue
+		}
+		n, err := parseLimit(raw, v.min, v.max)
+		if err != "" {
+			add("%s=%q: %s", v.name, displayValue(raw), err)
+			continue
+		}
+		v.set(&cfg.Limits, n)
+	}
+	if cfg.Limits.DefaultListLimit > cfg.Limits.MaxListEntries {
+		add("SERVERFS_DEFAULT_LIST_LIMIT (%d) is larger than SERVERFS_MAX_LIST_ENTRIES (%d)", cfg.Limits.DefaultListLimit, cfg.Limits.MaxListEntries)
+	}
+	if cfg.Limits.DefaultSearchResults > cfg.Limits.MaxSearchResults {
+		add("SERVERFS_DEFAULT_SEARCH_RESULTS (%d) is larger than SERVERFS_MAX_SEARCH_RESULTS (%d)", cfg.Limits.DefaultSearchResults, cfg.Limits.MaxSearchResults)
+	}
+
+	if raw, ok := env["SERVERFS_ALLOW_HIDDEN"]; ok && raw != "" {
+		switch strings.ToLower(raw) {
+		case "true":
+			cfg.AllowHidden = true
+		case "false":
+		default:
+			add("SERVERFS_ALLOW_HIDDEN=%q: must be true or false", displayValue(raw))
+		}
+	}
+	if raw := env["SERVERFS_EXTRA_DENY_GLOBS"]; strings.TrimSpace(raw) != "" {
+		for _, g := range strings.Split(raw, ",") {
+			g = strings.TrimSpace(g)
+			if g == "" {
+				continue
+			}
+			if _, err := NewPolicy(false, []string{g}); err != nil {
+				add("SERVERFS_EXTRA_DENY_GLOBS: %v", err)
+				continue
+			}
+			cfg.ExtraDenyGlobs = append(cfg.ExtraDenyGlobs, g)
+		}
+	}
+
+	if len(workdirFlags) > 0 {
+		for n := 1; n <= Slots; n++ {
+			if env[slotVar(n, "ALIAS")] != "" {
+				add("slot %02d: WORKDIR_%02d_ALIAS is set, but --workdir flags are in use; use either the slots or --workdir", n, n)
+			}
+		}
+		cfg.Workdirs = loadFlagWorkdirs(workdirFlags, add)
+	} else {
+		root := env["SERVERFS_WORKDIRS_ROOT"]
+		if root == "" {
+			root = DefaultWorkdirsRoot
+		}
+		if !filepath.IsAbs(root) {
+			add("SERVERFS_WORKDIRS_ROOT must be an absolute path")
+		} else {
+			cfg.Workdirs = loadSlots(env, filepath.Clean(root), add)
+		}
+	}
+
+	if len(cfg.Workdirs) == 0 && len(probs) == 0 {
+		add("no workdir is configured: set WORKDIR_01_ALIAS (and WORKDIR_01_PATH for compose), or pass --workdir ALIAS=/abs/path")
+	}
+	seen := map[string]string{}
+	for _, w := range cfg.Workdirs {
+		if first, dup := seen[w.Alias]; dup {
+			add("%s: alias %q is already used by %s; aliases must be unique", w.Source, w.Alias, first)
+			continue
+		}
+		seen[w.Alias] = w.Source
+	}
+	if len(probs) > 0 {
+		return nil, &ConfigError{Problems: probs}
+	}
+	return cfg, nil
+}
+
+func slotVar(n int, suffix string) string { return fmt.Sprintf("WORKDIR_%02d_%s", n, suffix) }
+
+var slotVarRE = regexp.MustCompile(`^WORKDIR_([0-9]+)_([A-Z0-9_]+)$`)
+
+// checkVariableNames reports SERVERFS_* and WORKDIR_* variables that look
+// like typos: a misspelt limit silently ignored would surprise an operator.
+func checkVariableNames(env map[string]string, add func(string, ...any)) {
+	names := make([]string, 0, len(env))
+	for k := range env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		switch {
+		case strings.HasPrefix(k, "SERVERFS_"):
+			if !knownServerVars[k] {
+				add("%s: unknown variable (misspelt?)", k)
+			}
+		case strings.HasPrefix(k, "WORKDIR_"):
+			m := slotVarRE.FindStringSubmatch(k)
+			if m == nil || !knownSlotSuffixes[m[2]] {
+				add("%s: unknown variable (slot variables are WORKDIR_NN_ALIAS, _DESCRIPTION, _MODE)", k)
+				continue
+			}
+			if n, err := strconv.Atoi(m[1]); err != nil || len(m[1]) != 2 || n < 1 || n > Slots {
+				add("%s: there are slots 01 to 16 only (two digits)", k)
+			}
+		}
+	}
+}
+
+// parseLimit accepts a plain decimal integer in [min, max]: no sign, no
+// spaces, no units, no hex, no exponent.
+func parseLimit(raw string, min, max int64) (int64, string) {
+	for _, r := range raw {
+		if r < '0' || r > '9' {
+			return 0, fmt.Sprintf("must be a whole number between %d and %d", min, max)
+		}
+	}
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || n > max {
+		return 0, fmt.Sprintf("is too large; the maximum is %d", max)
+	}
+	if n < min {
+		return 0, fmt.Sprintf("is too small; the minimum is %d", min)
+	}
+	return n, ""
+}
+
+func displayValue(s string) string {
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+func checkAlias(source, alias string, add func(string, ...any)) bool {
+	if !aliasRE.MatchString(alias) {
+		add("%s: alias %q is invalid: it must match ^[A-Za-z][A-Za-z0-9_-]{0,31}$ (a letter, then up to 31 letters, digits, '_' or '-')", source, displayValue(alias))
+		return false
+	}
+	return true
+}
+
+func checkDescription(source, desc string, add func(string, ...any)) bool {
+	switch {
+	case len(desc) > maxDescriptionBytes:
+		add("%s: description is longer than %d bytes", source, maxDescriptionBytes)
+		return false
+	case !utf8.ValidString(desc):
+		add("%s: description is not valid UTF-8", source)
+		return false
+	case strings.IndexFunc(desc, unicode.IsControl) >= 0:
+		add("%s: description contains control characters (newlines, tabs, ...)", source)
+		return false
+	}
+	return true
+}
+
+func parseMode(source, varName, raw string, add func(string, ...any)) (Mode, bool) {
+	switch raw {
+	case "", "ro":
+		return ModeReadOnly, true
+	case "rw":
+		return ModeReadWrite, true
+	}
+	add("%s: %s=%q: must be ro or rw", source, varName, displayValue(raw))
+	return "", false
+}
+
+func loadSlots(env map[string]string, root string, add func(string, ...any)) []WorkdirConfig {
+	var out []WorkdirConfig
+	for n := 1; n <= Slots; n++ {
+		source := fmt.Sprintf("slot %02d", n)
+		alias := env[slotVar(n, "ALIAS")]
+		desc := env[slotVar(n, "DESCRIPTION")]
+		mode, modeOK := parseMode(source, slotVar(n, "MODE"), env[slotVar(n, "MODE")], add)
+		dir := filepath.Join(root, fmt.Sprintf("%02d", n))
+
+		var st unix.Stat_t
+		if err := unix.Stat(dir, &st); err != nil {
+			if err == unix.ENOENT {
+				if alias != "" {
+					add("%s: WORKDIR_%02d_ALIAS is set but nothing is mounted at the slot", source, n)
+				}
+				continue // nothing mounted and no alias: the slot is unused
+			}
+			add("%s: the slot directory cannot be inspected: %v", source, err)
+			continue
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			add("%s: the slot is not a directory", source)
+			continue
+		}
+		sentinel, clash, err := slotSentinel(dir)
+		if err != nil {
+			add("%s: the slot directory cannot be read: %v", source, err)
+			continue
+		}
+		switch {
+		case alias == "" && sentinel: // case A: disabled
+			continue
+		case alias != "" && sentinel && clash: // reserved-name clash
+			add("%s: the mounted directory contains %s, a file name ServerFS reserves for unused slots; rename it", source, DisabledSentinel)
+			continue
+		case alias != "" && sentinel: // case B
+			add("%s: WORKDIR_%02d_ALIAS=%q is set but WORKDIR_%02d_PATH is not (the slot holds the empty placeholder)", source, n, displayValue(alias), n)
+			continue
+		case alias == "": // case C
+			add("%s: a directory is mounted at the slot but WORKDIR_%02d_ALIAS is empty; set an alias or unset WORKDIR_%02d_PATH", source, n, n)
+			continue
+		}
+		// case D: enabled
+		ok := checkAlias(source, alias, add)
+		ok = checkDescription(source, desc, add) && ok
+		if ok && modeOK {
+			out = append(out, WorkdirConfig{Alias: alias, Description: desc, Mode: mode, Source: source, hostPath: dir})
+		}
+	}
+	return out
+}
+
+// slotSentinel reports whether dir holds the sentinel, and whether it also
+// holds anything else (then it is a real directory that happens to use the
+// reserved name, not the empty placeholder).
+func slotSentinel(dir string) (sentinel, clash bool, err error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(dir, DisabledSentinel), &st); err != nil {
+		if err == unix.ENOENT {
+			return false, false, nil
+		}
+		return false, false, err
+	}
+	names, err := readDirNames(dir, 2)
+	if err != nil {
+		return true, false, err
+	}
+	return true, len(names) > 1, nil
+}
+
+func loadFlagWorkdirs(flags []string, add func(string, ...any)) []WorkdirConfig {
+	var out []WorkdirConfig
+	for i, spec := range flags {
+		alias, rest, ok := strings.Cut(spec, "=")
+		source := fmt.Sprintf("--workdir #%d", i+1)
+		if !ok {
+			add("%s: expected ALIAS=/absolute/path[:rw]", source)
+			continue
+		}
+		if aliasRE.MatchString(alias) {
+			source = "--workdir " + alias
+		}
+		mode := ModeReadOnly
+		if p, ok := strings.CutSuffix(rest, ":rw"); ok {
+			rest, mode = p, ModeReadWrite
+		} else if p, ok := strings.CutSuffix(rest, ":ro"); ok {
+			rest = p
+		}
+		aliasOK := checkAlias(source, alias, add)
+		if !filepath.IsAbs(rest) {
+			add("%s: the path must be absolute", source)
+			continue
+		}
+		dir := filepath.Clean(rest)
+		if dir == "/" {
+			add("%s: refusing to expose the filesystem root; choose a narrower directory", source)
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(dir, &st); err != nil {
+			add("%s: the path cannot be used: %v", source, err)
+			continue
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			add("%s: the path is not a directory", source)
+			continue
+		}
+		if sentinel, _, err := slotSentinel(dir); err != nil {
+			add("%s: the directory cannot be read: %v", source, err)
+			continue
+		} else if sentinel {
+			add("%s: the directory contains %s, a file name ServerFS reserves for unused slots; rename it", source, DisabledSentinel)
+			continue
+		}
+		if aliasOK {
+			out = append(out, WorkdirConfig{Alias: alias, Mode: mode, Source: source, hostPath: dir})
+		}
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package fs
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a stable, machine-readable error code. Every error ServerFS returns
+// to an agent carries exactly one Code; the protocol layer renders it as
+// "CODE: message". This file is the one place codes are defined.
+type Code string
+
+// The error codes. The first block is seed v0.1 §41; the rest are the codes
+// later features added.
+const (
+	CodeWorkdirNotFound         Code = "WORKDIR_NOT_FOUND"
+	CodePathNotFound            Code = "PATH_NOT_FOUND"
+	CodeNotADirectory           Code = "NOT_A_DIRECTORY"
+	CodeNotAFile                Code = "NOT_A_FILE"
+	CodeAccessDenied            Code = "ACCESS_DENIED"
+	CodePathOutsideWorkdir      Code = "PATH_OUTSIDE_WORKDIR"
+	CodeSymlinkNotAllowed       Code = "SYMLINK_NOT_ALLOWED"
+	CodeHiddenPathNotAllowed    Code = "HIDDEN_PATH_NOT_ALLOWED"
+	CodeDeniedPath              Code = "DENIED_PATH"
+	CodeBinaryFile              Code = "BINARY_FILE"
+	CodeUnsupportedTextEncoding Code = "UNSUPPORTED_TEXT_ENCODING"
+	CodeUnsupportedFileType     Code = "UNSUPPORTED_FILE_TYPE"
+	CodeReadLimitExceeded       Code = "READ_LIMIT_EXCEEDED"
+	CodeLineTooLarge            Code = "LINE_TOO_LARGE"
+	CodeSearchTimeout           Code = "SEARCH_TIMEOUT"
+	CodeSearchLimitReached      Code = "SEARCH_LIMIT_REACHED"
+
+	// CodeInvalidPath: the path text itself is unusable (absolute, NUL,
+	// backslash, not UTF-8, too long).
+	CodeInvalidPath Code = "INVALID_PATH"
+	// CodeInvalidArgument: a numeric or enum argument is out of range.
+	CodeInvalidArgument Code = "INVALID_ARGUMENT"
+	// CodeInvalidPattern: a glob pattern does not compile or is too long.
+	CodeInvalidPattern Code = "INVALID_PATTERN"
+	// CodeLineOutOfRange: read start_line is past the last line.
+	CodeLineOutOfRange Code = "LINE_OUT_OF_RANGE"
+	// CodeDirectoryTooLarge: a directory holds more entries than
+	// SERVERFS_MAX_WALK_ENTRIES, so it cannot be listed in a stable order.
+	CodeDirectoryTooLarge Code = "DIRECTORY_TOO_LARGE"
+	// CodeCanceled: the request was cancelled or ran out of time.
+	CodeCanceled Code = "CANCELED"
+	// CodeInternal: a bug or an unexpected system error; details are only
+	// in the server log.
+	CodeInternal Code = "INTERNAL_ERROR"
+)
+
+// Error is the error type of every ServerFS operation, in the spirit of
+// *fs.PathError: what went wrong (Code), where (Workdir, Path — always the
+// workdir alias and a workdir-relative path, never a host path), a short
+// human explanation, and the underlying cause for the server log.
+type Error struct {
+	Code    Code
+	Workdir string // workdir alias; empty when the error is not about one
+	Path    string // workdir-relative path, "" for the workdir root
+	Msg     string // short explanation, no host paths
+	Err     error  // underlying cause (an errno, ...); never shown to agents
+}
+
+// Error renders "CODE: alias:/rel/path message". The underlying cause is
+// deliberately left out: it may carry system detail that agents need not see.
+func (e *Error) Error() string {
+	loc := e.Location()
+	switch {
+	case loc == "" && e.Msg == "":
+		return string(e.Code)
+	case loc == "":
+		return fmt.Sprintf("%s: %s", e.Code, e.Msg)
+	case e.Msg == "":
+		return fmt.Sprintf("%s: %s", e.Code, loc)
+	default:
+		return fmt.Sprintf("%s: %s %s", e.Code, loc, e.Msg)
+	}
+}
+
+// Location renders the place an error is about as "alias:/rel/path", or ""
+// when it is not about a workdir.
+func (e *Error) Location() string {
+	if e.Workdir == "" {
+		return ""
+	}
+	return e.Workdir + ":/" + e.Path
+}
+
+// Unwrap returns the underlying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// CodeOf returns the Code of err, or CodeInternal when err is not an *Error.
+// It returns "" for a nil error.
+func CodeOf(err error) Code {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+func newErr(code Code, wd, path, msg string, cause error) *Error {
+	return &Error{Code: code, Workdir: wd, Path: path, Msg: msg, Err: cause}
+}

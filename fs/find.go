@@ -1,0 +1,136 @@
+package fs
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gobwas/glob"
+)
+
+// maxPatternBytes bounds a glob pattern.
+const maxPatternBytes = 1024
+
+// Glob is a compiled file-name pattern (gobwas/glob syntax: `*`, `?`,
+// `[a-z]`, `{a,b}`, and `**` across directories). A pattern without "/"
+// matches the base name; a pattern with "/" matches the path relative to the
+// search root, and a leading "**/" also matches at the top level.
+type Glob struct {
+	pattern string
+	full    bool // the pattern holds "/": match the relative path
+	g       *glob.Pattern
+}
+
+// CompileGlob compiles pattern, or returns INVALID_PATTERN. It never panics.
+func CompileGlob(pattern string) (g *Glob, err error) {
+	bad := func(msg string) error {
+		return newErr(CodeInvalidPattern, "", "", fmt.Sprintf("%q %s", displayValue(pattern), msg), nil)
+	}
+	switch {
+	case pattern == "":
+		return nil, bad("is empty")
+	case len(pattern) > maxPatternBytes:
+		return nil, bad(fmt.Sprintf("is longer than %d bytes", maxPatternBytes))
+	case strings.HasPrefix(pattern, "/"):
+		return nil, bad("starts with '/'; patterns are relative to the search root")
+	case strings.IndexByte(pattern, 0) >= 0:
+		return nil, bad("contains a NUL byte")
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			g, err = nil, bad("cannot be compiled")
+		}
+	}()
+	c := glob.Compiler{Separators: []rune{'/'}, Globstar: true}
+	p, cerr := c.Compile(pattern)
+	if cerr != nil {
+		return nil, bad(fmt.Sprintf("is malformed: %v", cerr))
+	}
+	return &Glob{pattern: pattern, full: strings.Contains(pattern, "/"), g: p}, nil
+}
+
+// String returns the pattern text.
+func (g *Glob) String() string { return g.pattern }
+
+// Match reports whether the entry with path rel (relative to the search
+// root) and base name matches.
+func (g *Glob) Match(rel, base string) bool {
+	if g.full {
+		return g.g.Match(rel)
+	}
+	return g.g.Match(base)
+}
+
+// FindMatch is one entry found by Find.
+type FindMatch struct {
+	Path string    `json:"path"`
+	Type EntryType `json:"type"`
+}
+
+// FindResult is the answer of Find.
+type FindResult struct {
+	Workdir         string      `json:"workdir"`
+	Path            string      `json:"path"`
+	Pattern         string      `json:"pattern"`
+	Matches         []FindMatch `json:"matches"`
+	Returned        int         `json:"returned"`
+	Truncated       bool        `json:"truncated"`
+	TruncatedReason string      `json:"truncated_reason,omitempty"`
+	EntriesScanned  int         `json:"entries_scanned"`
+}
+
+// Find walks the directory raw and returns entries whose name (or relative
+// path, see Glob) matches pattern, in the walk's deterministic order. It
+// stops as soon as it knows there are more than limit matches (truncated,
+// reason "limit"), or after Limits.MaxWalkEntries directory entries
+// ("walk_limit"). limit 0 means the default.
+func (f *FS) Find(ctx context.Context, alias, raw, pattern string, limit int) (*FindResult, error) {
+	w, err := f.Workdir(alias)
+	if err != nil {
+		return nil, err
+	}
+	if limit == 0 {
+		limit = f.limits.DefaultSearchResults
+	}
+	if limit < 1 || limit > f.limits.MaxSearchResults {
+		return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("limit must be between 1 and %d", f.limits.MaxSearchResults), nil)
+	}
+	g, err := CompileGlob(pattern)
+	if err != nil {
+		return nil, err
+	}
+	rp, err := w.clean(raw)
+	if err != nil {
+		return nil, err
+	}
+	prefix := rp.String()
+	res := &FindResult{Workdir: w.alias, Path: prefix, Pattern: pattern, Matches: []FindMatch{}}
+	limited := false
+	wr, err := w.Walk(ctx, raw, f.limits.MaxWalkEntries, func(e *WalkEntry) WalkAction {
+		rel := e.Path
+		if prefix != "" {
+			rel = strings.TrimPrefix(rel, prefix+"/")
+		}
+		if !g.Match(rel, e.Name) {
+			return WalkContinue
+		}
+		if len(res.Matches) == limit {
+			limited = true
+			return WalkStop
+		}
+		res.Matches = append(res.Matches, FindMatch{Path: e.Path, Type: e.Type})
+		return WalkContinue
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.EntriesScanned = wr.Entries
+	res.Returned = len(res.Matches)
+	switch {
+	case limited:
+		res.Truncated, res.TruncatedReason = true, TruncatedLimit
+	case wr.Truncated:
+		res.Truncated, res.TruncatedReason = true, wr.TruncatedReason
+	}
+	return res, nil
+}

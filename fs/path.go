@@ -1,0 +1,92 @@
+package fs
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Path length limits, as Linux enforces them; checked textually so an
+// over-long path is INVALID_PATH before any system call.
+const (
+	maxPathBytes = 4095 // PATH_MAX minus the terminating NUL
+	maxNameBytes = 255  // NAME_MAX
+)
+
+// relPath is a workdir-relative path after the textual checks: no empty,
+// "." or ".." components, never absolute. The zero value is the workdir root.
+type relPath struct {
+	comps   []string
+	wantDir bool // the caller wrote a trailing "/": the target must be a directory
+}
+
+// String renders the path the way agents see it: "a/b/c", "" for the root.
+func (p relPath) String() string { return strings.Join(p.comps, "/") }
+
+// join returns p/name as a new relPath.
+func (p relPath) join(name string) relPath {
+	c := make([]string, len(p.comps)+1)
+	copy(c, p.comps)
+	c[len(p.comps)] = name
+	return relPath{comps: c}
+}
+
+// base returns the final component, "" for the root.
+func (p relPath) base() string {
+	if len(p.comps) == 0 {
+		return ""
+	}
+	return p.comps[len(p.comps)-1]
+}
+
+// cleanPath applies the textual rules of SPEC §4 to an agent-supplied path:
+// relative only, valid UTF-8, no NUL, no backslash, bounded length; "." and
+// empty components are dropped and "a/../b" is folded, but a ".." that would
+// climb above the workdir root is PATH_OUTSIDE_WORKDIR. The returned error
+// has no Workdir set; callers add it.
+//
+// Folding ".." textually is safe because the result is then resolved by the
+// kernel with symlinks forbidden: "link/../x" never touches "link".
+func cleanPath(raw string) (relPath, *Error) {
+	shown := displayPath(raw)
+	switch {
+	case strings.IndexByte(raw, 0) >= 0:
+		return relPath{}, newErr(CodeInvalidPath, "", shown, "contains a NUL byte", nil)
+	case !utf8.ValidString(raw):
+		return relPath{}, newErr(CodeInvalidPath, "", shown, "is not valid UTF-8", nil)
+	case strings.IndexByte(raw, '\\') >= 0:
+		return relPath{}, newErr(CodeInvalidPath, "", shown, "contains a backslash; use '/' between components", nil)
+	case strings.HasPrefix(raw, "/"):
+		return relPath{}, newErr(CodeInvalidPath, "", shown, "is absolute; paths are relative to the workdir root (e.g. \"src/main.go\", \"\" for the root)", nil)
+	case len(raw) > maxPathBytes:
+		return relPath{}, newErr(CodeInvalidPath, "", shown, "is longer than 4095 bytes", nil)
+	}
+	var p relPath
+	p.wantDir = strings.HasSuffix(raw, "/")
+	for _, c := range strings.Split(raw, "/") {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(p.comps) == 0 {
+				return relPath{}, newErr(CodePathOutsideWorkdir, "", shown, "climbs above the workdir root", nil)
+			}
+			p.comps = p.comps[:len(p.comps)-1]
+			continue
+		}
+		if len(c) > maxNameBytes {
+			return relPath{}, newErr(CodeInvalidPath, "", shown, "has a component longer than 255 bytes", nil)
+		}
+		p.comps = append(p.comps, c)
+	}
+	return p, nil
+}
+
+// displayPath makes an agent-supplied path safe to echo in an error: bounded
+// and without NUL or invalid UTF-8. Agent input never contains host paths.
+func displayPath(raw string) string {
+	if len(raw) > 200 {
+		raw = raw[:200] + "..."
+	}
+	raw = strings.ToValidUTF8(raw, "\uFFFD")
+	return strings.ReplaceAll(raw, "\x00", "\\x00")
+}

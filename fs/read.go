@@ -1,0 +1,208 @@
+package fs
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// DefaultReadLines is the number of lines a read returns when the caller
+// does not say (capped by Limits.MaxReadLines).
+const DefaultReadLines = 200
+
+// SniffBytes is how much of a file's start is checked for NUL bytes to
+// decide it is binary.
+const SniffBytes = 8 << 10
+
+var (
+	bomUTF8    = []byte{0xEF, 0xBB, 0xBF}
+	bomUTF16LE = []byte{0xFF, 0xFE}
+	bomUTF16BE = []byte{0xFE, 0xFF}
+)
+
+// TextWindow is a window of lines of a text file. Content keeps the file's
+// own line endings ("\n" or "\r\n"); a UTF-8 byte order mark is stripped.
+// When the file has no more lines after the window, HasMore is false and
+// NextStartLine is nil. An empty window (EndLine == StartLine-1) happens only
+// for an empty file.
+type TextWindow struct {
+	Workdir       string `json:"workdir"`
+	Path          string `json:"path"`
+	StartLine     int    `json:"start_line"`
+	EndLine       int    `json:"end_line"`
+	Content       string `json:"content"`
+	BytesReturned int    `json:"bytes_returned"`
+	HasMore       bool   `json:"has_more"`
+	NextStartLine *int   `json:"next_start_line"`
+}
+
+// ReadText reads up to maxLines lines (0: the default) starting at the
+// 1-based startLine (0: 1) of the text file raw. It streams from the
+// descriptor and holds at most Limits.MaxReadBytes of content: the window
+// ends early, with HasMore, when the next line would pass that cap, and a
+// single line larger than the cap is LINE_TOO_LARGE. A NUL in the first
+// SniffBytes or in the window is BINARY_FILE; bytes that are not UTF-8 are
+// UNSUPPORTED_TEXT_ENCODING (nothing is decoded lossily). A startLine past
+// the last line is LINE_OUT_OF_RANGE, naming how many lines the file has.
+func (f *FS) ReadText(ctx context.Context, alias, raw string, startLine, maxLines int) (*TextWindow, error) {
+	w, err := f.Workdir(alias)
+	if err != nil {
+		return nil, err
+	}
+	if startLine == 0 {
+		startLine = 1
+	}
+	if maxLines == 0 {
+		maxLines = min(DefaultReadLines, f.limits.MaxReadLines)
+	}
+	if startLine < 1 || maxLines < 1 || maxLines > f.limits.MaxReadLines {
+		return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("start_line must be >= 1 and max_lines between 1 and %d", f.limits.MaxReadLines), nil)
+	}
+	file, info, err := w.OpenFile(raw)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	win, err := ReadLines(ctx, file, startLine, maxLines, f.limits.MaxReadBytes)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.Workdir, e.Path = w.alias, info.Path
+		}
+		return nil, err
+	}
+	win.Workdir, win.Path = w.alias, info.Path
+	return win, nil
+}
+
+// ReadLines is the line pager behind ReadText, on any stream positioned at
+// the start of the text (a file, or a decompressing reader). The returned
+// window and errors have Workdir and Path unset.
+func ReadLines(ctx context.Context, r io.Reader, startLine, maxLines, maxBytes int) (*TextWindow, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	sample, err := br.Peek(SniffBytes)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return nil, readErr(err)
+	}
+	switch {
+	case bytes.HasPrefix(sample, bomUTF16LE) || bytes.HasPrefix(sample, bomUTF16BE):
+		return nil, newErr(CodeUnsupportedTextEncoding, "", "", "is UTF-16 text; only UTF-8 is supported", nil)
+	case bytes.IndexByte(sample, 0) >= 0:
+		return nil, newErr(CodeBinaryFile, "", "", "is a binary file (it contains NUL bytes)", nil)
+	case bytes.HasPrefix(sample, bomUTF8):
+		br.Discard(len(bomUTF8))
+	}
+
+	// Skip to startLine, counting lines without holding them.
+	line, partial := 1, false
+	for steps := 0; line < startLine; steps++ {
+		if steps%64 == 0 && ctx.Err() != nil {
+			return nil, canceled(ctx)
+		}
+		sl, err := br.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			partial = true
+			continue
+		case err == io.EOF:
+			total := line - 1
+			if len(sl) > 0 || partial {
+				total = line
+			}
+			return nil, outOfRange(startLine, total)
+		case err != nil:
+			return nil, readErr(err)
+		}
+		line++
+		partial = false
+	}
+
+	out := make([]byte, 0, min(maxBytes, 64<<10))
+	n, eof, full := 0, false, false
+	for steps := 0; n < maxLines && !eof && !full; {
+		lineStart := len(out)
+		for {
+			if steps++; steps%64 == 0 && ctx.Err() != nil {
+				return nil, canceled(ctx)
+			}
+			sl, err := br.ReadSlice('\n')
+			if len(out)+len(sl) > maxBytes {
+				if n == 0 {
+					return nil, newErr(CodeLineTooLarge, "", "", fmt.Sprintf("line %d alone is larger than the %d-byte read limit (SERVERFS_MAX_READ_BYTES); search_text can still find text in it", startLine, maxBytes), nil)
+				}
+				out, full = out[:lineStart], true
+				break
+			}
+			out = append(out, sl...)
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err == io.EOF {
+				eof = true
+				if len(out) > lineStart {
+					n++
+				}
+				break
+			}
+			if err != nil {
+				return nil, readErr(err)
+			}
+			n++
+			break
+		}
+	}
+	if n == 0 && startLine > 1 {
+		// Only possible when startLine is exactly one past a final "\n".
+		return nil, outOfRange(startLine, startLine-1)
+	}
+	if i := bytes.IndexByte(out, 0); i >= 0 {
+		return nil, newErr(CodeBinaryFile, "", "", fmt.Sprintf("is a binary file (NUL byte on line %d)", startLine+bytes.Count(out[:i], []byte{'\n'})), nil)
+	}
+	if !utf8.Valid(out) {
+		i := firstInvalidUTF8(out)
+		return nil, newErr(CodeUnsupportedTextEncoding, "", "", fmt.Sprintf("is not valid UTF-8 (line %d); only UTF-8 text is supported", startLine+bytes.Count(out[:i], []byte{'\n'})), nil)
+	}
+	hasMore := full
+	if !eof && !full {
+		_, err := br.Peek(1)
+		switch {
+		case err == nil:
+			hasMore = true
+		case err != io.EOF:
+			return nil, readErr(err)
+		}
+	}
+	win := &TextWindow{StartLine: startLine, EndLine: startLine + n - 1, Content: string(out), BytesReturned: len(out), HasMore: hasMore}
+	if hasMore {
+		next := startLine + n
+		win.NextStartLine = &next
+	}
+	return win, nil
+}
+
+func firstInvalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
+}
+
+func outOfRange(start, total int) error {
+	return newErr(CodeLineOutOfRange, "", "", fmt.Sprintf("has %d lines; start_line %d is past the end", total, start), nil)
+}
+
+func canceled(ctx context.Context) error {
+	return newErr(CodeCanceled, "", "", "the request was cancelled or timed out", ctx.Err())
+}
+
+func readErr(err error) error {
+	return newErr(CodeInternal, "", "", "could not be read", err)
+}

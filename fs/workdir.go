@@ -1,0 +1,306 @@
+package fs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Mode says whether a workdir accepts writes.
+type Mode string
+
+// The workdir modes. Read-only is the default; read-write is an explicit
+// operator choice per workdir.
+const (
+	ModeReadOnly  Mode = "ro"
+	ModeReadWrite Mode = "rw"
+)
+
+// Options tune how New builds an FS. The zero value is the production
+// setting.
+type Options struct {
+	// Resolver forces a resolver; tests use it to run the whole security
+	// suite on both. Zero means probe (ResolverAuto).
+	Resolver Resolver
+}
+
+// FS is the set of configured workdirs together with the path policy and
+// limits. It is safe for concurrent use. Every filesystem access ServerFS
+// makes starts at one of its workdir root descriptors.
+type FS struct {
+	workdirs []*Workdir
+	byAlias  map[string]*Workdir
+	policy   *Policy
+	limits   Limits
+	resolver Resolver
+}
+
+// Workdir is one exposed directory: an alias, a description, a mode, and an
+// open descriptor of its root. The host path is not kept.
+type Workdir struct {
+	alias       string
+	description string
+	mode        Mode
+	rootFD      int
+	open        opener
+	policy      *Policy
+}
+
+// WorkdirInfo is what agents may learn about a workdir.
+type WorkdirInfo struct {
+	Alias       string `json:"alias"`
+	Description string `json:"description"`
+	Mode        Mode   `json:"mode"`
+}
+
+// New opens every configured workdir root and returns the FS. Roots are
+// opened once, by the operator-chosen host path, and never again by path.
+func New(cfg *Config, opts Options) (*FS, error) {
+	policy, err := NewPolicy(cfg.AllowHidden, cfg.ExtraDenyGlobs)
+	if err != nil {
+		return nil, err
+	}
+	r := opts.Resolver
+	if r == ResolverAuto {
+		r = ProbeResolver()
+	}
+	f := &FS{byAlias: map[string]*Workdir{}, policy: policy, limits: cfg.Limits, resolver: r}
+	for _, wc := range cfg.Workdirs {
+		fd, err := unix.Open(wc.hostPath, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			f.Close()
+			// The operator knows the host path; it is not repeated here so
+			// that it cannot leak into a log an agent might see.
+			return nil, fmt.Errorf("%s (workdir %q): cannot open its root: %v", wc.Source, wc.Alias, err)
+		}
+		w := &Workdir{alias: wc.Alias, description: wc.Description, mode: wc.Mode, rootFD: fd, open: openerFor(r), policy: policy}
+		f.workdirs = append(f.workdirs, w)
+		f.byAlias[wc.Alias] = w
+	}
+	return f, nil
+}
+
+// Close releases the root descriptors. The FS must not be used afterwards.
+func (f *FS) Close() error {
+	for _, w := range f.workdirs {
+		if w.rootFD >= 0 {
+			unix.Close(w.rootFD)
+			w.rootFD = -1
+		}
+	}
+	return nil
+}
+
+// Resolver reports the resolver in use (never ResolverAuto).
+func (f *FS) Resolver() Resolver { return f.resolver }
+
+// Limits returns the configured limits.
+func (f *FS) Limits() Limits { return f.limits }
+
+// Policy returns the path policy shared by every operation.
+func (f *FS) Policy() *Policy { return f.policy }
+
+// Workdirs lists the workdirs in configuration order.
+func (f *FS) Workdirs() []WorkdirInfo {
+	out := make([]WorkdirInfo, 0, len(f.workdirs))
+	for _, w := range f.workdirs {
+		out = append(out, w.Info())
+	}
+	return out
+}
+
+// Workdir returns the workdir with exactly this alias (no case folding), or
+// WORKDIR_NOT_FOUND.
+func (f *FS) Workdir(alias string) (*Workdir, error) {
+	if w, ok := f.byAlias[alias]; ok {
+		return w, nil
+	}
+	names := make([]string, 0, len(f.workdirs))
+	for _, w := range f.workdirs {
+		names = append(names, w.alias)
+	}
+	sort.Strings(names)
+	msg := "no workdir has this alias (aliases are case-sensitive)"
+	if len(names) > 0 {
+		msg += "; known: " + strings.Join(names, ", ")
+	}
+	return nil, newErr(CodeWorkdirNotFound, "", "", fmt.Sprintf("%q: %s", displayPath(alias), msg), nil)
+}
+
+// Info describes the workdir for agents.
+func (w *Workdir) Info() WorkdirInfo {
+	return WorkdirInfo{Alias: w.alias, Description: w.description, Mode: w.mode}
+}
+
+// Alias is the workdir's name as agents use it.
+func (w *Workdir) Alias() string { return w.alias }
+
+// Mode is ModeReadOnly or ModeReadWrite.
+func (w *Workdir) Mode() Mode { return w.mode }
+
+// clean applies the textual rules and the hidden/deny policy to raw.
+func (w *Workdir) clean(raw string) (relPath, error) {
+	rp, e := cleanPath(raw)
+	if e != nil {
+		e.Workdir = w.alias
+		return relPath{}, e
+	}
+	if code, msg := w.policy.check(rp); code != "" {
+		return relPath{}, newErr(code, w.alias, rp.String(), msg, nil)
+	}
+	return rp, nil
+}
+
+// lstat resolves rp with O_PATH (no side effects, no following) and returns
+// the stat of the final object, which may be a symlink.
+func (w *Workdir) lstat(rp relPath) (unix.Stat_t, error) {
+	fd, err := w.open(w.rootFD, rp.comps, flagsPath)
+	if err != nil {
+		return unix.Stat_t{}, errnoError(w.alias, rp, err)
+	}
+	defer unix.Close(fd)
+	st, err := fstat(fd)
+	if err != nil {
+		return unix.Stat_t{}, errnoError(w.alias, rp, err)
+	}
+	return st, nil
+}
+
+// openAs is the resolver: it turns an agent-supplied path into an open
+// descriptor of the wanted type (TypeFile or TypeDirectory) or an *Error.
+// The path is never reopened by name afterwards; callers work on the
+// descriptor.
+func (w *Workdir) openAs(raw string, want EntryType) (int, relPath, unix.Stat_t, error) {
+	rp, err := w.clean(raw)
+	if err != nil {
+		return -1, rp, unix.Stat_t{}, err
+	}
+	if rp.wantDir && want == TypeFile {
+		return -1, rp, unix.Stat_t{}, newErr(CodeNotAFile, w.alias, rp.String(), "ends with '/' but a file was expected", nil)
+	}
+	for attempt := 0; ; attempt++ {
+		st, err := w.lstat(rp)
+		if err != nil {
+			return -1, rp, st, err
+		}
+		if err := w.checkType(rp, st.Mode, want); err != nil {
+			return -1, rp, st, err
+		}
+		flags := flagsFile
+		if want == TypeDirectory {
+			flags = flagsDir
+		}
+		fd, oerr := w.open(w.rootFD, rp.comps, flags)
+		if oerr != nil {
+			return -1, rp, st, errnoError(w.alias, rp, oerr)
+		}
+		st2, serr := fstat(fd)
+		if serr != nil {
+			unix.Close(fd)
+			return -1, rp, st, errnoError(w.alias, rp, serr)
+		}
+		if st2.Dev == st.Dev && st2.Ino == st.Ino && st2.Mode&unix.S_IFMT == st.Mode&unix.S_IFMT {
+			return fd, rp, st2, nil
+		}
+		// The object was replaced between the two opens. The second open
+		// was as safe as the first (same kernel-enforced rules), but its
+		// type was not checked before opening; check and try again.
+		unix.Close(fd)
+		if err := w.checkType(rp, st2.Mode, want); err != nil {
+			return -1, rp, st2, err
+		}
+		if attempt == 2 {
+			return -1, rp, st2, newErr(CodePathNotFound, w.alias, rp.String(), "kept changing while it was being opened; try again", nil)
+		}
+	}
+}
+
+func (w *Workdir) checkType(rp relPath, mode uint32, want EntryType) error {
+	t := typeOfMode(mode)
+	switch {
+	case t == TypeSymlink:
+		return newErr(CodeSymlinkNotAllowed, w.alias, rp.String(), "is a symlink; symlinks are never followed", nil)
+	case t == TypeOther:
+		return newErr(CodeUnsupportedFileType, w.alias, rp.String(), fmt.Sprintf("is %s; only regular files and directories can be read", specialKind(mode)), nil)
+	case want == TypeFile && t == TypeDirectory:
+		return newErr(CodeNotAFile, w.alias, rp.String(), "is a directory, not a file", nil)
+	case want == TypeDirectory && t == TypeFile:
+		return newErr(CodeNotADirectory, w.alias, rp.String(), "is a file, not a directory", nil)
+	case rp.wantDir && t != TypeDirectory:
+		return newErr(CodeNotADirectory, w.alias, rp.String(), "ends with '/' but is not a directory", nil)
+	}
+	return nil
+}
+
+// OpenFile resolves raw to a regular file and returns it open for reading.
+// The returned *os.File is named "alias:/rel/path" so that no error from it
+// can carry a host path.
+func (w *Workdir) OpenFile(raw string) (*os.File, FileInfo, error) {
+	fd, rp, st, err := w.openAs(raw, TypeFile)
+	if err != nil {
+		return nil, FileInfo{}, err
+	}
+	return os.NewFile(uintptr(fd), w.alias+":/"+rp.String()), w.fileInfo(rp, &st), nil
+}
+
+// FileInfo is the agent-visible metadata of one filesystem object. It has no
+// owner, inode, device, link target or absolute path, by design.
+type FileInfo struct {
+	Workdir    string    `json:"workdir"`
+	Path       string    `json:"path"`
+	Type       EntryType `json:"type"`
+	Size       *int64    `json:"size,omitempty"`
+	ModifiedAt string    `json:"modified_at"`
+	MIMEType   string    `json:"mime_type,omitempty"`
+}
+
+func (w *Workdir) fileInfo(rp relPath, st *unix.Stat_t) FileInfo {
+	fi := FileInfo{Workdir: w.alias, Path: rp.String(), Type: typeOfMode(st.Mode), ModifiedAt: modTime(st)}
+	if fi.Type == TypeFile {
+		size := st.Size
+		fi.Size = &size
+		fi.MIMEType = MIMEType(rp.base())
+	}
+	return fi
+}
+
+func modTime(st *unix.Stat_t) string {
+	return time.Unix(st.Mtim.Sec, st.Mtim.Nsec).UTC().Format(time.RFC3339)
+}
+
+// Stat describes raw without following it: a symlink as the final component
+// is reported as TypeSymlink (its target is never read), a FIFO, socket or
+// device as TypeOther. Nothing is opened for reading.
+func (w *Workdir) Stat(raw string) (FileInfo, error) {
+	rp, err := w.clean(raw)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	st, err := w.lstat(rp)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	if rp.wantDir && typeOfMode(st.Mode) != TypeDirectory {
+		return FileInfo{}, newErr(CodeNotADirectory, w.alias, rp.String(), "ends with '/' but is not a directory", nil)
+	}
+	return w.fileInfo(rp, &st), nil
+}
+
+// Stat is Workdir.Stat by alias.
+func (f *FS) Stat(alias, path string) (FileInfo, error) {
+	w, err := f.Workdir(alias)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	return w.Stat(path)
+}
+
+func isErrno(err error, target unix.Errno) bool {
+	var e unix.Errno
+	return errors.As(err, &e) && e == target
+}
