@@ -76,4 +76,3 @@ func readDirNames(dir string, max int) ([]string, error) {
 	}
 	return names, err
 }
-
