@@ -111,6 +111,15 @@ type WorkdirConfig struct {
 	hostPath    string
 }
 
+// String describes the workdir without its host path, so that printing a
+// WorkdirConfig with %v or %+v cannot leak it.
+func (w WorkdirConfig) String() string {
+	return fmt.Sprintf("%s (%s, %s)", w.Alias, w.Source, w.Mode)
+}
+
+// GoString is String for %#v.
+func (w WorkdirConfig) GoString() string { return "fs.WorkdirConfig{" + w.String() + "}" }
+
 // Config is the validated configuration of the filesystem layer.
 type Config struct {
 	Workdirs       []WorkdirConfig
@@ -157,10 +166,18 @@ func LoadConfig(environ []string, workdirFlags []string) (*Config, error) {
 		}
 		n, err := parseLimit(raw, v.min, v.max)
 		if err != "" {
-			add("%s=%q: %s", v.name, displayValue(raw), err)
+			add("%s=%q: %s", v.name, displaySetting(raw), err)
 			continue
 		}
 		v.set(&cfg.Limits, n)
+	}
+	// A default the operator did not set follows a lowered maximum; two
+	// explicit values that contradict each other are a problem.
+	if cfg.Limits.DefaultListLimit > cfg.Limits.MaxListEntries && env["SERVERFS_DEFAULT_LIST_LIMIT"] == "" {
+		cfg.Limits.DefaultListLimit = cfg.Limits.MaxListEntries
+	}
+	if cfg.Limits.DefaultSearchResults > cfg.Limits.MaxSearchResults && env["SERVERFS_DEFAULT_SEARCH_RESULTS"] == "" {
+		cfg.Limits.DefaultSearchResults = cfg.Limits.MaxSearchResults
 	}
 	if cfg.Limits.DefaultListLimit > cfg.Limits.MaxListEntries {
 		add("SERVERFS_DEFAULT_LIST_LIMIT (%d) is larger than SERVERFS_MAX_LIST_ENTRIES (%d)", cfg.Limits.DefaultListLimit, cfg.Limits.MaxListEntries)
@@ -175,7 +192,7 @@ func LoadConfig(environ []string, workdirFlags []string) (*Config, error) {
 			cfg.AllowHidden = true
 		case "false":
 		default:
-			add("SERVERFS_ALLOW_HIDDEN=%q: must be true or false", displayValue(raw))
+			add("SERVERFS_ALLOW_HIDDEN=%q: must be true or false", displaySetting(raw))
 		}
 	}
 	if raw := env["SERVERFS_EXTRA_DENY_GLOBS"]; strings.TrimSpace(raw) != "" {
@@ -284,9 +301,19 @@ func displayValue(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
+// displaySetting is displayValue for configuration values that are never
+// valid with a '/' (aliases, modes, numbers, booleans): such a value is
+// likely a host path put in the wrong variable, so it is not echoed.
+func displaySetting(s string) string {
+	if strings.Contains(s, "/") {
+		return "<not shown: contains '/'>"
+	}
+	return displayValue(s)
+}
+
 func checkAlias(source, alias string, add func(string, ...any)) bool {
 	if !aliasRE.MatchString(alias) {
-		add("%s: alias %q is invalid: it must match ^[A-Za-z][A-Za-z0-9_-]{0,31}$ (a letter, then up to 31 letters, digits, '_' or '-')", source, displayValue(alias))
+		add("%s: alias %q is invalid: it must match ^[A-Za-z][A-Za-z0-9_-]{0,31}$ (a letter, then up to 31 letters, digits, '_' or '-')", source, displaySetting(alias))
 		return false
 	}
 	return true
@@ -314,7 +341,7 @@ func parseMode(source, varName, raw string, add func(string, ...any)) (Mode, boo
 	case "rw":
 		return ModeReadWrite, true
 	}
-	add("%s: %s=%q: must be ro or rw", source, varName, displayValue(raw))
+	add("%s: %s=%q: must be ro or rw", source, varName, displaySetting(raw))
 	return "", false
 }
 
@@ -354,7 +381,7 @@ func loadSlots(env map[string]string, root string, add func(string, ...any)) []W
 			add("%s: the mounted directory contains %s, a file name ServerFS reserves for unused slots; rename it", source, DisabledSentinel)
 			continue
 		case alias != "" && sentinel: // case B
-			add("%s: WORKDIR_%02d_ALIAS=%q is set but WORKDIR_%02d_PATH is not (the slot holds the empty placeholder)", source, n, displayValue(alias), n)
+			add("%s: WORKDIR_%02d_ALIAS=%q is set but WORKDIR_%02d_PATH is not (the slot holds the empty placeholder)", source, n, displaySetting(alias), n)
 			continue
 		case alias == "": // case C
 			add("%s: a directory is mounted at the slot but WORKDIR_%02d_ALIAS is empty; set an alias or unset WORKDIR_%02d_PATH", source, n, n)

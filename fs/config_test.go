@@ -79,7 +79,9 @@ func configProblems(t *testing.T, err error, hostPaths ...string) []string {
 	return ce.Problems
 }
 
-// assertNoHostPath fails if text contains any of the host paths.
+// assertNoHostPath fails if text contains any of the host paths, or a
+// truncated form of one (its first 20 bytes: values are shortened for
+// display, which must not hide a leak).
 func assertNoHostPath(t *testing.T, text string, hostPaths ...string) {
 	t.Helper()
 	for _, hp := range hostPaths {
@@ -88,8 +90,22 @@ func assertNoHostPath(t *testing.T, text string, hostPaths ...string) {
 		}
 		if strings.Contains(text, hp) {
 			t.Errorf("host path %q leaked into:\n%s", hp, text)
+		} else if len(hp) > 20 && strings.Contains(text, hp[:20]) {
+			t.Errorf("host path %q leaked (truncated) into:\n%s", hp, text)
 		}
 	}
+}
+
+// shortTempDir is a temporary directory with a path short enough that no
+// display truncation can hide it in a message.
+func shortTempDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "sfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
 }
 
 // wantProblem asserts a configuration error (see configProblems) in which
@@ -216,21 +232,27 @@ func TestLoadConfigInvalidAliases(t *testing.T) {
 // the start-up error (ConfigError promises that no line contains one).
 func TestLoadConfigAliasThatIsAHostPathIsNotEchoed(t *testing.T) {
 	t.Run("slot with a mounted dir", func(t *testing.T) {
-		s := newSlotsRoot(t)
+		s := &slotsRoot{t: t, root: shortTempDir(t)}
 		s.slot(1, "f.txt")
 		_, err := LoadConfig(s.env("WORKDIR_01_ALIAS="+s.dir(1)), nil)
 		wantProblem(t, err, []string{s.root}, "slot 01", "alias", "invalid")
 	})
 	t.Run("slot holding the placeholder", func(t *testing.T) {
-		s := newSlotsRoot(t)
+		s := &slotsRoot{t: t, root: shortTempDir(t)}
 		s.placeholder(1)
 		_, err := LoadConfig(s.env("WORKDIR_01_ALIAS="+s.dir(1)), nil)
 		wantProblem(t, err, []string{s.root}, "slot 01", "WORKDIR_01_PATH")
 	})
 	t.Run("swapped --workdir", func(t *testing.T) {
-		d := t.TempDir()
+		d := shortTempDir(t)
 		_, err := LoadConfig(nil, []string{d + "=projects"})
-		configProblems(t, err, d)
+		wantProblem(t, err, []string{d}, "--workdir #1", "alias", "invalid")
+	})
+	t.Run("long path is not echoed truncated either", func(t *testing.T) {
+		s := newSlotsRoot(t)
+		s.slot(1, "f.txt")
+		_, err := LoadConfig(s.env("WORKDIR_01_ALIAS="+s.dir(1)), nil)
+		wantProblem(t, err, []string{s.root}, "slot 01", "alias", "invalid")
 	})
 }
 
@@ -294,8 +316,8 @@ func TestLoadConfigSlots(t *testing.T) {
 			want:  []wd{enabled1},
 		},
 		{
-			name:  "case A: every slot disabled means no workdir",
-			setup: func(s *slotsRoot) { s.placeholder(1); s.placeholder(2) },
+			name:    "case A: every slot disabled means no workdir",
+			setup:   func(s *slotsRoot) { s.placeholder(1); s.placeholder(2) },
 			wantErr: []string{"no workdir is configured"},
 		},
 		{
@@ -857,9 +879,11 @@ func TestLoadConfigLimitCrossChecks(t *testing.T) {
 	}{
 		{"list default above max", []string{"SERVERFS_DEFAULT_LIST_LIMIT=600", "SERVERFS_MAX_LIST_ENTRIES=500"},
 			[]string{"SERVERFS_DEFAULT_LIST_LIMIT", "SERVERFS_MAX_LIST_ENTRIES"}},
-		{"list max below default default", []string{"SERVERFS_MAX_LIST_ENTRIES=50"},
-			[]string{"SERVERFS_DEFAULT_LIST_LIMIT", "SERVERFS_MAX_LIST_ENTRIES"}},
+		{"list max below the unset default clamps it", []string{"SERVERFS_MAX_LIST_ENTRIES=50"}, nil},
+		{"search max below the unset default clamps it", []string{"SERVERFS_MAX_SEARCH_RESULTS=10"}, nil},
 		{"list default equals max", []string{"SERVERFS_DEFAULT_LIST_LIMIT=500", "SERVERFS_MAX_LIST_ENTRIES=500"}, nil},
+		{"search default above both max", []string{"SERVERFS_DEFAULT_SEARCH_RESULTS=11", "SERVERFS_MAX_SEARCH_RESULTS=10"},
+			[]string{"SERVERFS_DEFAULT_SEARCH_RESULTS", "SERVERFS_MAX_SEARCH_RESULTS"}},
 		{"search default above max", []string{"SERVERFS_DEFAULT_SEARCH_RESULTS=101"},
 			[]string{"SERVERFS_DEFAULT_SEARCH_RESULTS", "SERVERFS_MAX_SEARCH_RESULTS"}},
 		{"search default equals max", []string{"SERVERFS_DEFAULT_SEARCH_RESULTS=7", "SERVERFS_MAX_SEARCH_RESULTS=7"}, nil},
@@ -1050,20 +1074,20 @@ func TestLoadConfigVariableNames(t *testing.T) {
 
 func TestLoadConfigAllProblemsAtOnce(t *testing.T) {
 	s := newSlotsRoot(t)
-	s.slot(1, "a")       // invalid alias
-	s.slot(2, "b")       // invalid mode
-	s.slot(3, "c")       // case C
-	s.placeholder(4)     // case B
-	s.slot(5, "e")       // bad description
-	s.slot(6, "f")       // duplicate alias with slot 07
-	s.slot(7, "g")       //
-	s.slot(8, "README")  // fine
+	s.slot(1, "a")      // invalid alias
+	s.slot(2, "b")      // invalid mode
+	s.slot(3, "c")      // case C
+	s.placeholder(4)    // case B
+	s.slot(5, "e")      // bad description
+	s.slot(6, "f")      // duplicate alias with slot 07
+	s.slot(7, "g")      //
+	s.slot(8, "README") // fine
 	env := s.env(
-		"SERVERFS_FOO=1",                   // unknown variable
-		"SERVERFS_MAX_READ_LINES=abc",      // bad limit
+		"SERVERFS_FOO=1",                    // unknown variable
+		"SERVERFS_MAX_READ_LINES=abc",       // bad limit
 		"SERVERFS_SEARCH_TIMEOUT_SECONDS=0", // limit below minimum
-		"SERVERFS_ALLOW_HIDDEN=yes",        // bad boolean
-		"SERVERFS_EXTRA_DENY_GLOBS=[a",     // bad glob
+		"SERVERFS_ALLOW_HIDDEN=yes",         // bad boolean
+		"SERVERFS_EXTRA_DENY_GLOBS=[a",      // bad glob
 		"WORKDIR_01_ALIAS=123project",
 		"WORKDIR_02_ALIAS=two", "WORKDIR_02_MODE=RW",
 		"WORKDIR_04_ALIAS=four",
@@ -1343,4 +1367,19 @@ func TestLoadConfigThenNewRootGone(t *testing.T) {
 		t.Errorf("error does not name the slot and alias: %v", err)
 	}
 	assertNoHostPath(t, err.Error(), s.root)
+}
+
+// TestWorkdirConfigPrintsNoHostPath: %v, %+v and %#v of a WorkdirConfig or a
+// whole Config never show the host path.
+func TestWorkdirConfigPrintsNoHostPath(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := LoadConfig(nil, []string{"proj=" + dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{fmt.Sprintf("%v", cfg), fmt.Sprintf("%+v", *cfg), fmt.Sprintf("%#v", cfg.Workdirs), fmt.Sprint(cfg.Workdirs[0])} {
+		if strings.Contains(s, dir) {
+			t.Fatalf("host path printed: %s", s)
+		}
+	}
 }

@@ -17,8 +17,8 @@ import (
 //
 //	go test -run XXX -fuzz FuzzReadLines -fuzztime 30s ./fs/
 
-// asError returns err as an *Error or fails the test.
-func asError(t *testing.T, err error) *Error {
+// fuzzAsError returns err as an *Error or fails the test.
+func fuzzAsError(t *testing.T, err error) *Error {
 	t.Helper()
 	var e *Error
 	if !errors.As(err, &e) {
@@ -27,8 +27,8 @@ func asError(t *testing.T, err error) *Error {
 	return e
 }
 
-// checkShown fails unless s is safe to echo to an agent: valid UTF-8, no NUL.
-func checkShown(t *testing.T, what, s string) {
+// fuzzCheckShown fails unless s is safe to echo to an agent: valid UTF-8, no NUL.
+func fuzzCheckShown(t *testing.T, what, s string) {
 	t.Helper()
 	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
 		t.Fatalf("%s %q is not safe to show (invalid UTF-8 or NUL)", what, s)
@@ -70,9 +70,11 @@ func FuzzCleanPath(f *testing.F) {
 			if e.Workdir != "" {
 				t.Fatalf("cleanPath(%q) error has Workdir %q", raw, e.Workdir)
 			}
-			checkShown(t, "error path", e.Path)
-			checkShown(t, "error message", e.Error())
-			if len(e.Path) > 210 {
+			fuzzCheckShown(t, "error path", e.Path)
+			fuzzCheckShown(t, "error message", e.Error())
+			// At most 200 input bytes are echoed; NUL becomes 4 bytes, a
+			// run of invalid bytes 3.
+			if len(e.Path) > 4*200+3 {
 				t.Fatalf("cleanPath(%q) error path is %d bytes long", raw, len(e.Path))
 			}
 			switch {
@@ -131,8 +133,8 @@ func FuzzCleanPath(f *testing.F) {
 	})
 }
 
-// refWindow is the expected outcome of ReadLines, computed independently.
-type refWindow struct {
+// fuzzRefWindow is the expected outcome of ReadLines, computed independently.
+type fuzzRefWindow struct {
 	code    Code // "" on success
 	content string
 	start   int
@@ -140,15 +142,15 @@ type refWindow struct {
 	hasMore bool
 }
 
-// refReadLines is a naive reference implementation of ReadLines on the whole
+// fuzzRefReadLines is a naive reference implementation of ReadLines on the whole
 // input held in memory.
-func refReadLines(data []byte, startLine, maxLines, maxBytes int) refWindow {
+func fuzzRefReadLines(data []byte, startLine, maxLines, maxBytes int) fuzzRefWindow {
 	sniff := data[:min(len(data), SniffBytes)]
 	switch {
 	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}) || bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
-		return refWindow{code: CodeUnsupportedTextEncoding}
+		return fuzzRefWindow{code: CodeUnsupportedTextEncoding}
 	case bytes.IndexByte(sniff, 0) >= 0:
-		return refWindow{code: CodeBinaryFile}
+		return fuzzRefWindow{code: CodeBinaryFile}
 	}
 	data = bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})
 	var lines [][]byte
@@ -162,14 +164,14 @@ func refReadLines(data []byte, startLine, maxLines, maxBytes int) refWindow {
 		data = data[i+1:]
 	}
 	if startLine > len(lines) && !(startLine == 1 && len(lines) == 0) {
-		return refWindow{code: CodeLineOutOfRange}
+		return fuzzRefWindow{code: CodeLineOutOfRange}
 	}
 	var out []byte
 	n := 0
 	for i := startLine - 1; i < len(lines) && n < maxLines; i++ {
 		if len(out)+len(lines[i]) > maxBytes {
 			if n == 0 {
-				return refWindow{code: CodeLineTooLarge}
+				return fuzzRefWindow{code: CodeLineTooLarge}
 			}
 			break
 		}
@@ -177,16 +179,16 @@ func refReadLines(data []byte, startLine, maxLines, maxBytes int) refWindow {
 		n++
 	}
 	if bytes.IndexByte(out, 0) >= 0 {
-		return refWindow{code: CodeBinaryFile}
+		return fuzzRefWindow{code: CodeBinaryFile}
 	}
 	if !utf8.Valid(out) {
-		return refWindow{code: CodeUnsupportedTextEncoding}
+		return fuzzRefWindow{code: CodeUnsupportedTextEncoding}
 	}
-	return refWindow{content: string(out), start: startLine, end: startLine + n - 1, hasMore: startLine-1+n < len(lines)}
+	return fuzzRefWindow{content: string(out), start: startLine, end: startLine + n - 1, hasMore: startLine-1+n < len(lines)}
 }
 
-// countLines counts '\n'-terminated lines plus a final unterminated one.
-func countLines(s string) int {
+// fuzzCountLines counts '\n'-terminated lines plus a final unterminated one.
+func fuzzCountLines(s string) int {
 	n := strings.Count(s, "\n")
 	if s != "" && !strings.HasSuffix(s, "\n") {
 		n++
@@ -242,43 +244,43 @@ func FuzzReadLines(f *testing.F) {
 		// padLen*2 bytes of 'a' inserted at padAt reach past the 64 KiB
 		// read buffer without the fuzzer having to grow the input.
 		if padLen > 0 {
-			at := clampInt(padAt, 0, len(data))
+			at := fuzzClamp(padAt, 0, len(data))
 			pad := bytes.Repeat([]byte{'a'}, int(padLen)*2)
 			data = append(append(append([]byte{}, data[:at]...), pad...), data[at:]...)
 		}
-		startLine = 1 + clampInt(startLine, 0, 1<<30)%(countLines(string(data))+3)
-		maxLines = 1 + clampInt(maxLines, 0, 1<<30)%64
-		maxBytes = 1 + clampInt(maxBytes, 0, 1<<30)%(len(data)+64)
+		startLine = 1 + fuzzClamp(startLine, 0, 1<<30)%(fuzzCountLines(string(data))+3)
+		maxLines = 1 + fuzzClamp(maxLines, 0, 1<<30)%64
+		maxBytes = 1 + fuzzClamp(maxBytes, 0, 1<<30)%(len(data)+64)
 
 		var r io.Reader = bytes.NewReader(data)
 		if oneByte {
 			r = iotest.OneByteReader(r)
 		}
 		win, err := ReadLines(context.Background(), r, startLine, maxLines, maxBytes)
-		want := refReadLines(data, startLine, maxLines, maxBytes)
+		want := fuzzRefReadLines(data, startLine, maxLines, maxBytes)
 
 		if err != nil {
 			if win != nil {
 				t.Fatalf("ReadLines returned both a window and an error: %v", err)
 			}
-			e := asError(t, err)
+			e := fuzzAsError(t, err)
 			switch e.Code {
 			case CodeBinaryFile, CodeUnsupportedTextEncoding, CodeLineTooLarge, CodeLineOutOfRange:
 			default:
 				t.Fatalf("ReadLines: unexpected code %v", err)
 			}
-			checkShown(t, "error", e.Error())
+			fuzzCheckShown(t, "error", e.Error())
 			if e.Code != want.code {
 				t.Fatalf("ReadLines(start %d, lines %d, bytes %d) = %v; reference says %q", startLine, maxLines, maxBytes, err, want.code)
 			}
 			return
 		}
 		if want.code != "" {
-			t.Fatalf("ReadLines(start %d, lines %d, bytes %d) succeeded (%q); reference says %s", startLine, maxLines, maxBytes, trunc(win.Content), want.code)
+			t.Fatalf("ReadLines(start %d, lines %d, bytes %d) succeeded (%q); reference says %s", startLine, maxLines, maxBytes, fuzzTrunc(win.Content), want.code)
 		}
 		c := win.Content
 		if !utf8.ValidString(c) || strings.IndexByte(c, 0) >= 0 {
-			t.Fatalf("content is not NUL-free UTF-8: %q", trunc(c))
+			t.Fatalf("content is not NUL-free UTF-8: %q", fuzzTrunc(c))
 		}
 		if len(c) > maxBytes || win.BytesReturned != len(c) {
 			t.Fatalf("content is %d bytes, BytesReturned %d, maxBytes %d", len(c), win.BytesReturned, maxBytes)
@@ -286,8 +288,8 @@ func FuzzReadLines(f *testing.F) {
 		if win.StartLine != startLine {
 			t.Fatalf("StartLine %d, want %d", win.StartLine, startLine)
 		}
-		if got := win.EndLine - win.StartLine + 1; got != countLines(c) || got > maxLines || got < 0 {
-			t.Fatalf("lines %d..%d but content holds %d lines (maxLines %d)", win.StartLine, win.EndLine, countLines(c), maxLines)
+		if got := win.EndLine - win.StartLine + 1; got != fuzzCountLines(c) || got > maxLines || got < 0 {
+			t.Fatalf("lines %d..%d but content holds %d lines (maxLines %d)", win.StartLine, win.EndLine, fuzzCountLines(c), maxLines)
 		}
 		if win.HasMore != (win.NextStartLine != nil) {
 			t.Fatalf("HasMore %v but NextStartLine %v", win.HasMore, win.NextStartLine)
@@ -300,13 +302,13 @@ func FuzzReadLines(f *testing.F) {
 		}
 		if c != want.content || win.EndLine != want.end || win.HasMore != want.hasMore {
 			t.Fatalf("ReadLines(start %d, lines %d, bytes %d) = %q [%d..%d more=%v]; reference %q [%d..%d more=%v]",
-				startLine, maxLines, maxBytes, trunc(c), win.StartLine, win.EndLine, win.HasMore,
-				trunc(want.content), want.start, want.end, want.hasMore)
+				startLine, maxLines, maxBytes, fuzzTrunc(c), win.StartLine, win.EndLine, win.HasMore,
+				fuzzTrunc(want.content), want.start, want.end, want.hasMore)
 		}
 	})
 }
 
-func clampInt(v, lo, hi int) int {
+func fuzzClamp(v, lo, hi int) int {
 	if v < 0 {
 		v = -(v + 1) // no overflow on math.MinInt
 	}
@@ -316,7 +318,7 @@ func clampInt(v, lo, hi int) int {
 	return lo
 }
 
-func trunc(s string) string {
+func fuzzTrunc(s string) string {
 	if len(s) > 200 {
 		return s[:200] + "..."
 	}
@@ -349,10 +351,10 @@ func FuzzCompileGlob(f *testing.F) {
 			if g != nil {
 				t.Fatalf("CompileGlob(%q) returned a Glob and an error", pattern)
 			}
-			if e := asError(t, err); e.Code != CodeInvalidPattern {
+			if e := fuzzAsError(t, err); e.Code != CodeInvalidPattern {
 				t.Fatalf("CompileGlob(%q) = %v, want INVALID_PATTERN", pattern, err)
 			}
-			checkShown(t, "error", err.Error())
+			fuzzCheckShown(t, "error", err.Error())
 			return
 		}
 		switch {
@@ -402,7 +404,7 @@ func FuzzPolicyDenied(f *testing.F) {
 		f.Fatal(err)
 	}
 	mustDeny := func(c string) bool {
-		l := asciiLower(c)
+		l := fuzzASCIILower(c)
 		return l == ".env" || strings.HasSuffix(l, ".pem")
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -439,9 +441,9 @@ func FuzzPolicyDenied(f *testing.F) {
 	})
 }
 
-// asciiLower folds only A-Z, independently of the Unicode rules the policy
+// fuzzASCIILower folds only A-Z, independently of the Unicode rules the policy
 // uses.
-func asciiLower(s string) string {
+func fuzzASCIILower(s string) string {
 	b := []byte(s)
 	for i, c := range b {
 		if 'A' <= c && c <= 'Z' {
