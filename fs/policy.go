@@ -57,6 +57,11 @@ func (p *Policy) add(pat string) error {
 		}
 		return g, nil
 	}
+	// "x/**" with a one-component x denies every path with a component x
+	// (and x itself): a component rule, cheap to check per entry.
+	if dir, ok := strings.CutSuffix(pat, "/**"); ok && dir != "" && !strings.Contains(dir, "/") {
+		pat = dir
+	}
 	if !strings.Contains(pat, "/") {
 		g, err := compile(pat)
 		if err != nil {
@@ -89,29 +94,44 @@ func IsHidden(name string) bool { return strings.HasPrefix(name, ".") }
 // Denied reports whether a cleaned relative path (components) matches the
 // deny list.
 func (p *Policy) Denied(comps []string) bool {
-	lower := make([]string, len(comps))
-	for i, c := range comps {
-		lower[i] = strings.ToLower(c)
-	}
-	for _, c := range lower {
-		for _, g := range p.component {
-			if g.Match(c) {
-				return true
-			}
+	for _, c := range comps {
+		if p.componentDenied(c) {
+			return true
 		}
 	}
-	if len(p.suffix) == 0 {
-		return false
-	}
-	for i := range lower {
-		s := strings.Join(lower[i:], "/")
-		for _, g := range p.suffix {
-			if g.Match(s) {
-				return true
-			}
+	return p.suffixDenied(comps)
+}
+
+// componentDenied matches one component against the component rules.
+// strings.ToLower returns its argument without allocating when it is
+// already lower-case ASCII, the common case.
+func (p *Policy) componentDenied(c string) bool {
+	c = strings.ToLower(c)
+	for _, g := range p.component {
+		if g.Match(c) {
+			return true
 		}
 	}
 	return false
+}
+
+func (p *Policy) suffixDenied(comps []string) bool {
+	if len(p.suffix) == 0 {
+		return false
+	}
+	lower := strings.ToLower(strings.Join(comps, "/"))
+	for {
+		for _, g := range p.suffix {
+			if g.Match(lower) {
+				return true
+			}
+		}
+		i := strings.IndexByte(lower, '/')
+		if i < 0 {
+			return false
+		}
+		lower = lower[i+1:]
+	}
 }
 
 // check applies the policy to a whole cleaned path, in the order the error
@@ -132,10 +152,17 @@ func (p *Policy) check(rp relPath) (Code, string) {
 
 // visible reports whether the entry name inside the (already visible)
 // directory dir may be shown. It is the per-entry form of check used by
-// listings and walks.
+// listings and walks: only the new component and, when the operator added
+// patterns with "/", the suffixes ending in it need checking.
 func (p *Policy) visible(dir relPath, name string) bool {
 	if !p.allowHidden && IsHidden(name) {
 		return false
 	}
-	return !p.Denied(append(append(make([]string, 0, len(dir.comps)+1), dir.comps...), name))
+	if p.componentDenied(name) {
+		return false
+	}
+	if len(p.suffix) == 0 {
+		return true
+	}
+	return !p.suffixDenied(append(append(make([]string, 0, len(dir.comps)+1), dir.comps...), name))
 }
