@@ -106,7 +106,7 @@ func (f *FS) Find(ctx context.Context, alias, raw, pattern string, limit int) (*
 	prefix := rp.String()
 	res := &FindResult{Workdir: w.alias, Path: prefix, Pattern: pattern, Matches: []FindMatch{}}
 	limited := false
-	wr, err := w.Walk(ctx, raw, f.limits.MaxWalkEntries, func(e *WalkEntry) WalkAction {
+	wr, err := w.Walk(ctx, raw, WalkOptions{MaxEntries: f.limits.MaxWalkEntries, Visit: func(e *WalkEntry) WalkAction {
 		rel := e.Path
 		if prefix != "" {
 			rel = strings.TrimPrefix(rel, prefix+"/")
@@ -120,7 +120,7 @@ func (f *FS) Find(ctx context.Context, alias, raw, pattern string, limit int) (*
 		}
 		res.Matches = append(res.Matches, FindMatch{Path: e.Path, Type: e.Type})
 		return WalkContinue
-	})
+	}})
 	if err != nil {
 		return nil, err
 	}

@@ -94,14 +94,14 @@ func TestWalkEntryOpenFileRefusesSpecials(t *testing.T) {
 		e.symlink(t, "plain.txt", "sp/link")
 		w, _ := e.fs.Workdir("wd")
 		opened := map[string]Code{}
-		_, err := w.Walk(context.Background(), "sp", 1000, func(we *WalkEntry) WalkAction {
+		_, err := w.Walk(context.Background(), "sp", WalkOptions{MaxEntries: 1000, Visit: func(we *WalkEntry) WalkAction {
 			f, _, err := we.OpenFile()
 			if f != nil {
 				f.Close()
 			}
 			opened[we.Name] = CodeOf(err)
 			return WalkContinue
-		})
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,8 +2,8 @@ package fs
 
 import (
 	"context"
-	"os"
 	"sort"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,43 +32,97 @@ const (
 )
 
 // WalkEntry is one visible entry met by a walk. It is valid only during the
-// visit that receives it.
+// visit that receives it; Ref keeps a regular file reachable beyond it.
 type WalkEntry struct {
 	Path  string    // workdir-relative path
 	Name  string    // base name
 	Type  EntryType // from the directory entry (never following links)
 	Depth int       // 1 for entries of the walk's start directory
 
-	w     *Workdir
-	rel   relPath
-	dirfd int
+	w   *Workdir
+	rel relPath
+	dir *dirHandle
 }
 
-// OpenFile opens the entry for reading if it is a regular file: openat on
-// the parent directory's descriptor with O_NOFOLLOW, confirmed by fstat. A
-// FIFO, device or symlink put in its place since the directory was read is
-// refused, never opened for reading.
-func (e *WalkEntry) OpenFile() (*os.File, int64, error) {
-	var st unix.Stat_t
-	if err := unix.Fstatat(e.dirfd, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return nil, 0, errnoError(e.w.alias, e.rel, err)
+// dirHandle is a directory descriptor shared by a walk and the FileRefs it
+// handed out: it is closed when the last of them lets go.
+type dirHandle struct {
+	fd   int
+	refs atomic.Int32
+}
+
+func newDirHandle(fd int) *dirHandle {
+	h := &dirHandle{fd: fd}
+	h.refs.Store(1)
+	return h
+}
+
+func (h *dirHandle) release() {
+	if h.refs.Add(-1) == 0 {
+		unix.Close(h.fd)
 	}
-	if err := e.w.checkType(e.rel, st.Mode, TypeFile); err != nil {
-		return nil, 0, err
+}
+
+// OpenFile opens the entry for reading if it is a regular file (see
+// FileRef.Open).
+func (e *WalkEntry) OpenFile() (*File, int64, error) {
+	return openEntry(e.w, e.dir.fd, e.rel, e.Name)
+}
+
+// Ref returns a handle on the entry that outlives the visit, so that
+// another goroutine can open it: the entry's directory descriptor stays
+// open until the FileRef is opened or released. Exactly one of Open or
+// Release must be called.
+func (e *WalkEntry) Ref() *FileRef {
+	e.dir.refs.Add(1)
+	return &FileRef{Path: e.Path, Name: e.Name, w: e.w, rel: e.rel, dir: e.dir}
+}
+
+// FileRef is a walk entry to be opened later; see WalkEntry.Ref.
+type FileRef struct {
+	Path string // workdir-relative path
+	Name string // base name
+
+	w   *Workdir
+	rel relPath
+	dir *dirHandle
+}
+
+// Open opens the file for reading and releases the reference.
+func (r *FileRef) Open() (*File, int64, error) {
+	defer r.Release()
+	return openEntry(r.w, r.dir.fd, r.rel, r.Name)
+}
+
+// Release lets go of the reference without opening the file.
+func (r *FileRef) Release() {
+	if r.dir != nil {
+		r.dir.release()
+		r.dir = nil
 	}
-	fd, err := openatRetry(e.dirfd, e.Name, flagsFile)
+}
+
+// openEntry opens name in the directory dirfd for reading: one openat with
+// O_NOFOLLOW|O_NONBLOCK|O_NOCTTY, then fstat must say "regular file". A
+// symlink put in its place fails with ELOOP, a FIFO opens without
+// blocking and is refused unread. Walks only open entries the directory
+// listed as regular files, so the O_PATH probe of the resolver is skipped:
+// the one case it would still catch is a device node created in the
+// entry's place in between, which takes CAP_MKNOD inside the workdir.
+func openEntry(w *Workdir, dirfd int, rel relPath, name string) (*File, int64, error) {
+	fd, err := openatRetry(dirfd, name, flagsFile)
 	if err != nil {
-		return nil, 0, errnoError(e.w.alias, e.rel, err)
+		return nil, 0, errnoError(w.alias, rel, err)
 	}
-	st2, err := fstat(fd)
+	st, err := fstat(fd)
 	if err == nil {
-		err = e.w.checkType(e.rel, st2.Mode, TypeFile)
+		err = w.checkType(rel, st.Mode, TypeFile)
 	}
 	if err != nil {
 		unix.Close(fd)
 		return nil, 0, err
 	}
-	return os.NewFile(uintptr(fd), e.w.alias+":/"+e.Path), st2.Size, nil
+	return newFile(fd, w.alias+":/"+rel.String()), st.Size, nil
 }
 
 // WalkResult summarises a walk.
@@ -79,11 +133,23 @@ type WalkResult struct {
 }
 
 type walkFrame struct {
-	fd    int
+	dir   *dirHandle
 	rel   relPath
 	ents  []dirent
 	next  int
 	depth int
+}
+
+// WalkOptions configure a walk.
+type WalkOptions struct {
+	// MaxEntries bounds the directory entries read (visible or not).
+	MaxEntries int
+	// Enter, if set, is called for the start directory (Depth 0) and for
+	// every directory the walk descends into, before its entries are
+	// visited. The *Dir is valid only during the call.
+	Enter func(d *Dir)
+	// Visit is called for every visible entry; its answer steers the walk.
+	Visit func(e *WalkEntry) WalkAction
 }
 
 // Walk visits the visible entries under the directory raw in a
@@ -91,18 +157,19 @@ type walkFrame struct {
 // a directory's contents right after it). It is iterative over directory
 // descriptors: no recursion, no path is reopened by name, symlinks are
 // reported but never descended, hidden and denied entries are never
-// visited. It reads at most maxEntries directory entries and stops early
-// when visit says WalkStop or ctx ends.
-func (w *Workdir) Walk(ctx context.Context, raw string, maxEntries int, visit func(*WalkEntry) WalkAction) (WalkResult, error) {
+// visited. It reads at most opts.MaxEntries directory entries and stops
+// early when Visit says WalkStop or ctx ends (reason "timeout").
+func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkResult, error) {
 	var res WalkResult
+	maxEntries := opts.MaxEntries
 	fd, rp, _, err := w.openAs(raw, TypeDirectory)
 	if err != nil {
 		return res, err
 	}
-	stack := []*walkFrame{{fd: fd, rel: rp, depth: 1}}
+	stack := []*walkFrame{{dir: newDirHandle(fd), rel: rp, depth: 1}}
 	defer func() {
 		for _, fr := range stack {
-			unix.Close(fr.fd)
+			fr.dir.release()
 		}
 	}()
 	truncate := func(reason string) {
@@ -110,6 +177,12 @@ func (w *Workdir) Walk(ctx context.Context, raw string, maxEntries int, visit fu
 			res.Truncated, res.TruncatedReason = true, reason
 		}
 	}
+	enter := func(fr *walkFrame) {
+		if opts.Enter != nil {
+			opts.Enter(&Dir{Path: fr.rel.String(), Depth: fr.depth - 1, w: w, rel: fr.rel, fd: fr.dir.fd})
+		}
+	}
+	enter(stack[0])
 	if !w.loadFrame(stack[0], maxEntries, &res) {
 		truncate(TruncatedWalkLimit)
 	}
@@ -120,16 +193,16 @@ func (w *Workdir) Walk(ctx context.Context, raw string, maxEntries int, visit fu
 		}
 		fr := stack[len(stack)-1]
 		if fr.next >= len(fr.ents) {
-			unix.Close(fr.fd)
+			fr.dir.release()
 			stack = stack[:len(stack)-1]
 			continue
 		}
 		d := fr.ents[fr.next]
 		fr.next++
-		typ := direntType(fr.fd, d)
+		typ := direntType(fr.dir.fd, d)
 		rel := fr.rel.join(d.name)
-		e := &WalkEntry{Path: rel.String(), Name: d.name, Type: typ, Depth: fr.depth, w: w, rel: rel, dirfd: fr.fd}
-		act := visit(e)
+		e := &WalkEntry{Path: rel.String(), Name: d.name, Type: typ, Depth: fr.depth, w: w, rel: rel, dir: fr.dir}
+		act := opts.Visit(e)
 		if act == WalkStop {
 			return res, nil
 		}
@@ -144,12 +217,13 @@ func (w *Workdir) Walk(ctx context.Context, raw string, maxEntries int, visit fu
 			truncate(TruncatedWalkLimit)
 			continue
 		}
-		cfd, err := openatRetry(fr.fd, d.name, flagsDir)
+		cfd, err := openatRetry(fr.dir.fd, d.name, flagsDir)
 		if err != nil {
 			continue // replaced by a symlink or file, removed, or unreadable
 		}
-		child := &walkFrame{fd: cfd, rel: rel, depth: fr.depth + 1}
+		child := &walkFrame{dir: newDirHandle(cfd), rel: rel, depth: fr.depth + 1}
 		stack = append(stack, child)
+		enter(child)
 		if !w.loadFrame(child, maxEntries, &res) {
 			truncate(TruncatedWalkLimit)
 		}
@@ -165,7 +239,7 @@ func (w *Workdir) loadFrame(fr *walkFrame, maxEntries int, res *WalkResult) bool
 	if budget <= 0 {
 		return false
 	}
-	ents, more, _ := readDirents(fr.fd, budget)
+	ents, more, _ := readDirents(fr.dir.fd, budget)
 	res.Entries += len(ents)
 	vis := ents[:0]
 	for _, d := range ents {

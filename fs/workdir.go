@@ -3,7 +3,6 @@ package fs
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -238,14 +237,14 @@ func (w *Workdir) checkType(rp relPath, mode uint32, want EntryType) error {
 }
 
 // OpenFile resolves raw to a regular file and returns it open for reading.
-// The returned *os.File is named "alias:/rel/path" so that no error from it
+// The returned *File is named "alias:/rel/path" so that no error from it
 // can carry a host path.
-func (w *Workdir) OpenFile(raw string) (*os.File, FileInfo, error) {
+func (w *Workdir) OpenFile(raw string) (*File, FileInfo, error) {
 	fd, rp, st, err := w.openAs(raw, TypeFile)
 	if err != nil {
 		return nil, FileInfo{}, err
 	}
-	return os.NewFile(uintptr(fd), w.alias+":/"+rp.String()), w.fileInfo(rp, &st), nil
+	return newFile(fd, w.alias+":/"+rp.String()), w.fileInfo(rp, &st), nil
 }
 
 // FileInfo is the agent-visible metadata of one filesystem object. It has no

@@ -1,0 +1,84 @@
+// Command sfsgrep runs ServerFS's search engine over a directory and prints
+// ripgrep-style "path:line:text" lines, so bench/ can time it against
+// `rg -F` and tests can compare the two. It is a benchmark tool, not part of
+// the product.
+//
+//	sfsgrep [-i] [-g GLOB] [--no-ignore] [--limit N] QUERY DIR
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+
+	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/search"
+)
+
+func main() {
+	ignoreCase := flag.Bool("i", false, "case-insensitive")
+	glob := flag.String("g", "", "glob on the path")
+	noIgnore := flag.Bool("no-ignore", false, "include .gitignore'd files")
+	limit := flag.Int("limit", 1<<30, "result limit")
+	stats := flag.Bool("stats", false, "print statistics to stderr")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile here")
+	repeat := flag.Int("repeat", 1, "run the search this many times (for profiles)")
+	flag.Parse()
+	if *cpuProfile != "" {
+		pf, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		pprof.StartCPUProfile(pf)
+		defer pprof.StopCPUProfile()
+	}
+	if flag.NArg() != 2 {
+		fmt.Fprintln(os.Stderr, "usage: sfsgrep [-i] [-g GLOB] [--no-ignore] [--limit N] QUERY DIR")
+		os.Exit(2)
+	}
+	env := []string{"SERVERFS_MAX_WALK_ENTRIES=100000000", "SERVERFS_SEARCH_MAX_FILE_BYTES=68719476736", "SERVERFS_SEARCH_TIMEOUT_SECONDS=300"}
+	dir, err := filepath.Abs(flag.Arg(1))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	cfg, err := sfs.LoadConfig(env, []string{"d=" + dir})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	// A benchmark wants every match: lift the product's result cap.
+	cfg.Limits.MaxSearchResults = *limit
+	f, err := sfs.New(cfg, sfs.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	var res *search.Result
+	for range *repeat {
+		res, err = search.New(f).Search(context.Background(), search.Request{
+			Workdir: "d", Query: flag.Arg(0), CaseSensitive: !*ignoreCase, Glob: *glob, Limit: *limit, IncludeIgnored: *noIgnore,
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
+	w := bufio.NewWriterSize(os.Stdout, 64<<10)
+	for _, m := range res.Matches {
+		fmt.Fprintf(w, "%s:%d:%s\n", m.Path, m.Line, m.Text)
+	}
+	w.Flush()
+	if *stats {
+		fmt.Fprintf(os.Stderr, "returned=%d truncated=%v reason=%s scanned=%d skipped=%+v\n", res.Returned, res.Truncated, res.TruncatedReason, res.FilesScanned, res.Skipped)
+	}
+	if res.Returned == 0 {
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+}

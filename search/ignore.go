@@ -1,0 +1,101 @@
+package search
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// maxIgnoreFileBytes bounds one .gitignore or info/exclude file.
+const maxIgnoreFileBytes = 1 << 20
+
+// ignoreFrame holds the ignore rules one directory contributes.
+type ignoreFrame struct {
+	inRepo   bool                 // this directory is in a git work tree
+	patterns []gitignore.Pattern // in increasing priority
+}
+
+// ignoreRules applies git's ignore rules the way ripgrep does by default:
+// only inside a git work tree (a directory holding ".git", or below one),
+// from ".gitignore" in every directory and ".git/info/exclude" of the
+// repository root, deeper files taking precedence. Patterns are parsed by
+// go-git's gitignore package. frames[i] belongs to the walk directory at
+// depth i; ancestors are the directories between the workdir root and the
+// search root.
+type ignoreRules struct {
+	ancestors []ignoreFrame
+	frames    []ignoreFrame
+}
+
+// loadFrame reads the rules of one directory given its parent's frame.
+func loadFrame(d *sfs.Dir, parent ignoreFrame) ignoreFrame {
+	fr := ignoreFrame{inRepo: parent.inRepo}
+	var domain []string
+	if d.Path != "" {
+		domain = strings.Split(d.Path, "/")
+	}
+	if d.Has(".git") {
+		fr.inRepo = true
+		fr.patterns = append(fr.patterns, readPatterns(d, ".git/info/exclude", domain)...)
+	}
+	if fr.inRepo {
+		fr.patterns = append(fr.patterns, readPatterns(d, ".gitignore", domain)...)
+	}
+	return fr
+}
+
+// readPatterns parses an ignore file the way go-git does (comments and
+// blank lines skipped). An unreadable file contributes nothing.
+func readPatterns(d *sfs.Dir, name string, domain []string) []gitignore.Pattern {
+	data, ok, err := d.ReadControlFile(name, maxIgnoreFileBytes)
+	if !ok || err != nil {
+		return nil
+	}
+	var ps []gitignore.Pattern
+	for _, line := range bytes.Split(data, []byte{'\n'}) {
+		s := strings.TrimSuffix(string(line), "\r")
+		if strings.HasPrefix(s, "#") || strings.TrimSpace(s) == "" {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(s, domain))
+	}
+	return ps
+}
+
+// enter records the rules of a walk directory at depth d.Depth.
+func (r *ignoreRules) enter(d *sfs.Dir) {
+	r.frames = r.frames[:min(d.Depth, len(r.frames))]
+	parent := ignoreFrame{}
+	if len(r.frames) > 0 {
+		parent = r.frames[len(r.frames)-1]
+	} else if len(r.ancestors) > 0 {
+		parent = r.ancestors[len(r.ancestors)-1]
+	}
+	r.frames = append(r.frames, loadFrame(d, parent))
+}
+
+// ignored reports whether the entry (workdir-relative components) met at
+// walk depth depth is ignored. The deepest rule that matches decides.
+func (r *ignoreRules) ignored(path []string, isDir bool, depth int) bool {
+	check := func(frames []ignoreFrame) (bool, bool) {
+		for i := len(frames) - 1; i >= 0; i-- {
+			ps := frames[i].patterns
+			for j := len(ps) - 1; j >= 0; j-- {
+				switch ps[j].Match(path, isDir) {
+				case gitignore.Exclude:
+					return true, true
+				case gitignore.Include:
+					return false, true
+				}
+			}
+		}
+		return false, false
+	}
+	if ign, ok := check(r.frames[:min(depth, len(r.frames))]); ok {
+		return ign
+	}
+	ign, _ := check(r.ancestors)
+	return ign
+}

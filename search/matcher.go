@@ -1,0 +1,285 @@
+package search
+
+import (
+	"bytes"
+	"regexp"
+	"unicode"
+	"unicode/utf8"
+)
+
+// matcher finds a literal query in a buffer. It is the "grep-matcher" part
+// of the engine: it knows nothing about files or lines.
+type matcher interface {
+	// index returns the offset in b of the first match starting at or
+	// after from, or -1.
+	index(b []byte, from int) int
+}
+
+// chunkMatcher picks the matcher for one buffer; only the ASCII case-fold
+// matcher ever answers differently (see foldASCII).
+type chunkMatcher interface {
+	forChunk(b []byte) matcher
+}
+
+// newMatcher returns the fastest correct matcher for query.
+//
+//   - case-sensitive: literal with a rare-byte prefilter;
+//   - case-insensitive, ASCII query: foldASCII (two IndexByte cursors on the
+//     rarest letter), falling back to Unicode folding only for buffers that
+//     hold the two non-ASCII letters that fold to ASCII (K KELVIN SIGN and ſ
+//     LONG S);
+//   - case-insensitive, non-ASCII query: Unicode simple case folding (the
+//     same folding ripgrep's -i uses) through regexp, slower but correct.
+func newMatcher(query string, caseSensitive bool) chunkMatcher {
+	if caseSensitive || !hasLetters(query) {
+		return fixed{newLiteral([]byte(query))}
+	}
+	if isASCII(query) {
+		return newFoldASCII(query)
+	}
+	return fixed{newFoldUnicode(query)}
+}
+
+// fixed is a chunkMatcher that always uses the same matcher.
+type fixed struct{ m matcher }
+
+func (f fixed) forChunk([]byte) matcher { return f.m }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// hasLetters reports whether case folding can change what s matches.
+func hasLetters(s string) bool {
+	for _, r := range s {
+		if unicode.SimpleFold(r) != r {
+			return true
+		}
+	}
+	return false
+}
+
+// byteRank approximates how common each byte is in source code and logs
+// (higher is more common), in the spirit of the frequency table of Rust's
+// memchr crate. Only the order matters: the prefilter searches for the
+// needle's least common byte.
+var byteRank = func() [256]uint8 {
+	var r [256]uint8
+	for i := range r {
+		r[i] = 10 // control bytes and non-ASCII: rare in code, common in CJK text
+	}
+	for b := 0x80; b < 0x100; b++ {
+		r[b] = 60
+	}
+	set := func(chars string, rank uint8) {
+		for i := 0; i < len(chars); i++ {
+			r[chars[i]] = rank
+		}
+	}
+	set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", 120)
+	set("0123456789", 130)
+	set("ABCDEFGHIJKLMNOPQRSTUVWXYZ", 110)
+	set("JQXZ", 70)
+	set("jqxz", 90)
+	set("bkvwyg", 150)
+	set("fmpuc", 170)
+	set("hldr", 190)
+	set("sinoa", 210)
+	set("te", 230)
+	set("(),.;_=\"", 160)
+	set("\t/", 170)
+	set("\n", 200)
+	set(" ", 255)
+	return r
+}()
+
+// literal is the case-sensitive matcher: IndexByte on the needle's rarest
+// byte, then a full comparison.
+type literal struct {
+	needle  []byte
+	rare    byte
+	rareOff int
+}
+
+func newLiteral(needle []byte) *literal {
+	m := &literal{needle: needle}
+	best := -1
+	for i, b := range needle {
+		if best < 0 || byteRank[b] < byteRank[needle[best]] {
+			best = i
+		}
+	}
+	m.rareOff = best
+	m.rare = needle[best]
+	return m
+}
+
+func (m *literal) index(b []byte, from int) int {
+	n := len(m.needle)
+	if n == 1 {
+		if i := bytes.IndexByte(b[from:], m.rare); i >= 0 {
+			return from + i
+		}
+		return -1
+	}
+	last := len(b) - n // last possible start
+	for pos := from + m.rareOff; ; {
+		if pos-m.rareOff > last {
+			return -1
+		}
+		i := bytes.IndexByte(b[pos:last+m.rareOff+1], m.rare)
+		if i < 0 {
+			return -1
+		}
+		start := pos + i - m.rareOff
+		if bytes.Equal(b[start:start+n], m.needle) {
+			return start
+		}
+		pos += i + 1
+	}
+}
+
+// foldASCII is the case-insensitive matcher for ASCII queries.
+type foldASCII struct {
+	lower   []byte // the needle, lower-cased
+	anchor  int    // offset of the rarest byte in the needle
+	lo, up  byte   // the anchor byte in lower and upper case (equal for non-letters)
+	unicode matcher
+	special [][]byte // non-ASCII letters that fold to a letter of the needle
+}
+
+var (
+	kelvinSign = []byte("\u212A") // folds to k
+	longS      = []byte("\u017F") // folds to s
+)
+
+func toLowerASCII(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
+}
+
+func newFoldASCII(query string) *foldASCII {
+	m := &foldASCII{lower: make([]byte, len(query))}
+	for i := 0; i < len(query); i++ {
+		m.lower[i] = toLowerASCII(query[i])
+	}
+	// A letter costs two scans (both cases): rank it by the sum.
+	cost := func(b byte) int {
+		if 'a' <= b && b <= 'z' {
+			return int(byteRank[b]) + int(byteRank[b-'a'+'A'])
+		}
+		return 2 * int(byteRank[b])
+	}
+	for i, b := range m.lower {
+		if cost(b) < cost(m.lower[m.anchor]) {
+			m.anchor = i
+		}
+		switch b {
+		case 'k':
+			m.special = appendOnce(m.special, kelvinSign)
+		case 's':
+			m.special = appendOnce(m.special, longS)
+		}
+	}
+	m.lo = m.lower[m.anchor]
+	m.up = m.lo
+	if 'a' <= m.lo && m.lo <= 'z' {
+		m.up = m.lo - 'a' + 'A'
+	}
+	if len(m.special) > 0 {
+		m.unicode = newFoldUnicode(query)
+	}
+	return m
+}
+
+func appendOnce(list [][]byte, b []byte) [][]byte {
+	for _, x := range list {
+		if bytes.Equal(x, b) {
+			return list
+		}
+	}
+	return append(list, b)
+}
+
+func (m *foldASCII) forChunk(b []byte) matcher {
+	for _, s := range m.special {
+		if bytes.Contains(b, s) {
+			return m.unicode
+		}
+	}
+	return m
+}
+
+func (m *foldASCII) index(b []byte, from int) int {
+	n := len(m.lower)
+	last := len(b) - n
+	if from > last {
+		return -1
+	}
+	end := last + m.anchor + 1 // the anchor byte of a match lies before end
+	pos := from + m.anchor
+	// Two cursors: the next upper- and lower-case anchor at or after pos.
+	nextLo, nextUp := -2, -2
+	for pos < end {
+		if nextLo != -1 && nextLo < pos {
+			nextLo = indexFrom(b[:end], pos, m.lo)
+		}
+		if m.up == m.lo {
+			nextUp = -1
+		} else if nextUp != -1 && nextUp < pos {
+			nextUp = indexFrom(b[:end], pos, m.up)
+		}
+		i := nextLo
+		if i < 0 || (nextUp >= 0 && nextUp < i) {
+			i = nextUp
+		}
+		if i < 0 {
+			return -1
+		}
+		start := i - m.anchor
+		if equalFoldASCII(b[start:start+n], m.lower) {
+			return start
+		}
+		pos = i + 1
+	}
+	return -1
+}
+
+func indexFrom(b []byte, from int, c byte) int {
+	if i := bytes.IndexByte(b[from:], c); i >= 0 {
+		return from + i
+	}
+	return -1
+}
+
+// equalFoldASCII compares s with the lower-case ASCII needle lower.
+func equalFoldASCII(s, lower []byte) bool {
+	for i, c := range lower {
+		if toLowerASCII(s[i]) != c {
+			return false
+		}
+	}
+	return true
+}
+
+// foldUnicode matches with Unicode simple case folding.
+type foldUnicode struct{ re *regexp.Regexp }
+
+func newFoldUnicode(query string) *foldUnicode {
+	return &foldUnicode{re: regexp.MustCompile("(?i)" + regexp.QuoteMeta(query))}
+}
+
+func (m *foldUnicode) index(b []byte, from int) int {
+	loc := m.re.FindIndex(b[from:])
+	if loc == nil {
+		return -1
+	}
+	return from + loc[0]
+}

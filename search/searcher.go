@@ -1,0 +1,212 @@
+package search
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+)
+
+// MaxLineText is how much of a matching line a result carries; longer lines
+// are cut (on a UTF-8 boundary) and flagged.
+const MaxLineText = 500
+
+// sniffBytes: a NUL in the first 8 KiB marks a file as binary.
+const sniffBytes = 8 << 10
+
+// bufferSize is each worker's fixed read buffer. Memory per worker is this
+// buffer plus MaxLineText, whatever the file or its line lengths.
+const bufferSize = 256 << 10
+
+// errStopped reports that the search was stopped from outside.
+var errStopped = errors.New("search stopped")
+
+// fileOutcome is what searching one stream produced besides its matches.
+type fileOutcome int
+
+const (
+	outcomeSearched fileOutcome = iota
+	outcomeBinary               // NUL in the first 8 KiB: skipped
+	outcomeBinaryLate           // NUL later: searched up to the buffer holding it
+)
+
+// lineMatch is one matching line as the searcher reports it.
+type lineMatch struct {
+	line int
+	text string
+	cut  bool
+}
+
+// searcher runs a matcher over a stream and reports matching lines, the
+// "grep-searcher" part of the engine. A searcher is reused by one worker for
+// file after file; it holds no per-file state between calls.
+type searcher struct {
+	buf  []byte
+	head []byte // the first MaxLineText bytes of a line longer than buf
+}
+
+func newSearcher() *searcher {
+	return &searcher{buf: make([]byte, bufferSize), head: make([]byte, 0, MaxLineText)}
+}
+
+// search reads r to the end (or until emit returns false or stop is set)
+// and calls emit for every line holding a match, in order. Line numbers are
+// counted only up to matches. Lines are never held whole: a line longer than
+// the buffer is searched in overlapping windows and reported with its first
+// MaxLineText bytes. maxLen is the longest match in bytes (for the overlap).
+func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stop *atomic.Bool, emit func(lineMatch) bool) (fileOutcome, error) {
+	buf := s.buf
+	keep := 0         // bytes carried over at buf[:keep]
+	lineNo := 1       // number of the line that starts (or continues) at buf[0]
+	first := true     // the first fill: sniff for binary, strip a BOM
+	inLong := false   // buf[0] continues a line that began in an earlier window
+	reported := false // the long line was already reported
+	outcome := outcomeSearched
+	for {
+		if stop.Load() {
+			return outcome, errStopped
+		}
+		n, eof, err := fill(r, buf[keep:])
+		if err != nil {
+			return outcome, err
+		}
+		end := keep + n
+		chunk := buf[:end]
+		start := 0
+		if first {
+			first = false
+			if bytes.IndexByte(chunk[:min(end, sniffBytes)], 0) >= 0 {
+				return outcomeBinary, nil
+			}
+			if bytes.HasPrefix(chunk, []byte{0xEF, 0xBB, 0xBF}) {
+				start = 3
+			}
+		} else if bytes.IndexByte(chunk[keep:], 0) >= 0 {
+			// Binary data after the sniffed prefix: stop here, as ripgrep
+			// does, keeping the matches already reported.
+			return outcomeBinaryLate, nil
+		}
+		m := cm.forChunk(chunk)
+
+		cut := end // search chunk[start:cut]: whole lines only, unless at EOF
+		if !eof {
+			cut = bytes.LastIndexByte(chunk, '\n') + 1
+		}
+		if eof && end <= start {
+			return outcome, nil // nothing left (an empty file, or one ending at a buffer boundary)
+		}
+		if cut <= start {
+			// No complete line in the buffer.
+			if end < len(buf) && !eof {
+				keep = end
+				continue
+			}
+			// The buffer is full of one unfinished line: search it in place.
+			if !inLong {
+				inLong, reported = true, false
+				s.head = append(s.head[:0], chunk[start:min(end, start+MaxLineText)]...)
+			}
+			if !reported && m.index(chunk, start) >= 0 {
+				reported = true
+				if !emit(s.longLine(lineNo)) {
+					return outcome, errStopped
+				}
+			}
+			ov := min(max(maxLen-1, 0), end)
+			keep = copy(buf, chunk[end-ov:end])
+			continue
+		}
+
+		pos := start
+		if inLong {
+			// The first line of this window ends a long line.
+			nl := bytes.IndexByte(chunk[start:cut], '\n')
+			lineEnd := cut
+			if nl >= 0 {
+				lineEnd = start + nl
+			}
+			if !reported {
+				if i := m.index(chunk[:lineEnd], start); i >= 0 {
+					if !emit(s.longLine(lineNo)) {
+						return outcome, errStopped
+					}
+				}
+			}
+			inLong, reported = false, false
+			pos = lineEnd + 1
+			lineNo++
+		}
+		counted := pos // newlines before counted are in lineNo
+		for pos < cut {
+			i := m.index(chunk[:cut], pos)
+			if i < 0 {
+				break
+			}
+			lineNo += bytes.Count(chunk[counted:i], []byte{'\n'})
+			ls := bytes.LastIndexByte(chunk[pos:i], '\n') + 1 + pos
+			le := cut
+			if j := bytes.IndexByte(chunk[i:cut], '\n'); j >= 0 {
+				le = i + j
+			}
+			if !emit(makeLine(lineNo, chunk[ls:le])) {
+				return outcome, errStopped
+			}
+			pos = le + 1
+			counted = pos
+			lineNo++
+		}
+		if counted < cut {
+			lineNo += bytes.Count(chunk[counted:cut], []byte{'\n'})
+		}
+		if eof {
+			return outcome, nil
+		}
+		keep = copy(buf, chunk[cut:end])
+	}
+}
+
+// longLine reports a line that did not fit the buffer, by its head.
+func (s *searcher) longLine(lineNo int) lineMatch {
+	m := makeLine(lineNo, s.head)
+	m.cut = true
+	return m
+}
+
+// makeLine builds the reported text of a line: without its line ending,
+// at most MaxLineText bytes cut on a rune boundary, invalid UTF-8 replaced
+// (the text is for display; the file is untouched).
+func makeLine(lineNo int, line []byte) lineMatch {
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	cut := false
+	if len(line) > MaxLineText {
+		n := MaxLineText
+		for n > 0 && !utf8.RuneStart(line[n]) {
+			n--
+		}
+		line, cut = line[:n], true
+	}
+	return lineMatch{line: lineNo, text: strings.ToValidUTF8(string(line), "\uFFFD"), cut: cut}
+}
+
+// fill reads into b until it is full, the stream ends, or a read fails.
+func fill(r io.Reader, b []byte) (n int, eof bool, err error) {
+	zero := 0
+	for n < len(b) {
+		m, err := r.Read(b[n:])
+		n += m
+		if err == io.EOF {
+			return n, true, nil
+		}
+		if err != nil {
+			return n, false, err
+		}
+		if m == 0 {
+			if zero++; zero > 100 {
+				return n, false, io.ErrNoProgress
+			}
+		}
+	}
+	return n, false, nil
+}
