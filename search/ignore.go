@@ -13,7 +13,7 @@ const maxIgnoreFileBytes = 1 << 20
 
 // ignoreFrame holds the ignore rules one directory contributes.
 type ignoreFrame struct {
-	inRepo   bool                 // this directory is in a git work tree
+	inRepo   bool                // this directory is in a git work tree
 	patterns []gitignore.Pattern // in increasing priority
 }
 

@@ -27,9 +27,9 @@ var errStopped = errors.New("search stopped")
 type fileOutcome int
 
 const (
-	outcomeSearched fileOutcome = iota
-	outcomeBinary               // NUL in the first 8 KiB: skipped
-	outcomeBinaryLate           // NUL later: searched up to the buffer holding it
+	outcomeSearched   fileOutcome = iota
+	outcomeBinary                 // NUL in the first 8 KiB: skipped
+	outcomeBinaryLate             // NUL later: searched up to the buffer holding it
 )
 
 // lineMatch is one matching line as the searcher reports it.
