@@ -78,6 +78,9 @@ type Result struct {
 type Engine struct {
 	fs      *sfs.FS
 	workers int
+
+	// beforeFile, in tests, runs in the worker before each file.
+	beforeFile func(ctx context.Context, path string)
 }
 
 // New returns an Engine with two workers per CPU: a worker in a read or
@@ -143,9 +146,10 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 
 	ctx, cancel := context.WithTimeout(ctx, lim.SearchTimeout)
 	defer cancel()
+	// stop ends every worker's current file at its next buffer; set on
+	// the limit, and checked together with ctx (timeout, cancellation).
 	var stop atomic.Bool
-	stopOnDone := context.AfterFunc(ctx, func() { stop.Store(true) })
-	defer stopOnDone()
+	stopped := func() bool { return stop.Load() || ctx.Err() != nil }
 
 	cm := newMatcher(req.Query, req.CaseSensitive)
 	maxLen := len(req.Query)
@@ -170,7 +174,10 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 			defer wg.Done()
 			s := newSearcher()
 			for j := range jobs {
-				results <- e.searchFile(s, j, cm, maxLen, perFile, lim.SearchMaxFileBytes, &stop)
+				if e.beforeFile != nil {
+					e.beforeFile(ctx, j.path)
+				}
+				results <- e.searchFile(s, j, cm, maxLen, perFile, lim.SearchMaxFileBytes, stopped)
 			}
 		}()
 	}
@@ -179,7 +186,9 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	var walkRes sfs.WalkResult
 	var walkErr error
 	var walkSkipped Skipped
+	walkerDone := make(chan struct{})
 	go func() {
+		defer close(walkerDone)
 		defer func() {
 			close(jobs)
 			wg.Wait()
@@ -280,6 +289,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 			}
 		}
 	}
+	<-walkerDone // every goroutine of this call has ended
 	timedOut := !limited && ctx.Err() != nil
 	if timedOut {
 		// Keep what finished out of order: true matches, still in path order.
@@ -382,9 +392,9 @@ func ancestorFrames(w *sfs.Workdir, rootPath string) []ignoreFrame {
 }
 
 // searchFile searches one job's file and closes it.
-func (e *Engine) searchFile(s *searcher, j job, cm chunkMatcher, maxLen, perFile int, capBytes int64, stop *atomic.Bool) fileResult {
+func (e *Engine) searchFile(s *searcher, j job, cm chunkMatcher, maxLen, perFile int, capBytes int64, stopped func() bool) fileResult {
 	r := fileResult{seq: j.seq, path: j.path, compressed: j.compressed != ""}
-	if stop.Load() {
+	if stopped() {
 		j.ref.Release()
 		r.err = errStopped
 		return r
@@ -416,7 +426,7 @@ func (e *Engine) searchFile(s *searcher, j job, cm chunkMatcher, maxLen, perFile
 		cr = &capReader{r: dec, left: capBytes}
 		src = cr
 	}
-	r.outcome, r.err = s.search(src, cm, maxLen, stop, func(m lineMatch) bool {
+	r.outcome, r.err = s.search(src, cm, maxLen, stopped, func(m lineMatch) bool {
 		r.matches = append(r.matches, m)
 		return len(r.matches) < perFile
 	})

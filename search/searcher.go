@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -51,12 +50,12 @@ func newSearcher() *searcher {
 	return &searcher{buf: make([]byte, bufferSize), head: make([]byte, 0, MaxLineText)}
 }
 
-// search reads r to the end (or until emit returns false or stop is set)
+// search reads r to the end (or until emit returns false or stopped says so)
 // and calls emit for every line holding a match, in order. Line numbers are
 // counted only up to matches. Lines are never held whole: a line longer than
 // the buffer is searched in overlapping windows and reported with its first
 // MaxLineText bytes. maxLen is the longest match in bytes (for the overlap).
-func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stop *atomic.Bool, emit func(lineMatch) bool) (fileOutcome, error) {
+func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func() bool, emit func(lineMatch) bool) (fileOutcome, error) {
 	buf := s.buf
 	keep := 0         // bytes carried over at buf[:keep]
 	lineNo := 1       // number of the line that starts (or continues) at buf[0]
@@ -65,7 +64,7 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stop *atomic
 	reported := false // the long line was already reported
 	outcome := outcomeSearched
 	for {
-		if stop.Load() {
+		if stopped() {
 			return outcome, errStopped
 		}
 		n, eof, err := fill(r, buf[keep:])
@@ -83,9 +82,10 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stop *atomic
 			if bytes.HasPrefix(chunk, []byte{0xEF, 0xBB, 0xBF}) {
 				start = 3
 			}
-		} else if bytes.IndexByte(chunk[keep:], 0) >= 0 {
-			// Binary data after the sniffed prefix: stop here, as ripgrep
-			// does, keeping the matches already reported.
+		}
+		// Binary data after the sniffed prefix: stop before searching this
+		// buffer, as ripgrep does, keeping the matches already reported.
+		if bytes.IndexByte(chunk[keep:], 0) >= 0 {
 			return outcomeBinaryLate, nil
 		}
 		m := cm.forChunk(chunk)
