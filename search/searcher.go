@@ -43,11 +43,13 @@ type lineMatch struct {
 // file after file; it holds no per-file state between calls.
 type searcher struct {
 	buf  []byte
-	head []byte // the first MaxLineText bytes of a line longer than buf
+	head []byte // the first MaxLineText+1 bytes of a line longer than buf
 }
 
-func newSearcher() *searcher {
-	return &searcher{buf: make([]byte, bufferSize), head: make([]byte, 0, MaxLineText)}
+func newSearcher() *searcher { return newSearcherSize(bufferSize) }
+
+func newSearcherSize(n int) *searcher {
+	return &searcher{buf: make([]byte, n), head: make([]byte, 0, MaxLineText+1)}
 }
 
 // search reads r to the end (or until emit returns false or stopped says so)
@@ -106,7 +108,8 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 			// The buffer is full of one unfinished line: search it in place.
 			if !inLong {
 				inLong, reported = true, false
-				s.head = append(s.head[:0], chunk[start:min(end, start+MaxLineText)]...)
+				// One byte more than shown, so makeLine cuts on a rune boundary.
+				s.head = append(s.head[:0], chunk[start:min(end, start+MaxLineText+1)]...)
 			}
 			if !reported && m.index(chunk, start) >= 0 {
 				reported = true
