@@ -10,7 +10,8 @@ import (
 // read(2) calls. It is not an *os.File on purpose: os.NewFile on a
 // descriptor opened O_NONBLOCK (which every open here is, so a FIFO can
 // never block) costs an fcntl and a failing epoll_ctl per file, a third of
-// the system calls of a search. File is not safe for concurrent use.
+// the system calls of a search. ReadAt may be called concurrently; Read
+// and Close may not.
 type File struct {
 	fd   int
 	name string // "alias:/rel/path", for messages; never a host path

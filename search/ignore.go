@@ -14,6 +14,7 @@ const maxIgnoreFileBytes = 1 << 20
 // ignoreFrame holds the ignore rules one directory contributes.
 type ignoreFrame struct {
 	inRepo   bool                // this directory is in a git work tree
+	repoRoot bool                // this directory holds ".git": the rules of the directories above it do not apply
 	patterns []gitignore.Pattern // in increasing priority
 }
 
@@ -37,7 +38,7 @@ func loadFrame(d *sfs.Dir, parent ignoreFrame) ignoreFrame {
 		domain = strings.Split(d.Path, "/")
 	}
 	if d.Has(".git") {
-		fr.inRepo = true
+		fr.inRepo, fr.repoRoot = true, true
 		fr.patterns = append(fr.patterns, readPatterns(d, ".git/info/exclude", domain)...)
 	}
 	if fr.inRepo {
@@ -77,8 +78,12 @@ func (r *ignoreRules) enter(d *sfs.Dir) {
 }
 
 // ignored reports whether the entry (workdir-relative components) met at
-// walk depth depth is ignored. The deepest rule that matches decides.
+// walk depth depth is ignored. The deepest rule that matches decides; as in
+// ripgrep, the rules stop at the nearest repository root (a nested
+// repository does not inherit the rules of the one around it).
 func (r *ignoreRules) ignored(path []string, isDir bool, depth int) bool {
+	// check returns (ignored, decided); decided is also true when a
+	// repository root ends the search without a matching rule.
 	check := func(frames []ignoreFrame) (bool, bool) {
 		for i := len(frames) - 1; i >= 0; i-- {
 			ps := frames[i].patterns
@@ -89,6 +94,9 @@ func (r *ignoreRules) ignored(path []string, isDir bool, depth int) bool {
 				case gitignore.Include:
 					return false, true
 				}
+			}
+			if frames[i].repoRoot {
+				return false, true
 			}
 		}
 		return false, false

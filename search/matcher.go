@@ -276,10 +276,20 @@ func newFoldUnicode(query string) *foldUnicode {
 	return &foldUnicode{re: regexp.MustCompile("(?i)" + regexp.QuoteMeta(query))}
 }
 
+// index skips matches that take invalid UTF-8 for U+FFFD (regexp decodes
+// an invalid byte as utf8.RuneError): ripgrep, like the literal matcher,
+// matches U+FFFD only where the file holds its encoding. A valid match
+// cannot start where an invalid one does, so the search resumes one byte on.
 func (m *foldUnicode) index(b []byte, from int) int {
-	loc := m.re.FindIndex(b[from:])
-	if loc == nil {
-		return -1
+	for from <= len(b) {
+		loc := m.re.FindIndex(b[from:])
+		if loc == nil {
+			return -1
+		}
+		if utf8.Valid(b[from+loc[0] : from+loc[1]]) {
+			return from + loc[0]
+		}
+		from += loc[0] + 1
 	}
-	return from + loc[0]
+	return -1
 }

@@ -426,10 +426,14 @@ func (e *Engine) searchFile(s *searcher, j job, cm chunkMatcher, maxLen, perFile
 		cr = &capReader{r: dec, left: capBytes}
 		src = cr
 	}
-	r.outcome, r.err = s.search(src, cm, maxLen, stopped, func(m lineMatch) bool {
-		r.matches = append(r.matches, m)
-		return len(r.matches) < perFile
-	})
+	if n := min(e.workers, int(size/minRange)); cr == nil && size >= rangeThreshold && n > 1 {
+		r.matches, r.outcome, r.err = searchRanges(file, size, n, cm, maxLen, perFile, stopped)
+	} else {
+		r.outcome, r.err = s.search(src, cm, maxLen, stopped, func(m lineMatch) bool {
+			r.matches = append(r.matches, m)
+			return len(r.matches) < perFile
+		})
+	}
 	if r.err == errStopped && len(r.matches) >= perFile {
 		r.err = nil // stopped because this file alone filled the limit
 	}

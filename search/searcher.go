@@ -44,6 +44,13 @@ type lineMatch struct {
 type searcher struct {
 	buf  []byte
 	head []byte // the first MaxLineText+1 bytes of a line longer than buf
+
+	// midFile: the stream starts inside a file (a range of a big file, see
+	// parallel.go): no binary sniff of its start, no BOM.
+	midFile bool
+	// lines is the number of lines the last search went through (up to
+	// where it stopped), so ranges can number their lines globally.
+	lines int
 }
 
 func newSearcher() *searcher { return newSearcherSize(bufferSize) }
@@ -76,6 +83,9 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 		end := keep + n
 		chunk := buf[:end]
 		start := 0
+		if first && s.midFile {
+			first = false
+		}
 		if first {
 			first = false
 			if bytes.IndexByte(chunk[:min(end, sniffBytes)], 0) >= 0 {
@@ -97,6 +107,7 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 			cut = bytes.LastIndexByte(chunk, '\n') + 1
 		}
 		if eof && end <= start {
+			s.lines = lineNo - 1
 			return outcome, nil // nothing left (an empty file, or one ending at a buffer boundary)
 		}
 		if cut <= start {
@@ -164,6 +175,10 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 			lineNo += bytes.Count(chunk[counted:cut], []byte{'\n'})
 		}
 		if eof {
+			s.lines = lineNo - 1
+			if end > 0 && chunk[end-1] != '\n' {
+				s.lines++ // a last line without a line ending
+			}
 			return outcome, nil
 		}
 		keep = copy(buf, chunk[cut:end])

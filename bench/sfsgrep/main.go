@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/search"
@@ -70,8 +71,15 @@ func main() {
 		}
 	}
 	w := bufio.NewWriterSize(os.Stdout, 64<<10)
+	var line []byte
 	for _, m := range res.Matches {
-		fmt.Fprintf(w, "%s:%d:%s\n", m.Path, m.Line, m.Text)
+		line = append(line[:0], m.Path...)
+		line = append(line, ':')
+		line = strconv.AppendInt(line, int64(m.Line), 10)
+		line = append(line, ':')
+		line = append(line, m.Text...)
+		line = append(line, '\n')
+		w.Write(line)
 	}
 	w.Flush()
 	if *stats {
