@@ -19,7 +19,7 @@ func FuzzSearcher(f *testing.F) {
 	f.Add([]byte("ΣΊΣΥΦΟΣ σίσυφος"), "σίσυφος", uint8(0), uint8(9), true)
 	f.Add(bytes.Repeat([]byte("ab"), 400), "ba", uint8(3), uint8(1), false)
 	f.Fuzz(func(t *testing.T, data []byte, needle string, sizeSel, repeat uint8, fold bool) {
-		if needle == "" || !utf8.ValidString(needle) || strings.ContainsAny(needle, "\n\r\x00") || len(needle) > 64 || bytes.IndexByte(data, 0) >= 0 {
+		if needle == "" || !utf8.ValidString(needle) || strings.ContainsRune(needle, utf8.RuneError) || strings.ContainsAny(needle, "\n\r\x00") || len(needle) > 64 || bytes.IndexByte(data, 0) >= 0 {
 			return
 		}
 		// Make long lines out of short fuzz input.

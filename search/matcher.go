@@ -2,7 +2,6 @@ package search
 
 import (
 	"bytes"
-	"regexp"
 	"unicode"
 	"unicode/utf8"
 )
@@ -269,27 +268,80 @@ func equalFoldASCII(s, lower []byte) bool {
 	return true
 }
 
-// foldUnicode matches with Unicode simple case folding.
-type foldUnicode struct{ re *regexp.Regexp }
-
-func newFoldUnicode(query string) *foldUnicode {
-	return &foldUnicode{re: regexp.MustCompile("(?i)" + regexp.QuoteMeta(query))}
+// foldUnicode matches with Unicode simple case folding (the folding of
+// regexp's (?i) and of ripgrep's -i) without a regular expression: the
+// encodings of every case variant of the query's first rune are searched
+// with bytes.Index, one cursor each, and each candidate is verified rune by
+// rune. Bytes that are not valid UTF-8 never match (ripgrep matches U+FFFD
+// only where the file holds its encoding).
+type foldUnicode struct {
+	folds    [][]rune // folds[i]: every rune equal to the query's i-th under folding
+	variants [][]byte // UTF-8 encodings of folds[0]
 }
 
-// index skips matches that take invalid UTF-8 for U+FFFD (regexp decodes
-// an invalid byte as utf8.RuneError): ripgrep, like the literal matcher,
-// matches U+FFFD only where the file holds its encoding. A valid match
-// cannot start where an invalid one does, so the search resumes one byte on.
+func newFoldUnicode(query string) *foldUnicode {
+	m := &foldUnicode{}
+	for _, r := range query {
+		orbit := []rune{r}
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			orbit = append(orbit, f)
+		}
+		m.folds = append(m.folds, orbit)
+	}
+	for _, r := range m.folds[0] {
+		m.variants = append(m.variants, utf8.AppendRune(nil, r))
+	}
+	return m
+}
+
 func (m *foldUnicode) index(b []byte, from int) int {
-	for from <= len(b) {
-		loc := m.re.FindIndex(b[from:])
-		if loc == nil {
+	var cursors [8]int // an orbit has at most 4 runes
+	next := cursors[:len(m.variants)]
+	for j := range next {
+		next[j] = -2 // not searched yet
+	}
+	for pos := from; pos < len(b); {
+		best := -1
+		for j, v := range m.variants {
+			if next[j] != -1 && next[j] < pos {
+				next[j] = -1
+				if k := bytes.Index(b[pos:], v); k >= 0 {
+					next[j] = pos + k
+				}
+			}
+			if next[j] >= 0 && (best < 0 || next[j] < best) {
+				best = next[j]
+			}
+		}
+		if best < 0 {
 			return -1
 		}
-		if utf8.Valid(b[from+loc[0] : from+loc[1]]) {
-			return from + loc[0]
+		if m.matchAt(b, best) {
+			return best
 		}
-		from += loc[0] + 1
+		pos = best + 1
 	}
 	return -1
+}
+
+// matchAt verifies the whole query at b[p:].
+func (m *foldUnicode) matchAt(b []byte, p int) bool {
+	for _, orbit := range m.folds {
+		r, w := utf8.DecodeRune(b[p:])
+		if w == 0 || (r == utf8.RuneError && w == 1) {
+			return false
+		}
+		ok := false
+		for _, f := range orbit {
+			if f == r {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+		p += w
+	}
+	return true
 }
