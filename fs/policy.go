@@ -28,14 +28,20 @@ var DefaultDenyGlobs = []string{
 // so no tool can disagree with another about what is visible.
 type Policy struct {
 	allowHidden bool
-	component   []*glob.Pattern // matched against each component
-	suffix      []*glob.Pattern // matched against each path suffix
+	// Component rules, checked for every entry a walk meets, so the
+	// common shapes skip the glob engine: exact names, "*suffix" and
+	// "prefix*"; anything else is a compiled glob.
+	names      map[string]bool
+	nameSuffix []string
+	namePrefix []string
+	component  []*glob.Pattern // matched against each component
+	suffix     []*glob.Pattern // matched against each path suffix
 }
 
 // NewPolicy compiles the deny list (DefaultDenyGlobs plus extra). An extra
 // pattern that does not compile is an error naming the pattern.
 func NewPolicy(allowHidden bool, extraDeny []string) (*Policy, error) {
-	p := &Policy{allowHidden: allowHidden}
+	p := &Policy{allowHidden: allowHidden, names: map[string]bool{}}
 	for _, pat := range append(append([]string(nil), DefaultDenyGlobs...), extraDeny...) {
 		if err := p.add(pat); err != nil {
 			return nil, err
@@ -63,11 +69,21 @@ func (p *Policy) add(pat string) error {
 		pat = dir
 	}
 	if !strings.Contains(pat, "/") {
-		g, err := compile(pat)
+		g, err := compile(pat) // also validates the fast shapes below
 		if err != nil {
 			return err
 		}
-		p.component = append(p.component, g)
+		const meta = "*?[]{}\\!,"
+		switch {
+		case !strings.ContainsAny(pat, meta):
+			p.names[pat] = true
+		case strings.HasPrefix(pat, "*") && !strings.ContainsAny(pat[1:], meta):
+			p.nameSuffix = append(p.nameSuffix, pat[1:])
+		case strings.HasSuffix(pat, "*") && !strings.ContainsAny(pat[:len(pat)-1], meta):
+			p.namePrefix = append(p.namePrefix, pat[:len(pat)-1])
+		default:
+			p.component = append(p.component, g)
+		}
 		return nil
 	}
 	g, err := compile(pat)
@@ -107,6 +123,19 @@ func (p *Policy) Denied(comps []string) bool {
 // already lower-case ASCII, the common case.
 func (p *Policy) componentDenied(c string) bool {
 	c = strings.ToLower(c)
+	if p.names[c] {
+		return true
+	}
+	for _, x := range p.nameSuffix {
+		if strings.HasSuffix(c, x) {
+			return true
+		}
+	}
+	for _, x := range p.namePrefix {
+		if strings.HasPrefix(c, x) {
+			return true
+		}
+	}
 	for _, g := range p.component {
 		if g.Match(c) {
 			return true
