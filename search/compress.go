@@ -75,3 +75,7 @@ func (c *capReader) Read(p []byte) (int, error) {
 	c.left -= int64(n)
 	return n, err
 }
+
+// CapReader returns a reader of at most max bytes of r that ends there as
+// if r did: the decompressed-bytes cap for rotated logs.
+func CapReader(r io.Reader, max int64) io.Reader { return &capReader{r: r, left: max} }

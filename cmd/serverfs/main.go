@@ -1,7 +1,9 @@
 // Command serverfs is the ServerFS MCP server and its operator tools.
 //
-//	serverfs version                      print the version
+//	serverfs serve [--workdir ...] [--stdio] serve MCP (streamable HTTP at /mcp, or stdio)
+//	serverfs healthcheck                  exit 0 if the local listen port accepts a connection within 2 s
 //	serverfs check-config [--workdir ...] validate the configuration and print the workdirs
+//	serverfs version                      print the version
 //
 // Configuration comes from the environment (WORKDIR_NN_* slots and
 // SERVERFS_* limits, see README) or, on a bare-metal host, from repeatable
@@ -37,6 +39,10 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		return 0
 	case "check-config":
 		return checkConfig(args[1:], environ, stdout, stderr)
+	case "serve":
+		return serve(args[1:], environ, os.Stdin, stdout, stderr)
+	case "healthcheck":
+		return healthcheck(environ, stderr)
 	case "help", "--help", "-h":
 		usage(stdout)
 		return 0
@@ -51,9 +57,13 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: serverfs <command> [flags]
 
 commands:
-  version        print the version
-  check-config   validate the configuration and print the workdirs (no host paths)
+  serve          serve MCP over streamable HTTP at http://$SERVERFS_LISTEN/mcp
                  flags: --workdir ALIAS=/abs/path[:rw] (repeatable; bare-metal mode)
+                        --stdio (serve one client on stdin/stdout instead)
+  healthcheck    exit 0 if the listen port accepts a connection within 2 s, else 1
+  check-config   validate the configuration and print the workdirs (no host paths)
+                 flags: --workdir ALIAS=/abs/path[:rw] (repeatable)
+  version        print the version
 `)
 }
 

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/mcp"
+	"github.com/serverfs/serverfs/search"
+)
+
+// loadAll validates the whole configuration and reports every problem at
+// once.
+func loadAll(environ, workdirs []string) (*sfs.Config, mcp.HTTPConfig, error) {
+	cfg, err := sfs.LoadConfig(environ, workdirs)
+	httpCfg, probs := mcp.LoadHTTPConfig(environ)
+	var ce *sfs.ConfigError
+	if errors.As(err, &ce) {
+		probs = append(ce.Problems, probs...)
+	} else if err != nil {
+		return nil, httpCfg, err
+	}
+	if len(probs) > 0 {
+		return nil, httpCfg, &sfs.ConfigError{Problems: probs}
+	}
+	return cfg, httpCfg, nil
+}
+
+func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fset := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	var wds workdirFlags
+	fset.Var(&wds, "workdir", "ALIAS=/abs/path[:rw] (repeatable)")
+	stdio := fset.Bool("stdio", false, "serve one client over stdin/stdout")
+	if err := fset.Parse(args); err != nil {
+		return 2
+	}
+	cfg, httpCfg, err := loadAll(environ, wds)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	log := &mcp.Logger{Logger: slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: httpCfg.LogLevel}))}
+	f, err := sfs.New(cfg, sfs.Options{})
+	if err != nil {
+		log.Error("start-up failed", "event", "startup", "error", err.Error())
+		return 1
+	}
+	defer f.Close()
+	deps := &mcp.Deps{FS: f, Search: search.New(f), Log: log}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	attrs := []any{"event", "startup", "version", version, "workdirs", len(cfg.Workdirs), "resolver", f.Resolver().String()}
+
+	if *stdio {
+		log.Info("serving over stdio", attrs...)
+		err := mcp.NewServer(deps, version).Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+		if err != nil && ctx.Err() == nil {
+			log.Error("stdio session ended", "event", "shutdown", "error", err.Error())
+			return 1
+		}
+		return 0
+	}
+
+	ln, err := net.Listen("tcp", httpCfg.Listen)
+	if err != nil {
+		log.Error("cannot listen", "event", "startup", "listen", httpCfg.Listen, "error", err.Error())
+		return 1
+	}
+	srv := mcp.NewHTTPServer(httpCfg.Listen, mcp.NewHandler(deps, httpCfg, version))
+	log.Info("serving streamable HTTP", append(attrs, "listen", ln.Addr().String(), "path", mcp.Path, "allowed_hosts", strings.Join(httpCfg.AllowedHosts, ","))...)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		log.Error("server stopped", "event", "shutdown", "error", err.Error())
+		return 1
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "event", "shutdown")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return 1
+	}
+	return 0
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// healthcheck connects to the local listen port: the scratch image has no
+// shell or curl, so the container's HEALTHCHECK runs this.
+func healthcheck(environ []string, stderr io.Writer) int {
+	httpCfg, probs := mcp.LoadHTTPConfig(environ)
+	if len(probs) > 0 {
+		fmt.Fprintln(stderr, strings.Join(probs, "\n"))
+		return 1
+	}
+	_, port, _ := net.SplitHostPort(httpCfg.Listen)
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", port), 2*time.Second)
+	if err != nil {
+		fmt.Fprintln(stderr, "unhealthy:", err)
+		return 1
+	}
+	conn.Close()
+	return 0
+}

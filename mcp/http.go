@@ -1,0 +1,152 @@
+package mcp
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Path is where the MCP endpoint is served.
+const Path = "/mcp"
+
+// DefaultListen and DefaultAllowedHosts are SERVERFS_LISTEN's and
+// SERVERFS_ALLOWED_HOSTS's defaults. The tunnel's requests arrive with
+// "Host: serverfs-mcp:8000".
+const (
+	DefaultListen       = "0.0.0.0:8000"
+	DefaultAllowedHosts = "serverfs-mcp,localhost,127.0.0.1,[::1]"
+)
+
+// maxRequestBytes caps a request body: tool arguments are small.
+const maxRequestBytes = 1 << 20
+
+// sessionIdleTimeout closes sessions a client abandoned (go-sdk keeps them
+// forever otherwise).
+const sessionIdleTimeout = 30 * time.Minute
+
+// HTTPConfig is the protocol layer's configuration.
+type HTTPConfig struct {
+	Listen       string
+	AllowedHosts []string // lower-case host names, without ports
+	LogLevel     slog.Level
+}
+
+// LoadHTTPConfig reads SERVERFS_LISTEN, SERVERFS_ALLOWED_HOSTS and
+// SERVERFS_LOG_LEVEL, returning one problem line per bad value.
+func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	cfg := HTTPConfig{Listen: DefaultListen, LogLevel: slog.LevelInfo}
+	var probs []string
+	if v := env["SERVERFS_LISTEN"]; v != "" {
+		host, port, err := net.SplitHostPort(v)
+		if err != nil || port == "" || (host != "" && net.ParseIP(host) == nil && host != "localhost") {
+			probs = append(probs, fmt.Sprintf("SERVERFS_LISTEN=%q: must be IP:PORT, e.g. 0.0.0.0:8000 or 127.0.0.1:8000", v))
+		} else {
+			cfg.Listen = v
+		}
+	}
+	hosts := DefaultAllowedHosts
+	if v := env["SERVERFS_ALLOWED_HOSTS"]; v != "" {
+		hosts = v
+	}
+	for _, h := range strings.Split(hosts, ",") {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h == "" {
+			continue
+		}
+		if strings.ContainsAny(h, "/ @:") && !(strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]")) {
+			probs = append(probs, fmt.Sprintf("SERVERFS_ALLOWED_HOSTS: %q is not a host name (no scheme, port or path)", h))
+			continue
+		}
+		cfg.AllowedHosts = append(cfg.AllowedHosts, strings.Trim(h, "[]"))
+	}
+	if len(cfg.AllowedHosts) == 0 && len(probs) == 0 {
+		probs = append(probs, "SERVERFS_ALLOWED_HOSTS is empty: no request could be served")
+	}
+	switch strings.ToUpper(env["SERVERFS_LOG_LEVEL"]) {
+	case "", "INFO":
+	case "DEBUG":
+		cfg.LogLevel = slog.LevelDebug
+	case "WARN", "WARNING":
+		cfg.LogLevel = slog.LevelWarn
+	case "ERROR":
+		cfg.LogLevel = slog.LevelError
+	default:
+		probs = append(probs, fmt.Sprintf("SERVERFS_LOG_LEVEL=%q: must be DEBUG, INFO, WARN or ERROR", env["SERVERFS_LOG_LEVEL"]))
+	}
+	return cfg, probs
+}
+
+// NewHandler serves the MCP endpoint over streamable HTTP.
+//
+// Sessions are stateful: the OpenAI tunnel carries Mcp-Session-Id and ends
+// sessions explicitly, and go-sdk's stateless mode drops the GET stream and
+// the session-scoped initialization. Idle sessions are closed after 30
+// minutes so an abandoned client cannot leak them.
+//
+// In front of go-sdk: a Host-header allowlist (go-sdk checks Host only on
+// loopback binds: DNS rebinding), cross-origin protection (go-sdk does not
+// check Origin: a browser page must not drive the server), a body cap, and
+// nothing but /mcp.
+func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
+	srv := NewServer(d, version)
+	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
+		SessionTimeout:      sessionIdleTimeout,
+		MaxRequestBodyBytes: maxRequestBytes,
+	})
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.Log.Warn("refused request", "event", "http_refused", "reason", "cross-origin")
+		http.Error(w, "cross-origin request refused", http.StatusForbidden)
+	}))
+	allowed := map[string]bool{}
+	for _, h := range cfg.AllowedHosts {
+		allowed[h] = true
+	}
+	protected := cop.Handler(mcpHandler)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !allowed[hostOnly(r.Host)] {
+			d.Log.Warn("refused request", "event", "http_refused", "reason", "host not allowed", "host", logString(r.Host))
+			http.Error(w, "host not allowed", http.StatusForbidden)
+			return
+		}
+		if r.URL.Path != Path {
+			http.NotFound(w, r)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBytes)
+		protected.ServeHTTP(w, r)
+	})
+}
+
+// hostOnly lower-cases a Host header and drops its port and IPv6 brackets.
+func hostOnly(h string) string {
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		h = host
+	}
+	return strings.Trim(strings.ToLower(h), "[]")
+}
+
+// NewHTTPServer returns the http.Server for handler with timeouts set. There
+// is no write timeout: a streamable GET stream is long-lived by design;
+// every tool bounds its own time.
+func NewHTTPServer(listen string, handler http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              listen,
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
