@@ -103,6 +103,11 @@ func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
 	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 		SessionTimeout:      sessionIdleTimeout,
 		MaxRequestBodyBytes: maxRequestBytes,
+		// The allowlist below is the one Host check. go-sdk's own (on
+		// connections to a loopback address, any Host but localhost and
+		// loopback IPs, case-sensitively) would refuse hosts the operator
+		// allowed, e.g. a reverse proxy on the same machine.
+		DisableLocalhostProtection: true,
 	})
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

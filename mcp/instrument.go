@@ -42,7 +42,7 @@ func toolError(err error) (sfs.Code, string) {
 
 // instrument wraps a handler: a panic becomes INTERNAL_ERROR (stack in the
 // server log only) and the server keeps serving; errors become tool results
-// with isError; every call is logged once.
+// with isError (and no structured content); every call is logged once.
 func instrument[In, Out any](d *Deps, name string, fn func(context.Context, *Deps, In) (Out, callInfo, error)) sdk.ToolHandlerFor[In, Out] {
 	return func(ctx context.Context, _ *sdk.CallToolRequest, in In) (res *sdk.CallToolResult, out Out, err error) {
 		start := time.Now()
@@ -59,10 +59,12 @@ func instrument[In, Out any](d *Deps, name string, fn func(context.Context, *Dep
 				if code == sfs.CodeInternal {
 					d.Log.Error("tool failure", "event", "tool_error", "tool", name, "error", err.Error())
 				}
+				// Returned as an error, go-sdk answers isError with this
+				// text and no structuredContent; a result of our own would
+				// get the zero Out attached as structured content.
 				var zero Out
 				out = zero
-				res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}
-				err = nil
+				res, err = nil, &codedError{text}
 			} else if info.bytes == 0 {
 				if b, jerr := json.Marshal(out); jerr == nil {
 					info.bytes = len(b)
@@ -96,4 +98,37 @@ func logString(s string) string {
 		s = s[:300] + "..."
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// codedError is a tool error that instrument mapped and logged.
+type codedError struct{ text string }
+
+func (e *codedError) Error() string { return e.text }
+
+// argumentErrors completes the tool errors go-sdk makes itself, before any
+// handler runs: arguments refused by the input schema (a bound, a type).
+// They get the INVALID_ARGUMENT code and their call-log line.
+func argumentErrors(d *Deps) sdk.Middleware {
+	return func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			start := time.Now()
+			res, err := next(ctx, method, req)
+			r, ok := res.(*sdk.CallToolResult)
+			var ce *codedError
+			if err != nil || !ok || !r.IsError || errors.As(r.GetError(), &ce) {
+				return res, err
+			}
+			for _, c := range r.Content {
+				if tc, ok := c.(*sdk.TextContent); ok {
+					tc.Text = string(sfs.CodeInvalidArgument) + ": " + tc.Text
+				}
+			}
+			name := ""
+			if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok {
+				name = p.Name
+			}
+			d.Log.Info("tool_call", "event", "tool_call", "tool", logString(name), "duration_ms", time.Since(start).Milliseconds(), "success", false, "error_code", string(sfs.CodeInvalidArgument))
+			return res, err
+		}
+	}
 }

@@ -216,6 +216,7 @@ func NewServer(d *Deps, version string) *sdk.Server {
 		t.register(s, d, t.def)
 	}
 	addResourceTemplate(s, d)
+	s.AddReceivingMiddleware(argumentErrors(d))
 	return s
 }
 

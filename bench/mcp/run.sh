@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# bench/mcp/run.sh — MCP tool-call throughput and latency of ServerFS over
+# streamable HTTP and stdio, and of the npm reference server
+# @modelcontextprotocol/server-filesystem over stdio. Prints markdown tables
+# and saves them to $WORK/results.md. See bench/mcp/README.md.
+#
+# Environment:
+#   BENCH_DIR   work dir (default: a fresh mktemp dir under /tmp)
+#   DURATION    measured time per cell (default 5s)
+#   WARMUP      warmup per cell, calls made but not counted (default 1s)
+#   CLIENTS     concurrency levels (default "1 64")
+#   PORT        HTTP port on 127.0.0.1 (default: a free one)
+#   NODE        node binary for the reference server (default: node)
+#   SERVERFS_LOG_LEVEL  passed to serverfs (default INFO, as in production:
+#               one log line per call, written to $WORK/logs)
+set -euo pipefail
+
+die() { echo "bench/mcp/run.sh: $*" >&2; exit 1; }
+log() { echo "bench/mcp/run.sh: $*" >&2; }
+
+NODE=${NODE:-node}
+for tool in go "$NODE" npm awk; do
+	command -v "$tool" >/dev/null 2>&1 || die "'$tool' not found on PATH"
+done
+
+SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$SCRIPT_DIR/../.." && pwd)
+[ -f "$ROOT/go.mod" ] && [ -d "$ROOT/cmd/serverfs" ] || die "cannot find the repo root (expected $ROOT/go.mod and $ROOT/cmd/serverfs)"
+NPMDIR=$SCRIPT_DIR/npm
+REF_JS=$NPMDIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
+
+DURATION=${DURATION:-5s}
+WARMUP=${WARMUP:-1s}
+CLIENTS=${CLIENTS:-1 64}
+export SERVERFS_LOG_LEVEL=${SERVERFS_LOG_LEVEL:-INFO}
+
+if [ -n "${BENCH_DIR:-}" ]; then
+	mkdir -p "$BENCH_DIR"
+	WORK=$(cd "$BENCH_DIR" && pwd)
+else
+	WORK=$(mktemp -d /tmp/sfsmcpbench.XXXXXX)
+fi
+BIN=$WORK/bin
+TREE=$WORK/tree
+LOGS=$WORK/logs
+mkdir -p "$BIN" "$LOGS"
+log "work dir: $WORK"
+
+# --- 1. build -----------------------------------------------------------------
+log "building serverfs and mcpbench"
+(cd "$ROOT" && go build -o "$BIN/serverfs" ./cmd/serverfs) || die "go build ./cmd/serverfs failed"
+(cd "$ROOT" && go build -o "$BIN/mcpbench" ./bench/mcp) || die "go build ./bench/mcp failed"
+
+# --- 2. the reference server ----------------------------------------------------
+if [ ! -f "$REF_JS" ]; then
+	log "installing the reference server into $NPMDIR/node_modules"
+	if [ -f "$NPMDIR/package-lock.json" ]; then
+		npm ci --prefix "$NPMDIR" --no-audit --no-fund >&2 || die "npm ci failed"
+	else
+		npm install --prefix "$NPMDIR" --no-audit --no-fund >&2 || die "npm install failed"
+	fi
+fi
+[ -f "$REF_JS" ] || die "no $REF_JS after npm install"
+REF_VERSION=$("$NODE" -p "require('$NPMDIR/node_modules/@modelcontextprotocol/server-filesystem/package.json').version")
+
+# --- 3. the file tree -----------------------------------------------------------
+# small.txt is exactly 4096 bytes: 64 lines of 64 bytes; the last line starts
+# with "line 64:", which every read_text_file result must contain (so a
+# truncated read counts as an error). Every stat result must contain "4096".
+rm -rf "$TREE"
+mkdir -p "$TREE/src/pkg" "$TREE/docs" "$TREE/logs"
+for i in $(seq 1 64); do
+	printf 'line %02d: %-54s\n' "$i" "the quick brown fox jumps over the lazy dog 0123456789"
+done >"$TREE/small.txt"
+[ "$(wc -c <"$TREE/small.txt")" -eq 4096 ] || die "small.txt is not 4096 bytes"
+printf 'package pkg\n\nfunc Hello() string { return "hello" }\n' >"$TREE/src/pkg/hello.go"
+printf '# docs\n\nA small tree for the MCP benchmark.\n' >"$TREE/docs/README.md"
+printf '2026-01-01T00:00:00Z INFO started\n' >"$TREE/logs/app.log"
+TREE=$(cd "$TREE" && pwd -P) # the reference server resolves symlinks
+
+# Results: one line per cell in $WORK/cells.tsv:
+# transport server tool clients calls_per_s p50_ms p99_ms errors calls max_ms
+#   server_cpu_us_per_call server_cores client_cpu_us_per_call client_cores
+CELLS=$WORK/cells.tsv
+: >"$CELLS"
+FAILED=0
+
+# cell TRANSPORT SERVER TOOL CLIENTS EXPECT [mcpbench args...]
+cell() {
+	local transport=$1 server=$2 tool=$3 c=$4 expect=$5
+	shift 5
+	local out
+	log "$transport $server $tool c=$c"
+	if out=$("$BIN/mcpbench" -tool "$tool" -c "$c" -d "$DURATION" -warmup "$WARMUP" -expect "$expect" "$@" 2>>"$LOGS/mcpbench.log"); then
+		printf '%s\t%s\t%s\t%s\t%s\n' "$transport" "$server" "$tool" "$c" "$out" >>"$CELLS"
+		tail -n 1 "$LOGS/mcpbench.log" >&2
+	else
+		FAILED=1
+		printf '%s\t%s\t%s\t%s\tfailed\n' "$transport" "$server" "$tool" "$c" >>"$CELLS"
+		log "FAILED: $(tail -n 1 "$LOGS/mcpbench.log")"
+	fi
+}
+
+expect_for() { case $1 in stat_file) echo 4096 ;; read_text_file) echo 'line 64:' ;; esac; }
+
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# --- 4. streamable HTTP -----------------------------------------------------------
+if [ -z "${PORT:-}" ]; then
+	# A port nobody listens on: healthcheck fails there.
+	for _ in $(seq 1 50); do
+		PORT=$((20000 + RANDOM % 20000))
+		SERVERFS_LISTEN=127.0.0.1:$PORT "$BIN/serverfs" healthcheck 2>/dev/null || break
+	done
+fi
+export SERVERFS_LISTEN=127.0.0.1:$PORT
+URL=http://127.0.0.1:$PORT/mcp
+
+SERVER_PID=
+stop_server() {
+	if [ -n "$SERVER_PID" ]; then
+		kill "$SERVER_PID" 2>/dev/null || true
+		wait "$SERVER_PID" 2>/dev/null || true
+		SERVER_PID=
+	fi
+}
+trap stop_server EXIT
+
+"$BIN/serverfs" serve --workdir "wd=$TREE" 2>"$LOGS/serverfs-http.log" &
+SERVER_PID=$!
+deadline=$((SECONDS + 15))
+until "$BIN/serverfs" healthcheck 2>/dev/null; do
+	kill -0 "$SERVER_PID" 2>/dev/null || die "serverfs exited at start-up; see $LOGS/serverfs-http.log"
+	[ "$SECONDS" -lt "$deadline" ] || die "serverfs not healthy on $SERVERFS_LISTEN within 15 s; see $LOGS/serverfs-http.log"
+	sleep 0.1
+done
+log "serverfs (pid $SERVER_PID) listening on $SERVERFS_LISTEN"
+
+for tool in stat_file read_text_file; do
+	for c in $CLIENTS; do
+		cell http serverfs "$tool" "$c" "$(expect_for "$tool")" -mode http -url "$URL" -server-pid "$SERVER_PID" -server serverfs -workdir wd -file small.txt
+	done
+done
+stop_server
+unset SERVERFS_LISTEN
+
+# --- 5. stdio: ServerFS and the reference server ---------------------------------------
+for tool in stat_file read_text_file; do
+	for c in $CLIENTS; do
+		cell stdio serverfs "$tool" "$c" "$(expect_for "$tool")" -mode stdio -server serverfs -workdir wd -file small.txt \
+			-server-stderr "$LOGS/serverfs-stdio.log" -- "$BIN/serverfs" serve --stdio --workdir "wd=$TREE"
+		cell stdio reference "$tool" "$c" "$(expect_for "$tool")" -mode stdio -server reference -dir "$TREE" -file small.txt \
+			-server-stderr "$LOGS/reference-stdio.log" -- "$NODE" "$REF_JS" "$TREE"
+	done
+done
+
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# --- 6. tables ------------------------------------------------------------------------
+RESULTS=$WORK/results.md
+{
+	echo "## ServerFS MCP benchmark"
+	echo
+	echo "$(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(go env GOVERSION), node $("$NODE" --version)," \
+		"@modelcontextprotocol/server-filesystem $REF_VERSION; go-sdk client (bench/mcp); ${DURATION} per cell after ${WARMUP} warmup;" \
+		"4 KiB text file; SERVERFS_LOG_LEVEL=$SERVERFS_LOG_LEVEL; load average before $LOAD_BEFORE, after $LOAD_AFTER." \
+		"Client and server share the machine's CPUs."
+	echo
+	echo "### Streamable HTTP (ServerFS; one session per client)"
+	echo
+	echo "| tool | clients | calls/s | p50 ms | p99 ms | errors | server CPU µs/call | server cores | client cores |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+	awk -F'\t' '$1=="http" { if ($5=="failed") printf "| %s | %s | failed | | | | | | |\n", $3, $4; else printf "| %s | %s | %s | %.2f | %.2f | %s | %s | %s | %s |\n", $3, $4, $5, $6, $7, $8, $11, $12, $14 }' "$CELLS"
+	echo
+	echo "### stdio (one session; clients = concurrent calls on it)"
+	echo
+	echo "Reference tool: stat_file ↔ get_file_info, read_text_file ↔ read_text_file."
+	echo
+	echo "Columns: calls/s, p50 ms, p99 ms and server CPU µs per call, for ServerFS then the reference;"
+	echo "ours/ref compares calls/s; CPU ref/ours compares server CPU per call (less sensitive to other load)."
+	echo
+	echo "| tool | clients | ServerFS calls/s | p50 | p99 | CPU µs | reference calls/s | p50 | p99 | CPU µs | errors ours/ref | ours/ref calls/s | CPU ref/ours |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	awk -F'\t' '
+		$1=="stdio" { k=$3 SUBSEP $4; if (!(k in seen)) { seen[k]=1; order[++n]=k }; row[$2, k]=$0 }
+		END {
+			for (i=1; i<=n; i++) {
+				k=order[i]; split(k, kk, SUBSEP)
+				split(row["serverfs", k], o, "\t"); split(row["reference", k], r, "\t")
+				os = (o[5]=="" || o[5]=="failed") ? "failed | | | " : sprintf("%s | %.2f | %.2f | %s", o[5], o[6], o[7], o[11])
+				rs = (r[5]=="" || r[5]=="failed") ? "failed | | | " : sprintf("%s | %.2f | %.2f | %s", r[5], r[6], r[7], r[11])
+				ratio = (o[5]+0 > 0 && r[5]+0 > 0) ? sprintf("%.1f×", o[5]/r[5]) : "–"
+				cratio = (o[11]+0 > 0 && r[11]+0 > 0) ? sprintf("%.1f×", r[11]/o[11]) : "–"
+				printf "| %s | %s | %s | %s | %s/%s | %s | %s |\n", kk[1], kk[2], os, rs, o[8], r[8], ratio, cratio
+			}
+		}' "$CELLS"
+	echo
+	echo "### Targets (issue 4)"
+	echo
+	awk -F'\t' '
+		$1=="http" && $3=="stat_file" && $4==64 && $5!="failed" { hr=$5; hp=$7 }
+		$1=="stdio" && $3=="stat_file" && $4==1 { if ($2=="serverfs") o=$5; else r=$5 }
+		END {
+			if (hr != "") {
+				printf "- stat_file over HTTP at 64 clients: %s calls/s (target ≥ 10,000): %s\n", hr, (hr+0 >= 10000 ? "met" : "missed")
+				printf "- its p99: %.2f ms (target < 5 ms): %s\n", hp, (hp+0 < 5 ? "met" : "missed")
+			} else print "- stat_file over HTTP at 64 clients: not measured"
+			if (o+0 > 0 && r+0 > 0) printf "- sequential stat_file over stdio vs the reference get_file_info: %.1f× (target ≥ 5×): %s\n", o/r, (o/r >= 5 ? "met" : "missed")
+			else print "- stdio ratio: not measured"
+		}' "$CELLS"
+} >"$RESULTS"
+
+cat "$RESULTS"
+log "saved $RESULTS (raw cells: $CELLS, logs: $LOGS)"
+exit "$FAILED"

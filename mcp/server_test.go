@@ -1,0 +1,994 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/search"
+)
+
+// Integration tests: go-sdk's client against NewHandler over real HTTP
+// (httptest), and against NewServer over in-memory transports for stdio.
+
+const (
+	canaryText = "CANARY-OUTSIDE-THE-WORKDIR"
+	// markerText is in marker.txt; the call log must never contain it.
+	markerText = "MARKER-7f3c9a1e-file-content-never-logged"
+	testVer    = "test"
+)
+
+// syncBuffer is the server log: slog writes from many goroutines while a
+// test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// testEnv is workdir "wd" (a real temporary directory) with a canary file
+// next to it and one in a directory outside it.
+type testEnv struct {
+	parent string // temporary directory holding wd, secret.txt and outside/
+	root   string // host path of workdir "wd"
+	deps   *Deps
+	log    *syncBuffer
+}
+
+func writeFile(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func gzipped(t testing.TB, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := io.WriteString(zw, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// The workdir's files.
+const (
+	readmeText   = "# Demo project\nThis is the demo.\n"
+	composeText  = "services:\n  app:\n    environment:\n      DATABASE_URL: postgres://db/app\n"
+	settingsText = "[db]\nhost = db\nDATABASE_URL = postgres://db/settings\n"
+	gzLogText    = "line one\nconnecting with DATABASE_URL from env\nline three\n"
+	aText        = "alpha\nbeta\n"
+)
+
+// bigLines is more than one read window (MaxReadLines is 500 by default).
+const bigLines = 600
+
+func newEnv(t *testing.T) *testEnv {
+	t.Helper()
+	parent := t.TempDir()
+	e := &testEnv{parent: parent, root: filepath.Join(parent, "wd"), log: &syncBuffer{}}
+	w := func(rel string, data []byte) { writeFile(t, filepath.Join(e.root, filepath.FromSlash(rel)), data) }
+	w("README.md", []byte(readmeText))
+	w("compose.yml", []byte(composeText))
+	w("config/settings.ini", []byte(settingsText))
+	w("logs/app.log.1.gz", gzipped(t, gzLogText))
+	w("sub/a.txt", []byte(aText))
+	w("sub/docker-compose.yml", []byte("services: {}\n"))
+	w("marker.txt", []byte(markerText+"\n"))
+	w(".hidden.txt", []byte("hidden "+canaryText+"\n"))
+	w("id_rsa", []byte("PRIVATE "+canaryText+"\n"))
+	var big strings.Builder
+	for i := 1; i <= bigLines; i++ {
+		fmt.Fprintf(&big, "big line %d\n", i)
+	}
+	w("big.txt", []byte(big.String()))
+	// Canaries outside the workdir: where ../secret.txt and an escape to
+	// a sibling directory would land.
+	writeFile(t, filepath.Join(parent, "secret.txt"), []byte(canaryText+"\n"))
+	writeFile(t, filepath.Join(parent, "outside", "canary.txt"), []byte(canaryText+"\n"))
+	if err := os.Symlink("../secret.txt", filepath.Join(e.root, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg, err := sfs.LoadConfig(nil, []string{"wd=" + e.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sfs.New(cfg, sfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.deps = &Deps{FS: f, Search: search.New(f), Log: &Logger{Logger: slog.New(slog.NewJSONHandler(e.log, nil))}}
+	// Registered first, so it runs last: after every server and session
+	// registered later has shut down.
+	t.Cleanup(func() {
+		f.Close()
+		e.assertNoLeak(t, "server log", e.log.String())
+	})
+	return e
+}
+
+// assertNoLeak fails when s holds a host path or outside content.
+func (e *testEnv) assertNoLeak(t testing.TB, what, s string) {
+	t.Helper()
+	for _, bad := range []string{e.parent, e.root, canaryText, "root:x:0:0"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("%s contains %q:\n%s", what, bad, s)
+		}
+	}
+}
+
+// serveHTTP starts NewHandler with the default HTTP configuration on a real
+// listener and returns the MCP endpoint's URL.
+func (e *testEnv) serveHTTP(t *testing.T) string {
+	t.Helper()
+	cfg, probs := LoadHTTPConfig(nil)
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	ts := httptest.NewServer(NewHandler(e.deps, cfg, testVer))
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	return ts.URL + Path
+}
+
+func connectHTTP(ctx context.Context, url string) (*sdk.ClientSession, error) {
+	c := sdk.NewClient(&sdk.Implementation{Name: "serverfs-test", Version: "0"}, nil)
+	return c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+}
+
+func (e *testEnv) client(t *testing.T, url string) *sdk.ClientSession {
+	t.Helper()
+	cs, err := connectHTTP(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// call calls a tool; a protocol error fails the test, a tool error does not.
+func (e *testEnv) call(t testing.TB, cs *sdk.ClientSession, name string, args map[string]any) *sdk.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s(%v): %v", name, args, err)
+	}
+	b, _ := json.Marshal(res)
+	e.assertNoLeak(t, name+" result", string(b))
+	return res
+}
+
+// structured decodes a successful result's structured content.
+func structured[T any](t testing.TB, res *sdk.CallToolResult) T {
+	t.Helper()
+	var v T
+	if res.IsError {
+		t.Fatalf("unexpected tool error: %s", resultText(res))
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("structured content %s: %v", b, err)
+	}
+	return v
+}
+
+func resultText(res *sdk.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// toolErr asserts res is a tool error whose text starts with prefix.
+func toolErr(t testing.TB, res *sdk.CallToolResult, prefix string) string {
+	t.Helper()
+	text := resultText(res)
+	if !res.IsError {
+		t.Fatalf("want tool error %q, got success: %s", prefix, text)
+	}
+	if !strings.HasPrefix(text, prefix) {
+		t.Fatalf("tool error %q, want prefix %q", text, prefix)
+	}
+	if res.StructuredContent != nil {
+		t.Errorf("tool error carries structured content %v", res.StructuredContent)
+	}
+	return text
+}
+
+var toolNames = []string{"list_workdirs", "list_directory", "find_files", "search_text", "read_text_file", "stat_file"}
+
+// toolSnap is one tool as tools/list serves it.
+type toolSnap struct {
+	Name         string               `json:"name"`
+	Title        string               `json:"title,omitempty"`
+	Description  string               `json:"description"`
+	Annotations  *sdk.ToolAnnotations `json:"annotations"`
+	InputSchema  any                  `json:"inputSchema"`
+	OutputSchema any                  `json:"outputSchema"`
+}
+
+func listTools(t *testing.T, cs *sdk.ClientSession) []*sdk.Tool {
+	t.Helper()
+	var tools []*sdk.Tool
+	for tool, err := range cs.Tools(t.Context(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, tool)
+	}
+	return tools
+}
+
+// TestToolSnapshot compares the served tool surface with
+// testdata/tools.json; UPDATE_TOOLSNAPS=true rewrites it.
+func TestToolSnapshot(t *testing.T) {
+	e := newEnv(t)
+	cs := e.client(t, e.serveHTTP(t))
+	var snaps []toolSnap
+	for _, tool := range listTools(t, cs) {
+		snaps = append(snaps, toolSnap{tool.Name, tool.Title, tool.Description, tool.Annotations, tool.InputSchema, tool.OutputSchema})
+	}
+	// Inventory order, so a reordering shows in review too.
+	order := ToolNames(e.deps.FS.Limits())
+	slices.SortStableFunc(snaps, func(a, b toolSnap) int { return slices.Index(order, a.Name) - slices.Index(order, b.Name) })
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(snaps); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.Bytes()
+	const file = "testdata/tools.json"
+	if os.Getenv("UPDATE_TOOLSNAPS") == "true" {
+		writeFile(t, file, got)
+		t.Logf("wrote %s", file)
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run UPDATE_TOOLSNAPS=true go test ./mcp -run TestToolSnapshot)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := range max(len(gl), len(wl)) {
+			g, w := "", ""
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				t.Fatalf("the tool surface differs from %s at line %d:\n got: %s\nwant: %s\nIf the change is intended, run UPDATE_TOOLSNAPS=true go test ./mcp -run TestToolSnapshot and review the diff.", file, i+1, g, w)
+			}
+		}
+	}
+}
+
+// schemaProp returns inputSchema.properties[name] of a tool as served.
+func schemaProp(t *testing.T, tool *sdk.Tool, name string) map[string]any {
+	t.Helper()
+	s, ok := tool.InputSchema.(map[string]any)
+	if !ok {
+		t.Fatalf("%s: input schema is %T", tool.Name, tool.InputSchema)
+	}
+	props, _ := s["properties"].(map[string]any)
+	p, ok := props[name].(map[string]any)
+	if !ok {
+		t.Fatalf("%s: no property %q in %v", tool.Name, name, s)
+	}
+	return p
+}
+
+func TestToolsList(t *testing.T) {
+	e := newEnv(t)
+	cs := e.client(t, e.serveHTTP(t))
+	tools := listTools(t, cs)
+	var names []string
+	byName := map[string]*sdk.Tool{}
+	for _, tool := range tools {
+		names = append(names, tool.Name)
+		byName[tool.Name] = tool
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(toolNames))) {
+		t.Fatalf("tools/list = %v, want exactly %v", names, toolNames)
+	}
+	if inv := ToolNames(e.deps.FS.Limits()); !slices.Equal(inv, toolNames) {
+		t.Errorf("ToolNames = %v, want %v", inv, toolNames)
+	}
+	for _, tool := range tools {
+		a := tool.Annotations
+		if a == nil {
+			t.Errorf("%s: no annotations", tool.Name)
+			continue
+		}
+		// The pointers are non-nil only when the hint was on the wire.
+		if !a.ReadOnlyHint || !a.IdempotentHint || a.OpenWorldHint == nil || *a.OpenWorldHint || a.DestructiveHint == nil || *a.DestructiveHint {
+			t.Errorf("%s: annotations %+v, want readOnly, idempotent, openWorld=false, destructive=false all present", tool.Name, a)
+		}
+		if a.Title == "" || len(tool.Description) < 80 {
+			t.Errorf("%s: title %q, description %q: want both, the description written for a model", tool.Name, a.Title, tool.Description)
+		}
+		if tool.OutputSchema == nil {
+			t.Errorf("%s: no output schema", tool.Name)
+		}
+	}
+	lim := e.deps.FS.Limits()
+	for _, c := range []struct {
+		tool, prop    string
+		min, max, def float64
+	}{
+		{"list_directory", "offset", 0, 1 << 30, 0},
+		{"list_directory", "limit", 1, float64(lim.MaxListEntries), float64(lim.DefaultListLimit)},
+		{"find_files", "limit", 1, float64(lim.MaxSearchResults), float64(lim.DefaultSearchResults)},
+		{"search_text", "limit", 1, float64(lim.MaxSearchResults), float64(lim.DefaultSearchResults)},
+		{"read_text_file", "start_line", 1, 1 << 30, 1},
+		{"read_text_file", "max_lines", 1, float64(lim.MaxReadLines), float64(min(sfs.DefaultReadLines, lim.MaxReadLines))},
+	} {
+		p := schemaProp(t, byName[c.tool], c.prop)
+		if p["minimum"] != c.min || p["maximum"] != c.max || p["default"] != c.def {
+			t.Errorf("%s.%s: minimum %v maximum %v default %v, want %v %v %v", c.tool, c.prop, p["minimum"], p["maximum"], p["default"], c.min, c.max, c.def)
+		}
+	}
+	if p := schemaProp(t, byName["search_text"], "case_sensitive"); p["default"] != true {
+		t.Errorf("search_text.case_sensitive default %v, want true", p["default"])
+	}
+	// The bounds are enforced, not only advertised.
+	for _, args := range []map[string]any{
+		{"workdir": "wd", "path": "big.txt", "max_lines": lim.MaxReadLines + 1},
+		{"workdir": "wd", "path": "big.txt", "start_line": 0},
+		{"workdir": "wd", "path": 5},
+		{"workdir": "wd"},
+	} {
+		toolErr(t, e.call(t, cs, "read_text_file", args), "INVALID_ARGUMENT: ")
+	}
+	toolErr(t, e.call(t, cs, "list_directory", map[string]any{"workdir": "wd", "limit": lim.MaxListEntries + 1}), "INVALID_ARGUMENT: ")
+	toolErr(t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "x", "limit": 0}), "INVALID_ARGUMENT: ")
+	if _, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "write_file", Arguments: map[string]any{}}); err == nil {
+		t.Error("an unknown tool was called")
+	}
+	if ins := cs.InitializeResult().Instructions; !strings.Contains(ins, "read-only") || !strings.Contains(ins, "untrusted") {
+		t.Errorf("instructions %q", ins)
+	}
+}
+
+// TestChain is the seed §68 acceptance chain end to end over HTTP.
+func TestChain(t *testing.T) {
+	e := newEnv(t)
+	cs := e.client(t, e.serveHTTP(t))
+
+	wds := structured[struct {
+		Workdirs []sfs.WorkdirInfo `json:"workdirs"`
+	}](t, e.call(t, cs, "list_workdirs", nil))
+	if len(wds.Workdirs) != 1 || wds.Workdirs[0].Alias != "wd" || wds.Workdirs[0].Mode != sfs.ModeReadOnly {
+		t.Fatalf("list_workdirs = %+v", wds)
+	}
+
+	l := structured[sfs.Listing](t, e.call(t, cs, "list_directory", map[string]any{"workdir": "wd"}))
+	var names []string
+	for _, en := range l.Entries {
+		names = append(names, en.Name)
+	}
+	wantNames := []string{"README.md", "big.txt", "compose.yml", "config", "link.txt", "logs", "marker.txt", "sub"}
+	if !slices.Equal(names, wantNames) || l.Total != len(wantNames) || l.HasMore || l.Workdir != "wd" || l.Path != "" {
+		t.Fatalf("list_directory = %+v, want names %v", l, wantNames)
+	}
+	for _, en := range l.Entries {
+		switch en.Name {
+		case "README.md":
+			if en.Type != sfs.TypeFile || en.Size == nil || *en.Size != int64(len(readmeText)) || en.ModifiedAt == "" {
+				t.Errorf("README.md entry %+v", en)
+			}
+		case "config":
+			if en.Type != sfs.TypeDirectory {
+				t.Errorf("config entry %+v", en)
+			}
+		case "link.txt":
+			if en.Type != sfs.TypeSymlink {
+				t.Errorf("link.txt entry %+v", en)
+			}
+		}
+	}
+	page := structured[sfs.Listing](t, e.call(t, cs, "list_directory", map[string]any{"workdir": "wd", "offset": 2, "limit": 3}))
+	if len(page.Entries) != 3 || page.Entries[0].Name != "compose.yml" || !page.HasMore || page.NextOffset == nil || *page.NextOffset != 5 {
+		t.Errorf("list_directory page = %+v", page)
+	}
+
+	found := structured[sfs.FindResult](t, e.call(t, cs, "find_files", map[string]any{"workdir": "wd", "pattern": "*compose*.yml"}))
+	var paths []string
+	for _, m := range found.Matches {
+		paths = append(paths, m.Path)
+	}
+	if !slices.Equal(paths, []string{"compose.yml", "sub/docker-compose.yml"}) || found.Truncated || found.Returned != 2 {
+		t.Fatalf("find_files = %+v", found)
+	}
+
+	sr := structured[search.Result](t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "DATABASE_URL"}))
+	type hit struct {
+		path       string
+		line       int
+		compressed bool
+	}
+	var hits []hit
+	for _, m := range sr.Matches {
+		hits = append(hits, hit{m.Path, m.Line, m.Compressed})
+	}
+	wantHits := []hit{{"compose.yml", 4, false}, {"config/settings.ini", 3, false}, {"logs/app.log.1.gz", 2, true}}
+	if !slices.Equal(hits, wantHits) || sr.Truncated || sr.Returned != 3 {
+		t.Fatalf("search_text = %+v, want %v", sr, wantHits)
+	}
+	if sr.Matches[1].Text != "DATABASE_URL = postgres://db/settings" {
+		t.Errorf("search_text line text %q", sr.Matches[1].Text)
+	}
+	ci := structured[search.Result](t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "database_url", "case_sensitive": false, "glob": "*.ini"}))
+	if len(ci.Matches) != 1 || ci.Matches[0].Path != "config/settings.ini" {
+		t.Errorf("case-insensitive search_text = %+v", ci)
+	}
+
+	rd := structured[readTextFileOut](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "config/settings.ini", "start_line": 2, "max_lines": 2}))
+	if rd.Content != "host = db\nDATABASE_URL = postgres://db/settings\n" || rd.StartLine != 2 || rd.EndLine != 3 || rd.HasMore || rd.NextStartLine != nil || rd.Compressed || rd.Path != "config/settings.ini" {
+		t.Fatalf("read_text_file = %+v", rd)
+	}
+	first := structured[readTextFileOut](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "config/settings.ini", "max_lines": 1}))
+	if first.Content != "[db]\n" || !first.HasMore || first.NextStartLine == nil || *first.NextStartLine != 2 {
+		t.Errorf("read_text_file first line = %+v", first)
+	}
+
+	st := structured[sfs.FileInfo](t, e.call(t, cs, "stat_file", map[string]any{"workdir": "wd", "path": "config/settings.ini"}))
+	if st.Type != sfs.TypeFile || st.Size == nil || *st.Size != int64(len(settingsText)) || st.Workdir != "wd" || st.Path != "config/settings.ini" || st.ModifiedAt == "" || st.MIMEType == "" {
+		t.Fatalf("stat_file = %+v", st)
+	}
+	if _, err := time.Parse(time.RFC3339, st.ModifiedAt); err != nil {
+		t.Errorf("modified_at %q: %v", st.ModifiedAt, err)
+	}
+	lst := structured[sfs.FileInfo](t, e.call(t, cs, "stat_file", map[string]any{"workdir": "wd", "path": "link.txt"}))
+	if lst.Type != sfs.TypeSymlink {
+		t.Errorf("stat_file on a symlink = %+v", lst)
+	}
+
+	gz := structured[readTextFileOut](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "logs/app.log.1.gz"}))
+	if gz.Content != gzLogText || !gz.Compressed || gz.StartLine != 1 || gz.EndLine != 3 || gz.HasMore || gz.BytesReturned != len(gzLogText) {
+		t.Fatalf("read_text_file .gz = %+v", gz)
+	}
+	gz2 := structured[readTextFileOut](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "logs/app.log.1.gz", "start_line": 2, "max_lines": 1}))
+	if gz2.Content != "connecting with DATABASE_URL from env\n" || !gz2.Compressed || !gz2.HasMore {
+		t.Errorf("read_text_file .gz window = %+v", gz2)
+	}
+}
+
+func TestToolErrors(t *testing.T) {
+	e := newEnv(t)
+	cs := e.client(t, e.serveHTTP(t))
+	for _, c := range []struct {
+		tool   string
+		args   map[string]any
+		prefix string
+	}{
+		{"read_text_file", map[string]any{"workdir": "wd", "path": "../x"}, "PATH_OUTSIDE_WORKDIR: wd:/"},
+		{"read_text_file", map[string]any{"workdir": "wd", "path": "sub/../../secret.txt"}, "PATH_OUTSIDE_WORKDIR: wd:/"},
+		{"read_text_file", map[string]any{"workdir": "wd", "path": "missing.txt"}, "PATH_NOT_FOUND: wd:/missing.txt"},
+		{"read_text_file", map[string]any{"workdir": "nope", "path": "a.txt"}, "WORKDIR_NOT_FOUND: "},
+		{"read_text_file", map[string]any{"workdir": "wd", "path": ".hidden.txt"}, "HIDDEN_PATH_NOT_ALLOWED: wd:/.hidden.txt"},
+		{"read_text_file", map[string]any{"workdir": "wd", "path": "id_rsa"}, "DENIED_PATH: wd:/id_rsa"},
+		{"read_text_file", map[string]any{"workdir": "wd", "path": "link.txt"}, "SYMLINK_NOT_ALLOWED: wd:/link.txt"},
+		{"read_text_file", map[string]any{"workdir": "wd", "path": "/etc/passwd"}, "INVALID_PATH: "},
+		{"read_text_file", map[string]any{"workdir": "wd", "path": "sub"}, "NOT_A_FILE: wd:/sub"},
+		{"read_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt", "start_line": 99}, "LINE_OUT_OF_RANGE: wd:/sub/a.txt"},
+		{"list_directory", map[string]any{"workdir": "wd", "path": "README.md"}, "NOT_A_DIRECTORY: wd:/README.md"},
+		{"list_directory", map[string]any{"workdir": "wd", "path": ".."}, "PATH_OUTSIDE_WORKDIR: wd:/"},
+		{"stat_file", map[string]any{"workdir": "wd", "path": ".hidden.txt"}, "HIDDEN_PATH_NOT_ALLOWED: wd:/.hidden.txt"},
+		{"stat_file", map[string]any{"workdir": "wd", "path": "sub\\a.txt"}, "INVALID_PATH: "},
+		{"find_files", map[string]any{"workdir": "wd", "pattern": "[z-a"}, "INVALID_PATTERN: "},
+		{"search_text", map[string]any{"workdir": "nope", "query": "x"}, "WORKDIR_NOT_FOUND: "},
+	} {
+		text := toolErr(t, e.call(t, cs, c.tool, c.args), c.prefix)
+		if strings.Contains(text, "goroutine") || strings.Contains(text, ".go:") {
+			t.Errorf("%s(%v): error with a stack: %q", c.tool, c.args, text)
+		}
+	}
+	// Hidden, credential and outside files are not found by any tool.
+	fr := structured[sfs.FindResult](t, e.call(t, cs, "find_files", map[string]any{"workdir": "wd", "pattern": "*"}))
+	for _, m := range fr.Matches {
+		if m.Path == ".hidden.txt" || m.Path == "id_rsa" {
+			t.Errorf("find_files returned %s", m.Path)
+		}
+	}
+	// (Not the whole canary text: the result echoes the query.)
+	sr := structured[search.Result](t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "OUTSIDE-THE-WORK", "include_ignored": true}))
+	if len(sr.Matches) != 0 {
+		t.Errorf("search_text found the canary: %+v", sr.Matches)
+	}
+}
+
+func TestResourceTemplate(t *testing.T) {
+	e := newEnv(t)
+	cs := e.client(t, e.serveHTTP(t))
+	ctx := t.Context()
+
+	tl, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tl.ResourceTemplates) != 1 || tl.ResourceTemplates[0].URITemplate != "serverfs://{workdir}/{+path}" {
+		t.Fatalf("resources/templates/list = %+v", tl.ResourceTemplates)
+	}
+	rl, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rl.Resources) != 0 {
+		t.Fatalf("resources/list enumerates %d resources", len(rl.Resources))
+	}
+
+	read := func(uri string) (*sdk.ReadResourceResult, error) {
+		res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+		if res != nil {
+			b, _ := json.Marshal(res)
+			e.assertNoLeak(t, uri, string(b))
+		}
+		if err != nil {
+			e.assertNoLeak(t, uri+" error", err.Error())
+		}
+		return res, err
+	}
+	for _, uri := range []string{
+		"serverfs://wd/sub/a.txt",
+		// %2F decodes, once, to "/": the same file, through the same
+		// resolver and policy as any other path.
+		"serverfs://wd/sub%2Fa.txt",
+		"serverfs://wd/sub%2fa%2Etxt",
+	} {
+		res, err := read(uri)
+		if err != nil {
+			t.Fatalf("%s: %v", uri, err)
+		}
+		if len(res.Contents) != 1 || res.Contents[0].Text != aText || res.Contents[0].URI != uri || res.Contents[0].MIMEType != "text/plain" {
+			t.Errorf("%s = %+v", uri, res.Contents)
+		}
+	}
+	res, err := read("serverfs://wd/logs/app.log.1.gz")
+	if err != nil || res.Contents[0].Text != gzLogText {
+		t.Errorf("compressed resource: %v %+v", err, res)
+	}
+
+	for _, c := range []struct {
+		uri  string
+		want string // a substring of the error
+	}{
+		{"serverfs://wd/%2e%2e%2fsecret.txt", "PATH_OUTSIDE_WORKDIR"},
+		{"serverfs://wd/..%2Fsecret.txt", "PATH_OUTSIDE_WORKDIR"},
+		{"serverfs://wd/..%2F..%2Fetc%2Fpasswd", "PATH_OUTSIDE_WORKDIR"},
+		{"serverfs://wd/../secret.txt", "PATH_OUTSIDE_WORKDIR"},
+		{"serverfs://wd/sub/../../secret.txt", "PATH_OUTSIDE_WORKDIR"},
+		{"serverfs://wd/%2e%2e/outside/canary.txt", "PATH_OUTSIDE_WORKDIR"},
+		// Decoded exactly once: the literal name "%2e%2e", which does not exist.
+		{"serverfs://wd/%252e%252e/x", "PATH_NOT_FOUND"},
+		{"serverfs://wd/%252e%252e%252fsecret.txt", "PATH_NOT_FOUND"},
+		{"serverfs://wd/a%00.txt", "INVALID_PATH"},
+		{"serverfs://wd/sub%00/a.txt", "INVALID_PATH"},
+		// go-sdk's template match refuses a raw backslash and a bad escape.
+		{`serverfs://wd/sub\a.txt`, "Resource not found"},
+		{"serverfs://wd/sub%5Ca.txt", "INVALID_PATH"},
+		{"serverfs://wd/%2Fetc%2Fpasswd", "INVALID_PATH"},
+		{"serverfs://wd//etc/passwd", "INVALID_PATH"},
+		{"serverfs://wd/%zz", "Resource not found"},
+		{"serverfs://wd/sub/a.txt?x=1", "INVALID_PATH"},
+		{"serverfs://wd/sub/a.txt#frag", "INVALID_PATH"},
+		{"serverfs://nope/a.txt", "WORKDIR_NOT_FOUND"},
+		{"serverfs://wd%2F..%2F/secret.txt", "WORKDIR_NOT_FOUND"},
+		{"serverfs://wd/.hidden.txt", "HIDDEN_PATH_NOT_ALLOWED"},
+		{"serverfs://wd/%2ehidden.txt", "HIDDEN_PATH_NOT_ALLOWED"},
+		{"serverfs://wd/id_rsa", "DENIED_PATH"},
+		{"serverfs://wd/link.txt", "SYMLINK_NOT_ALLOWED"},
+		{"serverfs://wd/missing.txt", "PATH_NOT_FOUND"},
+		{"serverfs://wd/sub", "NOT_A_FILE"},
+		{"serverfs://wd/big.txt", "read_text_file"},
+		{"file:///etc/passwd", "Resource not found"},
+	} {
+		res, err := read(c.uri)
+		if testing.Verbose() {
+			t.Logf("%s: %v", c.uri, err)
+		}
+		if err == nil {
+			t.Errorf("%s: read succeeded: %+v", c.uri, res.Contents)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %q, want it to mention %q", c.uri, err, c.want)
+		}
+	}
+	// The server still serves after all that.
+	if _, err := read("serverfs://wd/README.md"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rawPost sends an MCP initialize request without go-sdk's client.
+func rawPost(t *testing.T, url string, mod func(*http.Request)) (int, string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if mod != nil {
+		mod(req)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(b)
+}
+
+func TestHostAndOrigin(t *testing.T) {
+	e := newEnv(t)
+	url := e.serveHTTP(t)
+	for _, c := range []struct {
+		name string
+		mod  func(*http.Request)
+		want int
+	}{
+		{"default host", nil, http.StatusOK},
+		{"foreign host", func(r *http.Request) { r.Host = "evil.example" }, http.StatusForbidden},
+		{"foreign host with port", func(r *http.Request) { r.Host = "evil.example:8000" }, http.StatusForbidden},
+		{"rebinding-like suffix", func(r *http.Request) { r.Host = "localhost.evil.example" }, http.StatusForbidden},
+		{"cross-site origin", func(r *http.Request) {
+			r.Header.Set("Origin", "https://evil.example")
+			r.Header.Set("Sec-Fetch-Site", "cross-site")
+		}, http.StatusForbidden},
+		{"foreign origin without fetch metadata", func(r *http.Request) { r.Header.Set("Origin", "https://evil.example") }, http.StatusForbidden},
+		{"same-site is not same-origin", func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "same-site") }, http.StatusForbidden},
+		{"allowed host with port", func(r *http.Request) { r.Host = "localhost:8000" }, http.StatusOK},
+		{"tunnel host", func(r *http.Request) { r.Host = "serverfs-mcp:8000" }, http.StatusOK},
+		{"host case-insensitive", func(r *http.Request) { r.Host = "LocalHost:8000" }, http.StatusOK},
+		{"ipv6 loopback", func(r *http.Request) { r.Host = "[::1]:8000" }, http.StatusOK},
+		{"same-origin browser request", func(r *http.Request) {
+			r.Header.Set("Origin", "http://"+r.Host)
+			r.Header.Set("Sec-Fetch-Site", "same-origin")
+		}, http.StatusOK},
+	} {
+		code, body := rawPost(t, url, c.mod)
+		if code != c.want {
+			t.Errorf("%s: status %d, want %d (%s)", c.name, code, c.want, strings.TrimSpace(body))
+		}
+		if code == http.StatusOK && !strings.Contains(body, `"serverfs"`) {
+			t.Errorf("%s: body %s", c.name, body)
+		}
+	}
+	// Nothing but /mcp is served.
+	if code, _ := rawPost(t, strings.TrimSuffix(url, Path)+"/other", nil); code != http.StatusNotFound {
+		t.Errorf("POST /other: %d", code)
+	}
+	// A body over the cap is refused.
+	code, _ := rawPost(t, url, func(r *http.Request) {
+		big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", maxRequestBytes) + `"}}`
+		r.Body = io.NopCloser(strings.NewReader(big))
+		r.ContentLength = int64(len(big))
+	})
+	if code < 400 {
+		t.Errorf("oversized body: status %d", code)
+	}
+	if log := e.log.String(); !strings.Contains(log, `"reason":"host not allowed"`) || !strings.Contains(log, `"reason":"cross-origin"`) {
+		t.Errorf("refusals not logged:\n%s", log)
+	}
+}
+
+func TestPanicRecovery(t *testing.T) {
+	e := newEnv(t)
+	e.deps.testPanic = func(tool string) {
+		if tool == "stat_file" {
+			panic("boom-injected-fault")
+		}
+	}
+	cs := e.client(t, e.serveHTTP(t))
+	for range 2 {
+		text := toolErr(t, e.call(t, cs, "stat_file", map[string]any{"workdir": "wd", "path": "sub/a.txt"}), "INTERNAL_ERROR")
+		if strings.Contains(text, "boom") || strings.Contains(text, "goroutine") || strings.Contains(text, ".go:") {
+			t.Errorf("panic detail in the tool result: %q", text)
+		}
+		// The server keeps serving, on the same session.
+		rd := structured[readTextFileOut](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt"}))
+		if rd.Content != aText {
+			t.Fatalf("after the panic: %+v", rd)
+		}
+	}
+	// And on a new session.
+	cs2 := e.client(t, e.serveHTTP(t))
+	structured[struct{}](t, e.call(t, cs2, "list_workdirs", nil))
+
+	log := e.log.String()
+	if !strings.Contains(log, "boom-injected-fault") || !strings.Contains(log, "goroutine ") || !strings.Contains(log, `"stack":`) {
+		t.Errorf("the stack is not in the server log:\n%s", log)
+	}
+	var panics, failures int
+	for _, m := range logLines(t, log) {
+		if m["event"] == "panic" && m["tool"] == "stat_file" && m["level"] == "ERROR" {
+			panics++
+		}
+		if m["event"] == "tool_call" && m["tool"] == "stat_file" && m["success"] == false && m["error_code"] == "INTERNAL_ERROR" {
+			failures++
+		}
+	}
+	if panics != 2 || failures != 2 {
+		t.Errorf("log has %d panic lines and %d failed stat_file calls, want 2 and 2", panics, failures)
+	}
+}
+
+// TestConcurrentClients runs 100 clients, each with its own session, each
+// reading its own file; run it with -race.
+func TestConcurrentClients(t *testing.T) {
+	e := newEnv(t)
+	const n = 100
+	content := func(i int) string { return fmt.Sprintf("client %03d\nsecond line of %03d\n", i, i) }
+	for i := range n {
+		writeFile(t, filepath.Join(e.root, "many", fmt.Sprintf("f%03d.txt", i)), []byte(content(i)))
+	}
+	url := e.serveHTTP(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			if err := oneClient(ctx, e, url, i, content(i)); err != nil {
+				errs <- fmt.Errorf("client %d: %w", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	var calls int
+	for _, m := range logLines(t, e.log.String()) {
+		if m["event"] == "tool_call" && m["success"] == true {
+			calls++
+		}
+	}
+	if calls != 4*n {
+		t.Errorf("%d successful tool calls logged, want %d", calls, 4*n)
+	}
+}
+
+func oneClient(ctx context.Context, e *testEnv, url string, i int, want string) error {
+	cs, err := connectHTTP(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	path := fmt.Sprintf("many/f%03d.txt", i)
+	decode := func(name string, args map[string]any, v any) error {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if res.IsError {
+			return fmt.Errorf("%s: %s", name, resultText(res))
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		return json.Unmarshal(b, v)
+	}
+	var st sfs.FileInfo
+	if err := decode("stat_file", map[string]any{"workdir": "wd", "path": path}, &st); err != nil {
+		return err
+	}
+	if st.Path != path || st.Size == nil || *st.Size != int64(len(want)) {
+		return fmt.Errorf("stat_file = %+v", st)
+	}
+	var rd readTextFileOut
+	if err := decode("read_text_file", map[string]any{"workdir": "wd", "path": path}, &rd); err != nil {
+		return err
+	}
+	if rd.Content != want || rd.Path != path {
+		return fmt.Errorf("read_text_file = %+v", rd)
+	}
+	var sr search.Result
+	if err := decode("search_text", map[string]any{"workdir": "wd", "path": "many", "query": fmt.Sprintf("second line of %03d", i)}, &sr); err != nil {
+		return err
+	}
+	if len(sr.Matches) != 1 || sr.Matches[0].Path != path || sr.Matches[0].Line != 2 {
+		return fmt.Errorf("search_text = %+v", sr)
+	}
+	var fr sfs.FindResult
+	if err := decode("find_files", map[string]any{"workdir": "wd", "path": "many", "pattern": fmt.Sprintf("f%03d.*", i)}, &fr); err != nil {
+		return err
+	}
+	if len(fr.Matches) != 1 || fr.Matches[0].Path != path {
+		return fmt.Errorf("find_files = %+v", fr)
+	}
+	rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "serverfs://wd/" + path})
+	if err != nil {
+		return fmt.Errorf("resource: %w", err)
+	}
+	if len(rr.Contents) != 1 || rr.Contents[0].Text != want {
+		return fmt.Errorf("resource = %+v", rr.Contents)
+	}
+	return nil
+}
+
+func logLines(t testing.TB, log string) []map[string]any {
+	t.Helper()
+	var lines []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(log))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("log line is not JSON: %q", sc.Text())
+		}
+		lines = append(lines, m)
+	}
+	return lines
+}
+
+func TestCallLog(t *testing.T) {
+	e := newEnv(t)
+	cs := e.client(t, e.serveHTTP(t))
+	type want struct {
+		tool, workdir, path string
+		bytes               int // -1: not checked
+		code                string
+	}
+	var wants []want
+	do := func(tool string, args map[string]any, w want) *sdk.CallToolResult {
+		w.tool = tool
+		wants = append(wants, w)
+		return e.call(t, cs, tool, args)
+	}
+	do("list_workdirs", nil, want{bytes: -1})
+	rd := structured[readTextFileOut](t, do("read_text_file", map[string]any{"workdir": "wd", "path": "marker.txt"}, want{workdir: "wd", path: "marker.txt", bytes: len(markerText) + 1}))
+	if !strings.Contains(rd.Content, markerText) {
+		t.Fatalf("read_text_file = %+v", rd)
+	}
+	do("read_text_file", map[string]any{"workdir": "wd", "path": "logs/app.log.1.gz"}, want{workdir: "wd", path: "logs/app.log.1.gz", bytes: len(gzLogText)})
+	do("read_text_file", map[string]any{"workdir": "wd", "path": "missing.txt"}, want{workdir: "wd", path: "missing.txt", code: "PATH_NOT_FOUND"})
+	do("stat_file", map[string]any{"workdir": "wd", "path": "sub/a.txt"}, want{workdir: "wd", path: "sub/a.txt", bytes: -1})
+	sr := structured[search.Result](t, do("search_text", map[string]any{"workdir": "wd", "query": "MARKER-7f3c"}, want{workdir: "wd", bytes: -1}))
+	if len(sr.Matches) != 1 || sr.Matches[0].Text != markerText {
+		t.Fatalf("search_text = %+v", sr)
+	}
+	do("read_text_file", map[string]any{"workdir": "wd", "path": "../x"}, want{workdir: "wd", path: "../x", code: "PATH_OUTSIDE_WORKDIR"})
+	do("list_directory", map[string]any{"workdir": "nope"}, want{workdir: "nope", code: "WORKDIR_NOT_FOUND"})
+	// Refused by the input schema before the handler runs: logged too.
+	do("read_text_file", map[string]any{"workdir": "wd", "path": "marker.txt", "max_lines": 100000}, want{code: "INVALID_ARGUMENT"})
+	if _, err := cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "serverfs://wd/marker.txt"}); err != nil {
+		t.Fatal(err)
+	}
+
+	log := e.log.String()
+	if strings.Contains(log, "MARKER-7f3c") {
+		t.Fatalf("file content in the log:\n%s", log)
+	}
+	var calls []map[string]any
+	var resources int
+	for _, m := range logLines(t, log) {
+		switch m["event"] {
+		case "tool_call":
+			calls = append(calls, m)
+		case "resource_read":
+			resources++
+			if m["path"] != "marker.txt" || m["success"] != true || m["bytes_returned"] != float64(len(markerText)+1) {
+				t.Errorf("resource log line %v", m)
+			}
+		}
+	}
+	if resources != 1 {
+		t.Errorf("%d resource_read lines, want 1", resources)
+	}
+	if len(calls) != len(wants) {
+		t.Fatalf("%d tool_call lines for %d calls:\n%s", len(calls), len(wants), log)
+	}
+	for i, w := range wants {
+		m := calls[i]
+		ok := m["tool"] == w.tool && m["msg"] == "tool_call" && m["level"] == "INFO"
+		if _, has := m["duration_ms"].(float64); !has {
+			ok = false
+		}
+		if w.workdir != "" && m["workdir"] != w.workdir || w.workdir == "" && m["workdir"] != nil {
+			ok = false
+		}
+		if w.path != "" && m["path"] != w.path || w.path == "" && m["path"] != nil {
+			ok = false
+		}
+		if w.code == "" {
+			b, has := m["bytes_returned"].(float64)
+			ok = ok && m["success"] == true && m["error_code"] == nil && has && b > 0 && (w.bytes < 0 || b == float64(w.bytes))
+		} else {
+			ok = ok && m["success"] == false && m["error_code"] == w.code && m["bytes_returned"] == nil
+		}
+		if !ok {
+			t.Errorf("log line %d = %v, want %+v", i, m, w)
+		}
+	}
+}
+
+// TestStdio runs the same server over in-memory transports, as serve
+// --stdio does over stdin/stdout.
+func TestStdio(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	st, ct := sdk.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- NewServer(e.deps, testVer).Run(ctx, st) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "stdio-test", Version: "0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != len(toolNames) {
+		t.Fatalf("tools/list: %v %d tools", err, len(tools.Tools))
+	}
+	wds := structured[struct {
+		Workdirs []sfs.WorkdirInfo `json:"workdirs"`
+	}](t, e.call(t, cs, "list_workdirs", nil))
+	if len(wds.Workdirs) != 1 || wds.Workdirs[0].Alias != "wd" {
+		t.Errorf("list_workdirs = %+v", wds)
+	}
+	rd := structured[readTextFileOut](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt"}))
+	if rd.Content != aText {
+		t.Errorf("read_text_file = %+v", rd)
+	}
+	toolErr(t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "../secret.txt"}), "PATH_OUTSIDE_WORKDIR: wd:/")
+	rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "serverfs://wd/sub/a.txt"})
+	if err != nil || rr.Contents[0].Text != aText {
+		t.Errorf("resource: %v %+v", err, rr)
+	}
+	cs.Close()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stdio server did not stop")
+	}
+}
