@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +47,14 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	stdio := fset.Bool("stdio", false, "serve one client over stdin/stdout")
 	if err := fset.Parse(args); err != nil {
 		return 2
+	}
+	// go-sdk v1.8.0 allocates a 32 KiB JSON decoder buffer several times per
+	// request; with the default GOGC the collector ran for a quarter of a
+	// tool call's CPU. A live heap of a few MiB makes 400 cheap (measured:
+	// stat_file at 64 clients, 325 -> 219 µs of server CPU per call).
+	// An operator's GOGC wins.
+	if !hasEnv(environ, "GOGC") {
+		debug.SetGCPercent(400)
 	}
 	cfg, httpCfg, err := loadAll(environ, wds)
 	if err != nil {
@@ -121,4 +130,13 @@ func healthcheck(environ []string, stderr io.Writer) int {
 	}
 	conn.Close()
 	return 0
+}
+
+func hasEnv(environ []string, key string) bool {
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, key+"=") {
+			return true
+		}
+	}
+	return false
 }
