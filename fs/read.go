@@ -49,6 +49,18 @@ type TextWindow struct {
 // UNSUPPORTED_TEXT_ENCODING (nothing is decoded lossily). A startLine past
 // the last line is LINE_OUT_OF_RANGE, naming how many lines the file has.
 func (f *FS) ReadText(ctx context.Context, alias, raw string, startLine, maxLines int) (*TextWindow, error) {
+	return f.ReadTextDecoded(ctx, alias, raw, startLine, maxLines, nil)
+}
+
+// Decoder turns a file's bytes into the text to page through (e.g. a
+// decompressor for rotated logs). Its errors are reported as BINARY_FILE:
+// the bytes are not text ServerFS can read.
+type Decoder func(r io.Reader) (io.ReadCloser, error)
+
+// ReadTextDecoded is ReadText with the file's bytes passed through decode
+// (nil: read as they are). Arguments, policy and limits are exactly
+// ReadText's.
+func (f *FS) ReadTextDecoded(ctx context.Context, alias, raw string, startLine, maxLines int, decode Decoder) (*TextWindow, error) {
 	w, err := f.Workdir(alias)
 	if err != nil {
 		return nil, err
@@ -67,11 +79,23 @@ func (f *FS) ReadText(ctx context.Context, alias, raw string, startLine, maxLine
 		return nil, err
 	}
 	defer file.Close()
-	win, err := ReadLines(ctx, file, startLine, maxLines, f.limits.MaxReadBytes)
+	var src io.Reader = file
+	if decode != nil {
+		dec, err := decode(file)
+		if err != nil {
+			return nil, newErr(CodeBinaryFile, w.alias, info.Path, "cannot be decoded as text (corrupt compressed data?)", err)
+		}
+		defer dec.Close()
+		src = dec
+	}
+	win, err := ReadLines(ctx, src, startLine, maxLines, f.limits.MaxReadBytes)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
 			e.Workdir, e.Path = w.alias, info.Path
+			if decode != nil && e.Code == CodeInternal {
+				e.Code, e.Msg = CodeBinaryFile, "cannot be decoded as text (corrupt compressed data?)"
+			}
 		}
 		return nil, err
 	}

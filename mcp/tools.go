@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -268,52 +269,27 @@ func statFile(_ context.Context, d *Deps, in statFileIn) (sfs.FileInfo, callInfo
 }
 
 // readText is read_text_file and the resource template's reader: plain
-// files through fs.ReadText, .gz/.zst through a capped decompressor and the
-// same line pager.
+// files through fs.ReadText, .gz/.zst through a decompressor capped at
+// SERVERFS_SEARCH_MAX_FILE_BYTES of output and the same line pager.
 func readText(ctx context.Context, d *Deps, alias, path string, start, max int) (*readTextFileOut, error) {
 	kind := search.CompressionOf(path[strings.LastIndexByte(path, '/')+1:])
-	if kind == "" {
-		w, err := d.FS.ReadText(ctx, alias, path, start, max)
-		if err != nil {
-			return nil, err
-		}
-		return &readTextFileOut{TextWindow: *w}, nil
-	}
-	lim := d.FS.Limits()
-	if start == 0 {
-		start = 1
-	}
-	if max == 0 {
-		max = min(sfs.DefaultReadLines, lim.MaxReadLines)
-	}
-	if start < 1 || max < 1 || max > lim.MaxReadLines {
-		return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: fmt.Sprintf("start_line must be >= 1 and max_lines between 1 and %d", lim.MaxReadLines)}
-	}
-	wd, err := d.FS.Workdir(alias)
-	if err != nil {
-		return nil, err
-	}
-	f, info, err := wd.OpenFile(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	dec, err := search.NewDecompressor(kind, f)
-	if err != nil {
-		return nil, &sfs.Error{Code: sfs.CodeBinaryFile, Workdir: alias, Path: info.Path, Msg: "is not a valid " + kind + " file"}
-	}
-	defer dec.Close()
-	capped := search.CapReader(dec, lim.SearchMaxFileBytes)
-	w, err := sfs.ReadLines(ctx, capped, start, max, lim.MaxReadBytes)
-	if err != nil {
-		if e, ok := err.(*sfs.Error); ok {
-			e.Workdir, e.Path = alias, info.Path
-			if e.Code == sfs.CodeInternal {
-				e.Code, e.Msg = sfs.CodeBinaryFile, "could not be decompressed (corrupt "+kind+" data)"
+	var decode sfs.Decoder
+	if kind != "" {
+		capBytes := d.FS.Limits().SearchMaxFileBytes
+		decode = func(r io.Reader) (io.ReadCloser, error) {
+			dec, err := search.NewDecompressor(kind, r)
+			if err != nil {
+				return nil, err
 			}
+			return struct {
+				io.Reader
+				io.Closer
+			}{search.CapReader(dec, capBytes), dec}, nil
 		}
+	}
+	w, err := d.FS.ReadTextDecoded(ctx, alias, path, start, max, decode)
+	if err != nil {
 		return nil, err
 	}
-	w.Workdir, w.Path = alias, info.Path
-	return &readTextFileOut{TextWindow: *w, Compressed: true}, nil
+	return &readTextFileOut{TextWindow: *w, Compressed: kind != ""}, nil
 }
