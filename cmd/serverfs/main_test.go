@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"strings"
 	"testing"
 )
@@ -31,5 +32,37 @@ func TestCheckConfig(t *testing.T) {
 	}
 	if code := run([]string{"bogus"}, nil, &out, &errb); code != 2 {
 		t.Fatalf("unknown command: %d", code)
+	}
+}
+
+func TestHealthcheck(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	var errb bytes.Buffer
+	if code := healthcheck([]string{"SERVERFS_LISTEN=" + addr}, &errb); code != 0 {
+		t.Fatalf("listening port: exit %d, %s", code, errb.String())
+	}
+	ln.Close()
+	if code := healthcheck([]string{"SERVERFS_LISTEN=" + addr}, &errb); code != 1 {
+		t.Fatalf("closed port: exit %d", code)
+	}
+	if code := healthcheck([]string{"SERVERFS_LISTEN=nonsense"}, &errb); code != 1 {
+		t.Fatalf("bad config: exit %d", code)
+	}
+}
+
+func TestServeRefusesBadConfigAllAtOnce(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"serve", "--workdir", "1bad=/nonexistent"}, []string{"SERVERFS_LISTEN=nope", "SERVERFS_LOG_LEVEL=LOUD"}, &out, &errb)
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"1bad", "SERVERFS_LISTEN", "SERVERFS_LOG_LEVEL"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Fatalf("missing %q in:\n%s", want, errb.String())
+		}
 	}
 }
