@@ -80,7 +80,12 @@ func (f *FS) ReadTextDecoded(ctx context.Context, alias, raw string, startLine, 
 	}
 	defer file.Close()
 	var src io.Reader = file
+	hint := int64(-1)
+	if info.Size != nil {
+		hint = *info.Size
+	}
 	if decode != nil {
+		hint = -1
 		dec, err := decode(file)
 		if err != nil {
 			return nil, newErr(CodeBinaryFile, w.alias, info.Path, "cannot be decoded as text (corrupt compressed data?)", err)
@@ -88,7 +93,7 @@ func (f *FS) ReadTextDecoded(ctx context.Context, alias, raw string, startLine, 
 		defer dec.Close()
 		src = dec
 	}
-	win, err := ReadLines(ctx, src, startLine, maxLines, f.limits.MaxReadBytes)
+	win, err := readLines(ctx, src, startLine, maxLines, f.limits.MaxReadBytes, hint)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -107,7 +112,20 @@ func (f *FS) ReadTextDecoded(ctx context.Context, alias, raw string, startLine, 
 // the start of the text (a file, or a decompressing reader). The returned
 // window and errors have Workdir and Path unset.
 func ReadLines(ctx context.Context, r io.Reader, startLine, maxLines, maxBytes int) (*TextWindow, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	return readLines(ctx, r, startLine, maxLines, maxBytes, -1)
+}
+
+// readLines is ReadLines with the stream's size when known (sizeHint >= 0):
+// a small file gets buffers its size, not 128 KiB per read.
+func readLines(ctx context.Context, r io.Reader, startLine, maxLines, maxBytes int, sizeHint int64) (*TextWindow, error) {
+	bufSize, outCap := 64<<10, min(maxBytes, 64<<10)
+	if sizeHint >= 0 && sizeHint < int64(bufSize) {
+		// One byte more than the file, so the first Peek sees EOF and
+		// the binary sniff covers the whole file.
+		bufSize = max(int(sizeHint)+1, 16)
+		outCap = min(outCap, int(sizeHint))
+	}
+	br := bufio.NewReaderSize(r, bufSize)
 	sample, err := br.Peek(SniffBytes)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		return nil, readErr(err)
@@ -145,7 +163,7 @@ func ReadLines(ctx context.Context, r io.Reader, startLine, maxLines, maxBytes i
 		partial = false
 	}
 
-	out := make([]byte, 0, min(maxBytes, 64<<10))
+	out := make([]byte, 0, outCap)
 	n, eof, full := 0, false, false
 	for steps := 0; n < maxLines && !eof && !full; {
 		lineStart := len(out)

@@ -369,9 +369,8 @@ func buildDiffCorpus(t testing.TB, root string) {
 	// Ignore rules. go-git's gitignore package differs from git (and
 	// ripgrep) on a few patterns, left out of this corpus (checked by hand
 	// against rg 13):
-	//   - "dir/**" also matches the directory itself, so the whole directory
-	//     is skipped: "v/**" followed by "!v/keep.txt" loses v/keep.txt, and
-	//     a -g glob naming a file below it cannot reach it (rg can);
+	//   (go-git's "dir/**" also matches the directory itself; ignore.go's
+	//   parsePattern fixes that, and "v/**" + "!v/keep.txt" below checks it)
 	//   - "[!ab]*" is read as a class of '!', 'a', 'b' (filepath.Match),
 	//     git reads it as a negated class;
 	//   - "**" inside a component ("x/foo**/y.txt") never matches, git
@@ -381,10 +380,12 @@ func buildDiffCorpus(t testing.TB, root string) {
 	// under vendor/.
 	w(".git/info/exclude", "# local excludes\nexcluded-by-info.txt\n*.secretlog\n")
 	w(".gitignore", "# root rules\n*.log\n!keep.log\nbuild/\n/root-only.txt\n**/gen/*.go\n*.tmp\ndocs/**/draft.md\n"+
-		"file?.cls\n[ab]*.cls\nvendor/**\n**/cache\nign/\n!ign/keep.txt\n")
+		"file?.cls\n[ab]*.cls\nvendor/**\n**/cache\nign/\n!ign/keep.txt\nv/**\n!v/keep.txt\n")
 	w("sub/.gitignore", "# a deeper file re-includes and adds\n!important.tmp\nlocal.txt\ndeep/anchored.txt\n")
 	w("sub/deep/.gitignore", "!*.log\n")
 	m("keep.log", "needle in a kept log\n")
+	m("v/keep.txt", "needle re-included below v/**\n")
+	m("v/drop.txt", "needle dropped by v/**\n")
 	m("drop.log", "needle in a dropped log\n")
 	m("sub/other.log", "needle in sub log\n")
 	m("sub/deep/reincluded.log", "needle re-included by a deeper negation\n")

@@ -60,9 +60,41 @@ func readPatterns(d *sfs.Dir, name string, domain []string) []gitignore.Pattern 
 		if strings.HasPrefix(s, "#") || strings.TrimSpace(s) == "" {
 			continue
 		}
-		ps = append(ps, gitignore.ParsePattern(s, domain))
+		ps = append(ps, parsePattern(s, domain))
 	}
 	return ps
+}
+
+// parsePattern is go-git's ParsePattern, except that "dir/**" does not
+// match dir itself (go-git's does, so "v/**" plus "!v/keep.txt" would lose
+// v/keep.txt, and git and ripgrep keep it).
+func parsePattern(line string, domain []string) gitignore.Pattern {
+	p := gitignore.ParsePattern(line, domain)
+	body := strings.TrimPrefix(strings.TrimRight(line, " "), "!")
+	prefix, ok := strings.CutSuffix(body, "/**")
+	if !ok || prefix == "" || strings.Contains(prefix, "**") {
+		return p
+	}
+	n := 0
+	for _, c := range strings.Split(prefix, "/") {
+		if c != "" {
+			n++
+		}
+	}
+	return contentsOnly{Pattern: p, depth: len(domain) + n}
+}
+
+// contentsOnly matches only paths strictly below depth components.
+type contentsOnly struct {
+	gitignore.Pattern
+	depth int
+}
+
+func (c contentsOnly) Match(path []string, isDir bool) gitignore.MatchResult {
+	if len(path) <= c.depth {
+		return gitignore.NoMatch
+	}
+	return c.Pattern.Match(path, isDir)
 }
 
 // enter records the rules of a walk directory at depth d.Depth.

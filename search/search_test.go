@@ -255,6 +255,17 @@ func TestSearchGitignore(t *testing.T) {
 		t.Fatalf("glob overrides ignore: %s", got)
 	}
 
+	// "dir/**" ignores what is inside dir, not dir itself, so a negation
+	// can bring a file back (go-git alone would lose it).
+	e3 := newTenv(t)
+	e3.write(t, ".git/HEAD", []byte("ref: refs/heads/main\n"))
+	e3.write(t, ".gitignore", []byte("v/**\n!v/keep.txt\n"))
+	e3.write(t, "v/keep.txt", []byte("NEEDLE\n"))
+	e3.write(t, "v/drop.txt", []byte("NEEDLE\n"))
+	if got := paths(e3.search(t, Request{Query: "NEEDLE", CaseSensitive: true})); got != "v/keep.txt" {
+		t.Fatalf("dir/** with a negation: %s", got)
+	}
+
 	// Without .git, .gitignore files are not applied (ripgrep's default).
 	e2 := newTenv(t)
 	e2.write(t, ".gitignore", []byte("*.log\n"))
