@@ -345,13 +345,40 @@ func parseMode(source, varName, raw string, add func(string, ...any)) (Mode, boo
 	return "", false
 }
 
+// slotMode reads a slot's mode from WORKDIR_NN_MODE (ro/rw) or from
+// WORKDIR_NN_READ_ONLY (true/false), the one boolean compose uses for both
+// the bind mount's read_only and the server (compose can substitute a
+// variable but not map "rw" to false). Both set and disagreeing is a problem.
+func slotMode(n int, source string, env map[string]string, add func(string, ...any)) (Mode, bool) {
+	mode, ok := parseMode(source, slotVar(n, "MODE"), env[slotVar(n, "MODE")], add)
+	raw, set := env[slotVar(n, "READ_ONLY")]
+	if !set || raw == "" {
+		return mode, ok
+	}
+	var ro Mode
+	switch strings.ToLower(raw) {
+	case "true":
+		ro = ModeReadOnly
+	case "false":
+		ro = ModeReadWrite
+	default:
+		add("%s: %s=%q: must be true or false", source, slotVar(n, "READ_ONLY"), displaySetting(raw))
+		return "", false
+	}
+	if env[slotVar(n, "MODE")] != "" && ok && mode != ro {
+		add("%s: %s=%s and %s=%s disagree", source, slotVar(n, "MODE"), mode, slotVar(n, "READ_ONLY"), raw)
+		return "", false
+	}
+	return ro, ok
+}
+
 func loadSlots(env map[string]string, root string, add func(string, ...any)) []WorkdirConfig {
 	var out []WorkdirConfig
 	for n := 1; n <= Slots; n++ {
 		source := fmt.Sprintf("slot %02d", n)
 		alias := env[slotVar(n, "ALIAS")]
 		desc := env[slotVar(n, "DESCRIPTION")]
-		mode, modeOK := parseMode(source, slotVar(n, "MODE"), env[slotVar(n, "MODE")], add)
+		mode, modeOK := slotMode(n, source, env, add)
 		dir := filepath.Join(root, fmt.Sprintf("%02d", n))
 
 		var st unix.Stat_t

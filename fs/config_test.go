@@ -1383,3 +1383,28 @@ func TestWorkdirConfigPrintsNoHostPath(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadConfigReadOnlyBoolean: WORKDIR_NN_READ_ONLY (compose's one boolean
+// per slot) sets the mode; it must agree with WORKDIR_NN_MODE when both are
+// set.
+func TestLoadConfigReadOnlyBoolean(t *testing.T) {
+	root := t.TempDir()
+	for _, nn := range []string{"01", "02", "03"} {
+		if err := os.MkdirAll(filepath.Join(root, nn), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := []string{"SERVERFS_WORKDIRS_ROOT=" + root, "WORKDIR_01_ALIAS=a", "WORKDIR_02_ALIAS=b", "WORKDIR_03_ALIAS=c"}
+	cfg, err := LoadConfig(append(base, "WORKDIR_01_READ_ONLY=true", "WORKDIR_02_READ_ONLY=false", "WORKDIR_03_READ_ONLY=False", "WORKDIR_03_MODE=rw"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []Mode{cfg.Workdirs[0].Mode, cfg.Workdirs[1].Mode, cfg.Workdirs[2].Mode}; got[0] != ModeReadOnly || got[1] != ModeReadWrite || got[2] != ModeReadWrite {
+		t.Fatalf("modes %v", got)
+	}
+	for _, bad := range [][]string{{"WORKDIR_01_READ_ONLY=yes"}, {"WORKDIR_01_READ_ONLY=true", "WORKDIR_01_MODE=rw"}} {
+		if _, err := LoadConfig(append(append([]string(nil), base...), bad...), nil); err == nil || !strings.Contains(err.Error(), "slot 01") {
+			t.Fatalf("%v: %v", bad, err)
+		}
+	}
+}
