@@ -10,9 +10,13 @@ test: check unit fuzz
 check:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd deploy/compose && $(GO) vet ./...
 
+# deploy/compose is a nested module (compose-go stays out of the product's
+# go.mod), so ./... above does not reach it.
 unit:
 	$(GO) test -race -count=1 ./...
+	cd deploy/compose && $(GO) test -race -count=1 ./...
 
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \

@@ -3,6 +3,7 @@
 //	serverfs serve [--workdir ...] [--stdio] serve MCP (streamable HTTP at /mcp, or stdio)
 //	serverfs healthcheck                  exit 0 if the local listen port accepts a connection within 2 s
 //	serverfs check-config [--workdir ...] validate the configuration and print the workdirs
+//	serverfs selfcheck [--workdir ...]    report the process's confinement; exit 1 on a hardening failure
 //	serverfs version                      print the version
 //
 // Configuration comes from the environment (WORKDIR_NN_* slots and
@@ -39,6 +40,8 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		return 0
 	case "check-config":
 		return checkConfig(args[1:], environ, stdout, stderr)
+	case "selfcheck":
+		return selfcheck(args[1:], environ, stdout, stderr)
 	case "serve":
 		return serve(args[1:], environ, os.Stdin, stdout, stderr)
 	case "healthcheck":
@@ -62,6 +65,10 @@ commands:
                         --stdio (serve one client on stdin/stdout instead)
   healthcheck    exit 0 if the listen port accepts a connection within 2 s, else 1
   check-config   validate the configuration and print the workdirs (no host paths)
+                 flags: --workdir ALIAS=/abs/path[:rw] (repeatable)
+  selfcheck      report uid/gid, capabilities, whether / and each workdir are
+                 writable, and whether openat2 is available (no host paths);
+                 exit 1 on a hardening failure (root, writable /, writable ro workdir)
                  flags: --workdir ALIAS=/abs/path[:rw] (repeatable)
   version        print the version
 `)

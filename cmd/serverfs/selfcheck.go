@@ -1,0 +1,204 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// Selfcheck verdicts, padded to one column so the lines align.
+const (
+	scOK   = "ok    "
+	scFail = "FAIL  "
+	scWarn = "warn  "
+	scInfo = "info  "
+)
+
+// selfcheck reports how the process is confined, one line per check, for an
+// operator to run inside the container (`docker compose exec serverfs-mcp
+// /serverfs selfcheck`) or beside the systemd unit. It loads the
+// configuration exactly as serve does. A hardening failure — running as
+// root or with the root group, effective capabilities, a writable root
+// filesystem, an `ro` workdir this process could write to, an invalid
+// configuration — prints a FAIL line and exits 1. Only aliases, slots and
+// modes are printed, never a host path.
+func selfcheck(args, environ []string, stdout, stderr io.Writer) int {
+	fset := flag.NewFlagSet("selfcheck", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	var wds workdirFlags
+	fset.Var(&wds, "workdir", "ALIAS=/abs/path[:rw] (repeatable)")
+	if err := fset.Parse(args); err != nil {
+		return 2
+	}
+	failures := 0
+	line := func(verdict, format string, a ...any) {
+		if verdict == scFail {
+			failures++
+		}
+		fmt.Fprintf(stdout, verdict+format+"\n", a...)
+	}
+
+	fmt.Fprintln(stdout, "serverfs selfcheck", versionString())
+
+	// Identity.
+	uid, gid := os.Geteuid(), os.Getegid()
+	switch {
+	case uid == 0:
+		line(scFail, "uid %d gid %d: running as root; run as a dedicated user (compose: SERVERFS_UID/SERVERFS_GID, default 10001:10001; systemd: User=serverfs)", uid, gid)
+	case gid == 0:
+		line(scFail, "uid %d gid %d: running with the root group; use a dedicated group", uid, gid)
+	default:
+		line(scOK, "uid %d gid %d", uid, gid)
+	}
+	if groups, err := os.Getgroups(); err == nil {
+		for _, g := range groups {
+			if g == 0 && gid != 0 {
+				line(scFail, "supplementary group 0 (root) is held: start the process without it")
+			}
+		}
+	}
+
+	// Capabilities and privilege escalation.
+	if eff, err := effectiveCaps(); err != nil {
+		line(scWarn, "capabilities cannot be read: %v", err)
+	} else if eff != 0 {
+		line(scFail, "effective capabilities %#x: drop them all (compose: cap_drop: [ALL]; systemd: CapabilityBoundingSet=)", eff)
+	} else {
+		line(scOK, "no effective capabilities")
+	}
+	if nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil {
+		line(scWarn, "no_new_privs cannot be read: %v", err)
+	} else if nnp == 1 {
+		line(scOK, "no_new_privs is set")
+	} else {
+		line(scWarn, "no_new_privs is not set (compose: security_opt no-new-privileges:true; systemd: NoNewPrivileges=yes)")
+	}
+
+	// Filesystems.
+	switch w, why := dirWritable("/"); {
+	case w:
+		line(scFail, "root filesystem is writable (compose: read_only: true; systemd: ProtectSystem=strict)")
+	case why == unix.EROFS:
+		line(scOK, "root filesystem is read-only")
+	default:
+		line(scWarn, "root filesystem is not writable by this process (%s), but it is not mounted read-only", errText(why))
+	}
+	if w, why := dirWritable("/tmp"); w {
+		line(scInfo, "/tmp is writable (a tmpfs is expected there)")
+	} else {
+		line(scInfo, "/tmp is not writable (%s)", errText(why))
+	}
+
+	// Path resolution.
+	if sfs.ProbeResolver() == sfs.ResolverOpenat2 {
+		line(scOK, "openat2 is available: the kernel resolves every path beneath its workdir root")
+	} else {
+		line(scWarn, "openat2 is unavailable (old kernel or seccomp filter): using the openat walk, as strict but slower")
+	}
+
+	// Workdirs, configured exactly as serve would.
+	cfg, _, err := loadAll(environ, wds)
+	if err != nil {
+		line(scFail, "configuration is invalid:")
+		var ce *sfs.ConfigError
+		if errors.As(err, &ce) {
+			for _, p := range ce.Problems {
+				fmt.Fprintln(stdout, "        "+p)
+			}
+		} else {
+			fmt.Fprintln(stdout, "        "+err.Error())
+		}
+		return summary(stdout, failures)
+	}
+	f, err := sfs.New(cfg, sfs.Options{})
+	if err != nil {
+		line(scFail, "%v", err)
+		return summary(stdout, failures)
+	}
+	defer f.Close()
+	line(scOK, "configuration is valid: %d workdir(s)", len(cfg.Workdirs))
+	for _, wc := range cfg.Workdirs {
+		w, err := f.Workdir(wc.Alias)
+		if err != nil {
+			line(scFail, "workdir %s (%s): %v", wc.Alias, wc.Source, err)
+			continue
+		}
+		name := fmt.Sprintf("workdir %s (%s, mode %s)", w.Alias(), wc.Source, w.Mode())
+		mount := "read-write mount"
+		ro, merr := w.ReadOnlyMount()
+		switch {
+		case merr != nil:
+			mount = "mount flags unknown: " + merr.Error()
+		case ro:
+			mount = "read-only mount"
+		}
+		writable := w.Writable()
+		switch {
+		case w.Mode() == sfs.ModeReadOnly && writable:
+			line(scFail, "%s: writable by this process (%s); mount it read-only", name, mount)
+		case w.Mode() == sfs.ModeReadOnly:
+			line(scOK, "%s: not writable by this process (%s)", name, mount)
+		case writable:
+			line(scInfo, "%s: writable by this process (%s)", name, mount)
+		default:
+			line(scWarn, "%s: not writable by this process (%s)", name, mount)
+		}
+	}
+	return summary(stdout, failures)
+}
+
+func summary(w io.Writer, failures int) int {
+	if failures > 0 {
+		fmt.Fprintf(w, "selfcheck: %d hardening failure(s)\n", failures)
+		return 1
+	}
+	fmt.Fprintln(w, "selfcheck: no hardening failure")
+	return 0
+}
+
+// dirWritable tries to create (O_CREAT|O_EXCL, never following a link) and
+// remove a uniquely named file in dir. It returns true if that succeeded,
+// otherwise the errno (EROFS for a read-only mount).
+func dirWritable(dir string) (bool, error) {
+	var b [8]byte
+	rand.Read(b[:])
+	name := strings.TrimSuffix(dir, "/") + "/.serverfs-selfcheck-" + hex.EncodeToString(b[:])
+	fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return false, err
+	}
+	unix.Close(fd)
+	unix.Unlink(name)
+	return true, nil
+}
+
+func errText(err error) string {
+	switch err {
+	case unix.EACCES, unix.EPERM:
+		return "permission denied"
+	case unix.ENOENT:
+		return "it does not exist"
+	case unix.EROFS:
+		return "read-only mount"
+	}
+	return err.Error()
+}
+
+// effectiveCaps returns the process's effective capability set.
+func effectiveCaps() (uint64, error) {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return 0, err
+	}
+	return uint64(data[1].Effective)<<32 | uint64(data[0].Effective), nil
+}
