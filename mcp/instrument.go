@@ -1,14 +1,20 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -40,13 +46,17 @@ func toolError(err error) (sfs.Code, string) {
 	return sfs.CodeInternal, string(sfs.CodeInternal) + ": the request failed; the server log has the details"
 }
 
-// instrument wraps a handler: a panic becomes INTERNAL_ERROR (stack in the
-// server log only) and the server keeps serving; errors become tool results
-// with isError (and no structured content); every call is logged once.
-func instrument[In, Out any](d *Deps, name string, fn func(context.Context, *Deps, In) (Out, callInfo, error)) sdk.ToolHandlerFor[In, Out] {
-	return func(ctx context.Context, _ *sdk.CallToolRequest, in In) (res *sdk.CallToolResult, out Out, err error) {
+// instrument wraps a handler into go-sdk's raw tool handler: it decodes
+// and checks the arguments (refusals are INVALID_ARGUMENT), a panic becomes
+// INTERNAL_ERROR (stack in the server log only) and the server keeps
+// serving; errors become tool results with isError and only the text; a
+// success carries the output as structuredContent and, as go-sdk's typed
+// handlers do, its JSON as one text content. Every call is logged once.
+func instrument[In, Out any](d *Deps, name string, args *argDecoder[In], fn func(context.Context, *Deps, In) (Out, callInfo, error)) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, _ error) {
 		start := time.Now()
 		var info callInfo
+		var err error
 		defer func() {
 			if r := recover(); r != nil {
 				d.Log.Error("tool panic", "event", "panic", "tool", name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
@@ -55,20 +65,16 @@ func instrument[In, Out any](d *Deps, name string, fn func(context.Context, *Dep
 			code := sfs.Code("")
 			if err != nil {
 				var text string
-				code, text = toolError(err)
-				if code == sfs.CodeInternal {
-					d.Log.Error("tool failure", "event", "tool_error", "tool", name, "error", err.Error())
+				if ae, ok := err.(*argumentError); ok {
+					code, text = sfs.CodeInvalidArgument, string(sfs.CodeInvalidArgument)+": "+ae.msg
+				} else {
+					code, text = toolError(err)
+					if code == sfs.CodeInternal {
+						d.Log.Error("tool failure", "event", "tool_error", "tool", name, "error", err.Error())
+					}
 				}
-				// Returned as an error, go-sdk answers isError with this
-				// text and no structuredContent; a result of our own would
-				// get the zero Out attached as structured content.
-				var zero Out
-				out = zero
-				res, err = nil, &codedError{text}
-			} else if info.bytes == 0 {
-				if b, jerr := json.Marshal(out); jerr == nil {
-					info.bytes = len(b)
-				}
+				res = &sdk.CallToolResult{}
+				res.SetError(errors.New(text))
 			}
 			attrs := []any{"event", "tool_call", "tool", name, "duration_ms", time.Since(start).Milliseconds(), "success", code == ""}
 			if info.workdir != "" {
@@ -84,12 +90,145 @@ func instrument[In, Out any](d *Deps, name string, fn func(context.Context, *Dep
 			}
 			d.Log.Info("tool_call", attrs...)
 		}()
+		in, err := args.decode(req.Params.Arguments)
+		if err != nil {
+			return nil, nil
+		}
 		if d.testPanic != nil {
 			d.testPanic(name)
 		}
+		var out Out
 		out, info, err = fn(ctx, d, in)
-		return nil, out, err
+		if err != nil {
+			return nil, nil
+		}
+		b, err := marshalOutput(out)
+		if err != nil {
+			return nil, nil
+		}
+		if info.bytes == 0 {
+			info.bytes = len(b)
+		}
+		return &sdk.CallToolResult{StructuredContent: json.RawMessage(b), Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
 	}
+}
+
+// marshalOutput is the JSON of a tool's output; a nil pointer is the zero
+// value of its element type (as go-sdk does), never null.
+func marshalOutput[Out any](out Out) ([]byte, error) {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("marshaling output: %w", err)
+	}
+	if string(b) == "null" {
+		if t := reflect.TypeFor[Out](); t.Kind() == reflect.Pointer {
+			return json.Marshal(reflect.New(t.Elem()).Interface())
+		}
+	}
+	return b, nil
+}
+
+// argumentError is arguments refused before the handler ran.
+type argumentError struct{ msg string }
+
+func (e *argumentError) Error() string { return e.msg }
+
+func argErr(format string, a ...any) error { return &argumentError{fmt.Sprintf(format, a...)} }
+
+// argDecoder decodes a tool's arguments into In and enforces what its input
+// schema declares: no unknown properties, the required ones present, the
+// JSON types (through encoding/json), null only where allowed, the
+// minimum and maximum of numbers, and the defaults of absent properties.
+type argDecoder[In any] struct {
+	props    map[string]argProp
+	required []string
+	// defaults are the schema's default values, applied to absent
+	// properties as JSON: copying an In holding defaults would share its
+	// pointer fields (*bool), and decoding into a shared pointer writes
+	// through it.
+	defaults map[string]json.RawMessage
+}
+
+type argProp struct {
+	nullable bool
+	min, max *float64
+}
+
+func newArgDecoder[In any](s *jsonschema.Schema) *argDecoder[In] {
+	a := &argDecoder[In]{props: map[string]argProp{}, required: s.Required}
+	a.defaults = map[string]json.RawMessage{}
+	for name, p := range s.Properties {
+		a.props[name] = argProp{nullable: slices.Contains(p.Types, "null") || p.Type == "null", min: p.Minimum, max: p.Maximum}
+		if p.Default != nil {
+			a.defaults[name] = p.Default
+		}
+	}
+	var probe In
+	b, err := json.Marshal(a.defaults)
+	if err == nil {
+		err = json.Unmarshal(b, &probe)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("defaults of %T: %v", probe, err))
+	}
+	return a
+}
+
+func (a *argDecoder[In]) decode(raw json.RawMessage) (In, error) {
+	var in In
+	var m map[string]json.RawMessage
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return in, argErr("validating \"arguments\": %v", err)
+		}
+	}
+	for k, v := range m {
+		p, ok := a.props[k]
+		if !ok {
+			return in, argErr("validating \"arguments\": unexpected additional property %q", k)
+		}
+		if !p.nullable && string(v) == "null" {
+			return in, argErr("validating \"arguments\": property %q: null is not allowed", k)
+		}
+		if p.min != nil || p.max != nil {
+			f, err := strconv.ParseFloat(string(v), 64)
+			if err != nil {
+				return in, argErr("validating \"arguments\": property %q: %s is not a number", k, v)
+			}
+			if p.min != nil && f < *p.min {
+				return in, argErr("validating \"arguments\": property %q: %s is below the minimum %v", k, v, *p.min)
+			}
+			if p.max != nil && f > *p.max {
+				return in, argErr("validating \"arguments\": property %q: %s is above the maximum %v", k, v, *p.max)
+			}
+		}
+	}
+	for _, r := range a.required {
+		if _, ok := m[r]; !ok {
+			return in, argErr("validating \"arguments\": missing required property %q", r)
+		}
+	}
+	if len(m) == 0 && len(a.defaults) == 0 {
+		return in, nil
+	}
+	if m == nil {
+		m = map[string]json.RawMessage{}
+	}
+	for k, v := range a.defaults {
+		if _, ok := m[k]; !ok {
+			m[k] = v
+		}
+	}
+	merged, err := json.Marshal(m)
+	if err != nil {
+		return in, argErr("%v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(merged))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return in, argErr("%v", err)
+	}
+	return in, nil
 }
 
 // logString bounds an agent-supplied string for the log.
@@ -98,37 +237,4 @@ func logString(s string) string {
 		s = s[:300] + "..."
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
-// codedError is a tool error that instrument mapped and logged.
-type codedError struct{ text string }
-
-func (e *codedError) Error() string { return e.text }
-
-// argumentErrors completes the tool errors go-sdk makes itself, before any
-// handler runs: arguments refused by the input schema (a bound, a type).
-// They get the INVALID_ARGUMENT code and their call-log line.
-func argumentErrors(d *Deps) sdk.Middleware {
-	return func(next sdk.MethodHandler) sdk.MethodHandler {
-		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-			start := time.Now()
-			res, err := next(ctx, method, req)
-			r, ok := res.(*sdk.CallToolResult)
-			var ce *codedError
-			if err != nil || !ok || !r.IsError || errors.As(r.GetError(), &ce) {
-				return res, err
-			}
-			for _, c := range r.Content {
-				if tc, ok := c.(*sdk.TextContent); ok {
-					tc.Text = string(sfs.CodeInvalidArgument) + ": " + tc.Text
-				}
-			}
-			name := ""
-			if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok {
-				name = p.Name
-			}
-			d.Log.Info("tool_call", "event", "tool_call", "tool", logString(name), "duration_ms", time.Since(start).Milliseconds(), "success", false, "error_code", string(sfs.CodeInvalidArgument))
-			return res, err
-		}
-	}
 }

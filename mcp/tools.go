@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -59,11 +60,22 @@ func readOnly(title string) *sdk.ToolAnnotations {
 	return &sdk.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}
 }
 
-// register builds a tool's input schema from In with bounds and defaults
-// applied, and installs the handler wrapped by instrument.
+// register installs a tool with go-sdk's raw handler: instrument decodes
+// and checks the arguments against def's input schema itself, and the
+// output schema is derived from Out (from its element type for a pointer).
 func register[In, Out any](name string, fn func(ctx context.Context, d *Deps, in In) (Out, callInfo, error)) func(*sdk.Server, *Deps, *sdk.Tool) {
 	return func(s *sdk.Server, d *Deps, def *sdk.Tool) {
-		sdk.AddTool(s, def, instrument(d, name, fn))
+		t := *def
+		rt := reflect.TypeFor[Out]()
+		if rt.Kind() == reflect.Pointer {
+			rt = rt.Elem()
+		}
+		out, err := jsonschema.ForType(rt, &jsonschema.ForOptions{})
+		if err != nil {
+			panic(fmt.Sprintf("tool %s: output schema: %v", name, err))
+		}
+		t.OutputSchema = out
+		s.AddTool(&t, instrument(d, name, newArgDecoder[In](def.InputSchema.(*jsonschema.Schema)), fn))
 	}
 }
 
@@ -217,7 +229,6 @@ func NewServer(d *Deps, version string) *sdk.Server {
 		t.register(s, d, t.def)
 	}
 	addResourceTemplate(s, d)
-	s.AddReceivingMiddleware(argumentErrors(d))
 	return s
 }
 
