@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 
@@ -39,6 +40,29 @@ func TestArgDecoderDefaultsAreNotShared(t *testing.T) {
 	for _, bad := range []string{`{"workdir":"w","query":"q","limit":0}`, `{"workdir":"w","query":"q","extra":1}`, `{"query":"q"}`, `{"workdir":"w","query":"q","limit":"5"}`, `[1]`} {
 		if _, err := a.decode(json.RawMessage(bad)); err == nil {
 			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+// TestArgDecoderWording: type errors name the property and the JSON type
+// expected, never Go types.
+func TestArgDecoderWording(t *testing.T) {
+	var schema *jsonschema.Schema
+	for _, tl := range inventory(sfs.DefaultLimits()) {
+		if tl.def.Name == "list_directory" {
+			schema = tl.def.InputSchema.(*jsonschema.Schema)
+		}
+	}
+	a := newArgDecoder[listDirectoryIn](schema)
+	for raw, want := range map[string]string{
+		`{"workdir":"w","limit":1.5}`:  `property "limit" must be a whole number, not number`,
+		`{"workdir":"w","limit":"5"}`:  `"limit"`,
+		`{"workdir":7}`:                `property "workdir" must be a string, not number`,
+		`{"workdir":"w","path":["x"]}`: `property "path" must be a string, not array`,
+	} {
+		_, err := a.decode(json.RawMessage(raw))
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "listDirectoryIn") {
+			t.Errorf("%s: %v (want %q)", raw, err, want)
 		}
 	}
 }

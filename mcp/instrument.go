@@ -226,9 +226,23 @@ func (a *argDecoder[In]) decode(raw json.RawMessage) (In, error) {
 	dec := json.NewDecoder(bytes.NewReader(merged))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return in, argErr("%v", err)
+		return in, argErr("%s", describeDecodeError(err))
 	}
 	return in, nil
+}
+
+// describeDecodeError words a JSON decoding error for an agent, in terms
+// of the tool's property names and JSON types rather than Go's.
+func describeDecodeError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		want := map[reflect.Kind]string{reflect.String: "a string", reflect.Bool: "true or false", reflect.Pointer: "true or false"}[te.Type.Kind()]
+		if want == "" {
+			want = "a whole number"
+		}
+		return fmt.Sprintf("validating \"arguments\": property %q must be %s, not %s", te.Field, want, te.Value)
+	}
+	return "validating \"arguments\": " + err.Error()
 }
 
 // logString bounds an agent-supplied string for the log.
