@@ -68,30 +68,15 @@ func (d *Dir) ReadControlFile(name string, max int64) ([]byte, bool, error) {
 		return nil, false, newErr(CodeInvalidPath, d.w.alias, d.rel.String(), "bad control file name", nil)
 	}
 	rp := relPath{comps: append(append([]string(nil), d.rel.comps...), comps...)}
-	pfd, err := d.w.open(d.fd, comps, flagsPath)
+	fd, _, err := d.w.openVerified(d.fd, comps, rp, TypeFile)
 	if err != nil {
-		if isErrno(err, unix.ENOENT) || isErrno(err, unix.ENOTDIR) {
+		if c := CodeOf(err); c == CodePathNotFound || c == CodeNotADirectory {
 			return nil, false, nil
 		}
-		return nil, false, errnoError(d.w.alias, rp, err)
-	}
-	st, err := fstat(pfd)
-	unix.Close(pfd)
-	if err != nil {
-		return nil, false, errnoError(d.w.alias, rp, err)
-	}
-	if err := d.w.checkType(rp, st.Mode, TypeFile); err != nil {
 		return nil, false, err
-	}
-	fd, err := d.w.open(d.fd, comps, flagsFile)
-	if err != nil {
-		return nil, false, errnoError(d.w.alias, rp, err)
 	}
 	f := newFile(fd, d.w.alias+":/"+rp.String())
 	defer f.Close()
-	if st2, err := fstat(fd); err != nil || st2.Ino != st.Ino || st2.Dev != st.Dev {
-		return nil, false, newErr(CodePathNotFound, d.w.alias, rp.String(), "changed while being opened", err)
-	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, false, readErr(err)

@@ -155,10 +155,11 @@ func (w *Workdir) clean(raw string) (relPath, error) {
 	return rp, nil
 }
 
-// lstat resolves rp with O_PATH (no side effects, no following) and returns
-// the stat of the final object, which may be a symlink.
-func (w *Workdir) lstat(rp relPath) (unix.Stat_t, error) {
-	fd, err := w.open(w.rootFD, rp.comps, flagsPath)
+// lstatAt resolves comps beneath dirfd with O_PATH (no side effects, no
+// following) and returns the stat of the final object, which may be a
+// symlink. rp names the object in errors.
+func (w *Workdir) lstatAt(dirfd int, comps []string, rp relPath) (unix.Stat_t, error) {
+	fd, err := w.open(dirfd, comps, flagsPath)
 	if err != nil {
 		return unix.Stat_t{}, errnoError(w.alias, rp, err)
 	}
@@ -182,39 +183,47 @@ func (w *Workdir) openAs(raw string, want EntryType) (int, relPath, unix.Stat_t,
 	if rp.wantDir && want == TypeFile {
 		return -1, rp, unix.Stat_t{}, newErr(CodeNotAFile, w.alias, rp.String(), "ends with '/' but a file was expected", nil)
 	}
+	fd, st, err := w.openVerified(w.rootFD, rp.comps, rp, want)
+	return fd, rp, st, err
+}
+
+// openVerified opens comps beneath dirfd as the wanted type: first with
+// O_PATH to learn the type without side effects, then for reading, and the
+// two must be the same object. rp names it in errors.
+func (w *Workdir) openVerified(dirfd int, comps []string, rp relPath, want EntryType) (int, unix.Stat_t, error) {
+	flags := flagsFile
+	if want == TypeDirectory {
+		flags = flagsDir
+	}
 	for attempt := 0; ; attempt++ {
-		st, err := w.lstat(rp)
+		st, err := w.lstatAt(dirfd, comps, rp)
 		if err != nil {
-			return -1, rp, st, err
+			return -1, st, err
 		}
 		if err := w.checkType(rp, st.Mode, want); err != nil {
-			return -1, rp, st, err
+			return -1, st, err
 		}
-		flags := flagsFile
-		if want == TypeDirectory {
-			flags = flagsDir
-		}
-		fd, oerr := w.open(w.rootFD, rp.comps, flags)
+		fd, oerr := w.open(dirfd, comps, flags)
 		if oerr != nil {
-			return -1, rp, st, errnoError(w.alias, rp, oerr)
+			return -1, st, errnoError(w.alias, rp, oerr)
 		}
 		st2, serr := fstat(fd)
 		if serr != nil {
 			unix.Close(fd)
-			return -1, rp, st, errnoError(w.alias, rp, serr)
+			return -1, st, errnoError(w.alias, rp, serr)
 		}
 		if st2.Dev == st.Dev && st2.Ino == st.Ino && st2.Mode&unix.S_IFMT == st.Mode&unix.S_IFMT {
-			return fd, rp, st2, nil
+			return fd, st2, nil
 		}
 		// The object was replaced between the two opens. The second open
 		// was as safe as the first (same kernel-enforced rules), but its
 		// type was not checked before opening; check and try again.
 		unix.Close(fd)
 		if err := w.checkType(rp, st2.Mode, want); err != nil {
-			return -1, rp, st2, err
+			return -1, st2, err
 		}
 		if attempt == 2 {
-			return -1, rp, st2, newErr(CodePathNotFound, w.alias, rp.String(), "kept changing while it was being opened; try again", nil)
+			return -1, st2, newErr(CodePathNotFound, w.alias, rp.String(), "kept changing while it was being opened; try again", nil)
 		}
 	}
 }
@@ -280,7 +289,7 @@ func (w *Workdir) Stat(raw string) (FileInfo, error) {
 	if err != nil {
 		return FileInfo{}, err
 	}
-	st, err := w.lstat(rp)
+	st, err := w.lstatAt(w.rootFD, rp.comps, rp)
 	if err != nil {
 		return FileInfo{}, err
 	}
