@@ -65,13 +65,9 @@ func instrument[In, Out any](d *Deps, name string, args *argDecoder[In], fn func
 			code := sfs.Code("")
 			if err != nil {
 				var text string
-				if ae, ok := err.(*argumentError); ok {
-					code, text = sfs.CodeInvalidArgument, string(sfs.CodeInvalidArgument)+": "+ae.msg
-				} else {
-					code, text = toolError(err)
-					if code == sfs.CodeInternal {
-						d.Log.Error("tool failure", "event", "tool_error", "tool", name, "error", err.Error())
-					}
+				code, text = toolError(err)
+				if code == sfs.CodeInternal {
+					d.Log.Error("tool failure", "event", "tool_error", "tool", name, "error", err.Error())
 				}
 				res = &sdk.CallToolResult{}
 				res.SetError(errors.New(text))
@@ -128,12 +124,11 @@ func marshalOutput[Out any](out Out) ([]byte, error) {
 	return b, nil
 }
 
-// argumentError is arguments refused before the handler ran.
-type argumentError struct{ msg string }
-
-func (e *argumentError) Error() string { return e.msg }
-
-func argErr(format string, a ...any) error { return &argumentError{fmt.Sprintf(format, a...)} }
+// argErr refuses arguments before the handler runs: INVALID_ARGUMENT,
+// mapped by toolError like every other error.
+func argErr(format string, a ...any) error {
+	return &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: fmt.Sprintf(format, a...)}
+}
 
 // argDecoder decodes a tool's arguments into In and enforces what its input
 // schema declares: no unknown properties, the required ones present, the
