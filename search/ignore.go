@@ -113,7 +113,12 @@ func (r *ignoreRules) enter(d *sfs.Dir) {
 // walk depth depth is ignored. The deepest rule that matches decides; as in
 // ripgrep, the rules stop at the nearest repository root (a nested
 // repository does not inherit the rules of the one around it).
-func (r *ignoreRules) ignored(path []string, isDir bool, depth int) bool {
+func (r *ignoreRules) ignored(relPath string, isDir bool, depth int) bool {
+	frames := r.frames[:min(depth, len(r.frames))]
+	if !hasPatterns(frames) && !hasPatterns(r.ancestors) {
+		return false // outside a repository, or no rules: no path to split
+	}
+	path := strings.Split(relPath, "/")
 	// check returns (ignored, decided); decided is also true when a
 	// repository root ends the search without a matching rule.
 	check := func(frames []ignoreFrame) (bool, bool) {
@@ -133,9 +138,18 @@ func (r *ignoreRules) ignored(path []string, isDir bool, depth int) bool {
 		}
 		return false, false
 	}
-	if ign, ok := check(r.frames[:min(depth, len(r.frames))]); ok {
+	if ign, ok := check(frames); ok {
 		return ign
 	}
 	ign, _ := check(r.ancestors)
 	return ign
+}
+
+func hasPatterns(frames []ignoreFrame) bool {
+	for _, f := range frames {
+		if len(f.patterns) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -212,7 +212,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 					if ent.Name == ".git" {
 						return sfs.WalkSkipDir // repository internals are never searched
 					}
-					if !req.IncludeIgnored && rules.ignored(strings.Split(ent.Path, "/"), true, ent.Depth) {
+					if !req.IncludeIgnored && rules.ignored(ent.Path, true, ent.Depth) {
 						return sfs.WalkSkipDir
 					}
 					return sfs.WalkContinue
@@ -230,7 +230,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 				}
 				// As in ripgrep, a file the glob names explicitly is
 				// searched even when ignore rules would skip it.
-				if !req.IncludeIgnored && !globbed && rules.ignored(strings.Split(ent.Path, "/"), false, ent.Depth) {
+				if !req.IncludeIgnored && !globbed && rules.ignored(ent.Path, false, ent.Depth) {
 					walkSkipped.Ignored++
 					return sfs.WalkContinue
 				}
