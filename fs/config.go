@@ -147,12 +147,7 @@ func (e *ConfigError) Error() string {
 // .serverfs-disabled sentinel is checked (seed v0.1 §11 cases A–D). With
 // flags the slots are not used, and setting both is a problem.
 func LoadConfig(environ []string, workdirFlags []string) (*Config, error) {
-	env := map[string]string{}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
+	env := EnvMap(environ)
 	var probs []string
 	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
 
@@ -243,6 +238,18 @@ func LoadConfig(environ []string, workdirFlags []string) (*Config, error) {
 		return nil, &ConfigError{Problems: probs}
 	}
 	return cfg, nil
+}
+
+// EnvMap turns "KEY=value" entries (os.Environ) into a map; a later entry
+// wins, as in the process environment.
+func EnvMap(environ []string) map[string]string {
+	env := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 func slotVar(n int, suffix string) string { return fmt.Sprintf("WORKDIR_%02d_%s", n, suffix) }

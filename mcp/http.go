@@ -9,6 +9,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	sfs "github.com/serverfs/serverfs/fs"
 )
 
 // Path is where the MCP endpoint is served.
@@ -39,12 +41,7 @@ type HTTPConfig struct {
 // LoadHTTPConfig reads SERVERFS_LISTEN, SERVERFS_ALLOWED_HOSTS and
 // SERVERFS_LOG_LEVEL, returning one problem line per bad value.
 func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
-	env := map[string]string{}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
+	env := sfs.EnvMap(environ)
 	cfg := HTTPConfig{Listen: DefaultListen, LogLevel: slog.LevelInfo}
 	var probs []string
 	if v := env["SERVERFS_LISTEN"]; v != "" {

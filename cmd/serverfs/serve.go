@@ -53,7 +53,7 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	// tool call's CPU. A live heap of a few MiB makes 400 cheap (measured:
 	// stat_file at 64 clients, 325 -> 219 µs of server CPU per call).
 	// An operator's GOGC wins.
-	if !hasEnv(environ, "GOGC") {
+	if _, set := sfs.EnvMap(environ)["GOGC"]; !set {
 		debug.SetGCPercent(400)
 	}
 	cfg, httpCfg, err := loadAll(environ, wds)
@@ -130,13 +130,4 @@ func healthcheck(environ []string, stderr io.Writer) int {
 	}
 	conn.Close()
 	return 0
-}
-
-func hasEnv(environ []string, key string) bool {
-	for _, kv := range environ {
-		if strings.HasPrefix(kv, key+"=") {
-			return true
-		}
-	}
-	return false
 }
