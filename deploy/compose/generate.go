@@ -141,13 +141,7 @@ func ComposeYAML() string {
 	p("      - \"%s\"", ServerPort)
 	p("    networks:")
 	p("      - %s", InternalNetwork)
-	p("    read_only: true")
-	p("    tmpfs:")
-	p("      - /tmp")
-	p("    cap_drop:")
-	p("      - ALL")
-	p("    security_opt:")
-	p("      - no-new-privileges:true")
+	hardening(p)
 	p("    healthcheck:")
 	p("      test: [\"CMD\", \"/serverfs\", \"healthcheck\"]")
 	p("      interval: 10s")
@@ -179,13 +173,7 @@ func ComposeYAML() string {
 	p("    networks:")
 	p("      - %s", InternalNetwork)
 	p("      - %s", EgressNetwork)
-	p("    read_only: true")
-	p("    tmpfs:")
-	p("      - /tmp")
-	p("    cap_drop:")
-	p("      - ALL")
-	p("    security_opt:")
-	p("      - no-new-privileges:true")
+	hardening(p)
 	p("")
 	p("networks:")
 	p("  # No route out: only the tunnel reaches %s.", ServerService)
@@ -289,4 +277,16 @@ func EnvExample() string {
 	p("")
 	p("TZ=Asia/Shanghai")
 	return w.String()
+}
+
+// hardening writes the container hardening both services share: read-only
+// root, tmpfs /tmp, no capabilities, no privilege gain.
+func hardening(p func(format string, args ...any)) {
+	p("    read_only: true")
+	p("    tmpfs:")
+	p("      - /tmp")
+	p("    cap_drop:")
+	p("      - ALL")
+	p("    security_opt:")
+	p("      - no-new-privileges:true")
 }
