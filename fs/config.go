@@ -43,6 +43,7 @@ type Limits struct {
 	MaxWalkEntries       int           // SERVERFS_MAX_WALK_ENTRIES: directory entries one walk may read
 	SearchTimeout        time.Duration // SERVERFS_SEARCH_TIMEOUT_SECONDS
 	SearchMaxFileBytes   int64         // SERVERFS_SEARCH_MAX_FILE_BYTES
+	MaxWriteBytes        int           // SERVERFS_MAX_WRITE_BYTES: largest file a write creates or changes, and has a revision
 }
 
 // DefaultLimits returns the defaults of seed v0.1 §8.
@@ -57,6 +58,7 @@ func DefaultLimits() Limits {
 		MaxWalkEntries:       200_000,
 		SearchTimeout:        15 * time.Second,
 		SearchMaxFileBytes:   50 << 20,
+		MaxWriteBytes:        1 << 20,
 	}
 }
 
@@ -77,6 +79,7 @@ var limitVars = []limitVar{
 	{"SERVERFS_MAX_WALK_ENTRIES", 1, 100_000_000, func(l *Limits, v int64) { l.MaxWalkEntries = int(v) }},
 	{"SERVERFS_SEARCH_TIMEOUT_SECONDS", 1, 300, func(l *Limits, v int64) { l.SearchTimeout = time.Duration(v) * time.Second }},
 	{"SERVERFS_SEARCH_MAX_FILE_BYTES", 1, 64 << 30, func(l *Limits, v int64) { l.SearchMaxFileBytes = v }},
+	{"SERVERFS_MAX_WRITE_BYTES", 1024, 64 << 20, func(l *Limits, v int64) { l.MaxWriteBytes = int(v) }},
 }
 
 // knownServerVars are the SERVERFS_* variables ServerFS or its compose file
@@ -85,7 +88,6 @@ var knownServerVars = map[string]bool{
 	"SERVERFS_IMAGE": true, "SERVERFS_UID": true, "SERVERFS_GID": true,
 	"SERVERFS_LOG_LEVEL": true, "SERVERFS_LISTEN": true, "SERVERFS_ALLOWED_HOSTS": true,
 	"SERVERFS_WORKDIRS_ROOT": true, "SERVERFS_ALLOW_HIDDEN": true, "SERVERFS_EXTRA_DENY_GLOBS": true,
-	"SERVERFS_MAX_WRITE_BYTES": true,
 }
 
 // knownSlotSuffixes are the WORKDIR_NN_* variables (PATH and the repo

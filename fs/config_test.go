@@ -684,6 +684,8 @@ func limitField(l Limits, name string) int64 {
 		return int64(l.SearchTimeout / time.Second)
 	case "SERVERFS_SEARCH_MAX_FILE_BYTES":
 		return l.SearchMaxFileBytes
+	case "SERVERFS_MAX_WRITE_BYTES":
+		return int64(l.MaxWriteBytes)
 	}
 	panic("unknown limit variable " + name)
 }
@@ -749,6 +751,7 @@ func TestLoadConfigDefaultLimits(t *testing.T) {
 		MaxWalkEntries:       200000,
 		SearchTimeout:        15 * time.Second,
 		SearchMaxFileBytes:   52428800,
+		MaxWriteBytes:        1048576,
 	}
 	if cfg.Limits != want {
 		t.Fatalf("limits %+v, want %+v (seed v0.1 §8)", cfg.Limits, want)
@@ -787,6 +790,7 @@ func TestLoadConfigAllLimitsSet(t *testing.T) {
 		"SERVERFS_MAX_WALK_ENTRIES=1000",
 		"SERVERFS_SEARCH_TIMEOUT_SECONDS=42",
 		"SERVERFS_SEARCH_MAX_FILE_BYTES=0012345", // leading zeros are still decimal
+		"SERVERFS_MAX_WRITE_BYTES=4096",
 	)
 	_ = s
 	cfg := mustLoad(t, env, nil)
@@ -800,6 +804,7 @@ func TestLoadConfigAllLimitsSet(t *testing.T) {
 		MaxWalkEntries:       1000,
 		SearchTimeout:        42 * time.Second,
 		SearchMaxFileBytes:   12345,
+		MaxWriteBytes:        4096,
 	}
 	if cfg.Limits != want {
 		t.Fatalf("limits\n got %+v\nwant %+v", cfg.Limits, want)

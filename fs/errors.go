@@ -44,6 +44,33 @@ const (
 	CodeDirectoryTooLarge Code = "DIRECTORY_TOO_LARGE"
 	// CodeCanceled: the request was cancelled or ran out of time.
 	CodeCanceled Code = "CANCELED"
+
+	// Write codes (issue 6).
+
+	// CodeWorkdirReadOnly: a write on a workdir the operator did not mark rw.
+	CodeWorkdirReadOnly Code = "WORKDIR_READ_ONLY"
+	// CodeRevisionMismatch: expected_revision is not the file's current
+	// revision (or a create found the target present); nothing changed.
+	CodeRevisionMismatch Code = "REVISION_MISMATCH"
+	// CodeEditNotFound: an edit's old_text does not occur in the file.
+	CodeEditNotFound Code = "EDIT_NOT_FOUND"
+	// CodeEditAmbiguous: an edit's old_text occurs more than once.
+	CodeEditAmbiguous Code = "EDIT_AMBIGUOUS"
+	// CodePathExists: the destination of a create or move already exists.
+	CodePathExists Code = "PATH_EXISTS"
+	// CodeDirectoryNotEmpty: delete_path on a directory with entries.
+	CodeDirectoryNotEmpty Code = "DIRECTORY_NOT_EMPTY"
+	// CodeWriteLimitExceeded: new content, or the file being changed, is
+	// larger than SERVERFS_MAX_WRITE_BYTES.
+	CodeWriteLimitExceeded Code = "WRITE_LIMIT_EXCEEDED"
+	// CodeInvalidContent: content to write is not UTF-8 text without NUL.
+	CodeInvalidContent Code = "INVALID_CONTENT"
+	// CodeNoSpace: the filesystem is full or the quota is exhausted.
+	CodeNoSpace Code = "NO_SPACE"
+	// CodeLeaseBusy: another write holds the workdir's writer lease for
+	// longer than a request may wait.
+	CodeLeaseBusy Code = "LEASE_BUSY"
+
 	// CodeInternal: a bug or an unexpected system error; details are only
 	// in the server log.
 	CodeInternal Code = "INTERNAL_ERROR"

@@ -38,6 +38,10 @@ type TextWindow struct {
 	BytesReturned int    `json:"bytes_returned"`
 	HasMore       bool   `json:"has_more"`
 	NextStartLine *int   `json:"next_start_line"`
+	// Revision is "sha256:<hex>" of the whole file (not the window), for
+	// files up to SERVERFS_MAX_WRITE_BYTES read as they are (not
+	// decompressed): the expected revision of a write that changes it.
+	Revision string `json:"revision,omitempty"`
 }
 
 // ReadText reads up to maxLines lines (0: the default) starting at the
@@ -105,6 +109,13 @@ func (f *FS) ReadTextDecoded(ctx context.Context, alias, raw string, startLine, 
 		return nil, err
 	}
 	win.Workdir, win.Path = w.alias, info.Path
+	if decode == nil && hint >= 0 && hint <= int64(f.limits.MaxWriteBytes) {
+		// Hashed from the descriptor the window was read from, so the
+		// revision is of this file even if the path was replaced since.
+		if win.Revision, err = fileRevision(file, f.limits.MaxWriteBytes); err != nil {
+			return nil, newErr(CodeInternal, w.alias, info.Path, "could not be read", err)
+		}
+	}
 	return win, nil
 }
 

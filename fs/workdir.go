@@ -3,6 +3,7 @@ package fs
 import (
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -26,6 +27,9 @@ type Options struct {
 	// Resolver forces a resolver; tests use it to run the whole security
 	// suite on both. Zero means probe (ResolverAuto).
 	Resolver Resolver
+	// Lease serialises writes per workdir. Nil means an in-process
+	// LocalLease; the host bridge provides one shared across processes.
+	Lease WriterLease
 }
 
 // FS is the set of configured workdirs together with the path policy and
@@ -37,6 +41,8 @@ type FS struct {
 	policy   *Policy
 	limits   Limits
 	resolver Resolver
+	lease    WriterLease
+	swept    int
 }
 
 // Workdir is one exposed directory: an alias, a description, a mode, and an
@@ -68,7 +74,11 @@ func New(cfg *Config, opts Options) (*FS, error) {
 	if r == ResolverAuto {
 		r = ProbeResolver()
 	}
-	f := &FS{byAlias: map[string]*Workdir{}, policy: policy, limits: cfg.Limits, resolver: r}
+	lease := opts.Lease
+	if lease == nil {
+		lease = NewLocalLease(0)
+	}
+	f := &FS{byAlias: map[string]*Workdir{}, policy: policy, limits: cfg.Limits, resolver: r, lease: lease}
 	for _, wc := range cfg.Workdirs {
 		fd, err := unix.Open(wc.hostPath, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -80,9 +90,19 @@ func New(cfg *Config, opts Options) (*FS, error) {
 		w := &Workdir{alias: wc.Alias, description: wc.Description, mode: wc.Mode, rootFD: fd, open: openerFor(r), policy: policy}
 		f.workdirs = append(f.workdirs, w)
 		f.byAlias[wc.Alias] = w
+		if w.mode == ModeReadWrite {
+			// Best effort: a sweep that cannot finish leaves hidden
+			// temporaries behind, never a wrong file.
+			n, _ := w.sweepTemporaries(cfg.Limits.MaxWalkEntries)
+			f.swept += n
+		}
 	}
 	return f, nil
 }
+
+// SweptTemporaries reports how many leftover temporary files of
+// interrupted writes New removed.
+func (f *FS) SweptTemporaries() int { return f.swept }
 
 // Close releases the root descriptors. The FS must not be used afterwards.
 func (f *FS) Close() error {
@@ -265,6 +285,10 @@ type FileInfo struct {
 	Size       *int64    `json:"size,omitempty"`
 	ModifiedAt string    `json:"modified_at"`
 	MIMEType   string    `json:"mime_type,omitempty"`
+	// Revision is "sha256:<hex>" of the whole file, for regular files up
+	// to SERVERFS_MAX_WRITE_BYTES: what a write that changes the file
+	// must name as its expected revision.
+	Revision string `json:"revision,omitempty"`
 }
 
 func (w *Workdir) fileInfo(rp relPath, st *unix.Stat_t) FileInfo {
@@ -299,13 +323,34 @@ func (w *Workdir) Stat(raw string) (FileInfo, error) {
 	return w.fileInfo(rp, &st), nil
 }
 
-// Stat is Workdir.Stat by alias.
+// Stat is Workdir.Stat by alias, with the revision of a regular file up
+// to Limits.MaxWriteBytes: it is opened (through the same resolver) and
+// hashed, and the metadata returned is of the descriptor hashed. A file
+// that cannot be opened (e.g. not readable) is described without one.
 func (f *FS) Stat(alias, path string) (FileInfo, error) {
 	w, err := f.Workdir(alias)
 	if err != nil {
 		return FileInfo{}, err
 	}
-	return w.Stat(path)
+	fi, err := w.Stat(path)
+	if err != nil || fi.Type != TypeFile || *fi.Size > int64(f.limits.MaxWriteBytes) {
+		return fi, err
+	}
+	file, info, err := w.OpenFile(path)
+	if err != nil {
+		return fi, nil
+	}
+	defer file.Close()
+	if info.Revision, err = fileRevision(file, f.limits.MaxWriteBytes); err != nil {
+		return fi, nil
+	}
+	return info, nil
+}
+
+// fileRevision hashes an open file from its start, without moving its
+// read offset; "" when it holds more than max bytes.
+func fileRevision(f *File, max int) (string, error) {
+	return hashReader(io.NewSectionReader(f, 0, int64(max)+1), max)
 }
 
 func isErrno(err error, target unix.Errno) bool {

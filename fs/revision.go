@@ -1,0 +1,54 @@
+package fs
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+)
+
+// RevisionPrefix starts every revision string.
+const RevisionPrefix = "sha256:"
+
+// Revision is the revision of a file whose whole content is b:
+// "sha256:" and the lower-case hex SHA-256 of the bytes (a UTF-8 byte
+// order mark included). Reads return it; every write that changes an
+// existing file must name it.
+func Revision(b []byte) string {
+	sum := sha256.Sum256(b)
+	return RevisionPrefix + hex.EncodeToString(sum[:])
+}
+
+// validRevision reports whether s has the form Revision produces.
+func validRevision(s string) bool {
+	if len(s) != len(RevisionPrefix)+64 || s[:len(RevisionPrefix)] != RevisionPrefix {
+		return false
+	}
+	for _, c := range s[len(RevisionPrefix):] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func checkRevisionArg(s string) error {
+	if s != "" && !validRevision(s) {
+		return newErr(CodeInvalidArgument, "", "", fmt.Sprintf("expected_revision %q is not a revision (\"sha256:\" and 64 lower-case hex digits, as read_text_file and stat_file return)", displayPath(s)), nil)
+	}
+	return nil
+}
+
+// hashReader returns the revision of everything r yields, or "" when r
+// yields more than max bytes.
+func hashReader(r io.Reader, max int) (string, error) {
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(r, int64(max)+1))
+	if err != nil {
+		return "", err
+	}
+	if n > int64(max) {
+		return "", nil
+	}
+	return RevisionPrefix + hex.EncodeToString(h.Sum(nil)), nil
+}

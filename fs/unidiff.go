@@ -1,0 +1,249 @@
+package fs
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// DiffMaxBytes bounds the diff a write returns: enough to show what an
+// edit did, never a second copy of a large file.
+const DiffMaxBytes = 8 << 10
+
+// diffMaxEdits bounds the Myers search (its time and memory grow with the
+// square of it). Past it the changed middle is shown as one replacement:
+// still a correct patch, only not the shortest.
+const diffMaxEdits = 500
+
+const diffContext = 3
+
+// UnifiedDiff renders the change from old to new of the file at path as a
+// unified diff (git's "a/" and "b/" prefixes; /dev/null for a created
+// file) that `git apply` and `patch -p1` accept. It returns at most
+// maxBytes of it, cut at a line boundary, and whether it was cut.
+// Identical contents, and a created empty file, give "".
+func UnifiedDiff(path string, old, new []byte, created bool, maxBytes int) (string, bool) {
+	if bytes.Equal(old, new) {
+		return "", false
+	}
+	a, b := splitLines(old), splitLines(new)
+	ops := diffLines(a, b)
+	var out strings.Builder
+	if created {
+		out.WriteString("--- /dev/null\n")
+	} else {
+		fmt.Fprintf(&out, "--- a/%s\n", path)
+	}
+	fmt.Fprintf(&out, "+++ b/%s\n", path)
+	writeHunks(&out, a, b, ops)
+	s := out.String()
+	if len(s) <= maxBytes {
+		return s, false
+	}
+	cut := strings.LastIndexByte(s[:maxBytes], '\n')
+	return s[:cut+1], true
+}
+
+// splitLines splits b into lines that keep their "\n"; the last line may
+// lack one.
+func splitLines(b []byte) []string {
+	var lines []string
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			lines = append(lines, string(b))
+			break
+		}
+		lines = append(lines, string(b[:i+1]))
+		b = b[i+1:]
+	}
+	return lines
+}
+
+type diffOp byte
+
+const (
+	opEqual  diffOp = ' '
+	opDelete diffOp = '-'
+	opInsert diffOp = '+'
+)
+
+// diffLines returns an edit script turning a into b: one op per line of
+// a (equal or delete) and per inserted line of b, in order.
+func diffLines(a, b []string) []diffOp {
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	ops := make([]diffOp, 0, len(a)+len(b))
+	for range pre {
+		ops = append(ops, opEqual)
+	}
+	ops = append(ops, myers(a[pre:len(a)-suf], b[pre:len(b)-suf])...)
+	for range suf {
+		ops = append(ops, opEqual)
+	}
+	return ops
+}
+
+// myers is the O((N+M)D) shortest edit script of Myers (1986), giving up
+// past diffMaxEdits with "delete all of a, insert all of b".
+func myers(a, b []string) []diffOp {
+	n, m := len(a), len(b)
+	fallback := func() []diffOp {
+		ops := make([]diffOp, 0, n+m)
+		for range n {
+			ops = append(ops, opDelete)
+		}
+		for range m {
+			ops = append(ops, opInsert)
+		}
+		return ops
+	}
+	if n == 0 || m == 0 {
+		return fallback()
+	}
+	maxD := min(n+m, diffMaxEdits)
+	off := maxD + 1
+	v := make([]int, 2*maxD+3)
+	var trace [][]int
+	for d := 0; d <= maxD; d++ {
+		// Only the diagonals -d-1..d+1 matter at step d (backtrack reads
+		// them); saving just those keeps memory at about D² ints.
+		trace = append(trace, append([]int(nil), v[off-d-1:off+d+2]...))
+		for k := -d; k <= d; k += 2 {
+			var x int
+			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+				x = v[off+k+1]
+			} else {
+				x = v[off+k-1] + 1
+			}
+			y := x - k
+			for x < n && y < m && a[x] == b[y] {
+				x, y = x+1, y+1
+			}
+			v[off+k] = x
+			if x >= n && y >= m {
+				return backtrack(trace, n, m, d)
+			}
+		}
+	}
+	return fallback()
+}
+
+// backtrack walks the saved frontiers back from (n, m) and emits the ops.
+func backtrack(trace [][]int, x, y, d int) []diffOp {
+	var rev []diffOp
+	for ; d > 0; d-- {
+		saved := trace[d]
+		v := func(k int) int { return saved[k+d+1] }
+		k := x - y
+		var prevK int
+		if k == -d || (k != d && v(k-1) < v(k+1)) {
+			prevK = k + 1
+		} else {
+			prevK = k - 1
+		}
+		prevX := v(prevK)
+		prevY := prevX - prevK
+		for x > prevX && y > prevY {
+			rev = append(rev, opEqual)
+			x, y = x-1, y-1
+		}
+		if x == prevX {
+			rev = append(rev, opInsert)
+		} else {
+			rev = append(rev, opDelete)
+		}
+		x, y = prevX, prevY
+	}
+	for x > 0 && y > 0 {
+		rev = append(rev, opEqual)
+		x, y = x-1, y-1
+	}
+	ops := make([]diffOp, len(rev))
+	for i, op := range rev {
+		ops[len(rev)-1-i] = op
+	}
+	return ops
+}
+
+// writeHunks groups ops into hunks with diffContext lines of context.
+func writeHunks(out *strings.Builder, a, b []string, ops []diffOp) {
+	// Positions (in a and b) at the start of each op.
+	type pos struct{ i, j int }
+	at := make([]pos, len(ops)+1)
+	i, j := 0, 0
+	for k, op := range ops {
+		at[k] = pos{i, j}
+		switch op {
+		case opEqual:
+			i, j = i+1, j+1
+		case opDelete:
+			i++
+		case opInsert:
+			j++
+		}
+	}
+	at[len(ops)] = pos{i, j}
+	for k := 0; k < len(ops); {
+		if ops[k] == opEqual {
+			k++
+			continue
+		}
+		// A hunk: from diffContext equal lines before the change to
+		// diffContext after the last change that is no further than
+		// 2*diffContext equal lines from the previous one.
+		start := max(0, k-diffContext)
+		end := k
+		for end < len(ops) {
+			if ops[end] != opEqual {
+				end++
+				continue
+			}
+			run := end
+			for run < len(ops) && ops[run] == opEqual {
+				run++
+			}
+			if run == len(ops) || run-end > 2*diffContext {
+				end = min(run, end+diffContext)
+				break
+			}
+			end = run
+		}
+		s, e := at[start], at[end]
+		fmt.Fprintf(out, "@@ -%s +%s @@\n", hunkRange(s.i, e.i-s.i), hunkRange(s.j, e.j-s.j))
+		for x := start; x < end; x++ {
+			p := at[x]
+			var line string
+			switch ops[x] {
+			case opEqual, opDelete:
+				line = a[p.i]
+			case opInsert:
+				line = b[p.j]
+			}
+			out.WriteByte(byte(ops[x]))
+			out.WriteString(line)
+			if !strings.HasSuffix(line, "\n") {
+				out.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+		k = end
+	}
+}
+
+// hunkRange renders "start,count" as diff does: a 1-based start, or the
+// line before an empty range.
+func hunkRange(start, count int) string {
+	if count == 0 {
+		return fmt.Sprintf("%d,0", start)
+	}
+	if count == 1 {
+		return fmt.Sprintf("%d", start+1)
+	}
+	return fmt.Sprintf("%d,%d", start+1, count)
+}
