@@ -66,8 +66,8 @@ type WriteResult struct {
 
 // Edit is one exact replacement of edit_text_file.
 type Edit struct {
-	OldText string `json:"old_text"`
-	NewText string `json:"new_text"`
+	OldText string `json:"old_text" jsonschema:"exact text to replace, whitespace and line endings included; it must occur exactly once in the file"`
+	NewText string `json:"new_text" jsonschema:"replacement text; empty deletes old_text"`
 }
 
 // MaxEdits bounds the replacements of one EditFile call.

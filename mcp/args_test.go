@@ -15,7 +15,7 @@ import (
 // even with calls decoding concurrently.
 func TestArgDecoderDefaultsAreNotShared(t *testing.T) {
 	var schema *jsonschema.Schema
-	for _, tl := range inventory(sfs.DefaultLimits()) {
+	for _, tl := range inventory(sfs.DefaultLimits(), true) {
 		if tl.def.Name == "search_text" {
 			schema = tl.def.InputSchema.(*jsonschema.Schema)
 		}
@@ -48,7 +48,7 @@ func TestArgDecoderDefaultsAreNotShared(t *testing.T) {
 // expected, never Go types.
 func TestArgDecoderWording(t *testing.T) {
 	var schema *jsonschema.Schema
-	for _, tl := range inventory(sfs.DefaultLimits()) {
+	for _, tl := range inventory(sfs.DefaultLimits(), true) {
 		if tl.def.Name == "list_directory" {
 			schema = tl.def.InputSchema.(*jsonschema.Schema)
 		}

@@ -24,8 +24,18 @@ const (
 	DefaultAllowedHosts = "serverfs-mcp,localhost,127.0.0.1,[::1]"
 )
 
-// maxRequestBytes caps a request body: tool arguments are small.
+// maxRequestBytes caps a request body when no workdir takes writes: tool
+// arguments are small. requestCap raises it for file content.
 const maxRequestBytes = 1 << 20
+
+// requestCap is the request body cap: with writes, room for content of
+// SERVERFS_MAX_WRITE_BYTES twice over (JSON escaping) plus the rest.
+func requestCap(d *Deps) int64 {
+	if !writable(d.FS) {
+		return maxRequestBytes
+	}
+	return int64(2*d.FS.Limits().MaxWriteBytes + maxRequestBytes)
+}
 
 // sessionIdleTimeout closes sessions a client abandoned (go-sdk keeps them
 // forever otherwise).
@@ -97,9 +107,10 @@ func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
 // nothing but /mcp.
 func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
 	srv := NewServer(d, version)
+	bodyCap := requestCap(d)
 	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 		SessionTimeout:      sessionIdleTimeout,
-		MaxRequestBodyBytes: maxRequestBytes,
+		MaxRequestBodyBytes: bodyCap,
 		// The allowlist below is the one Host check. go-sdk's own (on
 		// connections to a loopback address, any Host but localhost and
 		// loopback IPs, case-sensitively) would refuse hosts the operator
@@ -126,7 +137,7 @@ func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxRequestBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, bodyCap)
 		protected.ServeHTTP(w, r)
 	})
 }

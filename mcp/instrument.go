@@ -231,7 +231,7 @@ func (a *argDecoder[In]) decode(raw json.RawMessage) (In, error) {
 func describeDecodeError(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
-		want := map[reflect.Kind]string{reflect.String: "a string", reflect.Bool: "true or false", reflect.Pointer: "true or false"}[te.Type.Kind()]
+		want := map[reflect.Kind]string{reflect.String: "a string", reflect.Bool: "true or false", reflect.Pointer: "true or false", reflect.Slice: "an array", reflect.Struct: "an object"}[te.Type.Kind()]
 		if want == "" {
 			want = "a whole number"
 		}

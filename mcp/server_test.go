@@ -100,6 +100,18 @@ const bigLines = 600
 
 func newEnv(t *testing.T) *testEnv {
 	t.Helper()
+	return newEnvMode(t, false)
+}
+
+// newRWEnv is newEnv with "wd" read-write and a second, read-only workdir
+// "ro" (holding ro.txt) beside it: the write tools are served.
+func newRWEnv(t *testing.T) *testEnv {
+	t.Helper()
+	return newEnvMode(t, true)
+}
+
+func newEnvMode(t *testing.T, rw bool) *testEnv {
+	t.Helper()
 	parent := t.TempDir()
 	e := &testEnv{parent: parent, root: filepath.Join(parent, "wd"), log: &syncBuffer{}}
 	w := func(rel string, data []byte) { writeFile(t, filepath.Join(e.root, filepath.FromSlash(rel)), data) }
@@ -125,7 +137,13 @@ func newEnv(t *testing.T) *testEnv {
 		t.Fatal(err)
 	}
 
-	cfg, err := sfs.LoadConfig(nil, []string{"wd=" + e.root})
+	flags := []string{"wd=" + e.root}
+	if rw {
+		roDir := filepath.Join(parent, "ro")
+		writeFile(t, filepath.Join(roDir, "ro.txt"), []byte("read only\n"))
+		flags = []string{"wd=" + e.root + ":rw", "ro=" + roDir}
+	}
+	cfg, err := sfs.LoadConfig(nil, flags)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,14 +284,14 @@ func listTools(t *testing.T, cs *sdk.ClientSession) []*sdk.Tool {
 // TestToolSnapshot compares the served tool surface with
 // testdata/tools.json; UPDATE_TOOLSNAPS=true rewrites it.
 func TestToolSnapshot(t *testing.T) {
-	e := newEnv(t)
+	e := newRWEnv(t) // the whole surface: read and write tools
 	cs := e.client(t, e.serveHTTP(t))
 	var snaps []toolSnap
 	for _, tool := range listTools(t, cs) {
 		snaps = append(snaps, toolSnap{tool.Name, tool.Title, tool.Description, tool.Annotations, tool.InputSchema, tool.OutputSchema})
 	}
 	// Inventory order, so a reordering shows in review too.
-	order := ToolNames(e.deps.FS.Limits())
+	order := ToolNames(e.deps.FS)
 	slices.SortStableFunc(snaps, func(a, b toolSnap) int { return slices.Index(order, a.Name) - slices.Index(order, b.Name) })
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -338,7 +356,7 @@ func TestToolsList(t *testing.T) {
 	if !slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(toolNames))) {
 		t.Fatalf("tools/list = %v, want exactly %v", names, toolNames)
 	}
-	if inv := ToolNames(e.deps.FS.Limits()); !slices.Equal(inv, toolNames) {
+	if inv := ToolNames(e.deps.FS); !slices.Equal(inv, toolNames) {
 		t.Errorf("ToolNames = %v, want %v", inv, toolNames)
 	}
 	for _, tool := range tools {

@@ -33,6 +33,28 @@ ServerFS never modifies files and offers no command execution.
 
 Errors are tool results that start with a code, e.g. "PATH_NOT_FOUND: projects:/foo.txt does not exist". Large answers are bounded and say so (has_more, truncated).`
 
+// WriteInstructions replace the read-only sentence of Instructions when
+// some workdir is read-write and the write tools are served.
+const WriteInstructions = `Workdirs whose mode is "rw" (see list_workdirs) also accept changes through write_text_file, edit_text_file, create_directory, move_path and delete_path; "ro" workdirs answer WORKDIR_READ_ONLY. Every change is conditional: read_text_file and stat_file return the file's revision, and a change to an existing file must pass it as expected_revision (creating a file passes none). If the file changed since you read it the write is refused with REVISION_MISMATCH and the current revision: read it again, then redo your change. Writes are atomic, never follow symlinks and never touch hidden, credential or .git paths. ServerFS offers no command execution.`
+
+// instructions are the server instructions for a configuration.
+func instructions(rw bool) string {
+	if !rw {
+		return Instructions
+	}
+	return strings.Replace(Instructions, "ServerFS never modifies files and offers no command execution.", WriteInstructions, 1)
+}
+
+// writable reports whether any workdir takes writes.
+func writable(f *sfs.FS) bool {
+	for _, w := range f.Workdirs() {
+		if w.Mode == sfs.ModeReadWrite {
+			return true
+		}
+	}
+	return false
+}
+
 // Deps are what the tools work on.
 type Deps struct {
 	FS     *sfs.FS
@@ -150,8 +172,26 @@ func inputSchema[In any](bounds map[string]bound) *jsonschema.Schema {
 	return s
 }
 
-// inventory declares every tool, with limits from the configuration.
-func inventory(lim sfs.Limits) []tool {
+// change are the annotations of a write tool: destructive when content
+// can be lost. Retrying a call is safe (idempotent): every change is
+// guarded by a revision or refuses an existing destination, so a repeat
+// fails without effect.
+func change(title string, destructive bool) *sdk.ToolAnnotations {
+	return &sdk.ToolAnnotations{Title: title, ReadOnlyHint: false, IdempotentHint: true, DestructiveHint: ptr(destructive), OpenWorldHint: ptr(false)}
+}
+
+// inventory declares every tool, with limits from the configuration; the
+// write tools only when rw (some workdir is read-write).
+func inventory(lim sfs.Limits, rw bool) []tool {
+	tools := readTools(lim)
+	if rw {
+		tools = append(tools, writeTools(lim)...)
+	}
+	return tools
+}
+
+// readTools are the tools every configuration serves.
+func readTools(lim sfs.Limits) []tool {
 	maxRead := min(sfs.DefaultReadLines, lim.MaxReadLines)
 	searchSchema := inputSchema[searchTextIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults}})
 	searchSchema.Properties["case_sensitive"].Default = json.RawMessage("true")
@@ -200,7 +240,8 @@ func inventory(lim sfs.Limits) []tool {
 			def: &sdk.Tool{
 				Name: "read_text_file",
 				Description: fmt.Sprintf("Read lines of a UTF-8 text file in a workdir (also .gz and .zst logs): start_line (1-based) and max_lines (at most %d; default %d), and never more than %d bytes. "+
-					"Continue with next_start_line while has_more is true. Binary files, other encodings and lines longer than the byte limit are refused with an error code.", lim.MaxReadLines, maxRead, lim.MaxReadBytes),
+					"Continue with next_start_line while has_more is true. Binary files, other encodings and lines longer than the byte limit are refused with an error code. "+
+					"For files up to %d bytes the answer has the revision of the whole file, which writes take as expected_revision.", lim.MaxReadLines, maxRead, lim.MaxReadBytes, lim.MaxWriteBytes),
 				Annotations: readOnly("Read text file"),
 				InputSchema: inputSchema[readTextFileIn](map[string]bound{"start_line": {1, 1 << 30, 1}, "max_lines": {1, lim.MaxReadLines, maxRead}}),
 			},
@@ -209,7 +250,7 @@ func inventory(lim sfs.Limits) []tool {
 		{
 			def: &sdk.Tool{
 				Name:        "stat_file",
-				Description: "Describe a file or directory of a workdir without reading it: type (file, directory, symlink, other), size, modified_at and a MIME type guessed from the name. A symlink is reported as a symlink; its target is never shown.",
+				Description: fmt.Sprintf("Describe a file or directory of a workdir: type (file, directory, symlink, other), size, modified_at, a MIME type guessed from the name, and for files up to %d bytes the revision (sha256 of the content) that writes take as expected_revision. A symlink is reported as a symlink; its target is never shown.", lim.MaxWriteBytes),
 				Annotations: readOnly("Stat file"),
 				InputSchema: inputSchema[statFileIn](nil),
 			},
@@ -222,20 +263,21 @@ func inventory(lim sfs.Limits) []tool {
 // template registered.
 func NewServer(d *Deps, version string) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "serverfs", Title: "ServerFS", Version: version}, &sdk.ServerOptions{
-		Instructions: Instructions,
+		Instructions: instructions(writable(d.FS)),
 		Capabilities: &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}},
 	})
-	for _, t := range inventory(d.FS.Limits()) {
+	for _, t := range inventory(d.FS.Limits(), writable(d.FS)) {
 		t.register(s, d, t.def)
 	}
 	addResourceTemplate(s, d)
 	return s
 }
 
-// ToolNames lists the inventory's tool names in order.
-func ToolNames(lim sfs.Limits) []string {
+// ToolNames lists the names of the tools a server for f serves, in
+// inventory order.
+func ToolNames(f *sfs.FS) []string {
 	var names []string
-	for _, t := range inventory(lim) {
+	for _, t := range inventory(f.Limits(), writable(f)) {
 		names = append(names, t.def.Name)
 	}
 	return names

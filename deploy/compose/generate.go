@@ -58,6 +58,7 @@ var Limits = []Limit{
 	{"SERVERFS_MAX_WALK_ENTRIES", "200000", "directory entries one find/search walk may read"},
 	{"SERVERFS_SEARCH_TIMEOUT_SECONDS", "15", "seconds one search may run"},
 	{"SERVERFS_SEARCH_MAX_FILE_BYTES", "52428800", "files larger than this are skipped by search_text"},
+	{"SERVERFS_MAX_WRITE_BYTES", "1048576", "largest file the write tools create or change, and that reads give a revision (1024..67108864)"},
 }
 
 // ServerSettings are the other SERVERFS_* variables compose passes through.
