@@ -3,6 +3,11 @@
 // compose.yml applies, and drives the MCP server in it from the host through
 // a published loopback port.
 //
+// Two workdirs are mounted: the read-only fixture at slot 01 (the read
+// tools and the refusals) and a read-write scratch directory at slot 02,
+// owned by the server's uid 10001 (the write tools of issue 6, checked on
+// the host file system afterwards).
+//
 // Requirements (.ci/run installs them): podman, runc and busybox-static from
 // Debian, and the machine's Go toolchain in /usr/local/go. No registry has to
 // be reachable: the builder image docker.io/library/golang:1.26 is created
@@ -26,17 +31,23 @@ package container_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"debug/elf"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,6 +71,8 @@ const (
 	caBundle   = "/etc/ssl/certs/ca-certificates.crt"
 	// apiKeyCanary is the CONTROL_PLANE_API_KEY podman itself runs with.
 	apiKeyCanary = "sk-smoke-canary-not-a-key"
+	// serverUID is the user the image runs as (compose: user 10001:10001).
+	serverUID = 10001
 )
 
 // podman runs podman with the test's configuration.
@@ -321,6 +334,75 @@ func makeFixture(t *testing.T) string {
 	return dir
 }
 
+// The read-write workdir, mounted at /workdirs/02 as alias scratch.
+const (
+	scratchAlias  = "scratch"
+	scratchReadme = "# Scratch\n\nThe container smoke test writes next to this file.\n"
+)
+
+// makeScratch returns a directory the server (uid 10001) can write to,
+// holding one root-owned file the writes must leave alone.
+func makeScratch(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "README.md"), scratchReadme)
+	if err := os.Chown(dir, serverUID, serverUID); err != nil {
+		t.Fatalf("chown the rw workdir to %d (the test runs as root): %v", serverUID, err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// snapshot describes every entry under dir (type, permissions, owner,
+// content or link target), to show a tree is unchanged.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		desc := info.Mode().String()
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			desc += fmt.Sprintf(" %d:%d", st.Uid, st.Gid)
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			desc += " -> " + target
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			desc += " " + revision(string(b))
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = desc
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("snapshot %s: %v", dir, err)
+	}
+	return out
+}
+
+// revision is the server's revision of content ("sha256:" and the hex
+// SHA-256 of the whole file), computed independently of package fs.
+func revision(content string) string {
+	sum := sha256.Sum256([]byte(content))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
 func TestContainerSmoke(t *testing.T) {
 	testStart := time.Now()
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
@@ -363,6 +445,8 @@ func TestContainerSmoke(t *testing.T) {
 	// (d) run it with compose's hardening, a read-only fixture workdir and
 	// no tunnel credentials in its environment.
 	fixture := makeFixture(t)
+	fixtureBefore := snapshot(t, fixture)
+	scratch := makeScratch(t)
 	// compose mounts ./.empty (holding only the sentinel) at every unset
 	// slot; the server must ignore those slots.
 	empty := t.TempDir()
@@ -381,8 +465,13 @@ func TestContainerSmoke(t *testing.T) {
 		"-e", "WORKDIR_01_ALIAS=fixture",
 		"-e", "WORKDIR_01_READ_ONLY=true",
 		"-v", fixture + ":/workdirs/01:ro",
+		// compose's variable for a rw slot: WORKDIR_02_READ_ONLY=false
+		// drives both the mount and the server's mode.
+		"-e", "WORKDIR_02_ALIAS=" + scratchAlias,
+		"-e", "WORKDIR_02_READ_ONLY=false",
+		"-v", scratch + ":/workdirs/02:rw",
 	}
-	for n := 2; n <= 16; n++ {
+	for n := 3; n <= 16; n++ {
 		runArgs = append(runArgs, "-v", fmt.Sprintf("%s:/workdirs/%02d:ro", empty, n))
 	}
 	runArgs = append(runArgs, image)
@@ -407,6 +496,10 @@ func TestContainerSmoke(t *testing.T) {
 
 	// (e) the MCP chain and the refusals, from the host.
 	mcpChain(t, ctx, cs, fixture)
+	writeChain(t, ctx, cs, fixture, scratch)
+	if after := snapshot(t, fixture); !maps.Equal(after, fixtureBefore) {
+		t.Errorf("the ro fixture changed:\nbefore %v\nafter  %v", fixtureBefore, after)
+	}
 	if v := p.must(t, ctx, "exec", id, "/serverfs", "version"); !strings.HasPrefix(v, "serverfs smoke-test ") {
 		t.Errorf("serverfs version in the image = %q, want the stamped version smoke-test", v)
 	}
@@ -583,8 +676,12 @@ func mcpChain(t *testing.T, ctx context.Context, cs *sdk.ClientSession, fixtureD
 	wds := decode[struct {
 		Workdirs []struct{ Alias, Mode string }
 	}](t, ctx, cs, "list_workdirs", nil)
-	if len(wds.Workdirs) != 1 || wds.Workdirs[0].Alias != "fixture" || wds.Workdirs[0].Mode != "ro" {
-		t.Fatalf("list_workdirs = %+v, want one ro workdir fixture", wds)
+	modes := map[string]string{}
+	for _, w := range wds.Workdirs {
+		modes[w.Alias] = w.Mode
+	}
+	if len(wds.Workdirs) != 2 || modes["fixture"] != "ro" || modes[scratchAlias] != "rw" {
+		t.Fatalf("list_workdirs = %+v, want fixture ro and %s rw", wds, scratchAlias)
 	}
 
 	ls := decode[struct {
@@ -665,6 +762,166 @@ func mcpChain(t *testing.T, ctx context.Context, cs *sdk.ClientSession, fixtureD
 	}
 }
 
+// writeResult is the structured result of every write tool.
+type writeResult struct {
+	Workdir, Path, Action, Revision, Diff string
+	FromPath                              string `json:"from_path"`
+	Size                                  *int64
+}
+
+// toolError calls tool, which must fail with a message starting with want
+// and naming no container or host path.
+func toolError(t *testing.T, ctx context.Context, cs *sdk.ClientSession, tool string, args map[string]any, want string, hostDirs ...string) string {
+	t.Helper()
+	res := call(t, ctx, cs, tool, args)
+	msg := text(res)
+	switch {
+	case !res.IsError:
+		t.Errorf("%s %v succeeded: %.300s", tool, args, msg)
+	case !strings.HasPrefix(msg, want):
+		t.Errorf("%s %v: %q, want prefix %q", tool, args, msg, want)
+	}
+	for _, d := range append(hostDirs, "/workdirs") {
+		if strings.Contains(msg, d) {
+			t.Errorf("%s %v leaks %s: %q", tool, args, d, msg)
+		}
+	}
+	return msg
+}
+
+// noTemporaries fails if a write left one of its .serverfs-tmp-* files.
+func noTemporaries(t *testing.T, dir string) {
+	t.Helper()
+	for rel := range snapshot(t, dir) {
+		if strings.HasPrefix(filepath.Base(rel), ".serverfs-tmp-") {
+			t.Errorf("temporary file %s left in the rw workdir", rel)
+		}
+	}
+}
+
+// hostContent fails unless the file rel of the rw workdir holds exactly
+// want and belongs to the server's user.
+func hostContent(t *testing.T, dir, rel, want string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("on the host: %v", err)
+	}
+	if string(b) != want {
+		t.Errorf("on the host %s holds %q, want %q", rel, b, want)
+	}
+	if fi, err := os.Stat(p); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && (st.Uid != serverUID || st.Gid != serverUID) {
+			t.Errorf("on the host %s belongs to %d:%d, want the server's %d:%d", rel, st.Uid, st.Gid, serverUID, serverUID)
+		}
+	}
+}
+
+// writeChain drives the write tools (issue 6) in the real image: the
+// revision-guarded cycle on the rw workdir, checked on the host, and the
+// refusal on the ro one.
+func writeChain(t *testing.T, ctx context.Context, cs *sdk.ClientSession, fixtureDir, scratchDir string) {
+	t.Helper()
+	scratchBefore := snapshot(t, scratchDir)
+
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	for _, want := range []string{"list_workdirs", "list_directory", "find_files", "search_text", "read_text_file", "stat_file",
+		"write_text_file", "edit_text_file", "create_directory", "move_path", "delete_path"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools/list lacks %s: %v", want, names)
+		}
+	}
+
+	// The ro workdir refuses every change before looking at the path.
+	const roCode = "WORKDIR_READ_ONLY: "
+	toolError(t, ctx, cs, "write_text_file", map[string]any{"workdir": "fixture", "path": "new.txt", "content": "x\n"}, roCode, fixtureDir)
+	toolError(t, ctx, cs, "write_text_file", map[string]any{"workdir": "fixture", "path": "src/main.go", "content": "x\n", "expected_revision": revision(mainGo)}, roCode, fixtureDir)
+	toolError(t, ctx, cs, "delete_path", map[string]any{"workdir": "fixture", "path": "README.md", "expected_revision": revision("# Fixture\n\nThe container smoke test reads this.\n")}, roCode, fixtureDir)
+	toolError(t, ctx, cs, "create_directory", map[string]any{"workdir": "fixture", "path": "made"}, roCode, fixtureDir)
+
+	// Create: no expected_revision.
+	const (
+		path     = "notes/todo.md"
+		created  = "# Todo\n\n- build the image\n- run the smoke test\n"
+		edited   = "# Todo\n\n- build the image\n- run the write tools\n"
+		moveDest = "notes/done.md"
+	)
+	mk := decode[writeResult](t, ctx, cs, "create_directory", map[string]any{"workdir": scratchAlias, "path": "notes"})
+	if mk.Action != "created_directory" {
+		t.Errorf("create_directory notes: %+v", mk)
+	}
+	if fi, err := os.Stat(filepath.Join(scratchDir, "notes")); err != nil || !fi.IsDir() {
+		t.Fatalf("on the host notes is not a directory: %v", err)
+	}
+	wr := decode[writeResult](t, ctx, cs, "write_text_file", map[string]any{"workdir": scratchAlias, "path": path, "content": created})
+	if wr.Workdir != scratchAlias || wr.Path != path || wr.Action != "created" || wr.Revision != revision(created) ||
+		wr.Size == nil || *wr.Size != int64(len(created)) || !strings.HasPrefix(wr.Diff, "--- /dev/null\n+++ b/"+path+"\n") {
+		t.Errorf("write_text_file (create) = %+v, want action created, revision %s, size %d and a diff from /dev/null", wr, revision(created), len(created))
+	}
+	hostContent(t, scratchDir, path, created)
+
+	// Read returns the revision; an edit with it succeeds.
+	rd := decode[struct{ Content, Revision string }](t, ctx, cs, "read_text_file", map[string]any{"workdir": scratchAlias, "path": path})
+	if rd.Content != created || rd.Revision != wr.Revision {
+		t.Fatalf("read_text_file = %+v, want the written content with revision %s", rd, wr.Revision)
+	}
+	ed := decode[writeResult](t, ctx, cs, "edit_text_file", map[string]any{"workdir": scratchAlias, "path": path, "expected_revision": rd.Revision,
+		"edits": []map[string]any{{"old_text": "- run the smoke test\n", "new_text": "- run the write tools\n"}}})
+	if ed.Action != "edited" || ed.Revision != revision(edited) || ed.Revision == rd.Revision ||
+		ed.Size == nil || *ed.Size != int64(len(edited)) || !strings.Contains(ed.Diff, "-- run the smoke test\n+- run the write tools\n") {
+		t.Errorf("edit_text_file = %+v, want action edited, revision %s and the diff of the change", ed, revision(edited))
+	}
+	hostContent(t, scratchDir, path, edited)
+
+	// A stale revision changes nothing and names the current one.
+	msg := toolError(t, ctx, cs, "edit_text_file", map[string]any{"workdir": scratchAlias, "path": path, "expected_revision": rd.Revision,
+		"edits": []map[string]any{{"old_text": "# Todo", "new_text": "# Stale"}}}, "REVISION_MISMATCH: ", scratchDir)
+	if !strings.Contains(msg, ed.Revision) {
+		t.Errorf("REVISION_MISMATCH %q does not name the current revision %s", msg, ed.Revision)
+	}
+	toolError(t, ctx, cs, "write_text_file", map[string]any{"workdir": scratchAlias, "path": path, "content": "overwrite\n"}, "REVISION_MISMATCH: ", scratchDir)
+	hostContent(t, scratchDir, path, edited)
+	noTemporaries(t, scratchDir)
+
+	// Move, then delete with the current revision (required for a file).
+	mv := decode[writeResult](t, ctx, cs, "move_path", map[string]any{"workdir": scratchAlias, "source": path, "destination": moveDest, "expected_revision": ed.Revision})
+	if mv.Action != "moved" || mv.Path != moveDest || mv.FromPath != path {
+		t.Errorf("move_path = %+v", mv)
+	}
+	if _, err := os.Lstat(filepath.Join(scratchDir, filepath.FromSlash(path))); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("on the host %s still exists after the move: %v", path, err)
+	}
+	hostContent(t, scratchDir, moveDest, edited)
+	toolError(t, ctx, cs, "delete_path", map[string]any{"workdir": scratchAlias, "path": moveDest}, "INVALID_ARGUMENT: ", scratchDir)
+	toolError(t, ctx, cs, "delete_path", map[string]any{"workdir": scratchAlias, "path": moveDest, "expected_revision": rd.Revision}, "REVISION_MISMATCH: ", scratchDir)
+	hostContent(t, scratchDir, moveDest, edited)
+	del := decode[writeResult](t, ctx, cs, "delete_path", map[string]any{"workdir": scratchAlias, "path": moveDest, "expected_revision": ed.Revision})
+	if del.Action != "deleted" {
+		t.Errorf("delete_path %s = %+v", moveDest, del)
+	}
+	if _, err := os.Lstat(filepath.Join(scratchDir, filepath.FromSlash(moveDest))); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("on the host %s still exists after delete_path: %v", moveDest, err)
+	}
+	if del := decode[writeResult](t, ctx, cs, "delete_path", map[string]any{"workdir": scratchAlias, "path": "notes"}); del.Action != "deleted" {
+		t.Errorf("delete_path notes = %+v", del)
+	}
+
+	// Back where it started: only the seed file, untouched, no temporary.
+	noTemporaries(t, scratchDir)
+	if after := snapshot(t, scratchDir); !maps.Equal(after, scratchBefore) {
+		t.Errorf("the rw workdir after the chain:\n%v\nwant it as before:\n%v", after, scratchBefore)
+	}
+	t.Logf("write tools: create, read, edit, stale edit refused, move, delete on %s; ro workdir refused; host file system checked", scratchAlias)
+}
+
 func selfcheck(t *testing.T, ctx context.Context, p *podman, id string) {
 	t.Helper()
 	out, err := p.run(ctx, "exec", id, "/serverfs", "selfcheck")
@@ -679,6 +936,8 @@ func selfcheck(t *testing.T, ctx context.Context, p *podman, id string) {
 		"uid 10001 gid 10001",
 		"root filesystem is read-only",
 		"workdir fixture",
+		"configuration is valid: 2 workdir(s)",
+		"info  workdir " + scratchAlias + " (slot 02, mode rw): writable by this process (read-write mount)",
 		"no hardening failure",
 	} {
 		if !strings.Contains(out, want) {
