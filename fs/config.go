@@ -109,8 +109,11 @@ type WorkdirConfig struct {
 	Alias       string
 	Description string
 	Mode        Mode
-	Source      string
-	hostPath    string
+	// RepoOps enables the repository tools on the workdir
+	// (WORKDIR_NN_REPO_OPS_ENABLED, or ":repo" on --workdir).
+	RepoOps  bool
+	Source   string
+	hostPath string
 }
 
 // String describes the workdir without its host path, so that printing a
@@ -388,6 +391,14 @@ func loadSlots(env map[string]string, root string, add func(string, ...any)) []W
 		alias := env[slotVar(n, "ALIAS")]
 		desc := env[slotVar(n, "DESCRIPTION")]
 		mode, modeOK := slotMode(n, source, env, add)
+		repoOps := false
+		switch raw := env[slotVar(n, "REPO_OPS_ENABLED")]; strings.ToLower(raw) {
+		case "", "false":
+		case "true":
+			repoOps = true
+		default:
+			add("%s: %s=%q: must be true or false", source, slotVar(n, "REPO_OPS_ENABLED"), displaySetting(raw))
+		}
 		dir := filepath.Join(root, fmt.Sprintf("%02d", n))
 
 		var st unix.Stat_t
@@ -427,7 +438,7 @@ func loadSlots(env map[string]string, root string, add func(string, ...any)) []W
 		ok := checkAlias(source, alias, add)
 		ok = checkDescription(source, desc, add) && ok
 		if ok && modeOK {
-			out = append(out, WorkdirConfig{Alias: alias, Description: desc, Mode: mode, Source: source, hostPath: dir})
+			out = append(out, WorkdirConfig{Alias: alias, Description: desc, Mode: mode, RepoOps: repoOps, Source: source, hostPath: dir})
 		}
 	}
 	return out
@@ -457,13 +468,16 @@ func loadFlagWorkdirs(flags []string, add func(string, ...any)) []WorkdirConfig 
 		alias, rest, ok := strings.Cut(spec, "=")
 		source := fmt.Sprintf("--workdir #%d", i+1)
 		if !ok {
-			add("%s: expected ALIAS=/absolute/path[:rw]", source)
+			add("%s: expected ALIAS=/absolute/path[:rw][:repo]", source)
 			continue
 		}
 		if aliasRE.MatchString(alias) {
 			source = "--workdir " + alias
 		}
-		mode := ModeReadOnly
+		mode, repoOps := ModeReadOnly, false
+		if p, ok := strings.CutSuffix(rest, ":repo"); ok {
+			rest, repoOps = p, true
+		}
 		if p, ok := strings.CutSuffix(rest, ":rw"); ok {
 			rest, mode = p, ModeReadWrite
 		} else if p, ok := strings.CutSuffix(rest, ":ro"); ok {
@@ -496,7 +510,7 @@ func loadFlagWorkdirs(flags []string, add func(string, ...any)) []WorkdirConfig 
 			continue
 		}
 		if aliasOK {
-			out = append(out, WorkdirConfig{Alias: alias, Mode: mode, Source: source, hostPath: dir})
+			out = append(out, WorkdirConfig{Alias: alias, Mode: mode, RepoOps: repoOps, Source: source, hostPath: dir})
 		}
 	}
 	return out

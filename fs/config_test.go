@@ -1413,3 +1413,32 @@ func TestLoadConfigReadOnlyBoolean(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadConfigRepoOps(t *testing.T) {
+	_, env := validEnv(t, "WORKDIR_01_REPO_OPS_ENABLED=true")
+	if cfg := mustLoad(t, env, nil); !cfg.Workdirs[0].RepoOps {
+		t.Error("WORKDIR_01_REPO_OPS_ENABLED=true not applied")
+	}
+	for _, v := range []string{"", "false", "FALSE"} {
+		_, env := validEnv(t, "WORKDIR_01_REPO_OPS_ENABLED="+v)
+		if cfg := mustLoad(t, env, nil); cfg.Workdirs[0].RepoOps {
+			t.Errorf("REPO_OPS_ENABLED=%q enabled repo ops", v)
+		}
+	}
+	s, env := validEnv(t, "WORKDIR_01_REPO_OPS_ENABLED=yes")
+	_, err := LoadConfig(env, nil)
+	wantProblem(t, err, []string{s.root}, "slot 01", "WORKDIR_01_REPO_OPS_ENABLED", "true or false")
+
+	dir := t.TempDir()
+	for flag, want := range map[string][2]any{
+		"a=" + dir + ":rw:repo": {ModeReadWrite, true},
+		"a=" + dir + ":repo":    {ModeReadOnly, true},
+		"a=" + dir + ":rw":      {ModeReadWrite, false},
+		"a=" + dir:              {ModeReadOnly, false},
+	} {
+		cfg := mustLoad(t, nil, []string{flag})
+		if w := cfg.Workdirs[0]; w.Mode != want[0] || w.RepoOps != want[1] {
+			t.Errorf("%s: mode %s repo ops %v", flag, w.Mode, w.RepoOps)
+		}
+	}
+}

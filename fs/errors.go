@@ -71,6 +71,18 @@ const (
 	// longer than a request may wait.
 	CodeLeaseBusy Code = "LEASE_BUSY"
 
+	// Repository codes (issue 7).
+
+	// CodeRepoOpsDisabled: the operator did not enable the repository
+	// tools on this workdir (WORKDIR_NN_REPO_OPS_ENABLED).
+	CodeRepoOpsDisabled Code = "REPO_OPS_DISABLED"
+	// CodeRepoNotFound: the workdir's root is not a git work tree.
+	CodeRepoNotFound Code = "REPO_NOT_FOUND"
+	// CodeRepoUnsupported: a repository ServerFS cannot handle exactly
+	// like git (the message says why); it answers nothing rather than a
+	// possibly wrong answer.
+	CodeRepoUnsupported Code = "REPO_UNSUPPORTED"
+
 	// CodeInternal: a bug or an unexpected system error; details are only
 	// in the server log.
 	CodeInternal Code = "INTERNAL_ERROR"

@@ -70,3 +70,8 @@ func (f *File) Close() error {
 	f.fd = -1
 	return err
 }
+
+// Seek sets the offset of the next Read, like io.Seeker.
+func (f *File) Seek(offset int64, whence int) (int64, error) {
+	return unix.Seek(f.fd, offset, whence)
+}

@@ -51,6 +51,7 @@ type Workdir struct {
 	alias       string
 	description string
 	mode        Mode
+	repoOps     bool
 	rootFD      int
 	open        opener
 	policy      *Policy
@@ -61,6 +62,8 @@ type WorkdirInfo struct {
 	Alias       string `json:"alias"`
 	Description string `json:"description"`
 	Mode        Mode   `json:"mode"`
+	// RepoOps says the repository tools (inspect_repo) work here.
+	RepoOps bool `json:"repo_ops,omitempty"`
 }
 
 // New opens every configured workdir root and returns the FS. Roots are
@@ -87,7 +90,7 @@ func New(cfg *Config, opts Options) (*FS, error) {
 			// that it cannot leak into a log an agent might see.
 			return nil, fmt.Errorf("%s (workdir %q): cannot open its root: %v", wc.Source, wc.Alias, err)
 		}
-		w := &Workdir{alias: wc.Alias, description: wc.Description, mode: wc.Mode, rootFD: fd, open: openerFor(r), policy: policy}
+		w := &Workdir{alias: wc.Alias, description: wc.Description, mode: wc.Mode, repoOps: wc.RepoOps, rootFD: fd, open: openerFor(r), policy: policy}
 		f.workdirs = append(f.workdirs, w)
 		f.byAlias[wc.Alias] = w
 		if w.mode == ModeReadWrite {
@@ -153,11 +156,14 @@ func (f *FS) Workdir(alias string) (*Workdir, error) {
 
 // Info describes the workdir for agents.
 func (w *Workdir) Info() WorkdirInfo {
-	return WorkdirInfo{Alias: w.alias, Description: w.description, Mode: w.mode}
+	return WorkdirInfo{Alias: w.alias, Description: w.description, Mode: w.mode, RepoOps: w.repoOps}
 }
 
 // Alias is the workdir's name as agents use it.
 func (w *Workdir) Alias() string { return w.alias }
+
+// RepoOps reports whether the operator enabled the repository tools here.
+func (w *Workdir) RepoOps() bool { return w.repoOps }
 
 // Mode is ModeReadOnly or ModeReadWrite.
 func (w *Workdir) Mode() Mode { return w.mode }

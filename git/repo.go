@@ -1,0 +1,244 @@
+package git
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// maxConfigBytes bounds every config, ignore and HEAD file read.
+const maxConfigBytes = 1 << 20
+
+// Repo is the repository whose work tree is a workdir's root.
+type Repo struct {
+	fs      *sfs.FS
+	w       *sfs.Workdir
+	ctl     *sfs.Control
+	storage *filesystem.Storage
+	// cfg holds system, global and repository configuration in git's
+	// order (later files win for single values).
+	cfg []*gitconfig.Config
+	// fileMode is core.fileMode: whether the executable bit counts.
+	fileMode bool
+}
+
+func repoErr(code sfs.Code, alias, msg string) error {
+	return &sfs.Error{Code: code, Workdir: alias, Msg: msg}
+}
+
+// Open opens the repository at the root of the workdir alias. The root
+// must hold a .git directory (not a file or symlink: a linked worktree or
+// a submodule checkout keeps its repository elsewhere). Repository formats
+// go-git cannot read exactly like git are REPO_UNSUPPORTED.
+func Open(f *sfs.FS, alias string) (*Repo, error) {
+	w, err := f.Workdir(alias)
+	if err != nil {
+		return nil, err
+	}
+	ctl := w.Control()
+	st, err := ctl.Lstat(".git")
+	switch {
+	case sfs.CodeOf(err) == sfs.CodePathNotFound:
+		return nil, repoErr(sfs.CodeRepoNotFound, alias, "is not a git repository: its root has no .git directory")
+	case err != nil:
+		return nil, err
+	case st.Type() == sfs.TypeFile:
+		return nil, repoErr(sfs.CodeRepoUnsupported, alias, "has a .git file (a linked worktree or submodule checkout whose repository lies elsewhere); only a .git directory is supported")
+	case st.Type() != sfs.TypeDirectory:
+		return nil, repoErr(sfs.CodeRepoUnsupported, alias, "has a .git that is not a directory (a symlink?); it is not followed")
+	}
+	r := &Repo{fs: f, w: w, ctl: ctl, fileMode: true}
+	repoCfg, err := r.readConfigFile(".git/config")
+	if err != nil {
+		return nil, err
+	}
+	r.cfg = append(globalConfigs(), repoCfg)
+	if err := r.checkSupported(repoCfg); err != nil {
+		return nil, err
+	}
+	if v := r.get("core", "", "filemode"); v != "" {
+		r.fileMode = parseBool(v, true)
+	}
+	r.storage = filesystem.NewStorage(&controlFS{c: ctl, root: ".git"}, cache.NewObjectLRUDefault())
+	return r, nil
+}
+
+// checkSupported refuses what go-git or ServerFS would get wrong.
+func (r *Repo) checkSupported(c *gitconfig.Config) error {
+	alias := r.w.Alias()
+	core, ext := c.Section("core"), c.Section("extensions")
+	if v := core.Option("repositoryformatversion"); v != "" && v != "0" && v != "1" {
+		return repoErr(sfs.CodeRepoUnsupported, alias, fmt.Sprintf("uses repository format version %s", v))
+	}
+	if f := ext.Option("objectformat"); f != "" && !strings.EqualFold(f, "sha1") {
+		return repoErr(sfs.CodeRepoUnsupported, alias, fmt.Sprintf("uses object format %s; only sha1 repositories are supported", f))
+	}
+	if parseBool(ext.Option("worktreeconfig"), false) {
+		return repoErr(sfs.CodeRepoUnsupported, alias, "uses extensions.worktreeConfig, which go-git cannot read")
+	}
+	if parseBool(c.Section("index").Option("splitindex"), false) || r.hasSharedIndex() {
+		return repoErr(sfs.CodeRepoUnsupported, alias, "uses a split index (index.splitIndex), which go-git cannot read")
+	}
+	for _, v := range []string{r.getIn(c, "core", "", "autocrlf")} {
+		if v != "" && !strings.EqualFold(v, "false") {
+			return repoErr(sfs.CodeRepoUnsupported, alias, fmt.Sprintf("sets core.autocrlf=%s; line-ending conversion is not supported (git would compare converted content)", v))
+		}
+	}
+	return nil
+}
+
+func (r *Repo) hasSharedIndex() bool {
+	ents, _, err := r.ctl.ReadDir(".git", 4096)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name, "sharedindex.") {
+			return true
+		}
+	}
+	return false
+}
+
+// readConfigFile reads and parses a config file beneath the workdir root.
+func (r *Repo) readConfigFile(name string) (*gitconfig.Config, error) {
+	b, err := r.readControl(name)
+	if err != nil {
+		return nil, err
+	}
+	c := gitconfig.New()
+	if b != nil {
+		if err := gitconfig.NewDecoder(bytes.NewReader(b)).Decode(c); err != nil {
+			return nil, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), fmt.Sprintf("has a %s that cannot be parsed", name))
+		}
+	}
+	return c, nil
+}
+
+// readControl reads a control file beneath the root; nil, nil when absent.
+func (r *Repo) readControl(name string) ([]byte, error) {
+	f, err := r.ctl.Open(name)
+	if sfs.CodeOf(err) == sfs.CodePathNotFound || sfs.CodeOf(err) == sfs.CodeNotADirectory {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxConfigBytes {
+		return nil, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), fmt.Sprintf("%s is larger than %d bytes", name, maxConfigBytes))
+	}
+	return b, nil
+}
+
+// globalConfigs are the system and user configuration files git reads
+// before the repository's, in its order. They belong to the operator
+// (the server's own environment), not to the workdir.
+func globalConfigs() []*gitconfig.Config {
+	var files []string
+	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
+		files = append(files, "/etc/gitconfig")
+	}
+	if x := xdgConfigHome(); x != "" {
+		files = append(files, filepath.Join(x, "git", "config"))
+	}
+	if h := os.Getenv("HOME"); h != "" {
+		files = append(files, filepath.Join(h, ".gitconfig"))
+	}
+	var out []*gitconfig.Config
+	for _, name := range files {
+		if c := readHostConfig(name); c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func xdgConfigHome() string {
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		return x
+	}
+	if h := os.Getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config")
+	}
+	return ""
+}
+
+// readHostFile reads an operator's file (global config, excludes file),
+// bounded; nil when absent or unreadable.
+func readHostFile(name string) []byte {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxConfigBytes))
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func readHostConfig(name string) *gitconfig.Config {
+	b := readHostFile(name)
+	if b == nil {
+		return nil
+	}
+	c := gitconfig.New()
+	if gitconfig.NewDecoder(bytes.NewReader(b)).Decode(c) != nil {
+		return nil
+	}
+	return c
+}
+
+// get returns the last value of section[.subsection].key across the
+// configuration files.
+func (r *Repo) get(section, subsection, key string) string {
+	for i := len(r.cfg) - 1; i >= 0; i-- {
+		if v := r.getIn(r.cfg[i], section, subsection, key); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func (r *Repo) getIn(c *gitconfig.Config, section, subsection, key string) string {
+	if !c.HasSection(section) {
+		return ""
+	}
+	s := c.Section(section)
+	if subsection == "" {
+		return s.Option(key)
+	}
+	if !s.HasSubsection(subsection) {
+		return ""
+	}
+	return s.Subsection(subsection).Option(key)
+}
+
+// parseBool reads a git boolean ("true", "yes", "on", "1", ...).
+func parseBool(v string, def bool) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "yes", "on", "1":
+		return true
+	case "false", "no", "off", "0", "":
+		if v == "" {
+			return def
+		}
+		return false
+	}
+	return def
+}

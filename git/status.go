@@ -1,0 +1,443 @@
+// Package git is ServerFS's repository logic: status, diff and commit of
+// the repository whose work tree is a workdir's root, on go-git's
+// plumbing, faithful to the git CLI (which the tests use as the oracle).
+// Every file it reads goes through fs's resolver; paths the policy hides
+// never appear in an answer.
+package git
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// Entry is one path of a status, as `git status --porcelain=v2
+// --untracked-files=all --no-renames` reports it.
+type Entry struct {
+	// Path is repository-relative with '/' separators. An untracked
+	// directory that is itself a repository is reported once, with a
+	// trailing '/', and not descended (as git does).
+	Path string `json:"path"`
+	// Staged is the index against HEAD: '.' unchanged, 'A' added,
+	// 'M' modified, 'D' deleted, 'T' type changed (file/symlink/gitlink).
+	// Unstaged is the work tree against the index: '.', 'M', 'D', 'T'.
+	// Both are '?' for an untracked path.
+	Staged   string `json:"staged"`
+	Unstaged string `json:"unstaged"`
+}
+
+// Status is the state of a repository.
+type Status struct {
+	Branch   string  `json:"branch,omitempty"` // "" when HEAD is detached
+	Head     string  `json:"head,omitempty"`   // commit id, "" before the first commit
+	Upstream string  `json:"upstream,omitempty"`
+	Ahead    *int    `json:"ahead,omitempty"`
+	Behind   *int    `json:"behind,omitempty"`
+	Entries  []Entry `json:"entries"` // sorted by path (byte order)
+	// Truncated is true when more entries changed than the limit.
+	Truncated bool `json:"truncated"`
+}
+
+// headInfo is what HEAD points at.
+type headInfo struct {
+	branch string        // short branch name; "" when detached
+	commit plumbing.Hash // zero before the first commit
+}
+
+func (r *Repo) head() (headInfo, error) {
+	b, err := r.readControl(".git/HEAD")
+	if err != nil {
+		return headInfo{}, err
+	}
+	s := strings.TrimSpace(string(b))
+	if ref, ok := strings.CutPrefix(s, "ref: "); ok {
+		h := headInfo{branch: strings.TrimPrefix(ref, "refs/heads/")}
+		resolved, err := r.storage.Reference(plumbing.ReferenceName(ref))
+		if err == plumbing.ErrReferenceNotFound {
+			return h, nil // unborn branch
+		}
+		if err != nil {
+			return h, fmt.Errorf("resolving %s: %w", ref, err)
+		}
+		if resolved.Type() == plumbing.SymbolicReference {
+			return h, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "HEAD's branch is itself a symbolic reference")
+		}
+		h.commit = resolved.Hash()
+		return h, nil
+	}
+	if !plumbing.IsHash(s) {
+		return headInfo{}, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "has an unreadable .git/HEAD")
+	}
+	return headInfo{commit: plumbing.NewHash(s)}, nil
+}
+
+type treeEntry struct {
+	hash plumbing.Hash
+	mode filemode.FileMode
+}
+
+// headTree flattens HEAD's tree: path -> blob (or gitlink) and mode.
+func (r *Repo) headTree(ctx context.Context, commit plumbing.Hash) (map[string]treeEntry, error) {
+	out := map[string]treeEntry{}
+	if commit.IsZero() {
+		return out, nil
+	}
+	c, err := object.GetCommit(r.storage, commit)
+	if err != nil {
+		return nil, fmt.Errorf("reading HEAD commit: %w", err)
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("reading HEAD tree: %w", err)
+	}
+	walker := object.NewTreeWalker(tree, true, nil)
+	defer walker.Close()
+	for n := 0; ; n++ {
+		if n%1024 == 0 && ctx.Err() != nil {
+			return nil, canceled(r.w.Alias())
+		}
+		name, e, err := walker.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("walking HEAD tree: %w", err)
+		}
+		if e.Mode == filemode.Dir {
+			continue
+		}
+		out[name] = treeEntry{hash: e.Hash, mode: e.Mode}
+	}
+}
+
+func (r *Repo) readIndex() (*index.Index, sfs.StatData, error) {
+	idx := &index.Index{Version: 2}
+	f, err := r.ctl.Open(".git/index")
+	if sfs.CodeOf(err) == sfs.CodePathNotFound {
+		return idx, sfs.StatData{}, nil
+	}
+	if err != nil {
+		return nil, sfs.StatData{}, err
+	}
+	defer f.Close()
+	st, err := r.ctl.Lstat(".git/index")
+	if err != nil {
+		return nil, st, err
+	}
+	if err := index.NewDecoder(bufio.NewReaderSize(f, 256<<10)).Decode(idx); err != nil {
+		return nil, st, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "has an index go-git cannot read: "+err.Error())
+	}
+	return idx, st, nil
+}
+
+func canceled(alias string) error {
+	return &sfs.Error{Code: sfs.CodeCanceled, Workdir: alias, Msg: "the repository status did not finish in time"}
+}
+
+// visible reports whether the policy lets agents see path.
+func (r *Repo) visible(path string) bool {
+	comps := strings.Split(path, "/")
+	p := r.fs.Policy()
+	if !p.AllowHidden() {
+		for _, c := range comps {
+			if sfs.IsHidden(c) {
+				return false
+			}
+		}
+	}
+	return !p.Denied(comps)
+}
+
+// Status compares HEAD, the index and the work tree like `git status
+// --porcelain=v2 --untracked-files=all --no-renames`: renames show as a
+// deletion and an addition. It returns at most limit entries (Truncated
+// when there were more); paths the policy hides never appear.
+func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
+	alias := r.w.Alias()
+	h, err := r.head()
+	if err != nil {
+		return nil, err
+	}
+	st := &Status{Branch: h.branch, Entries: []Entry{}}
+	if !h.commit.IsZero() {
+		st.Head = h.commit.String()
+	}
+	tree, err := r.headTree(ctx, h.commit)
+	if err != nil {
+		return nil, err
+	}
+	idx, idxStat, err := r.readIndex()
+	if err != nil {
+		return nil, err
+	}
+	changes := map[string]*Entry{}
+	// Untracked paths are separate: a path deleted from the index but
+	// present in the work tree is both "D." and "?" (two entries, as git
+	// prints it).
+	var untracked []string
+	entry := func(p string) *Entry {
+		e := changes[p]
+		if e == nil {
+			e = &Entry{Path: p, Staged: ".", Unstaged: "."}
+			changes[p] = e
+		}
+		return e
+	}
+
+	// Index against HEAD.
+	stages := map[string]int{} // unmerged paths: bit n-1 set when stage n exists
+	tracked := make(map[string]*index.Entry, len(idx.Entries))
+	paths := make([]string, 0, len(idx.Entries))
+	for _, ie := range idx.Entries {
+		// Stage 0 is a merged entry. (go-git's index.Merged constant is 1,
+		// the same as AncestorMode: it cannot be used here.)
+		if ie.Stage != 0 {
+			stages[ie.Name] |= 1 << (ie.Stage - 1)
+			continue
+		}
+		tracked[ie.Name] = ie
+		paths = append(paths, ie.Name)
+		te, inHead := tree[ie.Name]
+		if ie.IntentToAdd && !inHead {
+			// "git add -N": not staged yet; the work tree adds it.
+			entry(ie.Name).Unstaged = "A"
+			continue
+		}
+		switch {
+		case !inHead:
+			entry(ie.Name).Staged = "A"
+		case kind(te.mode) != kind(ie.Mode):
+			entry(ie.Name).Staged = "T"
+		case te.hash != ie.Hash || te.mode != ie.Mode:
+			entry(ie.Name).Staged = "M"
+		}
+	}
+	for p, mask := range stages {
+		// git's names for which sides of the merge have the path
+		// (wt-status.c): base 1, ours 2, theirs 4.
+		xy := map[int]string{1: "DD", 2: "AU", 3: "UD", 4: "UA", 5: "DU", 6: "AA", 7: "UU"}[mask]
+		e := entry(p)
+		e.Staged, e.Unstaged = xy[:1], xy[1:]
+	}
+	for p := range tree {
+		if _, ok := tracked[p]; !ok && stages[p] == 0 {
+			entry(p).Staged = "D"
+		}
+	}
+	sort.Strings(paths)
+	hasTrackedBelow := func(dir string) bool {
+		prefix := dir + "/"
+		i := sort.SearchStrings(paths, prefix)
+		return i < len(paths) && strings.HasPrefix(paths[i], prefix)
+	}
+
+	// The work tree against the index, and untracked paths.
+	ign := r.newIgnoreStack()
+	ignoredDirs := map[string]bool{}
+	seen := make(map[string]bool, len(tracked))
+	var walkErr error
+	ctx, cancel := context.WithTimeout(ctx, r.fs.Limits().SearchTimeout)
+	defer cancel()
+	res, err := r.w.Walk(ctx, "", sfs.WalkOptions{
+		MaxEntries: r.fs.Limits().MaxWalkEntries,
+		Enter:      ign.enter,
+		Visit: func(we *sfs.WalkEntry) sfs.WalkAction {
+			if we.Name == ".git" {
+				return sfs.WalkSkipDir
+			}
+			parent := ""
+			if i := strings.LastIndexByte(we.Path, '/'); i >= 0 {
+				parent = we.Path[:i]
+			}
+			isDir := we.Type == sfs.TypeDirectory
+			ie := tracked[we.Path]
+			if ie != nil && !isDir && ie.IntentToAdd {
+				seen[we.Path] = true
+				return sfs.WalkContinue
+			}
+			if ie != nil && !isDir {
+				seen[we.Path] = true
+				code, err := r.worktreeChange(we, ie, idxStat)
+				if err != nil {
+					walkErr = err
+					return sfs.WalkStop
+				}
+				if code != "." {
+					entry(we.Path).Unstaged = code
+				}
+				return sfs.WalkContinue
+			}
+			if ie != nil && isDir && ie.Mode == filemode.Submodule {
+				seen[we.Path] = true
+				return sfs.WalkSkipDir
+			}
+			ignored := ignoredDirs[parent] || ign.ignored(strings.Split(we.Path, "/"), isDir, we.Depth)
+			if isDir {
+				below := hasTrackedBelow(we.Path)
+				if ignored {
+					if !below {
+						return sfs.WalkSkipDir
+					}
+					ignoredDirs[we.Path] = true
+					return sfs.WalkContinue
+				}
+				if !below && we.HasChild(".git") {
+					// An untracked repository: one entry, not descended.
+					untracked = append(untracked, we.Path+"/")
+					return sfs.WalkSkipDir
+				}
+				return sfs.WalkContinue
+			}
+			if !ignored && we.Type != sfs.TypeOther {
+				untracked = append(untracked, we.Path)
+			}
+			return sfs.WalkContinue
+		},
+	})
+	switch {
+	case walkErr != nil:
+		return nil, walkErr
+	case err != nil:
+		return nil, err
+	case res.TruncatedReason == sfs.TruncatedTimeout:
+		return nil, canceled(alias)
+	case res.Truncated:
+		return nil, &sfs.Error{Code: sfs.CodeDirectoryTooLarge, Workdir: alias, Msg: fmt.Sprintf("the work tree is too large to compare (%s: more than SERVERFS_MAX_WALK_ENTRIES entries or too deep)", res.TruncatedReason)}
+	}
+	for p, ie := range tracked {
+		if !seen[p] && r.visible(p) {
+			if ie.Mode == filemode.Submodule {
+				continue
+			}
+			entry(p).Unstaged = "D"
+		}
+	}
+
+	for p, e := range changes {
+		if !r.visible(strings.TrimSuffix(p, "/")) || (e.Staged == "." && e.Unstaged == ".") {
+			continue
+		}
+		st.Entries = append(st.Entries, *e)
+	}
+	for _, p := range untracked {
+		if r.visible(strings.TrimSuffix(p, "/")) {
+			st.Entries = append(st.Entries, Entry{Path: p, Staged: "?", Unstaged: "?"})
+		}
+	}
+	SortEntries(st.Entries)
+	if limit > 0 && len(st.Entries) > limit {
+		st.Entries, st.Truncated = st.Entries[:limit], true
+	}
+	if h.branch != "" && !h.commit.IsZero() {
+		if err := r.upstream(ctx, h, st); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// SortEntries puts entries in their canonical order: by path (byte
+// order); for a path both tracked and untracked, the tracked entry first
+// (git prints untracked paths last).
+func SortEntries(es []Entry) {
+	sort.Slice(es, func(i, j int) bool {
+		if es[i].Path != es[j].Path {
+			return es[i].Path < es[j].Path
+		}
+		return es[i].Staged != "?" && es[j].Staged == "?"
+	})
+}
+
+// kind groups modes the way git's type changes do.
+func kind(m filemode.FileMode) int {
+	switch m {
+	case filemode.Symlink:
+		return 1
+	case filemode.Submodule:
+		return 2
+	default:
+		return 0
+	}
+}
+
+// worktreeChange compares one tracked path's work-tree entry with its index
+// entry: ".", "M", "T" or "D". The index's stat data decides when the
+// content must be hashed, as in git: a stat match means unchanged, unless
+// the entry is racily clean (modified no earlier than the index was
+// written).
+func (r *Repo) worktreeChange(we *sfs.WalkEntry, ie *index.Entry, idxStat sfs.StatData) (string, error) {
+	sd, err := we.Lstat()
+	if err != nil {
+		if sfs.CodeOf(err) == sfs.CodePathNotFound {
+			return "D", nil
+		}
+		return "", err
+	}
+	switch sd.Type() {
+	case sfs.TypeDirectory, sfs.TypeOther:
+		return "D", nil
+	case sfs.TypeSymlink:
+		if ie.Mode != filemode.Symlink {
+			return "T", nil
+		}
+		if statMatches(sd, ie, idxStat) {
+			return ".", nil
+		}
+		target, err := we.Readlink()
+		if err != nil {
+			return "", err
+		}
+		if plumbing.ComputeHash(plumbing.BlobObject, []byte(target)) != ie.Hash {
+			return "M", nil
+		}
+		return ".", nil
+	}
+	// A regular file.
+	if ie.Mode == filemode.Symlink || ie.Mode == filemode.Submodule {
+		return "T", nil
+	}
+	if r.fileMode && (sd.Mode&0o100 != 0) != (ie.Mode == filemode.Executable) {
+		return "M", nil
+	}
+	if statMatches(sd, ie, idxStat) {
+		return ".", nil
+	}
+	if uint32(sd.Size) != ie.Size {
+		return "M", nil
+	}
+	f, _, err := we.OpenFile()
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := plumbing.NewHasher(plumbing.BlobObject, sd.Size)
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", err
+	}
+	if n != sd.Size || h.Sum() != ie.Hash {
+		return "M", nil
+	}
+	return ".", nil
+}
+
+// statMatches is git's stat-cache check (ie_match_stat): the fields git
+// records, truncated as the index stores them, and not racily clean.
+func statMatches(sd sfs.StatData, ie *index.Entry, idxStat sfs.StatData) bool {
+	if !sd.Mtime.Equal(ie.ModifiedAt) || !sd.Ctime.Equal(ie.CreatedAt) ||
+		uint32(sd.Size) != ie.Size || uint32(sd.Ino) != ie.Inode || sd.Uid != ie.UID || sd.Gid != ie.GID {
+		return false
+	}
+	// Racily clean: written in the same instant as (or after) the index.
+	return ie.ModifiedAt.Before(idxStat.Mtime)
+}
