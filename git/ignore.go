@@ -6,18 +6,19 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
-
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
 // ignoreStack holds the exclude patterns in force during a work-tree walk,
 // in git's precedence (lowest first): core.excludesFile (or the default
 // $XDG_CONFIG_HOME/git/ignore), .git/info/exclude, then each directory's
-// .gitignore from the root down. The last pattern that matches decides.
+// .gitignore from the root down. Within that order the last pattern that
+// matches a path decides, as in git's dir.c. Patterns are matched against
+// the path itself only; that an excluded directory excludes everything
+// below it is the walk's business (git never looks inside one).
 type ignoreStack struct {
-	base   []gitignore.Pattern
-	frames [][]gitignore.Pattern // frames[d] = patterns of the directory at depth d
+	base   []ignorePattern
+	frames [][]ignorePattern // frames[d] = patterns of the directory at depth d
 }
 
 func (r *Repo) newIgnoreStack() *ignoreStack {
@@ -28,7 +29,7 @@ func (r *Repo) newIgnoreStack() *ignoreStack {
 			excludes = filepath.Join(x, "git", "ignore")
 		}
 	} else if rest, ok := strings.CutPrefix(excludes, "~/"); ok {
-		excludes = filepath.Join(homeDir(), rest)
+		excludes = filepath.Join(os.Getenv("HOME"), rest)
 	}
 	if excludes != "" {
 		s.base = append(s.base, parsePatterns(readHostFile(excludes), nil)...)
@@ -39,18 +40,16 @@ func (r *Repo) newIgnoreStack() *ignoreStack {
 	return s
 }
 
-func homeDir() string { return os.Getenv("HOME") }
-
 // enter loads the .gitignore of a directory the walk enters.
 func (s *ignoreStack) enter(d *sfs.Dir) {
 	s.frames = s.frames[:min(d.Depth, len(s.frames))]
-	var domain []string
+	var base []string
 	if d.Path != "" {
-		domain = strings.Split(d.Path, "/")
+		base = strings.Split(d.Path, "/")
 	}
-	var ps []gitignore.Pattern
+	var ps []ignorePattern
 	if b, ok, err := d.ReadControlFile(".gitignore", maxConfigBytes); ok && err == nil {
-		ps = parsePatterns(b, domain)
+		ps = parsePatterns(b, base)
 	}
 	s.frames = append(s.frames, ps)
 }
@@ -68,73 +67,21 @@ func (s *ignoreStack) ignored(path []string, isDir bool, depth int) bool {
 	return m
 }
 
-func match(ps []gitignore.Pattern, path []string, isDir bool) (ignored, decided bool) {
+func match(ps []ignorePattern, path []string, isDir bool) (ignored, decided bool) {
 	for j := len(ps) - 1; j >= 0; j-- {
-		switch ps[j].Match(path, isDir) {
-		case gitignore.Exclude:
-			return true, true
-		case gitignore.Include:
-			return false, true
+		if ps[j].matches(path, isDir) {
+			return !ps[j].negate, true
 		}
 	}
 	return false, false
 }
 
-func parsePatterns(data []byte, domain []string) []gitignore.Pattern {
-	var ps []gitignore.Pattern
+func parsePatterns(data []byte, base []string) []ignorePattern {
+	var ps []ignorePattern
 	for _, line := range bytes.Split(data, []byte{'\n'}) {
-		s := strings.TrimSuffix(string(line), "\r")
-		if strings.HasPrefix(s, "#") || strings.TrimSpace(s) == "" {
-			continue
+		if p, ok := parseIgnoreLine(string(line), base); ok {
+			ps = append(ps, p)
 		}
-		ps = append(ps, parsePattern(s, domain))
 	}
 	return ps
-}
-
-// parsePattern is gitignore.ParsePattern with git's meaning of a trailing
-// "/**": "dir/**" matches everything inside dir, not dir itself (go-git
-// v5.19.3 matches dir too). search/ignore.go carries the same fix.
-func parsePattern(line string, domain []string) gitignore.Pattern {
-	p := gitignore.ParsePattern(line, domain)
-	if t := strings.TrimRight(line, " "); strings.HasPrefix(t, "!") && strings.HasSuffix(t, "/") {
-		// go-git matches a pattern against every parent of a path too:
-		// right for exclusion (an excluded directory's contents are
-		// excluded) but wrong for "!dir/", which re-includes directories
-		// only, never the files below them.
-		return dirsOnly{p}
-	}
-	body := strings.TrimPrefix(strings.TrimRight(line, " "), "!")
-	prefix, ok := strings.CutSuffix(body, "/**")
-	if !ok || prefix == "" || strings.Contains(prefix, "**") {
-		return p
-	}
-	n := 0
-	for _, c := range strings.Split(prefix, "/") {
-		if c != "" {
-			n++
-		}
-	}
-	return contentsOnly{Pattern: p, depth: len(domain) + n}
-}
-
-type dirsOnly struct{ gitignore.Pattern }
-
-func (d dirsOnly) Match(path []string, isDir bool) gitignore.MatchResult {
-	if !isDir {
-		return gitignore.NoMatch
-	}
-	return d.Pattern.Match(path, isDir)
-}
-
-type contentsOnly struct {
-	gitignore.Pattern
-	depth int
-}
-
-func (c contentsOnly) Match(path []string, isDir bool) gitignore.MatchResult {
-	if len(path) <= c.depth {
-		return gitignore.NoMatch
-	}
-	return c.Pattern.Match(path, isDir)
 }

@@ -29,6 +29,9 @@ type Repo struct {
 	cfg []*gitconfig.Config
 	// fileMode is core.fileMode: whether the executable bit counts.
 	fileMode bool
+	// trustCtime (core.trustCtime) and minimalStat (core.checkStat =
+	// minimal) shape the stat-cache check.
+	trustCtime, minimalStat bool
 }
 
 func repoErr(code sfs.Code, alias, msg string) error {
@@ -56,7 +59,7 @@ func Open(f *sfs.FS, alias string) (*Repo, error) {
 	case st.Type() != sfs.TypeDirectory:
 		return nil, repoErr(sfs.CodeRepoUnsupported, alias, "has a .git that is not a directory (a symlink?); it is not followed")
 	}
-	r := &Repo{fs: f, w: w, ctl: ctl, fileMode: true}
+	r := &Repo{fs: f, w: w, ctl: ctl, fileMode: true, trustCtime: true}
 	repoCfg, err := r.readConfigFile(".git/config")
 	if err != nil {
 		return nil, err
@@ -65,9 +68,9 @@ func Open(f *sfs.FS, alias string) (*Repo, error) {
 	if err := r.checkSupported(repoCfg); err != nil {
 		return nil, err
 	}
-	if v := r.get("core", "", "filemode"); v != "" {
-		r.fileMode = parseBool(v, true)
-	}
+	r.fileMode = parseBool(r.get("core", "", "filemode"), true)
+	r.trustCtime = parseBool(r.get("core", "", "trustctime"), true)
+	r.minimalStat = strings.EqualFold(r.get("core", "", "checkstat"), "minimal")
 	r.storage = filesystem.NewStorage(&controlFS{c: ctl, root: ".git"}, cache.NewObjectLRUDefault())
 	return r, nil
 }

@@ -6,7 +6,7 @@
 package git
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -81,6 +81,10 @@ func (r *Repo) head() (headInfo, error) {
 	return headInfo{commit: plumbing.NewHash(s)}, nil
 }
 
+// emptyTree is the id of the tree with no entries, which git knows
+// without storing it.
+var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+
 type treeEntry struct {
 	hash plumbing.Hash
 	mode filemode.FileMode
@@ -96,11 +100,17 @@ func (r *Repo) headTree(ctx context.Context, commit plumbing.Hash) (map[string]t
 	if err != nil {
 		return nil, fmt.Errorf("reading HEAD commit: %w", err)
 	}
+	if c.TreeHash == emptyTree {
+		return out, nil // git never needs to store the empty tree
+	}
 	tree, err := c.Tree()
 	if err != nil {
 		return nil, fmt.Errorf("reading HEAD tree: %w", err)
 	}
 	walker := object.NewTreeWalker(tree, true, nil)
+	// The names are compared, never used to open anything (git itself
+	// accepts e.g. a tab in a name); every open goes through fs.
+	walker.SkipPathValidation()
 	defer walker.Close()
 	for n := 0; ; n++ {
 		if n%1024 == 0 && ctx.Err() != nil {
@@ -120,24 +130,42 @@ func (r *Repo) headTree(ctx context.Context, commit plumbing.Hash) (map[string]t
 	}
 }
 
-func (r *Repo) readIndex() (*index.Index, sfs.StatData, error) {
+// maxIndexBytes bounds the index read into memory (50,000 entries take
+// about 5 MB).
+const maxIndexBytes = 256 << 20
+
+// readIndex decodes .git/index (an absent one is empty) and returns which
+// entries git treats as unchanged without looking (assume-unchanged), and
+// the index file's stat (for racily clean entries).
+func (r *Repo) readIndex() (*index.Index, []bool, sfs.StatData, error) {
 	idx := &index.Index{Version: 2}
 	f, err := r.ctl.Open(".git/index")
 	if sfs.CodeOf(err) == sfs.CodePathNotFound {
-		return idx, sfs.StatData{}, nil
+		return idx, nil, sfs.StatData{}, nil
 	}
 	if err != nil {
-		return nil, sfs.StatData{}, err
+		return nil, nil, sfs.StatData{}, err
 	}
 	defer f.Close()
 	st, err := r.ctl.Lstat(".git/index")
 	if err != nil {
-		return nil, st, err
+		return nil, nil, st, err
 	}
-	if err := index.NewDecoder(bufio.NewReaderSize(f, 256<<10)).Decode(idx); err != nil {
-		return nil, st, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "has an index go-git cannot read: "+err.Error())
+	b, err := io.ReadAll(io.LimitReader(f, maxIndexBytes+1))
+	if err != nil {
+		return nil, nil, st, err
 	}
-	return idx, st, nil
+	if len(b) > maxIndexBytes {
+		return nil, nil, st, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "has an index larger than 256 MiB")
+	}
+	if err := index.NewDecoder(bytes.NewReader(b)).Decode(idx); err != nil {
+		return nil, nil, st, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "has an index go-git cannot read: "+err.Error())
+	}
+	valid, err := assumeValidFlags(b)
+	if err != nil || len(valid) != len(idx.Entries) {
+		return nil, nil, st, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "has an index whose entry flags cannot be read")
+	}
+	return idx, valid, st, nil
 }
 
 func canceled(alias string) error {
@@ -176,7 +204,7 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx, idxStat, err := r.readIndex()
+	idx, assumeValid, idxStat, err := r.readIndex()
 	if err != nil {
 		return nil, err
 	}
@@ -198,10 +226,19 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 	stages := map[string]int{} // unmerged paths: bit n-1 set when stage n exists
 	tracked := make(map[string]*index.Entry, len(idx.Entries))
 	paths := make([]string, 0, len(idx.Entries))
-	for _, ie := range idx.Entries {
+	// Entries git does not compare with the work tree: assume-unchanged
+	// and skip-worktree (sparse checkout) ones.
+	unchecked := map[string]bool{}
+	for i, ie := range idx.Entries {
+		if assumeValid[i] || ie.SkipWorktree {
+			unchecked[ie.Name] = true
+		}
 		// Stage 0 is a merged entry. (go-git's index.Merged constant is 1,
 		// the same as AncestorMode: it cannot be used here.)
 		if ie.Stage != 0 {
+			if stages[ie.Name] == 0 {
+				paths = append(paths, ie.Name)
+			}
 			stages[ie.Name] |= 1 << (ie.Stage - 1)
 			continue
 		}
@@ -209,8 +246,11 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 		paths = append(paths, ie.Name)
 		te, inHead := tree[ie.Name]
 		if ie.IntentToAdd && !inHead {
-			// "git add -N": not staged yet; the work tree adds it.
-			entry(ie.Name).Unstaged = "A"
+			// "git add -N": not staged yet; the work tree adds it
+			// (unless the entry is assume-unchanged: then nothing).
+			if !unchecked[ie.Name] {
+				entry(ie.Name).Unstaged = "A"
+			}
 			continue
 		}
 		switch {
@@ -260,8 +300,11 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 				parent = we.Path[:i]
 			}
 			isDir := we.Type == sfs.TypeDirectory
+			if stages[we.Path] != 0 && !isDir {
+				return sfs.WalkContinue // unmerged: reported from the index
+			}
 			ie := tracked[we.Path]
-			if ie != nil && !isDir && ie.IntentToAdd {
+			if ie != nil && !isDir && (ie.IntentToAdd || unchecked[we.Path]) {
 				seen[we.Path] = true
 				return sfs.WalkContinue
 			}
@@ -316,7 +359,7 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 	}
 	for p, ie := range tracked {
 		if !seen[p] && r.visible(p) {
-			if ie.Mode == filemode.Submodule {
+			if ie.Mode == filemode.Submodule || unchecked[p] {
 				continue
 			}
 			entry(p).Unstaged = "D"
@@ -390,7 +433,7 @@ func (r *Repo) worktreeChange(we *sfs.WalkEntry, ie *index.Entry, idxStat sfs.St
 		if ie.Mode != filemode.Symlink {
 			return "T", nil
 		}
-		if statMatches(sd, ie, idxStat) {
+		if r.statMatches(sd, ie, idxStat) {
 			return ".", nil
 		}
 		target, err := we.Readlink()
@@ -409,10 +452,13 @@ func (r *Repo) worktreeChange(we *sfs.WalkEntry, ie *index.Entry, idxStat sfs.St
 	if r.fileMode && (sd.Mode&0o100 != 0) != (ie.Mode == filemode.Executable) {
 		return "M", nil
 	}
-	if statMatches(sd, ie, idxStat) {
+	if r.statMatches(sd, ie, idxStat) {
 		return ".", nil
 	}
-	if uint32(sd.Size) != ie.Size {
+	// A size change is a change, unless the index says 0: an empty file,
+	// or an entry git "smudged" because it was racily clean when the
+	// index was written. Then only the content tells (as in ie_modified).
+	if uint32(sd.Size) != ie.Size && ie.Size != 0 {
 		return "M", nil
 	}
 	f, _, err := we.OpenFile()
@@ -431,13 +477,21 @@ func (r *Repo) worktreeChange(we *sfs.WalkEntry, ie *index.Entry, idxStat sfs.St
 	return ".", nil
 }
 
-// statMatches is git's stat-cache check (ie_match_stat): the fields git
-// records, truncated as the index stores them, and not racily clean.
-func statMatches(sd sfs.StatData, ie *index.Entry, idxStat sfs.StatData) bool {
-	if !sd.Mtime.Equal(ie.ModifiedAt) || !sd.Ctime.Equal(ie.CreatedAt) ||
-		uint32(sd.Size) != ie.Size || uint32(sd.Ino) != ie.Inode || sd.Uid != ie.UID || sd.Gid != ie.GID {
+// statMatches is git's stat-cache check (ie_match_stat and
+// match_stat_data, as git is built by default: without USE_NSEC, so whole
+// seconds only; core.trustCtime and core.checkStat=minimal honoured), on
+// the fields as the index stores them (32 bits), and not racily clean:
+// an entry modified in the same second as the index was written, or later,
+// is hashed.
+func (r *Repo) statMatches(sd sfs.StatData, ie *index.Entry, idxStat sfs.StatData) bool {
+	if sd.Mtime.Unix() != ie.ModifiedAt.Unix() || uint32(sd.Size) != ie.Size {
 		return false
 	}
-	// Racily clean: written in the same instant as (or after) the index.
-	return ie.ModifiedAt.Before(idxStat.Mtime)
+	if r.trustCtime && sd.Ctime.Unix() != ie.CreatedAt.Unix() {
+		return false
+	}
+	if !r.minimalStat && (uint32(sd.Ino) != ie.Inode || sd.Uid != ie.UID || sd.Gid != ie.GID) {
+		return false
+	}
+	return ie.ModifiedAt.Unix() < idxStat.Mtime.Unix()
 }
