@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -145,4 +146,210 @@ func (e *WalkEntry) HasChild(name string) bool {
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
+// Writing control files: what a commit changes in .git (objects, the
+// index, refs, reflogs). Only on rw workdirs; beneath the root, never
+// through a symlink; every name is resolved to its parent directory's
+// descriptor first.
+
+// WFile is a control file open for writing.
+type WFile struct {
+	fd   int
+	name string
+}
+
+// Write writes all of p.
+func (f *WFile) Write(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := unix.Write(f.fd, p[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// Sync flushes the file to stable storage.
+func (f *WFile) Sync() error { return unix.Fsync(f.fd) }
+
+// Close releases the descriptor; closing twice is a no-op.
+func (f *WFile) Close() error {
+	if f.fd < 0 {
+		return nil
+	}
+	err := unix.Close(f.fd)
+	f.fd = -1
+	return err
+}
+
+// controlParent opens the directory holding name and returns it with the
+// final component.
+func (c *Control) controlParent(name string) (int, string, relPath, error) {
+	if c.w.mode != ModeReadWrite {
+		return -1, "", relPath{}, newErr(CodeWorkdirReadOnly, c.w.alias, "", "is read-only", nil)
+	}
+	comps, rp, err := c.comps(name)
+	if err != nil {
+		return -1, "", rp, err
+	}
+	if len(comps) == 0 {
+		return -1, "", rp, newErr(CodeInvalidPath, c.w.alias, "", "bad control path", nil)
+	}
+	dir := relPath{comps: comps[:len(comps)-1]}
+	fd, _, err := c.w.openVerified(c.w.rootFD, dir.comps, dir, TypeDirectory)
+	if err != nil {
+		return -1, "", rp, err
+	}
+	return fd, comps[len(comps)-1], rp, nil
+}
+
+func (c *Control) create(name string, flags int, perm uint32) (*WFile, error) {
+	dir, base, rp, err := c.controlParent(name)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dir)
+	fd, err := openatMode(dir, base, flags|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	if err != nil {
+		if err == unix.EEXIST {
+			return nil, newErr(CodePathExists, c.w.alias, rp.String(), "already exists", err)
+		}
+		return nil, controlErrno(c.w.alias, rp, err)
+	}
+	return &WFile{fd: fd, name: name}, nil
+}
+
+func openatMode(dir int, name string, flags int, perm uint32) (int, error) {
+	for {
+		fd, err := unix.Openat(dir, name, flags, perm)
+		if err == unix.EINTR {
+			continue
+		}
+		return fd, err
+	}
+}
+
+// CreateExclusive creates name, which must not exist (PATH_EXISTS
+// otherwise): a lock file, or a temporary to rename into place.
+func (c *Control) CreateExclusive(name string, perm uint32) (*WFile, error) {
+	return c.create(name, unix.O_CREAT|unix.O_EXCL, perm)
+}
+
+// OpenAppend opens name for appending, creating it when absent (a reflog).
+func (c *Control) OpenAppend(name string, perm uint32) (*WFile, error) {
+	return c.create(name, unix.O_CREAT|unix.O_APPEND, perm)
+}
+
+// Rename renames from to to (replacing to), both beneath the root.
+func (c *Control) Rename(from, to string) error {
+	fdir, fbase, frp, err := c.controlParent(from)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fdir)
+	tdir, tbase, _, err := c.controlParent(to)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tdir)
+	if err := unix.Renameat(fdir, fbase, tdir, tbase); err != nil {
+		return controlErrno(c.w.alias, frp, err)
+	}
+	return nil
+}
+
+// Remove removes the file name; a missing file is not an error.
+func (c *Control) Remove(name string) error {
+	dir, base, rp, err := c.controlParent(name)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	if err := unix.Unlinkat(dir, base, 0); err != nil && err != unix.ENOENT {
+		return controlErrno(c.w.alias, rp, err)
+	}
+	return nil
+}
+
+// MkdirAll creates the directory name and missing parents.
+func (c *Control) MkdirAll(name string, perm uint32) error {
+	comps, _, err := c.comps(name)
+	if err != nil {
+		return err
+	}
+	for i := range comps {
+		dir, base, rp, err := c.controlParent(strings.Join(comps[:i+1], "/"))
+		if err != nil {
+			return err
+		}
+		err = unix.Mkdirat(dir, base, perm)
+		unix.Close(dir)
+		if err != nil && err != unix.EEXIST {
+			return controlErrno(c.w.alias, rp, err)
+		}
+	}
+	return nil
+}
+
+// SyncDir fsyncs the directory name (after a rename or create in it).
+func (c *Control) SyncDir(name string) error {
+	comps, rp, err := c.comps(name)
+	if err != nil {
+		return err
+	}
+	fd, _, err := c.w.openVerified(c.w.rootFD, comps, rp, TypeDirectory)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return syncDir(fd)
+}
+
+func controlErrno(alias string, rp relPath, err error) *Error {
+	switch {
+	case isErrno(err, unix.ENOSPC), isErrno(err, unix.EDQUOT):
+		return newErr(CodeNoSpace, alias, rp.String(), "cannot be written: no space left on the device", err)
+	case isErrno(err, unix.EROFS):
+		return newErr(CodeWorkdirReadOnly, alias, rp.String(), "is on a read-only mount", err)
+	}
+	return errnoError(alias, rp, err)
+}
+
+// Readlink returns the target of the symlink name (git stores a link as a
+// blob of its target). Never shown to agents.
+func (c *Control) Readlink(name string) (string, error) {
+	comps, rp, err := c.comps(name)
+	if err != nil {
+		return "", err
+	}
+	if len(comps) == 0 {
+		return "", newErr(CodeInvalidPath, c.w.alias, "", "bad control path", nil)
+	}
+	dir := relPath{comps: comps[:len(comps)-1]}
+	fd, _, err := c.w.openVerified(c.w.rootFD, dir.comps, dir, TypeDirectory)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(fd, comps[len(comps)-1], buf)
+	if err != nil {
+		return "", errnoError(c.w.alias, rp, err)
+	}
+	return string(buf[:n]), nil
+}
+
+// Fstat describes an open file.
+func (f *File) Fstat() (StatData, error) {
+	st, err := fstat(f.fd)
+	if err != nil {
+		return StatData{}, err
+	}
+	return statData(&st), nil
 }

@@ -83,6 +83,21 @@ const (
 	// possibly wrong answer.
 	CodeRepoUnsupported Code = "REPO_UNSUPPORTED"
 
+	// CodeRepoLocked: another git process holds .git/index.lock or the
+	// branch's ref lock; nothing was changed.
+	CodeRepoLocked Code = "REPO_LOCKED"
+	// CodeRepoBusy: a merge, rebase, cherry-pick or revert is in progress,
+	// or the index holds unmerged paths.
+	CodeRepoBusy Code = "REPO_OPERATION_IN_PROGRESS"
+	// CodeRepoStagedChanges: the index already differs from HEAD; a
+	// commit would include changes the caller did not name.
+	CodeRepoStagedChanges Code = "REPO_STAGED_CHANGES"
+	// CodeNothingToCommit: the named paths do not change HEAD.
+	CodeNothingToCommit Code = "NOTHING_TO_COMMIT"
+	// CodeRepoIdentityMissing: no user.name or user.email in any git
+	// configuration file.
+	CodeRepoIdentityMissing Code = "REPO_IDENTITY_MISSING"
+
 	// CodeInternal: a bug or an unexpected system error; details are only
 	// in the server log.
 	CodeInternal Code = "INTERNAL_ERROR"

@@ -90,3 +90,7 @@ func displayPath(raw string) string {
 	raw = strings.ToValidUTF8(raw, "\uFFFD")
 	return strings.ReplaceAll(raw, "\x00", "\\x00")
 }
+
+// DisplayPath makes an agent-supplied string safe to echo in a message:
+// bounded, valid UTF-8, NUL shown as \x00.
+func DisplayPath(raw string) string { return displayPath(raw) }

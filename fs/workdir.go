@@ -121,6 +121,10 @@ func (f *FS) Close() error {
 // Resolver reports the resolver in use (never ResolverAuto).
 func (f *FS) Resolver() Resolver { return f.resolver }
 
+// Lease returns the writer lease every change to a workdir takes (writes
+// here, commits in package git).
+func (f *FS) Lease() WriterLease { return f.lease }
+
 // Limits returns the configured limits.
 func (f *FS) Limits() Limits { return f.limits }
 
@@ -167,6 +171,18 @@ func (w *Workdir) RepoOps() bool { return w.repoOps }
 
 // Mode is ModeReadOnly or ModeReadWrite.
 func (w *Workdir) Mode() Mode { return w.mode }
+
+// CleanPath applies the textual rules and the hidden/deny policy to an
+// agent-supplied path and returns it in canonical form ("a/b", "" for the
+// root) — for engines that pass paths on (git), so that they see exactly
+// what the reads and writes would allow.
+func (w *Workdir) CleanPath(raw string) (string, error) {
+	rp, err := w.clean(raw)
+	if err != nil {
+		return "", err
+	}
+	return rp.String(), nil
+}
 
 // clean applies the textual rules and the hidden/deny policy to raw.
 func (w *Workdir) clean(raw string) (relPath, error) {

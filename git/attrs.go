@@ -1,0 +1,114 @@
+package git
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Attributes. A commit stores a file's bytes as they are; git would first
+// run the "clean" conversions its attributes select. Those that change
+// bytes are refused unless they cannot change this content.
+
+// attrRule is one line of a .gitattributes file: a pattern and the
+// attributes it sets ("text", "-text", "eol=lf", "!filter").
+type attrRule struct {
+	pattern ignorePattern
+	attrs   []string
+}
+
+// loadAttrRules reads the attribute files that apply to path, lowest
+// precedence first: every .gitattributes from the root down to the path's
+// directory, then .git/info/attributes.
+func (r *Repo) loadAttrRules(path string) ([]attrRule, error) {
+	comps := strings.Split(path, "/")
+	var rules []attrRule
+	for i := 0; i < len(comps); i++ {
+		dir := comps[:i]
+		name := strings.Join(append(append([]string{}, dir...), ".gitattributes"), "/")
+		b, err := r.readControl(name)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, parseAttrs(b, dir)...)
+	}
+	b, err := r.readControl(".git/info/attributes")
+	if err != nil {
+		return nil, err
+	}
+	return append(rules, parseAttrs(b, nil)...), nil
+}
+
+func parseAttrs(data []byte, base []string) []attrRule {
+	var rules []attrRule
+	for _, line := range bytes.Split(data, []byte{'\n'}) {
+		fields := strings.Fields(strings.TrimSuffix(string(line), "\r"))
+		if len(fields) < 2 || strings.HasPrefix(fields[0], "#") || strings.HasPrefix(fields[0], "[attr]") {
+			continue
+		}
+		p, ok := parseIgnoreLine(fields[0], base)
+		if !ok || p.negate {
+			continue // git ignores negative patterns in attributes
+		}
+		rules = append(rules, attrRule{pattern: p, attrs: fields[1:]})
+	}
+	return rules
+}
+
+// attrState is the final state of each attribute for a path: "set",
+// "unset", a value, or absent (unspecified). The last rule that mentions
+// an attribute wins. The macro "binary" means -text -diff -merge.
+func attrState(rules []attrRule, path string) map[string]string {
+	comps := strings.Split(path, "/")
+	state := map[string]string{}
+	for _, r := range rules {
+		if !r.pattern.matches(comps, false) {
+			continue
+		}
+		for _, a := range r.attrs {
+			switch {
+			case a == "binary":
+				state["text"] = "unset"
+			case strings.HasPrefix(a, "-"):
+				state[a[1:]] = "unset"
+			case strings.HasPrefix(a, "!"):
+				delete(state, a[1:])
+			case strings.Contains(a, "="):
+				k, v, _ := strings.Cut(a, "=")
+				state[k] = v
+			default:
+				state[a] = "set"
+			}
+		}
+	}
+	return state
+}
+
+// conversionProblem says why committing content at path would differ from
+// git add, or "" when it would not: a filter driver (always), a
+// working-tree-encoding (always), line-ending normalisation (text, eol,
+// crlf) of content holding a CR, $Id$ expansion of content holding "$Id".
+func conversionProblem(state map[string]string, content []byte) string {
+	if v, ok := state["filter"]; ok && v != "unset" {
+		return "its attributes select the filter " + v + " (e.g. Git LFS), which ServerFS does not run"
+	}
+	if v, ok := state["working-tree-encoding"]; ok && v != "unset" {
+		return "its attributes set working-tree-encoding=" + v
+	}
+	normalises := false
+	if v, ok := state["text"]; ok && v != "unset" {
+		normalises = true
+	}
+	if v, ok := state["eol"]; ok && v != "unset" && state["text"] != "unset" {
+		normalises = true
+	}
+	if v, ok := state["crlf"]; ok && v != "unset" {
+		normalises = true
+	}
+	if normalises && bytes.IndexByte(content, '\r') >= 0 {
+		return "its attributes ask git to normalise line endings (text/eol) and it contains CR bytes"
+	}
+	if v, ok := state["ident"]; ok && v != "unset" && bytes.Contains(content, []byte("$Id")) {
+		return "its attributes set ident and it contains $Id"
+	}
+	return ""
+}

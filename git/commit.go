@@ -1,0 +1,500 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// Commit limits.
+const (
+	MaxCommitPaths    = 1000
+	MaxMessageBytes   = 64 << 10
+	maxStagedFileSize = maxBlobBytes
+)
+
+// CommitResult describes a commit made.
+type CommitResult struct {
+	Workdir string `json:"workdir"`
+	Commit  string `json:"commit"`
+	Branch  string `json:"branch,omitempty"` // "" when HEAD was detached
+	Parent  string `json:"parent,omitempty"`
+	// Added, Modified and Deleted list the paths the commit changed.
+	Added    []string `json:"added"`
+	Modified []string `json:"modified"`
+	Deleted  []string `json:"deleted"`
+}
+
+func argError(msg string) error {
+	return &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: msg}
+}
+
+// checkCommitArgs validates the message and paths before anything is
+// touched, and returns the paths cleaned and de-duplicated.
+func (r *Repo) checkCommitArgs(paths []string, message string) ([]string, error) {
+	switch {
+	case strings.TrimSpace(message) == "":
+		return nil, argError("message is empty")
+	case len(message) > MaxMessageBytes:
+		return nil, argError(fmt.Sprintf("message is longer than %d bytes", MaxMessageBytes))
+	case strings.IndexByte(message, 0) >= 0:
+		return nil, argError("message contains a NUL byte")
+	case !utf8.ValidString(message):
+		return nil, argError("message is not valid UTF-8")
+	case len(paths) == 0:
+		return nil, argError("paths is empty: name the files to commit")
+	case len(paths) > MaxCommitPaths:
+		return nil, argError(fmt.Sprintf("at most %d paths per commit", MaxCommitPaths))
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, raw := range paths {
+		// Not options, not pathspec magic: ServerFS passes no path to a
+		// git program, but a name like this is never what an agent means.
+		if strings.HasPrefix(raw, "-") || strings.HasPrefix(raw, ":") {
+			return nil, argError(fmt.Sprintf("path %q looks like an option or pathspec magic; name files by their path", sfs.DisplayPath(raw)))
+		}
+		p, err := r.w.CleanPath(raw)
+		if err != nil {
+			return nil, err
+		}
+		if p == "" || strings.HasSuffix(raw, "/") {
+			return nil, argError(fmt.Sprintf("path %q is not a file path", sfs.DisplayPath(raw)))
+		}
+		for _, c := range strings.Split(p, "/") {
+			if strings.EqualFold(c, ".git") {
+				return nil, &sfs.Error{Code: sfs.CodeDeniedPath, Workdir: r.w.Alias(), Path: p, Msg: "is inside .git; repository metadata is never committed"}
+			}
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Commit stages exactly paths (additions, modifications and deletions,
+// from the work tree) and commits them with message on the current branch
+// (or detached HEAD), as `git add -- paths && git commit -m message` would
+// when nothing else is staged. It takes the workdir's writer lease and
+// git's locks (.git/index.lock, the ref's lock), writes reflog entries,
+// runs no hook and signs nothing. It refuses: a read-only workdir, a merge
+// or rebase in progress, unmerged paths, changes already staged, paths
+// the policy hides, ignored untracked paths, content git would convert
+// (filters, line endings), and a result equal to HEAD. On any failure the
+// index and refs are left as they were.
+func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*CommitResult, error) {
+	alias := r.w.Alias()
+	if r.w.Mode() != sfs.ModeReadWrite {
+		return nil, repoErr(sfs.CodeWorkdirReadOnly, alias, "is read-only; commits need a read-write workdir")
+	}
+	paths, err := r.checkCommitArgs(paths, message)
+	if err != nil {
+		return nil, err
+	}
+	release, err := r.fs.Lease().Acquire(ctx, alias)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	for _, f := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply"} {
+		if _, err := r.ctl.Lstat(".git/" + f); err == nil {
+			return nil, repoErr(sfs.CodeRepoBusy, alias, fmt.Sprintf("has a merge, rebase, cherry-pick or revert in progress (.git/%s); finish it with git first", f))
+		}
+	}
+	ident, err := r.identity()
+	if err != nil {
+		return nil, err
+	}
+	h, err := r.head()
+	if err != nil {
+		return nil, err
+	}
+
+	// git's index lock: a running git holds it, and so does ServerFS
+	// until the commit is done. Releasing it without renaming leaves
+	// the index as it was.
+	lock, err := r.ctl.CreateExclusive(".git/index.lock", 0o644)
+	if sfs.CodeOf(err) == sfs.CodePathExists {
+		return nil, repoErr(sfs.CodeRepoLocked, alias, "is locked by another git process (.git/index.lock exists); try again when it has finished")
+	}
+	if err != nil {
+		return nil, err
+	}
+	committed := false
+	defer func() {
+		lock.Close()
+		if !committed {
+			r.ctl.Remove(".git/index.lock")
+		}
+	}()
+
+	idx, valid, _, err := r.readIndex()
+	if err != nil {
+		return nil, err
+	}
+	tree, err := r.headTree(ctx, h.commit)
+	if err != nil {
+		return nil, err
+	}
+	entries := map[string]*indexEntry{}
+	for i, e := range idx.Entries {
+		if e.Stage != 0 {
+			return nil, repoErr(sfs.CodeRepoBusy, alias, "has unmerged paths; resolve them with git first")
+		}
+		entries[e.Name] = &indexEntry{Entry: e, assumeValid: valid[i]}
+	}
+	if p := stagedChange(entries, tree); p != "" {
+		return nil, &sfs.Error{Code: sfs.CodeRepoStagedChanges, Workdir: alias, Path: p,
+			Msg: "is already staged: the index differs from HEAD, and a commit would include changes not named; commit or unstage them with git first"}
+	}
+
+	res := &CommitResult{Workdir: alias, Branch: h.branch, Added: []string{}, Modified: []string{}, Deleted: []string{}}
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, canceled(alias)
+		}
+		if err := r.stagePath(p, entries); err != nil {
+			return nil, err
+		}
+	}
+	// The tree the index now describes (intent-to-add entries are not
+	// committed, as in git).
+	newTree, err := r.writeTrees(entries)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		e, inIndex := entries[p]
+		te, inHead := tree[p]
+		switch {
+		case inIndex && !e.IntentToAdd && !inHead:
+			res.Added = append(res.Added, p)
+		case inIndex && !e.IntentToAdd && (te.hash != e.Hash || te.mode != e.Mode):
+			res.Modified = append(res.Modified, p)
+		case (!inIndex || e.IntentToAdd) && inHead:
+			res.Deleted = append(res.Deleted, p)
+		}
+	}
+	var parents []plumbing.Hash
+	if !h.commit.IsZero() {
+		parents = []plumbing.Hash{h.commit}
+		res.Parent = h.commit.String()
+		c, err := object.GetCommit(r.storage, h.commit)
+		if err != nil {
+			return nil, err
+		}
+		if c.TreeHash == newTree {
+			return nil, repoErr(sfs.CodeNothingToCommit, alias, "has nothing to commit: the named paths match HEAD")
+		}
+	} else if len(res.Added) == 0 {
+		return nil, repoErr(sfs.CodeNothingToCommit, alias, "has nothing to commit: the named paths add nothing")
+	}
+
+	now := time.Now()
+	sig := object.Signature{Name: ident.name, Email: ident.email, When: now}
+	msg := cleanupMessage(message)
+	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: newTree, ParentHashes: parents}
+	enc := &plumbing.MemoryObject{}
+	if err := c.EncodeWithoutSignature(enc); err != nil {
+		return nil, err
+	}
+	content, _ := io.ReadAll(mustReader(enc))
+	commitHash, err := r.writeObject(plumbing.CommitObject, int64(len(content)), bytes.NewReader(content))
+	if err != nil {
+		return nil, err
+	}
+	res.Commit = commitHash.String()
+
+	// The new index into the lock file; the ref; then the index.
+	list := make([]indexEntry, 0, len(entries))
+	for _, e := range entries {
+		list = append(list, *e)
+	}
+	if _, err := lock.Write(encodeIndex(idx.Version, list)); err != nil {
+		return nil, err
+	}
+	if err := lock.Sync(); err != nil {
+		return nil, err
+	}
+	subject := strings.SplitN(msg, "\n", 2)[0]
+	verb := "commit"
+	if len(parents) == 0 {
+		verb = "commit (initial)"
+	}
+	if err := r.updateRef(h, commitHash, sig, verb+": "+subject); err != nil {
+		return nil, err
+	}
+	if err := lock.Close(); err != nil {
+		return nil, err
+	}
+	if err := r.ctl.Rename(".git/index.lock", ".git/index"); err != nil {
+		return nil, err
+	}
+	committed = true
+	r.ctl.SyncDir(".git")
+	return res, nil
+}
+
+func mustReader(o *plumbing.MemoryObject) io.Reader {
+	rd, _ := o.Reader()
+	return rd
+}
+
+// stagedChange returns a path whose index entry differs from HEAD, or "".
+func stagedChange(entries map[string]*indexEntry, tree map[string]treeEntry) string {
+	var diff []string
+	for p, e := range entries {
+		if e.IntentToAdd {
+			continue
+		}
+		if te, ok := tree[p]; !ok || te.hash != e.Hash || te.mode != e.Mode {
+			diff = append(diff, p)
+		}
+	}
+	for p := range tree {
+		if e, ok := entries[p]; !ok || e.IntentToAdd {
+			diff = append(diff, p)
+		}
+	}
+	if len(diff) == 0 {
+		return ""
+	}
+	sort.Strings(diff)
+	return diff[0]
+}
+
+// stagePath does `git add -- p` for one path: the work-tree file becomes
+// its index entry, or its absence removes the entry.
+func (r *Repo) stagePath(p string, entries map[string]*indexEntry) error {
+	alias := r.w.Alias()
+	st, err := r.ctl.Lstat(p)
+	if sfs.CodeOf(err) == sfs.CodePathNotFound || sfs.CodeOf(err) == sfs.CodeNotADirectory {
+		if _, tracked := entries[p]; !tracked {
+			return &sfs.Error{Code: sfs.CodePathNotFound, Workdir: alias, Path: p, Msg: "is neither in the work tree nor in the index: nothing to commit for it"}
+		}
+		delete(entries, p)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	old := entries[p]
+	if old == nil {
+		for q := range entries {
+			if strings.HasPrefix(q, p+"/") {
+				return argError(fmt.Sprintf("path %q is a directory in the index; name the files in it", p))
+			}
+		}
+		ignored, err := r.pathIgnored(p)
+		if err != nil {
+			return err
+		}
+		if ignored {
+			return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: "is ignored (.gitignore or excludes); git add would refuse it too"}
+		}
+	}
+	var data []byte
+	mode := filemode.Regular
+	switch st.Type() {
+	case sfs.TypeDirectory:
+		return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: "is a directory; name the files to commit"}
+	case sfs.TypeOther:
+		return &sfs.Error{Code: sfs.CodeUnsupportedFileType, Workdir: alias, Path: p, Msg: "is a special file; git cannot commit it"}
+	case sfs.TypeSymlink:
+		target, err := r.ctl.Readlink(p)
+		if err != nil {
+			return err
+		}
+		data, mode = []byte(target), filemode.Symlink
+	default:
+		f, err := r.ctl.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if st, err = f.Fstat(); err != nil {
+			return err
+		}
+		if st.Size > maxStagedFileSize {
+			return &sfs.Error{Code: sfs.CodeWriteLimitExceeded, Workdir: alias, Path: p, Msg: "is too large to commit through ServerFS"}
+		}
+		data, err = io.ReadAll(io.LimitReader(f, st.Size+1))
+		if err != nil {
+			return err
+		}
+		if int64(len(data)) != st.Size {
+			return &sfs.Error{Code: sfs.CodeRevisionMismatch, Workdir: alias, Path: p, Msg: "changed while it was being committed; try again"}
+		}
+		exec := st.Mode&0o100 != 0
+		if !r.fileMode {
+			exec = old != nil && old.Mode == filemode.Executable
+		}
+		if exec {
+			mode = filemode.Executable
+		}
+	}
+	rules, err := r.loadAttrRules(p)
+	if err != nil {
+		return err
+	}
+	if why := conversionProblem(attrState(rules, p), data); why != "" && mode != filemode.Symlink {
+		return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: alias, Path: p, Msg: "cannot be committed exactly like git would: " + why}
+	}
+	hash, err := r.writeObject(plumbing.BlobObject, int64(len(data)), bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	e := &indexEntry{Entry: &index.Entry{Name: p}}
+	if old != nil {
+		e.SkipWorktree = old.SkipWorktree
+	}
+	e.Hash, e.Mode = hash, mode
+	e.CreatedAt, e.ModifiedAt = st.Ctime, st.Mtime
+	e.Dev, e.Inode, e.UID, e.GID = uint32(st.Dev), uint32(st.Ino), st.Uid, st.Gid
+	e.Size = uint32(st.Size)
+	entries[p] = e
+	return nil
+}
+
+// pathIgnored reports whether an untracked path is excluded, itself or
+// through an excluded parent directory, by the rules git applies.
+func (r *Repo) pathIgnored(p string) (bool, error) {
+	s := r.newIgnoreStack()
+	comps := strings.Split(p, "/")
+	for i := range comps {
+		base := comps[:i]
+		name := strings.Join(append(append([]string{}, base...), ".gitignore"), "/")
+		b, err := r.readControl(name)
+		if err != nil {
+			return false, err
+		}
+		s.frames = append(s.frames, parsePatterns(b, base))
+		isDir := i < len(comps)-1
+		if s.ignored(comps[:i+1], isDir, i+1) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// writeTrees writes the trees of the index entries (bottom up) and returns
+// the root tree's id.
+func (r *Repo) writeTrees(entries map[string]*indexEntry) (plumbing.Hash, error) {
+	type node struct {
+		files map[string]treeEntry
+		dirs  map[string]*node
+	}
+	newNode := func() *node { return &node{files: map[string]treeEntry{}, dirs: map[string]*node{}} }
+	root := newNode()
+	for p, e := range entries {
+		if e.IntentToAdd {
+			continue
+		}
+		comps := strings.Split(p, "/")
+		n := root
+		for _, c := range comps[:len(comps)-1] {
+			if n.dirs[c] == nil {
+				n.dirs[c] = newNode()
+			}
+			n = n.dirs[c]
+		}
+		n.files[comps[len(comps)-1]] = treeEntry{hash: e.Hash, mode: e.Mode}
+	}
+	var write func(n *node) (plumbing.Hash, bool, error)
+	write = func(n *node) (plumbing.Hash, bool, error) {
+		t := &object.Tree{}
+		for name, f := range n.files {
+			t.Entries = append(t.Entries, object.TreeEntry{Name: name, Mode: f.mode, Hash: f.hash})
+		}
+		for name, d := range n.dirs {
+			h, nonEmpty, err := write(d)
+			if err != nil {
+				return plumbing.ZeroHash, false, err
+			}
+			if nonEmpty {
+				t.Entries = append(t.Entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
+			}
+		}
+		if len(t.Entries) == 0 {
+			return emptyTree, false, nil
+		}
+		// git's tree order: names compared as if directories ended in '/'.
+		sort.Slice(t.Entries, func(i, j int) bool { return treeKey(t.Entries[i]) < treeKey(t.Entries[j]) })
+		enc := &plumbing.MemoryObject{}
+		if err := t.Encode(enc); err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		content, _ := io.ReadAll(mustReader(enc))
+		h, err := r.writeObject(plumbing.TreeObject, int64(len(content)), bytes.NewReader(content))
+		return h, true, err
+	}
+	h, nonEmpty, err := write(root)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if !nonEmpty {
+		// The empty tree: git does not need it stored, but a commit
+		// pointing at it is easier on every reader if it exists.
+		return r.writeObject(plumbing.TreeObject, 0, bytes.NewReader(nil))
+	}
+	return h, nil
+}
+
+func treeKey(e object.TreeEntry) string {
+	if e.Mode == filemode.Dir {
+		return e.Name + "/"
+	}
+	return e.Name
+}
+
+// cleanupMessage is git's "whitespace" cleanup of a -m message: trailing
+// whitespace stripped from every line, leading and trailing blank lines
+// removed, runs of blank lines collapsed, and a final newline.
+func cleanupMessage(m string) string {
+	lines := strings.Split(strings.ReplaceAll(m, "\r\n", "\n"), "\n")
+	var out []string
+	blank := false
+	for _, l := range lines {
+		l = strings.TrimRight(l, " \t\r\v\f")
+		if l == "" {
+			blank = len(out) > 0
+			continue
+		}
+		if blank {
+			out = append(out, "")
+			blank = false
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n") + "\n"
+}
+
+type identity struct{ name, email string }
+
+// identity is user.name and user.email from the configuration files in
+// git's order (system, global, repository; the last one set wins).
+func (r *Repo) identity() (identity, error) {
+	id := identity{name: r.get("user", "", "name"), email: r.get("user", "", "email")}
+	if strings.TrimSpace(id.name) == "" || strings.TrimSpace(id.email) == "" {
+		return id, repoErr(sfs.CodeRepoIdentityMissing, r.w.Alias(), "has no committer identity: set user.name and user.email in the repository's or the server user's git configuration")
+	}
+	if strings.ContainsAny(id.name+id.email, "<>\n\x00") {
+		return id, repoErr(sfs.CodeRepoIdentityMissing, r.w.Alias(), "has a user.name or user.email git would refuse (it contains <, > or a newline)")
+	}
+	return id, nil
+}
