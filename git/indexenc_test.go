@@ -51,7 +51,8 @@ func TestEncodeIndexMatchesGit(t *testing.T) {
 			// trailer) starts: compare up to there.
 			end := entriesEnd(t, raw, got)
 			if !bytes.Equal(got[:end], raw[:end]) {
-				d := firstDiff(got[:end], raw[:end]); t.Fatalf("index v%s differs from git's at byte %d\n got %x\nwant %x", version, d, got[d-8:min(end, d+70)], raw[d-8:min(end, d+70)])
+				d := firstDiff(got[:end], raw[:end])
+				t.Fatalf("index v%s differs from git's at byte %d\n got %x\nwant %x", version, d, got[d-8:min(end, d+70)], raw[d-8:min(end, d+70)])
 			}
 			if binary.BigEndian.Uint32(got[4:8]) != binary.BigEndian.Uint32(raw[4:8]) {
 				t.Fatal("version differs")
