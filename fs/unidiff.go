@@ -26,8 +26,6 @@ func UnifiedDiff(path string, old, new []byte, created bool, maxBytes int) (stri
 	if bytes.Equal(old, new) {
 		return "", false
 	}
-	a, b := splitLines(old), splitLines(new)
-	ops := diffLines(a, b)
 	var out strings.Builder
 	if created {
 		out.WriteString("--- /dev/null\n")
@@ -35,13 +33,27 @@ func UnifiedDiff(path string, old, new []byte, created bool, maxBytes int) (stri
 		fmt.Fprintf(&out, "--- a/%s\n", path)
 	}
 	fmt.Fprintf(&out, "+++ b/%s\n", path)
-	writeHunks(&out, a, b, ops)
+	out.WriteString(DiffHunks(old, new))
 	s := out.String()
 	if len(s) <= maxBytes {
 		return s, false
 	}
 	cut := strings.LastIndexByte(s[:maxBytes], '\n')
 	return s[:cut+1], true
+}
+
+// DiffHunks is the body of a unified diff from old to new: its "@@"
+// hunks with three lines of context, without file headers ("" when equal).
+// The edit search is bounded (diffMaxEdits); past it the changed middle is
+// one replacement hunk, still a correct patch.
+func DiffHunks(old, new []byte) string {
+	if bytes.Equal(old, new) {
+		return ""
+	}
+	a, b := splitLines(old), splitLines(new)
+	var out strings.Builder
+	writeHunks(&out, a, b, diffLines(a, b))
+	return out.String()
 }
 
 // splitLines splits b into lines that keep their "\n"; the last line may
