@@ -245,9 +245,13 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 		tracked[ie.Name] = ie
 		paths = append(paths, ie.Name)
 		te, inHead := tree[ie.Name]
-		if ie.IntentToAdd && !inHead {
-			// "git add -N": not staged yet; the work tree adds it
-			// (unless the entry is assume-unchanged: then nothing).
+		if ie.IntentToAdd {
+			// "git add -N": absent as far as HEAD is concerned (so a path
+			// in HEAD is a staged deletion); the work tree adds it (unless
+			// the entry is assume-unchanged: then nothing).
+			if inHead {
+				entry(ie.Name).Staged = "D"
+			}
 			if !unchecked[ie.Name] {
 				entry(ie.Name).Unstaged = "A"
 			}

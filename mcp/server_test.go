@@ -103,8 +103,9 @@ func newEnv(t *testing.T) *testEnv {
 	return newEnvMode(t, false)
 }
 
-// newRWEnv is newEnv with "wd" read-write and a second, read-only workdir
-// "ro" (holding ro.txt) beside it: the write tools are served.
+// newRWEnv is newEnv with "wd" read-write with repo ops and a second,
+// read-only workdir "ro" (holding ro.txt) beside it: the write and repo
+// tools are served.
 func newRWEnv(t *testing.T) *testEnv {
 	t.Helper()
 	return newEnvMode(t, true)
@@ -141,7 +142,7 @@ func newEnvMode(t *testing.T, rw bool) *testEnv {
 	if rw {
 		roDir := filepath.Join(parent, "ro")
 		writeFile(t, filepath.Join(roDir, "ro.txt"), []byte("read only\n"))
-		flags = []string{"wd=" + e.root + ":rw", "ro=" + roDir}
+		flags = []string{"wd=" + e.root + ":rw:repo", "ro=" + roDir}
 	}
 	cfg, err := sfs.LoadConfig(nil, flags)
 	if err != nil {

@@ -190,6 +190,15 @@ func inventory(lim sfs.Limits, rw bool) []tool {
 	return tools
 }
 
+// toolsFor is the inventory a server for f serves.
+func toolsFor(f *sfs.FS) []tool {
+	tools := inventory(f.Limits(), writable(f))
+	if inspect, commit := repoOps(f); inspect {
+		tools = append(tools, repoTools(f.Limits(), commit)...)
+	}
+	return tools
+}
+
 // readTools are the tools every configuration serves.
 func readTools(lim sfs.Limits) []tool {
 	maxRead := min(sfs.DefaultReadLines, lim.MaxReadLines)
@@ -266,7 +275,7 @@ func NewServer(d *Deps, version string) *sdk.Server {
 		Instructions: instructions(writable(d.FS)),
 		Capabilities: &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}},
 	})
-	for _, t := range inventory(d.FS.Limits(), writable(d.FS)) {
+	for _, t := range toolsFor(d.FS) {
 		t.register(s, d, t.def)
 	}
 	addResourceTemplate(s, d)
@@ -277,7 +286,7 @@ func NewServer(d *Deps, version string) *sdk.Server {
 // inventory order.
 func ToolNames(f *sfs.FS) []string {
 	var names []string
-	for _, t := range inventory(f.Limits(), writable(f)) {
+	for _, t := range toolsFor(f) {
 		names = append(names, t.def.Name)
 	}
 	return names

@@ -1,0 +1,150 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git"
+)
+
+// The repository tools (issue 7), served only when some workdir enables
+// repo ops; commit_repo_changes only when one of those is also rw.
+
+type inspectRepoIn struct {
+	Workdir  string   `json:"workdir" jsonschema:"alias of a workdir with repo_ops true in list_workdirs"`
+	View     string   `json:"view" jsonschema:"status, diff (work tree against the index), staged_diff (index against HEAD) or actions"`
+	Paths    []string `json:"paths,omitempty" jsonschema:"for diff and staged_diff: the files to diff (required, explicit paths only)"`
+	Limit    int      `json:"limit,omitempty" jsonschema:"status: maximum entries to return"`
+	MaxBytes int      `json:"max_bytes,omitempty" jsonschema:"diff: maximum bytes of patch to return"`
+}
+
+type inspectRepoOut struct {
+	Workdir string          `json:"workdir"`
+	View    string          `json:"view"`
+	Status  *git.Status     `json:"status,omitempty"`
+	Diff    *git.DiffResult `json:"diff,omitempty"`
+	// Actions are the named actions the operator configured (none until
+	// the host bridge exists).
+	Actions []string `json:"actions"`
+}
+
+type commitRepoChangesIn struct {
+	Workdir string   `json:"workdir" jsonschema:"alias of a read-write workdir with repo_ops true in list_workdirs"`
+	Paths   []string `json:"paths" jsonschema:"the files to commit (added, modified or deleted), relative to the workdir root; nothing else is committed"`
+	Message string   `json:"message" jsonschema:"the commit message: a subject line, optionally a blank line and a body"`
+}
+
+// repoOps reports whether any workdir enables the repository tools, and
+// whether one of them also takes writes (commits).
+func repoOps(f *sfs.FS) (inspect, commit bool) {
+	for _, w := range f.Workdirs() {
+		if w.RepoOps {
+			inspect = true
+			commit = commit || w.Mode == sfs.ModeReadWrite
+		}
+	}
+	return inspect, commit
+}
+
+// maxStatusEntries bounds inspect_repo's status entries.
+const maxStatusEntries = 10_000
+
+func repoTools(lim sfs.Limits, commit bool) []tool {
+	schema := inputSchema[inspectRepoIn](map[string]bound{
+		"limit":     {1, maxStatusEntries, 500},
+		"max_bytes": {1024, git.MaxDiffBytes, git.DefaultDiffBytes},
+	})
+	schema.Properties["view"].Enum = []any{"status", "diff", "staged_diff", "actions"}
+	schema.Properties["paths"].Type, schema.Properties["paths"].Types = "array", nil
+	schema.Properties["paths"].MaxItems = ptr(git.MaxDiffPaths)
+	tools := []tool{{
+		def: &sdk.Tool{
+			Name: "inspect_repo",
+			Description: fmt.Sprintf("Inspect the git repository at the root of a workdir (repo_ops true in list_workdirs). Never returns whole files and never changes anything. "+
+				"view \"status\": branch (empty when HEAD is detached), HEAD commit, upstream with ahead/behind, and every changed path with staged (index vs HEAD) and unstaged (work tree vs index) codes as in git status --porcelain=v2: . unchanged, A added, M modified, D deleted, T type changed, U/A/D pairs unmerged, ? untracked (an untracked nested repository is one entry ending in /); renames show as D plus A; sorted by path, truncated past limit. "+
+				"view \"diff\" / \"staged_diff\": a unified patch (git apply accepts it) of the explicit paths given (at most %d), work tree against the index or index against HEAD, cut at max_bytes with truncated; binary files are reported as such. "+
+				"view \"actions\": the operator's named actions. Hidden and credential paths never appear. Takes at most %s.", git.MaxDiffPaths, lim.SearchTimeout),
+			Annotations: readOnly("Inspect repository"),
+			InputSchema: schema,
+		},
+		register: register("inspect_repo", inspectRepo),
+	}}
+	if commit {
+		cs := inputSchema[commitRepoChangesIn](nil)
+		cs.Properties["paths"].Type, cs.Properties["paths"].Types = "array", nil
+		cs.Properties["paths"].MinItems, cs.Properties["paths"].MaxItems = ptr(1), ptr(git.MaxCommitPaths)
+		tools = append(tools, tool{
+			def: &sdk.Tool{
+				Name: "commit_repo_changes",
+				Description: fmt.Sprintf("Commit exactly the named files (up to %d; additions, modifications and deletions as they are in the work tree) to the current branch of the repository at the root of a read-write workdir with repo_ops, like git add -- paths && git commit -m message. "+
+					"Refused, changing nothing: changes already staged (REPO_STAGED_CHANGES), a merge or rebase in progress or unmerged paths (REPO_OPERATION_IN_PROGRESS), another git process holding the index (REPO_LOCKED), files whose git attributes would convert them (filters such as Git LFS, line-ending normalisation of CRLF content: REPO_UNSUPPORTED), ignored or hidden paths, and a commit that would change nothing (NOTHING_TO_COMMIT). "+
+					"The author is the repository's configured identity (REPO_IDENTITY_MISSING if none). No hook runs, nothing is signed, nothing is pushed. Returns the commit id and the paths added, modified and deleted.", git.MaxCommitPaths),
+				Annotations: &sdk.ToolAnnotations{Title: "Commit repository changes", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+				InputSchema: cs,
+			},
+			register: register("commit_repo_changes", commitRepoChanges),
+		})
+	}
+	return tools
+}
+
+// openRepo opens the workdir's repository when repo ops are enabled on it.
+func openRepo(d *Deps, alias string) (*git.Repo, error) {
+	w, err := d.FS.Workdir(alias)
+	if err != nil {
+		return nil, err
+	}
+	if !w.RepoOps() {
+		return nil, &sfs.Error{Code: sfs.CodeRepoOpsDisabled, Workdir: w.Alias(), Msg: "has no repository tools: the administrator did not enable repo ops on it"}
+	}
+	return git.Open(d.FS, alias)
+}
+
+func inspectRepo(ctx context.Context, d *Deps, in inspectRepoIn) (*inspectRepoOut, callInfo, error) {
+	info := callInfo{workdir: in.Workdir}
+	out := &inspectRepoOut{Workdir: in.Workdir, View: in.View, Actions: []string{}}
+	if in.View == "actions" {
+		// Named actions need no repository, only the operator's consent.
+		w, err := d.FS.Workdir(in.Workdir)
+		if err == nil && !w.RepoOps() {
+			err = &sfs.Error{Code: sfs.CodeRepoOpsDisabled, Workdir: w.Alias(), Msg: "has no repository tools: the administrator did not enable repo ops on it"}
+		}
+		return out, info, err
+	}
+	r, err := openRepo(d, in.Workdir)
+	if err != nil {
+		return nil, info, err
+	}
+	switch in.View {
+	case "status":
+		if len(in.Paths) > 0 {
+			return nil, info, argErr("paths is for the diff views; status covers the whole repository")
+		}
+		out.Status, err = r.Status(ctx, in.Limit)
+	case "diff", "staged_diff":
+		out.Diff, err = r.Diff(ctx, in.View == "staged_diff", in.Paths, in.MaxBytes)
+	default:
+		return nil, info, argErr("view must be status, diff, staged_diff or actions")
+	}
+	if err != nil {
+		return nil, info, err
+	}
+	if b, err := json.Marshal(out); err == nil {
+		info.bytes = len(b)
+	}
+	return out, info, nil
+}
+
+func commitRepoChanges(ctx context.Context, d *Deps, in commitRepoChangesIn) (*git.CommitResult, callInfo, error) {
+	info := callInfo{workdir: in.Workdir}
+	r, err := openRepo(d, in.Workdir)
+	if err != nil {
+		return nil, info, err
+	}
+	res, err := r.Commit(ctx, in.Paths, in.Message)
+	return res, info, err
+}

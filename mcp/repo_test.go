@@ -1,0 +1,100 @@
+package mcp
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git"
+)
+
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// TestRepoTools: the repository flow an agent goes through, over HTTP:
+// actions, status, an edit, diff, commit, clean status — and refusals.
+func TestRepoTools(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	e := newRWEnv(t)
+	gitIn(t, e.root, "init", "-q", "-b", "main")
+	gitIn(t, e.root, "config", "user.name", "Agent Via ServerFS")
+	gitIn(t, e.root, "config", "user.email", "agent@example.invalid")
+	gitIn(t, e.root, "add", "-A")
+	gitIn(t, e.root, "commit", "-qm", "base")
+	cs := e.client(t, e.serveHTTP(t))
+
+	out := structured[inspectRepoOut](t, e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "actions"}))
+	if out.Actions == nil || len(out.Actions) != 0 {
+		t.Fatalf("actions: %+v", out)
+	}
+	out = structured[inspectRepoOut](t, e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "status"}))
+	if out.Status == nil || out.Status.Branch != "main" || len(out.Status.Head) != 40 || len(out.Status.Entries) != 0 {
+		t.Fatalf("clean status: %+v", out.Status)
+	}
+
+	win := structured[sfs.TextWindow](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt"}))
+	structured[sfs.WriteResult](t, e.call(t, cs, "edit_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt", "expected_revision": win.Revision,
+		"edits": []map[string]any{{"old_text": "beta", "new_text": "gamma"}}}))
+	writeFile(t, filepath.Join(e.root, "id_rsa"), []byte("PRIVATE "+canaryText+" changed\n"))
+	writeFile(t, filepath.Join(e.root, ".hidden.txt"), []byte("hidden changed\n"))
+
+	out = structured[inspectRepoOut](t, e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "status"}))
+	if len(out.Status.Entries) != 1 || out.Status.Entries[0] != (git.Entry{Path: "sub/a.txt", Staged: ".", Unstaged: "M"}) {
+		t.Fatalf("status after the edit (hidden and denied paths must not appear): %+v", out.Status.Entries)
+	}
+	out = structured[inspectRepoOut](t, e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "diff", "paths": []string{"sub/a.txt"}}))
+	if out.Diff == nil || !strings.Contains(out.Diff.Patch, "diff --git a/sub/a.txt b/sub/a.txt\n") || !strings.Contains(out.Diff.Patch, "-beta\n+gamma\n") {
+		t.Fatalf("diff: %+v", out.Diff)
+	}
+	res := structured[git.CommitResult](t, e.call(t, cs, "commit_repo_changes", map[string]any{"workdir": "wd", "paths": []string{"sub/a.txt"}, "message": "Rename beta to gamma"}))
+	if head := strings.TrimSpace(gitIn(t, e.root, "rev-parse", "HEAD")); head != res.Commit || len(res.Modified) != 1 {
+		t.Fatalf("commit %+v, HEAD %s", res, head)
+	}
+	if log := gitIn(t, e.root, "log", "-1", "--format=%an <%ae>%n%s"); log != "Agent Via ServerFS <agent@example.invalid>\nRename beta to gamma\n" {
+		t.Fatalf("log %q", log)
+	}
+	if st := gitIn(t, e.root, "status", "--porcelain"); st != " M .hidden.txt\n M id_rsa\n" {
+		t.Fatalf("git status after the commit: %q", st)
+	}
+	out = structured[inspectRepoOut](t, e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "status"}))
+	if len(out.Status.Entries) != 0 {
+		t.Fatalf("status after the commit: %+v", out.Status.Entries)
+	}
+
+	for _, c := range []struct {
+		tool   string
+		args   map[string]any
+		prefix string
+	}{
+		{"inspect_repo", map[string]any{"workdir": "ro", "view": "status"}, "REPO_OPS_DISABLED: ro:/ "},
+		{"inspect_repo", map[string]any{"workdir": "ro", "view": "actions"}, "REPO_OPS_DISABLED: "},
+		{"commit_repo_changes", map[string]any{"workdir": "ro", "paths": []string{"ro.txt"}, "message": "m"}, "REPO_OPS_DISABLED: "},
+		{"inspect_repo", map[string]any{"workdir": "wd", "view": "status", "paths": []string{"x"}}, "INVALID_ARGUMENT: "},
+		{"inspect_repo", map[string]any{"workdir": "wd", "view": "diff"}, "INVALID_ARGUMENT: "},
+		{"inspect_repo", map[string]any{"workdir": "wd", "view": "log"}, "INVALID_ARGUMENT: "},
+		{"inspect_repo", map[string]any{"workdir": "wd", "view": "diff", "paths": []string{"id_rsa"}}, "DENIED_PATH: "},
+		{"inspect_repo", map[string]any{"workdir": "wd", "view": "diff", "paths": []string{"--output=/tmp/x"}}, "INVALID_ARGUMENT: "},
+		{"commit_repo_changes", map[string]any{"workdir": "wd", "paths": []string{".hidden.txt"}, "message": "m"}, "HIDDEN_PATH_NOT_ALLOWED: "},
+		{"commit_repo_changes", map[string]any{"workdir": "wd", "paths": []string{":(top)README.md"}, "message": "m"}, "INVALID_ARGUMENT: "},
+		{"commit_repo_changes", map[string]any{"workdir": "wd", "paths": []string{"README.md"}, "message": "m"}, "NOTHING_TO_COMMIT: "},
+		{"commit_repo_changes", map[string]any{"workdir": "wd", "paths": []string{}, "message": "m"}, "INVALID_ARGUMENT: "},
+	} {
+		toolErr(t, e.call(t, cs, c.tool, c.args), c.prefix)
+	}
+	if n := strings.Count(gitIn(t, e.root, "log", "--oneline"), "\n"); n != 2 {
+		t.Fatalf("%d commits after the refusals, want 2", n)
+	}
+}
