@@ -143,7 +143,7 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 		}
 	}()
 
-	idx, valid, _, err := r.readIndex()
+	idx, valid, idxStat, err := r.readIndex()
 	if err != nil {
 		return nil, err
 	}
@@ -223,6 +223,15 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 	// The new index into the lock file; the ref; then the index.
 	list := make([]indexEntry, 0, len(entries))
 	for _, e := range entries {
+		// Racily clean entries (modified no earlier than the index we
+		// read was written) would look clean forever once the new,
+		// later index exists: smudge them as git does (size 0 makes
+		// every reader compare the content).
+		if e.Mode != filemode.Submodule && !idxStat.Mtime.IsZero() && e.ModifiedAt.Unix() >= idxStat.Mtime.Unix() {
+			smudged := *e.Entry
+			smudged.Size = 0
+			e = &indexEntry{Entry: &smudged, assumeValid: e.assumeValid}
+		}
 		list = append(list, *e)
 	}
 	if _, err := lock.Write(encodeIndex(idx.Version, list)); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	sfs "github.com/serverfs/serverfs/fs"
 )
@@ -242,5 +243,43 @@ func TestCommitRefusedWhileGitHoldsIndexLock(t *testing.T) {
 	}
 	if _, err := r.Commit(context.Background(), []string{"a.txt"}, "after git"); err != nil {
 		t.Fatalf("after git finished: %v", err)
+	}
+}
+
+// TestCommitSmudgesRacilyCleanEntries: an entry modified in the same second
+// its index was written (racily clean) must not look clean under the new,
+// later index a commit writes; git smudges such entries (size 0) and so
+// must ServerFS. Deterministic: the old index and the file are dated 10 s
+// back, and the stat check is limited to mtime and size.
+func TestCommitSmudgesRacilyCleanEntries(t *testing.T) {
+	dir, _ := newCommitRepo(t)
+	gitCLI(t, dir, "config", "core.trustCtime", "false")
+	gitCLI(t, dir, "config", "core.checkStat", "minimal")
+	write(t, filepath.Join(dir, "b.txt"), "XXXX\n")
+	gitCLI(t, dir, "add", "b.txt")
+	gitCLI(t, dir, "commit", "-qm", "b")
+	past := time.Now().Add(-10 * time.Second).Truncate(time.Second)
+	// b.txt changes (same size) but keeps its recorded mtime, in the same
+	// second as the index: racily clean.
+	// Record the old content's entry with the file's stat, then change
+	// the content back to YYYY keeping size and mtime.
+	write(t, filepath.Join(dir, "b.txt"), "XXXX\n")
+	os.Chtimes(filepath.Join(dir, "b.txt"), past, past)
+	gitCLI(t, dir, "update-index", "b.txt")
+	write(t, filepath.Join(dir, "b.txt"), "YYYY\n")
+	os.Chtimes(filepath.Join(dir, "b.txt"), past, past)
+	os.Chtimes(filepath.Join(dir, ".git/index"), past, past)
+	// --no-optional-locks: this status must not write (and so smudge)
+	// the index itself.
+	if st := gitCLI(t, dir, "--no-optional-locks", "status", "--porcelain"); st != " M b.txt\n" {
+		t.Fatalf("setup: git status %q (git itself must see the racy change)", st)
+	}
+	write(t, filepath.Join(dir, "a.txt"), "changed\n")
+	r, _ := openRW(t, dir)
+	if _, err := r.Commit(context.Background(), []string{"a.txt"}, "a only"); err != nil {
+		t.Fatal(err)
+	}
+	if st := gitCLI(t, dir, "--no-optional-locks", "status", "--porcelain"); st != " M b.txt\n" {
+		t.Fatalf("after our commit git status says %q: the racily clean entry was not smudged", st)
 	}
 }
