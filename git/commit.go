@@ -309,7 +309,12 @@ func (r *Repo) stagePath(p string, entries map[string]*indexEntry) error {
 				return argError(fmt.Sprintf("path %q is a directory in the index; name the files in it", p))
 			}
 		}
-		ignored, err := r.pathIgnored(p)
+		ignored, err := r.pathIgnored(p, func(q string) *index.Entry {
+			if e := entries[q]; e != nil {
+				return e.Entry
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
@@ -382,15 +387,17 @@ func (r *Repo) stagePath(p string, entries map[string]*indexEntry) error {
 
 // pathIgnored reports whether an untracked path is excluded, itself or
 // through an excluded parent directory, by the rules git applies.
-func (r *Repo) pathIgnored(p string) (bool, error) {
-	s := r.newIgnoreStack()
+func (r *Repo) pathIgnored(p string, entry func(string) *index.Entry) (bool, error) {
+	s := r.newIgnoreStack(r.skipWorktreeBlobs(entry))
 	comps := strings.Split(p, "/")
 	for i := range comps {
 		base := comps[:i]
 		name := strings.Join(append(append([]string{}, base...), ".gitignore"), "/")
+		// An unreadable .gitignore (a symlink, a directory) counts as
+		// absent, as in git.
 		b, err := r.readControl(name)
-		if err != nil {
-			return false, err
+		if err != nil || b == nil {
+			b = s.fromIndex(name)
 		}
 		s.frames = append(s.frames, parsePatterns(b, base))
 		isDir := i < len(comps)-1

@@ -2,9 +2,14 @@ package git
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
 )
@@ -19,10 +24,16 @@ import (
 type ignoreStack struct {
 	base   []ignorePattern
 	frames [][]ignorePattern // frames[d] = patterns of the directory at depth d
+	// fromIndex returns the content of a .gitignore that cannot be read
+	// from the work tree (absent, or a symlink, which git does not
+	// follow) when its index entry is skip-worktree, as git's dir.c
+	// does for sparse checkouts; nil otherwise.
+	fromIndex func(path string) []byte
 }
 
-func (r *Repo) newIgnoreStack() *ignoreStack {
-	s := &ignoreStack{}
+// newIgnoreStack loads the repository-wide rules; fromIndex may be nil.
+func (r *Repo) newIgnoreStack(fromIndex func(string) []byte) *ignoreStack {
+	s := &ignoreStack{fromIndex: fromIndex}
 	excludes := r.get("core", "", "excludesfile")
 	if excludes == "" {
 		if x := xdgConfigHome(); x != "" {
@@ -50,8 +61,32 @@ func (s *ignoreStack) enter(d *sfs.Dir) {
 	var ps []ignorePattern
 	if b, ok, err := d.ReadControlFile(".gitignore", maxConfigBytes); ok && err == nil {
 		ps = parsePatterns(b, base)
+	} else if s.fromIndex != nil {
+		ps = parsePatterns(s.fromIndex(strings.Join(append(base, ".gitignore"), "/")), base)
 	}
 	s.frames = append(s.frames, ps)
+}
+
+// skipWorktreeBlobs returns the fromIndex function of an ignore stack for
+// the index entries given (path -> entry).
+func (r *Repo) skipWorktreeBlobs(entry func(path string) *index.Entry) func(string) []byte {
+	return func(p string) []byte {
+		e := entry(p)
+		if e == nil || !e.SkipWorktree || e.Mode == filemode.Symlink {
+			return nil
+		}
+		b, err := object.GetBlob(r.storage, e.Hash)
+		if err != nil || b.Size > maxConfigBytes {
+			return nil
+		}
+		rd, err := b.Reader()
+		if err != nil {
+			return nil
+		}
+		defer rd.Close()
+		data, _ := io.ReadAll(io.LimitReader(rd, maxConfigBytes))
+		return data
+	}
 }
 
 // ignored reports whether the path (components) is excluded. depth is the

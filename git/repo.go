@@ -38,7 +38,8 @@ func repoErr(code sfs.Code, alias, msg string) error {
 	return &sfs.Error{Code: code, Workdir: alias, Msg: msg}
 }
 
-// Open opens the repository at the root of the workdir alias. The root
+// Open opens the repository at the root of the workdir alias. A Repo
+// reads the configuration once, when opened: open one per request. The root
 // must hold a .git directory (not a file or symlink: a linked worktree or
 // a submodule checkout keeps its repository elsewhere). Repository formats
 // go-git cannot read exactly like git are REPO_UNSUPPORTED.

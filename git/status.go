@@ -286,7 +286,7 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 	}
 
 	// The work tree against the index, and untracked paths.
-	ign := r.newIgnoreStack()
+	ign := r.newIgnoreStack(r.skipWorktreeBlobs(func(p string) *index.Entry { return tracked[p] }))
 	ignoredDirs := map[string]bool{}
 	seen := make(map[string]bool, len(tracked))
 	var walkErr error

@@ -85,6 +85,9 @@ func TestEnvExample(t *testing.T) {
 		if v := env[SlotVar(n, "READ_ONLY")]; v != "true" {
 			t.Errorf("%s=%q, want true", SlotVar(n, "READ_ONLY"), v)
 		}
+		if v := env[SlotVar(n, "REPO_OPS_ENABLED")]; v != "false" {
+			t.Errorf("%s=%q, want false", SlotVar(n, "REPO_OPS_ENABLED"), v)
+		}
 	}
 	for _, k := range []string{"CONTROL_PLANE_TUNNEL_ID", "CONTROL_PLANE_API_KEY"} {
 		if v, ok := env[k]; !ok || v != "" {
@@ -150,7 +153,7 @@ func TestServerEnvMatchesConfig(t *testing.T) {
 			t.Errorf("%s is passed to the server but neither fs/config.go nor mcp/http.go mentions it", s.Name)
 		}
 	}
-	for _, suffix := range []string{"ALIAS", "DESCRIPTION", "READ_ONLY"} {
+	for _, suffix := range []string{"ALIAS", "DESCRIPTION", "READ_ONLY", "REPO_OPS_ENABLED"} {
 		if !strings.Contains(src, `slotVar(n, "`+suffix+`")`) {
 			t.Errorf("fs/config.go does not read WORKDIR_NN_%s", suffix)
 		}
@@ -299,7 +302,7 @@ func TestComposeLoads(t *testing.T) {
 		wantKeys[l.Name] = true
 	}
 	for n := 1; n <= Slots; n++ {
-		for _, s := range []string{"ALIAS", "DESCRIPTION", "READ_ONLY"} {
+		for _, s := range []string{"ALIAS", "DESCRIPTION", "READ_ONLY", "REPO_OPS_ENABLED"} {
 			wantKeys[SlotVar(n, s)] = true
 		}
 	}

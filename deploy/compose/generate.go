@@ -124,6 +124,7 @@ func ComposeYAML() string {
 		p("      %s: ${%s:-}", SlotVar(n, "ALIAS"), SlotVar(n, "ALIAS"))
 		p("      %s: ${%s:-}", SlotVar(n, "DESCRIPTION"), SlotVar(n, "DESCRIPTION"))
 		p("      %s: ${%s:-true}", SlotVar(n, "READ_ONLY"), SlotVar(n, "READ_ONLY"))
+		p("      %s: ${%s:-false}", SlotVar(n, "REPO_OPS_ENABLED"), SlotVar(n, "REPO_OPS_ENABLED"))
 	}
 	p("    # One slot per workdir, all 16 written out. An unset WORKDIR_NN_PATH mounts")
 	p("    # ./.empty, whose .serverfs-disabled marks the slot unused; a mistyped path")
@@ -232,6 +233,7 @@ func EnvExample() string {
 	p("#   %s=/srv/projects", SlotVar(1, "PATH"))
 	p("#   %s=\"Project code, deployment configuration and documentation\"", SlotVar(1, "DESCRIPTION"))
 	p("#   %s=true", SlotVar(1, "READ_ONLY"))
+	p("#   %s=false", SlotVar(1, "REPO_OPS_ENABLED"))
 	p("#")
 	p("# ALIAS        the name agents use: a letter, then letters, digits, _ or -, at most")
 	p("#              32 characters, unique across slots.")
@@ -241,12 +243,16 @@ func EnvExample() string {
 	p("# DESCRIPTION  free text shown to agents (at most 1024 bytes).")
 	p("# READ_ONLY    true (default): read-only mount and read-only workdir. false makes")
 	p("#              both writable. Must be true or false.")
+	p("# REPO_OPS_ENABLED  false (default). true serves the repository tools for the")
+	p("#              slot (inspect_repo; commit_repo_changes when READ_ONLY=false): the")
+	p("#              slot's root must be a git work tree.")
 	for n := 1; n <= Slots; n++ {
 		p("")
 		p("%s=", SlotVar(n, "ALIAS"))
 		p("%s=", SlotVar(n, "PATH"))
 		p("%s=", SlotVar(n, "DESCRIPTION"))
 		p("%s=true", SlotVar(n, "READ_ONLY"))
+		p("%s=false", SlotVar(n, "REPO_OPS_ENABLED"))
 	}
 	p("")
 	p("")
