@@ -119,7 +119,7 @@ func (e *WalkEntry) Lstat() (StatData, error) {
 			continue
 		}
 		if err != nil {
-			return StatData{}, errnoError(e.w.alias, e.rel, err)
+			return StatData{}, errnoError(e.w.alias, relOf(e.Path), err)
 		}
 		return statData(&st), nil
 	}
@@ -131,7 +131,7 @@ func (e *WalkEntry) Readlink() (string, error) {
 	buf := make([]byte, 4096)
 	n, err := unix.Readlinkat(e.dir.fd, e.Name, buf)
 	if err != nil {
-		return "", errnoError(e.w.alias, e.rel, err)
+		return "", errnoError(e.w.alias, relOf(e.Path), err)
 	}
 	return string(buf[:n]), nil
 }
@@ -352,4 +352,36 @@ func (f *File) Fstat() (StatData, error) {
 		return StatData{}, err
 	}
 	return statData(&st), nil
+}
+
+// Lstat describes the referenced entry without following it.
+func (r *FileRef) Lstat() (StatData, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(r.dir.fd, r.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return StatData{}, errnoError(r.w.alias, relOf(r.Path), err)
+		}
+		return statData(&st), nil
+	}
+}
+
+// Readlink returns the target of a referenced symlink (for hashing; never
+// shown to agents).
+func (r *FileRef) Readlink() (string, error) {
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(r.dir.fd, r.Name, buf)
+	if err != nil {
+		return "", errnoError(r.w.alias, relOf(r.Path), err)
+	}
+	return string(buf[:n]), nil
+}
+
+// OpenFile opens the referenced regular file for reading, keeping the
+// reference (unlike Open); the caller still calls Release.
+func (r *FileRef) OpenFile() (*File, int64, error) {
+	return openEntry(r.w, r.dir.fd, r.Path, r.Name)
 }

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"encoding/binary"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,7 +20,9 @@ type dirent struct {
 // lstat by path name, which is exactly the reopen-by-name this package
 // never does.
 func readDirents(fd int, max int) (ents []dirent, more bool, err error) {
-	buf := make([]byte, 32<<10)
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	buf := *bp
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if err == unix.EINTR {
@@ -60,6 +63,10 @@ func readDirents(fd int, max int) (ents []dirent, more bool, err error) {
 		}
 	}
 }
+
+// direntBufs reuses getdents buffers: a walk reads thousands of
+// directories, and a fresh 32 KiB buffer each costs page faults.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // readDirNames lists up to max names of the directory at an operator-given
 // host path (configuration time only).

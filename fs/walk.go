@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"sort"
+	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -40,8 +41,16 @@ type WalkEntry struct {
 	Depth int       // 1 for entries of the walk's start directory
 
 	w   *Workdir
-	rel relPath
 	dir *dirHandle
+}
+
+// relOf turns a walk's entry path back into a relPath (for messages);
+// walks keep only the string, one allocation per entry.
+func relOf(path string) relPath {
+	if path == "" {
+		return relPath{}
+	}
+	return relPath{comps: strings.Split(path, "/")}
 }
 
 // dirHandle is a directory descriptor shared by a walk and the FileRefs it
@@ -66,7 +75,7 @@ func (h *dirHandle) release() {
 // OpenFile opens the entry for reading if it is a regular file (see
 // FileRef.Open).
 func (e *WalkEntry) OpenFile() (*File, int64, error) {
-	return openEntry(e.w, e.dir.fd, e.rel, e.Name)
+	return openEntry(e.w, e.dir.fd, e.Path, e.Name)
 }
 
 // Ref returns a handle on the entry that outlives the visit, so that
@@ -75,7 +84,7 @@ func (e *WalkEntry) OpenFile() (*File, int64, error) {
 // Release must be called.
 func (e *WalkEntry) Ref() *FileRef {
 	e.dir.refs.Add(1)
-	return &FileRef{Path: e.Path, Name: e.Name, w: e.w, rel: e.rel, dir: e.dir}
+	return &FileRef{Path: e.Path, Name: e.Name, w: e.w, dir: e.dir}
 }
 
 // FileRef is a walk entry to be opened later; see WalkEntry.Ref.
@@ -84,14 +93,13 @@ type FileRef struct {
 	Name string // base name
 
 	w   *Workdir
-	rel relPath
 	dir *dirHandle
 }
 
 // Open opens the file for reading and releases the reference.
 func (r *FileRef) Open() (*File, int64, error) {
 	defer r.Release()
-	return openEntry(r.w, r.dir.fd, r.rel, r.Name)
+	return openEntry(r.w, r.dir.fd, r.Path, r.Name)
 }
 
 // Release lets go of the reference without opening the file.
@@ -109,20 +117,20 @@ func (r *FileRef) Release() {
 // listed as regular files, so the O_PATH probe of the resolver is skipped:
 // the one case it would still catch is a device node created in the
 // entry's place in between, which takes CAP_MKNOD inside the workdir.
-func openEntry(w *Workdir, dirfd int, rel relPath, name string) (*File, int64, error) {
+func openEntry(w *Workdir, dirfd int, path, name string) (*File, int64, error) {
 	fd, err := openatRetry(dirfd, name, flagsFile)
 	if err != nil {
-		return nil, 0, errnoError(w.alias, rel, err)
+		return nil, 0, errnoError(w.alias, relOf(path), err)
 	}
 	st, err := fstat(fd)
-	if err == nil {
-		err = w.checkType(rel, st.Mode, TypeFile)
+	if err == nil && typeOfMode(st.Mode) != TypeFile {
+		err = w.checkType(relOf(path), st.Mode, TypeFile)
 	}
 	if err != nil {
 		unix.Close(fd)
 		return nil, 0, err
 	}
-	return newFile(fd, w.alias+":/"+rel.String()), st.Size, nil
+	return newFile(fd, w.alias+":/"+path), st.Size, nil
 }
 
 // WalkResult summarises a walk.
@@ -135,6 +143,7 @@ type WalkResult struct {
 type walkFrame struct {
 	dir   *dirHandle
 	rel   relPath
+	path  string // rel.String()
 	ents  []dirent
 	next  int
 	depth int
@@ -166,7 +175,7 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 	if err != nil {
 		return res, err
 	}
-	stack := []*walkFrame{{dir: newDirHandle(fd), rel: rp, depth: 1}}
+	stack := []*walkFrame{{dir: newDirHandle(fd), rel: rp, path: rp.String(), depth: 1}}
 	defer func() {
 		for _, fr := range stack {
 			fr.dir.release()
@@ -179,7 +188,7 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 	}
 	enter := func(fr *walkFrame) {
 		if opts.Enter != nil {
-			opts.Enter(&Dir{Path: fr.rel.String(), Depth: fr.depth - 1, w: w, rel: fr.rel, fd: fr.dir.fd})
+			opts.Enter(&Dir{Path: fr.path, Depth: fr.depth - 1, w: w, rel: fr.rel, fd: fr.dir.fd})
 		}
 	}
 	enter(stack[0])
@@ -200,8 +209,11 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 		d := fr.ents[fr.next]
 		fr.next++
 		typ := direntType(fr.dir.fd, d)
-		rel := fr.rel.join(d.name)
-		e := &WalkEntry{Path: rel.String(), Name: d.name, Type: typ, Depth: fr.depth, w: w, rel: rel, dir: fr.dir}
+		path := d.name
+		if fr.path != "" {
+			path = fr.path + "/" + d.name
+		}
+		e := &WalkEntry{Path: path, Name: d.name, Type: typ, Depth: fr.depth, w: w, dir: fr.dir}
 		act := opts.Visit(e)
 		if act == WalkStop {
 			return res, nil
@@ -221,7 +233,7 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 		if err != nil {
 			continue // replaced by a symlink or file, removed, or unreadable
 		}
-		child := &walkFrame{dir: newDirHandle(cfd), rel: rel, depth: fr.depth + 1}
+		child := &walkFrame{dir: newDirHandle(cfd), rel: fr.rel.join(d.name), path: path, depth: fr.depth + 1}
 		stack = append(stack, child)
 		enter(child)
 		if !w.loadFrame(child, maxEntries, &res) {

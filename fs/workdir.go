@@ -42,7 +42,6 @@ type FS struct {
 	limits   Limits
 	resolver Resolver
 	lease    WriterLease
-	swept    int
 }
 
 // Workdir is one exposed directory: an alias, a description, a mode, and an
@@ -93,19 +92,25 @@ func New(cfg *Config, opts Options) (*FS, error) {
 		w := &Workdir{alias: wc.Alias, description: wc.Description, mode: wc.Mode, repoOps: wc.RepoOps, rootFD: fd, open: openerFor(r), policy: policy}
 		f.workdirs = append(f.workdirs, w)
 		f.byAlias[wc.Alias] = w
-		if w.mode == ModeReadWrite {
-			// Best effort: a sweep that cannot finish leaves hidden
-			// temporaries behind, never a wrong file.
-			n, _ := w.sweepTemporaries(cfg.Limits.MaxWalkEntries)
-			f.swept += n
-		}
 	}
 	return f, nil
 }
 
-// SweptTemporaries reports how many leftover temporary files of
-// interrupted writes New removed.
-func (f *FS) SweptTemporaries() int { return f.swept }
+// SweepTemporaries removes the temporary files interrupted writes left in
+// the rw workdirs (each walk bounded by SERVERFS_MAX_WALK_ENTRIES) and
+// reports how many. The server calls it once at start-up, before serving.
+// Best effort: a sweep that cannot finish leaves hidden temporaries
+// behind, never a wrong file.
+func (f *FS) SweepTemporaries() int {
+	n := 0
+	for _, w := range f.workdirs {
+		if w.mode == ModeReadWrite {
+			k, _ := w.sweepTemporaries(f.limits.MaxWalkEntries)
+			n += k
+		}
+	}
+	return n
+}
 
 // Close releases the root descriptors. The FS must not be used afterwards.
 func (f *FS) Close() error {

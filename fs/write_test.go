@@ -602,8 +602,8 @@ func TestSweepTemporaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if f.SweptTemporaries() != len(junk) {
-		t.Errorf("swept %d, want %d", f.SweptTemporaries(), len(junk))
+	if n := f.SweepTemporaries(); n != len(junk) {
+		t.Errorf("swept %d, want %d", n, len(junk))
 	}
 	for _, p := range junk {
 		if _, err := os.Lstat(e.path(p)); !os.IsNotExist(err) {
@@ -623,7 +623,7 @@ func TestSweepTemporaries(t *testing.T) {
 	e.write(t, junk[0], "partial")
 	f2, _ := New(cfg, Options{})
 	defer f2.Close()
-	if f2.SweptTemporaries() != 0 {
+	if f2.SweepTemporaries() != 0 {
 		t.Error("an ro workdir was swept")
 	}
 }
@@ -772,7 +772,7 @@ func TestWriteCrashSafety(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		swept += f.SweptTemporaries()
+		swept += f.SweepTemporaries()
 		f.Close()
 		if tf := tempFiles(t, root); len(tf) != 0 {
 			t.Fatalf("after kill %d and a start-up: temporaries %v", kills, tf)

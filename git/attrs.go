@@ -58,10 +58,9 @@ func parseAttrs(data []byte, base []string) []attrRule {
 // "unset", a value, or absent (unspecified). The last rule that mentions
 // an attribute wins. The macro "binary" means -text -diff -merge.
 func attrState(rules []attrRule, path string) map[string]string {
-	comps := strings.Split(path, "/")
 	state := map[string]string{}
 	for _, r := range rules {
-		if !r.pattern.matches(comps, false) {
+		if !r.pattern.matches(path, false) {
 			continue
 		}
 		for _, a := range r.attrs {

@@ -1,11 +1,11 @@
 package git
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -143,22 +143,37 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 		}
 	}()
 
-	idx, valid, idxStat, err := r.readIndex()
+	idx, idxStat, err := r.readIndex()
 	if err != nil {
 		return nil, err
 	}
-	tree, err := r.headTree(ctx, h.commit)
+	// HEAD's tree, except where the cache tree shows the index equals it
+	// (those directories cannot hold staged changes), for the staged-
+	// changes check; the named paths are looked up in it on their own.
+	var headTreeHash plumbing.Hash
+	if !h.commit.IsZero() {
+		c, err := object.GetCommit(r.storage, h.commit)
+		if err != nil {
+			return nil, err
+		}
+		headTreeHash = c.TreeHash
+	}
+	rest, same, err := r.headTreeExcept(ctx, h.commit, idx.cacheTrees)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := r.treeEntriesAt(headTreeHash, paths)
 	if err != nil {
 		return nil, err
 	}
 	entries := map[string]*indexEntry{}
-	for i, e := range idx.Entries {
+	for i, e := range idx.entries {
 		if e.Stage != 0 {
 			return nil, repoErr(sfs.CodeRepoBusy, alias, "has unmerged paths; resolve them with git first")
 		}
-		entries[e.Name] = &indexEntry{Entry: e, assumeValid: valid[i]}
+		entries[e.Name] = &indexEntry{Entry: e, assumeValid: idx.assumeValid[i]}
 	}
-	if p := stagedChange(entries, tree); p != "" {
+	if p := stagedChange(entries, rest, same); p != "" {
 		return nil, &sfs.Error{Code: sfs.CodeRepoStagedChanges, Workdir: alias, Path: p,
 			Msg: "is already staged: the index differs from HEAD, and a commit would include changes not named; commit or unstage them with git first"}
 	}
@@ -174,7 +189,7 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 	}
 	// The tree the index now describes (intent-to-add entries are not
 	// committed, as in git).
-	newTree, err := r.writeTrees(entries)
+	newTree, cache, err := r.writeTrees(entries)
 	if err != nil {
 		return nil, err
 	}
@@ -194,11 +209,7 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 	if !h.commit.IsZero() {
 		parents = []plumbing.Hash{h.commit}
 		res.Parent = h.commit.String()
-		c, err := object.GetCommit(r.storage, h.commit)
-		if err != nil {
-			return nil, err
-		}
-		if c.TreeHash == newTree {
+		if headTreeHash == newTree {
 			return nil, repoErr(sfs.CodeNothingToCommit, alias, "has nothing to commit: the named paths match HEAD")
 		}
 	} else if len(res.Added) == 0 {
@@ -214,7 +225,7 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 		return nil, err
 	}
 	content, _ := io.ReadAll(mustReader(enc))
-	commitHash, err := r.writeObject(plumbing.CommitObject, int64(len(content)), bytes.NewReader(content))
+	commitHash, err := r.writeObject(plumbing.CommitObject, content)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +245,11 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 		}
 		list = append(list, *e)
 	}
-	if _, err := lock.Write(encodeIndex(idx.Version, list)); err != nil {
+	var treeExt []byte
+	if cache != nil && plainEntries(entries) {
+		treeExt = encodeCacheTree(nil, cache)
+	}
+	if _, err := lock.Write(encodeIndex(idx.version, list, treeExt)); err != nil {
 		return nil, err
 	}
 	if err := lock.Sync(); err != nil {
@@ -264,11 +279,23 @@ func mustReader(o *plumbing.MemoryObject) io.Reader {
 	return rd
 }
 
-// stagedChange returns a path whose index entry differs from HEAD, or "".
-func stagedChange(entries map[string]*indexEntry, tree map[string]treeEntry) string {
+// plainEntries reports whether no entry is intent-to-add (the cache tree
+// written is then exactly the index).
+func plainEntries(entries map[string]*indexEntry) bool {
+	for _, e := range entries {
+		if e.IntentToAdd {
+			return false
+		}
+	}
+	return true
+}
+
+// stagedChange returns a path whose index entry differs from HEAD, or "";
+// tree is HEAD's tree outside the directories same (equal to the index).
+func stagedChange(entries map[string]*indexEntry, tree map[string]treeEntry, same sameDirs) string {
 	var diff []string
 	for p, e := range entries {
-		if e.IntentToAdd {
+		if e.IntentToAdd || same.covers(p) {
 			continue
 		}
 		if te, ok := tree[p]; !ok || te.hash != e.Hash || te.mode != e.Mode {
@@ -369,7 +396,7 @@ func (r *Repo) stagePath(p string, entries map[string]*indexEntry) error {
 	if why := conversionProblem(attrState(rules, p), data); why != "" && mode != filemode.Symlink {
 		return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: alias, Path: p, Msg: "cannot be committed exactly like git would: " + why}
 	}
-	hash, err := r.writeObject(plumbing.BlobObject, int64(len(data)), bytes.NewReader(data))
+	hash, err := r.writeObject(plumbing.BlobObject, data)
 	if err != nil {
 		return err
 	}
@@ -401,16 +428,25 @@ func (r *Repo) pathIgnored(p string, entry func(string) *index.Entry) (bool, err
 		}
 		s.frames = append(s.frames, parsePatterns(b, base))
 		isDir := i < len(comps)-1
-		if s.ignored(comps[:i+1], isDir, i+1) {
+		if s.ignored(strings.Join(comps[:i+1], "/"), isDir, i+1) {
 			return true, nil
 		}
 	}
 	return false, nil
 }
 
+// cacheNode is one directory of the trees a commit writes: what git's
+// cache tree (the index's TREE extension) records about it.
+type cacheNode struct {
+	name    string
+	entries int // index entries below it
+	hash    plumbing.Hash
+	subs    []*cacheNode
+}
+
 // writeTrees writes the trees of the index entries (bottom up) and returns
-// the root tree's id.
-func (r *Repo) writeTrees(entries map[string]*indexEntry) (plumbing.Hash, error) {
+// the root tree's id and the cache tree describing them.
+func (r *Repo) writeTrees(entries map[string]*indexEntry) (plumbing.Hash, *cacheNode, error) {
 	type node struct {
 		files map[string]treeEntry
 		dirs  map[string]*node
@@ -431,44 +467,67 @@ func (r *Repo) writeTrees(entries map[string]*indexEntry) (plumbing.Hash, error)
 		}
 		n.files[comps[len(comps)-1]] = treeEntry{hash: e.Hash, mode: e.Mode}
 	}
-	var write func(n *node) (plumbing.Hash, bool, error)
-	write = func(n *node) (plumbing.Hash, bool, error) {
+	var write func(name string, n *node) (*cacheNode, error)
+	write = func(name string, n *node) (*cacheNode, error) {
+		cn := &cacheNode{name: name, entries: len(n.files)}
 		t := &object.Tree{}
-		for name, f := range n.files {
-			t.Entries = append(t.Entries, object.TreeEntry{Name: name, Mode: f.mode, Hash: f.hash})
+		for fname, f := range n.files {
+			t.Entries = append(t.Entries, object.TreeEntry{Name: fname, Mode: f.mode, Hash: f.hash})
 		}
-		for name, d := range n.dirs {
-			h, nonEmpty, err := write(d)
+		for dname, d := range n.dirs {
+			sub, err := write(dname, d)
 			if err != nil {
-				return plumbing.ZeroHash, false, err
+				return nil, err
 			}
-			if nonEmpty {
-				t.Entries = append(t.Entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
+			if sub.entries > 0 {
+				t.Entries = append(t.Entries, object.TreeEntry{Name: dname, Mode: filemode.Dir, Hash: sub.hash})
+				cn.entries += sub.entries
+				cn.subs = append(cn.subs, sub)
 			}
 		}
 		if len(t.Entries) == 0 {
-			return emptyTree, false, nil
+			cn.hash = emptyTree
+			return cn, nil
 		}
 		// git's tree order: names compared as if directories ended in '/'.
 		sort.Slice(t.Entries, func(i, j int) bool { return treeKey(t.Entries[i]) < treeKey(t.Entries[j]) })
 		enc := &plumbing.MemoryObject{}
 		if err := t.Encode(enc); err != nil {
-			return plumbing.ZeroHash, false, err
+			return nil, err
 		}
 		content, _ := io.ReadAll(mustReader(enc))
-		h, err := r.writeObject(plumbing.TreeObject, int64(len(content)), bytes.NewReader(content))
-		return h, true, err
+		h, err := r.writeObject(plumbing.TreeObject, content)
+		cn.hash = h
+		return cn, err
 	}
-	h, nonEmpty, err := write(root)
+	cn, err := write("", root)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, nil, err
 	}
-	if !nonEmpty {
+	if cn.entries == 0 {
 		// The empty tree: git does not need it stored, but a commit
 		// pointing at it is easier on every reader if it exists.
-		return r.writeObject(plumbing.TreeObject, 0, bytes.NewReader(nil))
+		h, err := r.writeObject(plumbing.TreeObject, nil)
+		return h, nil, err
 	}
-	return h, nil
+	return cn.hash, cn, nil
+}
+
+// encodeCacheTree is the TREE extension's data: each node as "name NUL
+// entry-count SP subtree-count LF sha", children after their parent.
+func encodeCacheTree(b []byte, n *cacheNode) []byte {
+	b = append(b, n.name...)
+	b = append(b, 0)
+	b = strconv.AppendInt(b, int64(n.entries), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(len(n.subs)), 10)
+	b = append(b, '\n')
+	b = append(b, n.hash[:]...)
+	sort.Slice(n.subs, func(i, j int) bool { return n.subs[i].name < n.subs[j].name })
+	for _, s := range n.subs {
+		b = encodeCacheTree(b, s)
+	}
+	return b
 }
 
 func treeKey(e object.TreeEntry) string {

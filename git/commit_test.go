@@ -182,6 +182,11 @@ func TestCommitMatchesGit(t *testing.T) {
 			if ours != theirs {
 				t.Fatalf("%s: tree %s, git made %s\nours:\n%s\ngit:\n%s", desc, ours, theirs, mustGit(a, "ls-tree", "-r", "HEAD"), mustGit(b, "ls-tree", "-r", "HEAD"))
 			}
+			// The cache tree we wrote must be right: git write-tree reuses
+			// it, so a wrong one would make git's next commit wrong.
+			if wt := strings.TrimSpace(mustGit(a, "write-tree")); wt != ours {
+				t.Fatalf("%s: git write-tree %s from our index, HEAD's tree %s", desc, wt, ours)
+			}
 			if head := strings.TrimSpace(mustGit(a, "rev-parse", "HEAD")); head != res.Commit {
 				t.Fatalf("%s: HEAD %s, commit said %s", desc, head, res.Commit)
 			}

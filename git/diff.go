@@ -74,7 +74,7 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 	if err != nil {
 		return nil, err
 	}
-	idx, _, _, err := r.readIndex()
+	idx, _, err := r.readIndex()
 	if err != nil {
 		return nil, err
 	}
@@ -82,9 +82,15 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 	if err != nil {
 		return nil, err
 	}
-	tree, err := r.headTree(ctx, h.commit)
-	if err != nil {
-		return nil, err
+	tree := map[string]treeEntry{}
+	if !h.commit.IsZero() {
+		c, err := object.GetCommit(r.storage, h.commit)
+		if err != nil {
+			return nil, err
+		}
+		if tree, err = r.treeEntriesAt(c.TreeHash, clean); err != nil {
+			return nil, err
+		}
 	}
 	res := &DiffResult{Workdir: alias, Staged: staged, Files: []DiffFile{}}
 	var patch strings.Builder
@@ -94,7 +100,7 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 		}
 		var inIndex side
 		unmerged := false
-		for _, e := range idx.Entries {
+		for _, e := range idx.entries {
 			if e.Name != p {
 				continue
 			}

@@ -29,6 +29,15 @@ type ignoreStack struct {
 	// follow) when its index entry is skip-worktree, as git's dir.c
 	// does for sparse checkouts; nil otherwise.
 	fromIndex func(path string) []byte
+	// offset is the depth of the walk's start directory below the root
+	// (a walk of a subdirectory counts depths from there).
+	offset int
+}
+
+// below returns a stack for a walk starting at depth offset, sharing the
+// repository-wide rules and the frames above it.
+func (s *ignoreStack) below(offset int) *ignoreStack {
+	return &ignoreStack{base: s.base, frames: append([][]ignorePattern(nil), s.frames[:min(offset, len(s.frames))]...), fromIndex: s.fromIndex, offset: offset}
 }
 
 // newIgnoreStack loads the repository-wide rules; fromIndex may be nil.
@@ -53,7 +62,7 @@ func (r *Repo) newIgnoreStack(fromIndex func(string) []byte) *ignoreStack {
 
 // enter loads the .gitignore of a directory the walk enters.
 func (s *ignoreStack) enter(d *sfs.Dir) {
-	s.frames = s.frames[:min(d.Depth, len(s.frames))]
+	s.frames = s.frames[:min(d.Depth+s.offset, len(s.frames))]
 	var base []string
 	if d.Path != "" {
 		base = strings.Split(d.Path, "/")
@@ -89,10 +98,10 @@ func (r *Repo) skipWorktreeBlobs(entry func(path string) *index.Entry) func(stri
 	}
 }
 
-// ignored reports whether the path (components) is excluded. depth is the
+// ignored reports whether the path ('/'-separated) is excluded. depth is the
 // number of directories above it in the walk (its parent's Depth + 1).
-func (s *ignoreStack) ignored(path []string, isDir bool, depth int) bool {
-	frames := s.frames[:min(depth, len(s.frames))]
+func (s *ignoreStack) ignored(path string, isDir bool, depth int) bool {
+	frames := s.frames[:min(depth+s.offset, len(s.frames))]
 	for i := len(frames) - 1; i >= 0; i-- {
 		if m, ok := match(frames[i], path, isDir); ok {
 			return m
@@ -102,7 +111,7 @@ func (s *ignoreStack) ignored(path []string, isDir bool, depth int) bool {
 	return m
 }
 
-func match(ps []ignorePattern, path []string, isDir bool) (ignored, decided bool) {
+func match(ps []ignorePattern, path string, isDir bool) (ignored, decided bool) {
 	for j := len(ps) - 1; j >= 0; j-- {
 		if ps[j].matches(path, isDir) {
 			return !ps[j].negate, true

@@ -1,7 +1,6 @@
 package git
 
 import (
-	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
 	"sort"
@@ -17,11 +16,11 @@ type indexEntry struct {
 }
 
 // encodeIndex writes an index file as git does (versions 2 to 4), keeping
-// every entry flag. Extensions are not written: the cache tree would be
-// stale after a commit changes entries (git rebuilds it), the others are
-// caches git recreates too.
-func encodeIndex(version uint32, entries []indexEntry) []byte {
-	sort.SliceStable(entries, func(i, j int) bool {
+// every entry flag, with the cache tree (TREE extension) when treeExt is
+// not nil. Other extensions are not written: they are caches git
+// recreates.
+func encodeIndex(version uint32, entries []indexEntry, treeExt []byte) []byte {
+	sort.Slice(entries, func(i, j int) bool {
 		if entries[i].Name != entries[j].Name {
 			return entries[i].Name < entries[j].Name
 		}
@@ -35,22 +34,20 @@ func encodeIndex(version uint32, entries []indexEntry) []byte {
 			version = 3 // extended flags need version 3
 		}
 	}
-	var b bytes.Buffer
-	b.WriteString("DIRC")
-	binary.Write(&b, binary.BigEndian, version)
-	binary.Write(&b, binary.BigEndian, uint32(len(entries)))
+	be := binary.BigEndian
+	b := make([]byte, 0, 12+len(entries)*80+len(treeExt)+28)
+	b = append(b, "DIRC"...)
+	b = be.AppendUint32(b, version)
+	b = be.AppendUint32(b, uint32(len(entries)))
 	prev := ""
 	for _, e := range entries {
-		start := b.Len()
+		start := len(b)
 		cs, cn := indexTime(e.CreatedAt)
 		ms, mn := indexTime(e.ModifiedAt)
-		for _, v := range []uint32{
-			cs, cn, ms, mn,
-			e.Dev, e.Inode, uint32(e.Mode), e.UID, e.GID, e.Size,
-		} {
-			binary.Write(&b, binary.BigEndian, v)
+		for _, v := range [...]uint32{cs, cn, ms, mn, e.Dev, e.Inode, uint32(e.Mode), e.UID, e.GID, e.Size} {
+			b = be.AppendUint32(b, v)
 		}
-		b.Write(e.Hash[:])
+		b = append(b, e.Hash[:]...)
 		flags := uint16(e.Stage&0x3) << 12
 		if l := len(e.Name); l < 0xfff {
 			flags |= uint16(l)
@@ -64,7 +61,7 @@ func encodeIndex(version uint32, entries []indexEntry) []byte {
 		if extended {
 			flags |= 0x4000
 		}
-		binary.Write(&b, binary.BigEndian, flags)
+		b = be.AppendUint16(b, flags)
 		if extended {
 			var ext uint16
 			if e.IntentToAdd {
@@ -73,23 +70,27 @@ func encodeIndex(version uint32, entries []indexEntry) []byte {
 			if e.SkipWorktree {
 				ext |= 0x4000
 			}
-			binary.Write(&b, binary.BigEndian, ext)
+			b = be.AppendUint16(b, ext)
 		}
 		if version == 4 {
 			common := commonPrefix(prev, e.Name)
-			b.Write(encodeOffset(len(prev) - common))
-			b.WriteString(e.Name[common:])
-			b.WriteByte(0)
+			b = append(b, encodeOffset(len(prev)-common)...)
+			b = append(b, e.Name[common:]...)
+			b = append(b, 0)
 			prev = e.Name
 			continue
 		}
-		b.WriteString(e.Name)
-		pad := 8 - (b.Len()-start)%8
-		b.Write(make([]byte, pad))
+		b = append(b, e.Name...)
+		pad := 8 - (len(b)-start)%8
+		b = append(b, make([]byte, pad)...)
 	}
-	sum := sha1.Sum(b.Bytes())
-	b.Write(sum[:])
-	return b.Bytes()
+	if treeExt != nil {
+		b = append(b, "TREE"...)
+		b = be.AppendUint32(b, uint32(len(treeExt)))
+		b = append(b, treeExt...)
+	}
+	sum := sha1.Sum(b)
+	return append(b, sum[:]...)
 }
 
 // indexTime is a time as the index stores it; go-git decodes 0 as the

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
@@ -38,15 +39,33 @@ func TestEncodeIndexMatchesGit(t *testing.T) {
 			if err := index.NewDecoder(bytes.NewReader(raw)).Decode(idx); err != nil {
 				t.Fatal(err)
 			}
-			valid, err := assumeValidFlags(raw)
+			ours, err := decodeIndex(raw)
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Our decoder agrees with go-git's on every field it reads,
+			// and reads the assume-unchanged bit go-git drops.
+			if len(ours.entries) != len(idx.Entries) {
+				t.Fatalf("%d entries, go-git %d", len(ours.entries), len(idx.Entries))
+			}
+			for i, e := range idx.Entries {
+				o := *ours.entries[i]
+				if !o.CreatedAt.Equal(e.CreatedAt) || !o.ModifiedAt.Equal(e.ModifiedAt) {
+					t.Fatalf("entry %s: times differ", e.Name)
+				}
+				o.CreatedAt, o.ModifiedAt = e.CreatedAt, e.ModifiedAt
+				if !reflect.DeepEqual(o, *e) {
+					t.Fatalf("entry %d:\n ours %+v\n go-git %+v", i, o, *e)
+				}
+				if ours.assumeValid[i] != (e.Name == "a.txt") {
+					t.Fatalf("entry %s: assume-valid %v", e.Name, ours.assumeValid[i])
+				}
+			}
 			entries := make([]indexEntry, len(idx.Entries))
 			for i, e := range idx.Entries {
-				entries[i] = indexEntry{Entry: e, assumeValid: valid[i]}
+				entries[i] = indexEntry{Entry: e, assumeValid: ours.assumeValid[i]}
 			}
-			got := encodeIndex(idx.Version, entries)
+			got := encodeIndex(idx.Version, entries, nil)
 			// git's entries end where its first extension (or the
 			// trailer) starts: compare up to there.
 			end := entriesEnd(t, raw, got)

@@ -6,7 +6,6 @@
 package git
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -81,6 +80,75 @@ func (r *Repo) head() (headInfo, error) {
 	return headInfo{commit: plumbing.NewHash(s)}, nil
 }
 
+// sameDirs are directories whose index entries equal HEAD's.
+type sameDirs map[string]bool
+
+// covers reports whether path lies in one of the directories.
+func (s sameDirs) covers(path string) bool {
+	if len(s) == 0 {
+		return false
+	}
+	if s[""] {
+		return true
+	}
+	for i := 0; i < len(path); i++ {
+		if path[i] == '/' && s[path[:i]] {
+			return true
+		}
+	}
+	return false
+}
+
+// headTreeExcept flattens HEAD's tree like headTree, but does not descend
+// into a directory whose valid cache-tree node has HEAD's tree id for it:
+// those directories are returned in same.
+func (r *Repo) headTreeExcept(ctx context.Context, commit plumbing.Hash, cache map[string]plumbing.Hash) (map[string]treeEntry, sameDirs, error) {
+	out, same := map[string]treeEntry{}, sameDirs{}
+	if commit.IsZero() {
+		return out, same, nil
+	}
+	c, err := object.GetCommit(r.storage, commit)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading HEAD commit: %w", err)
+	}
+	n := 0
+	var walk func(h plumbing.Hash, prefix string) error
+	walk = func(h plumbing.Hash, prefix string) error {
+		if ch, ok := cache[prefix]; ok && ch == h {
+			same[prefix] = true
+			return nil
+		}
+		if h == emptyTree {
+			return nil
+		}
+		if n++; n%64 == 0 && ctx.Err() != nil {
+			return canceled(r.w.Alias())
+		}
+		t, err := object.GetTree(r.storage, h)
+		if err != nil {
+			return fmt.Errorf("reading a tree of HEAD: %w", err)
+		}
+		for _, e := range t.Entries {
+			p := e.Name
+			if prefix != "" {
+				p = prefix + "/" + e.Name
+			}
+			if e.Mode == filemode.Dir {
+				if err := walk(e.Hash, p); err != nil {
+					return err
+				}
+				continue
+			}
+			out[p] = treeEntry{hash: e.Hash, mode: e.Mode}
+		}
+		return nil
+	}
+	if err := walk(c.TreeHash, ""); err != nil {
+		return nil, nil, err
+	}
+	return out, same, nil
+}
+
 // emptyTree is the id of the tree with no entries, which git knows
 // without storing it.
 var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
@@ -90,82 +158,37 @@ type treeEntry struct {
 	mode filemode.FileMode
 }
 
-// headTree flattens HEAD's tree: path -> blob (or gitlink) and mode.
-func (r *Repo) headTree(ctx context.Context, commit plumbing.Hash) (map[string]treeEntry, error) {
-	out := map[string]treeEntry{}
-	if commit.IsZero() {
-		return out, nil
-	}
-	c, err := object.GetCommit(r.storage, commit)
-	if err != nil {
-		return nil, fmt.Errorf("reading HEAD commit: %w", err)
-	}
-	if c.TreeHash == emptyTree {
-		return out, nil // git never needs to store the empty tree
-	}
-	tree, err := c.Tree()
-	if err != nil {
-		return nil, fmt.Errorf("reading HEAD tree: %w", err)
-	}
-	walker := object.NewTreeWalker(tree, true, nil)
-	// The names are compared, never used to open anything (git itself
-	// accepts e.g. a tab in a name); every open goes through fs.
-	walker.SkipPathValidation()
-	defer walker.Close()
-	for n := 0; ; n++ {
-		if n%1024 == 0 && ctx.Err() != nil {
-			return nil, canceled(r.w.Alias())
-		}
-		name, e, err := walker.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("walking HEAD tree: %w", err)
-		}
-		if e.Mode == filemode.Dir {
-			continue
-		}
-		out[name] = treeEntry{hash: e.Hash, mode: e.Mode}
-	}
-}
-
 // maxIndexBytes bounds the index read into memory (50,000 entries take
 // about 5 MB).
 const maxIndexBytes = 256 << 20
 
-// readIndex decodes .git/index (an absent one is empty) and returns which
-// entries git treats as unchanged without looking (assume-unchanged), and
-// the index file's stat (for racily clean entries).
-func (r *Repo) readIndex() (*index.Index, []bool, sfs.StatData, error) {
-	idx := &index.Index{Version: 2}
+// readIndex decodes .git/index (an absent one is empty) and returns the
+// index file's stat (for racily clean entries).
+func (r *Repo) readIndex() (*indexFile, sfs.StatData, error) {
 	f, err := r.ctl.Open(".git/index")
 	if sfs.CodeOf(err) == sfs.CodePathNotFound {
-		return idx, nil, sfs.StatData{}, nil
+		return &indexFile{version: 2}, sfs.StatData{}, nil
 	}
 	if err != nil {
-		return nil, nil, sfs.StatData{}, err
+		return nil, sfs.StatData{}, err
 	}
 	defer f.Close()
-	st, err := r.ctl.Lstat(".git/index")
+	st, err := f.Fstat()
 	if err != nil {
-		return nil, nil, st, err
+		return nil, st, err
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxIndexBytes+1))
+	if st.Size > maxIndexBytes {
+		return nil, st, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "has an index larger than 256 MiB")
+	}
+	b := make([]byte, st.Size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, st, err
+	}
+	idx, err := decodeIndex(b)
 	if err != nil {
-		return nil, nil, st, err
+		return nil, st, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "has an index ServerFS cannot read ("+err.Error()+")")
 	}
-	if len(b) > maxIndexBytes {
-		return nil, nil, st, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "has an index larger than 256 MiB")
-	}
-	if err := index.NewDecoder(bytes.NewReader(b)).Decode(idx); err != nil {
-		return nil, nil, st, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "has an index go-git cannot read: "+err.Error())
-	}
-	valid, err := assumeValidFlags(b)
-	if err != nil || len(valid) != len(idx.Entries) {
-		return nil, nil, st, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "has an index whose entry flags cannot be read")
-	}
-	return idx, valid, st, nil
+	return idx, st, nil
 }
 
 func canceled(alias string) error {
@@ -191,7 +214,6 @@ func (r *Repo) visible(path string) bool {
 // deletion and an addition. It returns at most limit entries (Truncated
 // when there were more); paths the policy hides never appear.
 func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
-	alias := r.w.Alias()
 	h, err := r.head()
 	if err != nil {
 		return nil, err
@@ -200,19 +222,18 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 	if !h.commit.IsZero() {
 		st.Head = h.commit.String()
 	}
-	tree, err := r.headTree(ctx, h.commit)
+	idx, idxStat, err := r.readIndex()
 	if err != nil {
 		return nil, err
 	}
-	idx, assumeValid, idxStat, err := r.readIndex()
+	// HEAD's tree, except the directories whose cache-tree node says the
+	// index below them is exactly HEAD's (git uses the same shortcut):
+	// those are neither read nor compared.
+	tree, same, err := r.headTreeExcept(ctx, h.commit, idx.cacheTrees)
 	if err != nil {
 		return nil, err
 	}
 	changes := map[string]*Entry{}
-	// Untracked paths are separate: a path deleted from the index but
-	// present in the work tree is both "D." and "?" (two entries, as git
-	// prints it).
-	var untracked []string
 	entry := func(p string) *Entry {
 		e := changes[p]
 		if e == nil {
@@ -224,13 +245,13 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 
 	// Index against HEAD.
 	stages := map[string]int{} // unmerged paths: bit n-1 set when stage n exists
-	tracked := make(map[string]*index.Entry, len(idx.Entries))
-	paths := make([]string, 0, len(idx.Entries))
+	tracked := make(map[string]*index.Entry, len(idx.entries))
+	paths := make([]string, 0, len(idx.entries))
 	// Entries git does not compare with the work tree: assume-unchanged
 	// and skip-worktree (sparse checkout) ones.
 	unchecked := map[string]bool{}
-	for i, ie := range idx.Entries {
-		if assumeValid[i] || ie.SkipWorktree {
+	for i, ie := range idx.entries {
+		if idx.assumeValid[i] || ie.SkipWorktree {
 			unchecked[ie.Name] = true
 		}
 		// Stage 0 is a merged entry. (go-git's index.Merged constant is 1,
@@ -244,6 +265,12 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 		}
 		tracked[ie.Name] = ie
 		paths = append(paths, ie.Name)
+		if same.covers(ie.Name) {
+			if ie.IntentToAdd && !unchecked[ie.Name] {
+				entry(ie.Name).Unstaged = "A" // not in the cache tree, so not in HEAD
+			}
+			continue
+		}
 		te, inHead := tree[ie.Name]
 		if ie.IntentToAdd {
 			// "git add -N": absent as far as HEAD is concerned (so a path
@@ -278,89 +305,19 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 			entry(p).Staged = "D"
 		}
 	}
-	sort.Strings(paths)
-	hasTrackedBelow := func(dir string) bool {
-		prefix := dir + "/"
-		i := sort.SearchStrings(paths, prefix)
-		return i < len(paths) && strings.HasPrefix(paths[i], prefix)
+	if !sort.StringsAreSorted(paths) { // git keeps the index sorted
+		sort.Strings(paths)
 	}
 
 	// The work tree against the index, and untracked paths.
-	ign := r.newIgnoreStack(r.skipWorktreeBlobs(func(p string) *index.Entry { return tracked[p] }))
-	ignoredDirs := map[string]bool{}
-	seen := make(map[string]bool, len(tracked))
-	var walkErr error
-	ctx, cancel := context.WithTimeout(ctx, r.fs.Limits().SearchTimeout)
-	defer cancel()
-	res, err := r.w.Walk(ctx, "", sfs.WalkOptions{
-		MaxEntries: r.fs.Limits().MaxWalkEntries,
-		Enter:      ign.enter,
-		Visit: func(we *sfs.WalkEntry) sfs.WalkAction {
-			if we.Name == ".git" {
-				return sfs.WalkSkipDir
-			}
-			parent := ""
-			if i := strings.LastIndexByte(we.Path, '/'); i >= 0 {
-				parent = we.Path[:i]
-			}
-			isDir := we.Type == sfs.TypeDirectory
-			if stages[we.Path] != 0 && !isDir {
-				return sfs.WalkContinue // unmerged: reported from the index
-			}
-			ie := tracked[we.Path]
-			if ie != nil && !isDir && (ie.IntentToAdd || unchecked[we.Path]) {
-				seen[we.Path] = true
-				return sfs.WalkContinue
-			}
-			if ie != nil && !isDir {
-				seen[we.Path] = true
-				code, err := r.worktreeChange(we, ie, idxStat)
-				if err != nil {
-					walkErr = err
-					return sfs.WalkStop
-				}
-				if code != "." {
-					entry(we.Path).Unstaged = code
-				}
-				return sfs.WalkContinue
-			}
-			if ie != nil && isDir && ie.Mode == filemode.Submodule {
-				seen[we.Path] = true
-				return sfs.WalkSkipDir
-			}
-			ignored := ignoredDirs[parent] || ign.ignored(strings.Split(we.Path, "/"), isDir, we.Depth)
-			if isDir {
-				below := hasTrackedBelow(we.Path)
-				if ignored {
-					if !below {
-						return sfs.WalkSkipDir
-					}
-					ignoredDirs[we.Path] = true
-					return sfs.WalkContinue
-				}
-				if !below && we.HasChild(".git") {
-					// An untracked repository: one entry, not descended.
-					untracked = append(untracked, we.Path+"/")
-					return sfs.WalkSkipDir
-				}
-				return sfs.WalkContinue
-			}
-			if !ignored && we.Type != sfs.TypeOther {
-				untracked = append(untracked, we.Path)
-			}
-			return sfs.WalkContinue
-		},
-	})
-	switch {
-	case walkErr != nil:
-		return nil, walkErr
-	case err != nil:
+	wt, err := r.scanWorktree(ctx, scanInput{tracked: tracked, stages: stages, unchecked: unchecked, paths: paths, idxStat: idxStat})
+	if err != nil {
 		return nil, err
-	case res.TruncatedReason == sfs.TruncatedTimeout:
-		return nil, canceled(alias)
-	case res.Truncated:
-		return nil, &sfs.Error{Code: sfs.CodeDirectoryTooLarge, Workdir: alias, Msg: fmt.Sprintf("the work tree is too large to compare (%s: more than SERVERFS_MAX_WALK_ENTRIES entries or too deep)", res.TruncatedReason)}
 	}
+	for _, res := range wt.changes {
+		entry(res.path).Unstaged = res.code
+	}
+	seen, untracked := wt.seen, wt.untracked
 	for p, ie := range tracked {
 		if !seen[p] && r.visible(p) {
 			if ie.Mode == filemode.Submodule || unchecked[p] {
@@ -422,7 +379,7 @@ func kind(m filemode.FileMode) int {
 // content must be hashed, as in git: a stat match means unchanged, unless
 // the entry is racily clean (modified no earlier than the index was
 // written).
-func (r *Repo) worktreeChange(we *sfs.WalkEntry, ie *index.Entry, idxStat sfs.StatData) (string, error) {
+func (r *Repo) worktreeChange(we worktreeEntry, ie *index.Entry, idxStat sfs.StatData) (string, error) {
 	sd, err := we.Lstat()
 	if err != nil {
 		if sfs.CodeOf(err) == sfs.CodePathNotFound {
@@ -498,4 +455,56 @@ func (r *Repo) statMatches(sd sfs.StatData, ie *index.Entry, idxStat sfs.StatDat
 		return false
 	}
 	return ie.ModifiedAt.Unix() < idxStat.Mtime.Unix()
+}
+
+// treeEntriesAt looks up only the given paths in a tree (path -> blob or
+// gitlink), reading just the trees on their way; absent paths are left out.
+func (r *Repo) treeEntriesAt(root plumbing.Hash, paths []string) (map[string]treeEntry, error) {
+	out := map[string]treeEntry{}
+	trees := map[plumbing.Hash]*object.Tree{}
+	get := func(h plumbing.Hash) (*object.Tree, error) {
+		if t, ok := trees[h]; ok {
+			return t, nil
+		}
+		t, err := object.GetTree(r.storage, h)
+		if err != nil {
+			return nil, fmt.Errorf("reading tree: %w", err)
+		}
+		trees[h] = t
+		return t, nil
+	}
+	if root.IsZero() || root == emptyTree {
+		return out, nil // no HEAD yet, or an empty one
+	}
+	for _, p := range paths {
+		h := root
+		comps := strings.Split(p, "/")
+		for i, c := range comps {
+			t, err := get(h)
+			if err != nil {
+				return nil, err
+			}
+			var found *object.TreeEntry
+			for j := range t.Entries {
+				if t.Entries[j].Name == c {
+					found = &t.Entries[j]
+					break
+				}
+			}
+			if found == nil {
+				break
+			}
+			if i == len(comps)-1 {
+				if found.Mode != filemode.Dir {
+					out[p] = treeEntry{hash: found.Hash, mode: found.Mode}
+				}
+				break
+			}
+			if found.Mode != filemode.Dir {
+				break
+			}
+			h = found.Hash
+		}
+	}
+	return out, nil
 }

@@ -9,8 +9,8 @@ import (
 type ignorePattern struct {
 	negate   bool
 	dirOnly  bool
-	pathname bool     // the pattern has a '/' (besides a trailing one): matched against the path below base
-	base     []string // the directory holding the ignore file ("" components: the root)
+	pathname bool   // the pattern has a '/' (besides a trailing one): matched against the path below base
+	baseDir  string // the directory holding the ignore file, "" for the root
 	// One of the matchers, the cheapest that is exact.
 	literal string         // no wildcard: compared as is
 	suffix  string         // "*<literal>" on a base name: a suffix test
@@ -25,7 +25,7 @@ func parseIgnoreLine(line string, base []string) (ignorePattern, bool) {
 	if line == "" || strings.HasPrefix(line, "#") {
 		return ignorePattern{}, false
 	}
-	p := ignorePattern{base: base}
+	p := ignorePattern{baseDir: strings.Join(base, "/")}
 	if strings.HasPrefix(line, "!") {
 		p.negate, line = true, line[1:]
 	}
@@ -203,25 +203,22 @@ func latin1(s string) string {
 	return string(r)
 }
 
-// matches reports whether the pattern matches path (components, relative
-// to the repository root) itself; isDir for directories.
-func (p *ignorePattern) matches(path []string, isDir bool) bool {
+// matches reports whether the pattern matches path (relative to the
+// repository root, '/'-separated) itself; isDir for directories.
+func (p *ignorePattern) matches(path string, isDir bool) bool {
 	if p.dirOnly && !isDir {
 		return false
 	}
-	if len(path) <= len(p.base) {
-		return false
-	}
-	for i, c := range p.base {
-		if path[i] != c {
+	rest := path
+	if p.baseDir != "" {
+		if len(path) <= len(p.baseDir) || path[len(p.baseDir)] != '/' || path[:len(p.baseDir)] != p.baseDir {
 			return false
 		}
+		rest = path[len(p.baseDir)+1:]
 	}
-	var target string
-	if p.pathname {
-		target = strings.Join(path[len(p.base):], "/")
-	} else {
-		target = path[len(path)-1]
+	target := rest
+	if !p.pathname {
+		target = rest[strings.LastIndexByte(rest, '/')+1:]
 	}
 	switch {
 	case p.re != nil:

@@ -9,6 +9,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
+	"runtime/pprof"
 
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git"
@@ -19,7 +21,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: sfsgit status DIR | sfsgit commit DIR MESSAGE PATH...")
 		os.Exit(2)
 	}
-	cfg, err := sfs.LoadConfig([]string{"SERVERFS_MAX_WALK_ENTRIES=10000000", "SERVERFS_SEARCH_TIMEOUT_SECONDS=300"}, []string{"wd=" + os.Args[2] + ":rw:repo"})
+	// As `serverfs serve` runs (cmd/serverfs sets GOGC=400 unless the
+	// operator set GOGC).
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	// status opens the workdir read-only: a read-write one is swept for
+	// leftover temporaries when opened, which the server does once at
+	// start-up, not per request.
+	spec := "wd=" + os.Args[2] + ":repo"
+	if os.Args[1] == "commit" {
+		spec = "wd=" + os.Args[2] + ":rw:repo"
+	}
+	cfg, err := sfs.LoadConfig([]string{"SERVERFS_MAX_WALK_ENTRIES=10000000", "SERVERFS_SEARCH_TIMEOUT_SECONDS=300"}, []string{spec})
 	if err != nil {
 		fail(err)
 	}
@@ -31,6 +45,18 @@ func main() {
 	r, err := git.Open(f, "wd")
 	if err != nil {
 		fail(err)
+	}
+	if p := os.Getenv("SFSGIT_CPUPROFILE"); p != "" {
+		out, err := os.Create(p)
+		if err != nil {
+			fail(err)
+		}
+		pprof.StartCPUProfile(out)
+		defer pprof.StopCPUProfile()
+		// Repeat the status so that the profile has samples to show.
+		for range 9 {
+			r.Status(context.Background(), 1_000_000)
+		}
 	}
 	switch os.Args[1] {
 	case "status":

@@ -40,13 +40,24 @@ git status --porcelain=v2 >/dev/null # a refreshed index for both sides
 echo "files: $(git ls-files | wc -l)" >&2
 
 # The ten paths a commit changes; prepare rewrites them before every run.
-PATHS=$(git ls-files | awk 'NR % 4999 == 1' | head -10 | tr '\n' ' ')
+PATHS=$(git ls-files | grep -v '^\.' | awk 'NR % 4999 == 1' | head -10 | tr '\n' ' ')
 PREP="for p in $PATHS; do printf '%s\n' \$RANDOM\$RANDOM >> \$p; done"
 
+# Status in the two states an index is usually in: right after a commit
+# (its cache tree is valid: HEAD's tree need not be read) and after a
+# `git add` (the cache tree's root is invalid: HEAD's tree is read).
+git add -A && git commit -q --no-verify -m settle >/dev/null 2>&1 || true
+git status --porcelain=v2 >/dev/null
 hyperfine -N -w 2 -r "$RUNS" --export-markdown "$WORK/status.md" \
-	-n 'git status --porcelain=v2' 'git status --porcelain=v2' \
-	-n 'serverfs status' "$BIN status $REPO"
+	-n 'git status --porcelain=v2 (after a commit)' 'git status --porcelain=v2' \
+	-n 'serverfs status (after a commit)' "$BIN status $REPO"
+first=${PATHS%% *}
+printf 'staged\n' >> "$first" && git add -- "$first"
+hyperfine -N -w 2 -r "$RUNS" --export-markdown "$WORK/status-staged.md" \
+	-n 'git status --porcelain=v2 (after git add)' 'git status --porcelain=v2' \
+	-n 'serverfs status (after git add)' "$BIN status $REPO"
+git commit -q --no-verify -m staged
 hyperfine -w 1 -r "$RUNS" --export-markdown "$WORK/commit.md" \
 	--prepare "$PREP" -n 'git add + git commit (10 paths)' "git add -- $PATHS && git commit -q --no-verify -m bench" \
 	--prepare "$PREP" -n 'serverfs commit (10 paths)' "$BIN commit $REPO bench $PATHS"
-cat "$WORK/status.md" "$WORK/commit.md"
+cat "$WORK/status.md" "$WORK/status-staged.md" "$WORK/commit.md"

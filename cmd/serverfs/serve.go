@@ -72,7 +72,7 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	attrs := []any{"event", "startup", "version", version, "workdirs", len(cfg.Workdirs), "resolver", f.Resolver().String()}
-	if n := f.SweptTemporaries(); n > 0 {
+	if n := f.SweepTemporaries(); n > 0 {
 		// Temporaries of writes a crash interrupted (the files themselves
 		// hold their old or new content).
 		attrs = append(attrs, "swept_temporaries", n)
