@@ -98,6 +98,29 @@ const (
 	// configuration file.
 	CodeRepoIdentityMissing Code = "REPO_IDENTITY_MISSING"
 
+	// Host bridge codes (issue 8).
+
+	// CodeBridgeUnavailable: the host bridge is not configured, not
+	// running, or did not answer in time.
+	CodeBridgeUnavailable Code = "BRIDGE_UNAVAILABLE"
+	// CodeBridgeAuthFailed: the bridge refused the caller (uid or token).
+	CodeBridgeAuthFailed Code = "BRIDGE_AUTH_FAILED"
+	// CodeActionNotFound: no named action of that name on the workdir.
+	CodeActionNotFound Code = "ACTION_NOT_FOUND"
+	// CodeIntegrityMismatch: a pinned file of an action is missing, not a
+	// regular file, too large, or its SHA-256 differs; nothing ran.
+	CodeIntegrityMismatch Code = "INTEGRITY_MISMATCH"
+	// CodeActionTimeout: the action ran past its timeout and was killed.
+	CodeActionTimeout Code = "ACTION_TIMEOUT"
+	// CodeOutputLimitExceeded: the action wrote more than the output cap
+	// and was killed.
+	CodeOutputLimitExceeded Code = "OUTPUT_LIMIT_EXCEEDED"
+	// CodePushRejected: the remote refused the push (not a fast-forward,
+	// a protected branch, ...).
+	CodePushRejected Code = "PUSH_REJECTED"
+	// CodeNoUpstream: push_repo needs a branch with an upstream branch.
+	CodeNoUpstream Code = "NO_UPSTREAM"
+
 	// CodeInternal: a bug or an unexpected system error; details are only
 	// in the server log.
 	CodeInternal Code = "INTERNAL_ERROR"

@@ -111,6 +111,16 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 		return nil, err
 	}
 	defer release()
+	// A lease shared through the host bridge can guard the index: if
+	// this process dies mid-commit, the bridge restores it before the
+	// next holder gets the lease.
+	if g, ok := r.fs.Lease().(interface {
+		GuardIndex(context.Context, string) error
+	}); ok {
+		if err := g.GuardIndex(ctx, alias); err != nil {
+			return nil, err
+		}
+	}
 	for _, f := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply"} {
 		if _, err := r.ctl.Lstat(".git/" + f); err == nil {
 			return nil, repoErr(sfs.CodeRepoBusy, alias, fmt.Sprintf("has a merge, rebase, cherry-pick or revert in progress (.git/%s); finish it with git first", f))

@@ -7,6 +7,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/serverfs/serverfs/bridge"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git"
 )
@@ -27,9 +28,9 @@ type inspectRepoOut struct {
 	View    string          `json:"view"`
 	Status  *git.Status     `json:"status,omitempty"`
 	Diff    *git.DiffResult `json:"diff,omitempty"`
-	// Actions are the named actions the operator configured (none until
-	// the host bridge exists).
-	Actions []string `json:"actions"`
+	// Actions are the operator's named actions (view actions; empty
+	// without a host bridge).
+	Actions []bridge.ActionInfo `json:"actions"`
 }
 
 type commitRepoChangesIn struct {
@@ -106,13 +107,17 @@ func openRepo(d *Deps, alias string) (*git.Repo, error) {
 
 func inspectRepo(ctx context.Context, d *Deps, in inspectRepoIn) (*inspectRepoOut, callInfo, error) {
 	info := callInfo{workdir: in.Workdir}
-	out := &inspectRepoOut{Workdir: in.Workdir, View: in.View, Actions: []string{}}
+	out := &inspectRepoOut{Workdir: in.Workdir, View: in.View, Actions: []bridge.ActionInfo{}}
 	if in.View == "actions" {
 		// Named actions need no repository, only the operator's consent.
 		w, err := d.FS.Workdir(in.Workdir)
 		if err == nil && !w.RepoOps() {
 			err = &sfs.Error{Code: sfs.CodeRepoOpsDisabled, Workdir: w.Alias(), Msg: "has no repository tools: the administrator did not enable repo ops on it"}
 		}
+		if err != nil {
+			return nil, info, err
+		}
+		out.Actions, err = actionsOf(ctx, d, in.Workdir)
 		return out, info, err
 	}
 	r, err := openRepo(d, in.Workdir)

@@ -285,14 +285,15 @@ func listTools(t *testing.T, cs *sdk.ClientSession) []*sdk.Tool {
 // TestToolSnapshot compares the served tool surface with
 // testdata/tools.json; UPDATE_TOOLSNAPS=true rewrites it.
 func TestToolSnapshot(t *testing.T) {
-	e := newRWEnv(t) // the whole surface: read and write tools
+	e := newRWEnv(t) // the whole surface: read, write, repo and bridge tools
+	withBridge(t, e, nil)
 	cs := e.client(t, e.serveHTTP(t))
 	var snaps []toolSnap
 	for _, tool := range listTools(t, cs) {
 		snaps = append(snaps, toolSnap{tool.Name, tool.Title, tool.Description, tool.Annotations, tool.InputSchema, tool.OutputSchema})
 	}
 	// Inventory order, so a reordering shows in review too.
-	order := ToolNames(e.deps.FS)
+	order := ToolNames(e.deps.FS, e.deps.Bridge != nil)
 	slices.SortStableFunc(snaps, func(a, b toolSnap) int { return slices.Index(order, a.Name) - slices.Index(order, b.Name) })
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -357,7 +358,7 @@ func TestToolsList(t *testing.T) {
 	if !slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(toolNames))) {
 		t.Fatalf("tools/list = %v, want exactly %v", names, toolNames)
 	}
-	if inv := ToolNames(e.deps.FS); !slices.Equal(inv, toolNames) {
+	if inv := ToolNames(e.deps.FS, e.deps.Bridge != nil); !slices.Equal(inv, toolNames) {
 		t.Errorf("ToolNames = %v, want %v", inv, toolNames)
 	}
 	for _, tool := range tools {

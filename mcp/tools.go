@@ -18,6 +18,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/serverfs/serverfs/bridge"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/search"
 )
@@ -60,6 +61,9 @@ type Deps struct {
 	FS     *sfs.FS
 	Search *search.Engine
 	Log    *Logger
+	// Bridge is the host bridge (named actions, push, the shared writer
+	// lease); nil when none is configured.
+	Bridge *bridge.Client
 
 	// testPanic, in tests, runs at the start of every tool call (fault
 	// injection for the panic-recovery test).
@@ -190,11 +194,15 @@ func inventory(lim sfs.Limits, rw bool) []tool {
 	return tools
 }
 
-// toolsFor is the inventory a server for f serves.
-func toolsFor(f *sfs.FS) []tool {
+// toolsFor is the inventory a server for f serves (bridged: a host bridge
+// is configured).
+func toolsFor(f *sfs.FS, bridged bool) []tool {
 	tools := inventory(f.Limits(), writable(f))
 	if inspect, commit := repoOps(f); inspect {
 		tools = append(tools, repoTools(f.Limits(), commit)...)
+		if bridged {
+			tools = append(tools, bridgeTools(commit)...)
+		}
 	}
 	return tools
 }
@@ -275,7 +283,7 @@ func NewServer(d *Deps, version string) *sdk.Server {
 		Instructions: instructions(writable(d.FS)),
 		Capabilities: &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}},
 	})
-	for _, t := range toolsFor(d.FS) {
+	for _, t := range toolsFor(d.FS, d.Bridge != nil) {
 		t.register(s, d, t.def)
 	}
 	addResourceTemplate(s, d)
@@ -283,10 +291,10 @@ func NewServer(d *Deps, version string) *sdk.Server {
 }
 
 // ToolNames lists the names of the tools a server for f serves, in
-// inventory order.
-func ToolNames(f *sfs.FS) []string {
+// inventory order (bridged: with a host bridge).
+func ToolNames(f *sfs.FS, bridged bool) []string {
 	var names []string
-	for _, t := range toolsFor(f) {
+	for _, t := range toolsFor(f, bridged) {
 		names = append(names, t.def.Name)
 	}
 	return names

@@ -41,7 +41,7 @@ func TestWriteToolsListed(t *testing.T) {
 	if !slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(want))) {
 		t.Fatalf("tools/list = %v, want %v", names, want)
 	}
-	if inv := ToolNames(e.deps.FS); !slices.Equal(inv, want) {
+	if inv := ToolNames(e.deps.FS, e.deps.Bridge != nil); !slices.Equal(inv, want) {
 		t.Errorf("ToolNames = %v, want %v", inv, want)
 	}
 	ins := cs.InitializeResult().Instructions

@@ -4,6 +4,8 @@
 //	serverfs healthcheck                  exit 0 if the local listen port accepts a connection within 2 s
 //	serverfs check-config [--workdir ...] validate the configuration and print the workdirs
 //	serverfs selfcheck [--workdir ...]    report the process's confinement; exit 1 on a hardening failure
+//	serverfs bridge --policy F --socket S --token-file T   run the host bridge (named actions, push, leases)
+//	serverfs bridge render-policy --out F  write the bridge's private policy from the .env fields
 //	serverfs version                      print the version
 //
 // Configuration comes from the environment (WORKDIR_NN_* slots and
@@ -46,6 +48,8 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		return serve(args[1:], environ, os.Stdin, stdout, stderr)
 	case "healthcheck":
 		return healthcheck(environ, stderr)
+	case "bridge":
+		return bridgeCmd(args[1:], environ, stdout, stderr)
 	case "help", "--help", "-h":
 		usage(stdout)
 		return 0
@@ -70,6 +74,12 @@ commands:
                  writable, and whether openat2 is available (no host paths);
                  exit 1 on a hardening failure (root, writable /, writable ro workdir)
                  flags: --workdir ALIAS=/abs/path[:rw] (repeatable)
+  bridge         run the host bridge (named actions, git push, the shared writer
+                 lease) on a Unix socket, as the operator's user on the host
+                 flags: --policy FILE --socket PATH --token-file FILE
+                        [--allow-uid N]... [--state-dir DIR]
+                 "bridge render-policy --out FILE" writes the policy from the
+                 .env fields (WORKDIR_NN_PATH, _REPO_ACTIONS_JSON, ...)
   version        print the version
 `)
 }

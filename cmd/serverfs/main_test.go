@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -64,5 +66,32 @@ func TestServeRefusesBadConfigAllAtOnce(t *testing.T) {
 		if !strings.Contains(errb.String(), want) {
 			t.Fatalf("missing %q in:\n%s", want, errb.String())
 		}
+	}
+}
+
+func TestBridgeRenderPolicy(t *testing.T) {
+	root := t.TempDir()
+	out := filepath.Join(t.TempDir(), "policy.json")
+	env := []string{
+		"WORKDIR_01_ALIAS=proj", "WORKDIR_01_PATH=" + root, "WORKDIR_01_READ_ONLY=false", "WORKDIR_01_REPO_OPS_ENABLED=true",
+		`WORKDIR_01_REPO_ACTIONS_JSON={"lint":{"argv":["make","lint"],"mutates":false,"argument":"none"}}`,
+	}
+	var stdout, stderr strings.Builder
+	if code := run([]string{"bridge", "render-policy", "--out", out}, env, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	fi, err := os.Stat(out)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("policy file: %v %v", fi, err)
+	}
+	if !strings.Contains(stdout.String(), "1 workdirs, 1 actions") {
+		t.Fatalf("stdout %q", stdout.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"bridge", "render-policy", "--out", out}, append(env[:4:4], `WORKDIR_01_REPO_ACTIONS_JSON={"lint":{"argv":[]}}`), &stdout, &stderr); code != 1 || strings.Contains(stderr.String(), root) {
+		t.Fatalf("bad actions: exit %d, %q", code, stderr.String())
+	}
+	if code := run([]string{"bridge"}, nil, &stdout, &stderr); code != 2 {
+		t.Fatalf("bridge without flags: exit %d", code)
 	}
 }

@@ -62,13 +62,24 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 		return 1
 	}
 	log := &mcp.Logger{Logger: slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: httpCfg.LogLevel}))}
-	f, err := sfs.New(cfg, sfs.Options{})
+	bc, err := bridgeClient(environ)
+	if err != nil {
+		fmt.Fprintln(stderr, "invalid configuration:\n  "+err.Error())
+		return 1
+	}
+	opts := sfs.Options{}
+	if bc != nil {
+		// Writes and commits share the bridge's lease with its actions
+		// and pushes.
+		opts.Lease = bc
+	}
+	f, err := sfs.New(cfg, opts)
 	if err != nil {
 		log.Error("start-up failed", "event", "startup", "error", err.Error())
 		return 1
 	}
 	defer f.Close()
-	deps := &mcp.Deps{FS: f, Search: search.New(f), Log: log}
+	deps := &mcp.Deps{FS: f, Search: search.New(f), Log: log, Bridge: bc}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	attrs := []any{"event", "startup", "version", version, "workdirs", len(cfg.Workdirs), "resolver", f.Resolver().String()}

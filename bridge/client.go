@@ -1,0 +1,183 @@
+package bridge
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// Client is the MCP server's side of the bridge. It is also the writer
+// lease the server's writes and commits take when a bridge is configured
+// (fs.WriterLease), so that they never overlap an action or a push.
+type Client struct {
+	socket string
+	token  string
+
+	mu     sync.Mutex
+	leases map[string]string // workdir -> lease id held by this process
+}
+
+// maxResponseBytes bounds one answer (action output tails are bounded
+// well below it).
+const maxResponseBytes = 4 << 20
+
+// NewClient reads the shared token from tokenFile (a compose secret) and
+// returns a client for the bridge's socket. Nothing is dialled yet.
+func NewClient(socket, tokenFile string) (*Client, error) {
+	b, err := os.ReadFile(tokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("bridge token: %v", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if len(tok) < 16 {
+		return nil, fmt.Errorf("bridge token: shorter than 16 characters")
+	}
+	return &Client{socket: socket, token: tok, leases: map[string]string{}}, nil
+}
+
+func unavailable(err error) error {
+	return &sfs.Error{Code: sfs.CodeBridgeUnavailable, Msg: "the host bridge is not reachable; ask the administrator to start it", Err: err}
+}
+
+// call sends one request and decodes the result into out. ctx bounds
+// the whole exchange: when it ends the connection is closed.
+func (c *Client) call(ctx context.Context, method string, params, out any) error {
+	p, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	req, _ := json.Marshal(Request{Token: c.token, Method: method, Params: p})
+	var d net.Dialer
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	conn, err := d.DialContext(dctx, "unix", c.socket)
+	cancel()
+	if err != nil {
+		return unavailable(err)
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	if _, err := conn.Write(append(req, '\n')); err != nil {
+		return unavailable(err)
+	}
+	line, err := bufio.NewReaderSize(conn, 64<<10).ReadString('\n')
+	if err != nil && line == "" {
+		if ctx.Err() != nil {
+			return &sfs.Error{Code: sfs.CodeCanceled, Msg: "the request was cancelled or timed out", Err: ctx.Err()}
+		}
+		return unavailable(err)
+	}
+	if len(line) > maxResponseBytes {
+		return unavailable(fmt.Errorf("oversized answer"))
+	}
+	var resp Response
+	if err := json.Unmarshal([]byte(line), &resp); err != nil {
+		return unavailable(err)
+	}
+	if resp.Error != nil {
+		return &sfs.Error{Code: sfs.Code(resp.Error.Code), Workdir: resp.Error.Workdir, Path: resp.Error.Path, Msg: resp.Error.Message}
+	}
+	if out != nil {
+		return json.Unmarshal(resp.Result, out)
+	}
+	return nil
+}
+
+// Acquire implements fs.WriterLease: it takes the bridge's lease for the
+// workdir, waiting (up to fs.LeaseWait or ctx) while another holder has it,
+// and renews it in the background until release is called.
+func (c *Client) Acquire(ctx context.Context, workdir string) (func(), error) {
+	deadline := time.Now().Add(sfs.LeaseWait)
+	var id string
+	for {
+		var res struct {
+			Lease string `json:"lease"`
+		}
+		err := c.call(ctx, "lease.acquire", leaseParams{Workdir: workdir, Purpose: "write or commit", TTLSeconds: int(DefaultLeaseTTL / time.Second)}, &res)
+		if err == nil {
+			id = res.Lease
+			break
+		}
+		if sfs.CodeOf(err) != sfs.CodeLeaseBusy || time.Now().After(deadline) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, &sfs.Error{Code: sfs.CodeCanceled, Msg: "the request was cancelled or timed out", Err: ctx.Err()}
+		case <-time.After(200 * time.Millisecond): // polling the bridge, not synchronising a test
+		}
+	}
+	c.mu.Lock()
+	c.leases[workdir] = id
+	c.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(DefaultLeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				c.call(rctx, "lease.renew", leaseParams{Workdir: workdir, Lease: id, TTLSeconds: int(DefaultLeaseTTL / time.Second)}, nil)
+				cancel()
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(done)
+			c.mu.Lock()
+			delete(c.leases, workdir)
+			c.mu.Unlock()
+			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			c.call(rctx, "lease.release", leaseParams{Workdir: workdir, Lease: id}, nil)
+			cancel()
+		})
+	}, nil
+}
+
+// GuardIndex asks the bridge to snapshot the workdir's index under the
+// lease this process holds, to be restored if this process dies before
+// releasing it (see Leases.GuardIndex). git.Commit calls it.
+func (c *Client) GuardIndex(ctx context.Context, workdir string) error {
+	c.mu.Lock()
+	id := c.leases[workdir]
+	c.mu.Unlock()
+	return c.call(ctx, "lease.guard_index", leaseParams{Workdir: workdir, Lease: id}, nil)
+}
+
+// Actions lists the workdir's named actions.
+func (c *Client) Actions(ctx context.Context, workdir string) ([]ActionInfo, error) {
+	var out []ActionInfo
+	err := c.call(ctx, "actions.list", pushParams{Workdir: workdir}, &out)
+	return out, err
+}
+
+// RunAction runs a named action (path only for actions that take one).
+func (c *Client) RunAction(ctx context.Context, workdir, action, path string) (*ActionResult, error) {
+	var out ActionResult
+	if err := c.call(ctx, "actions.run", actionParams{Workdir: workdir, Action: action, Path: path}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Push pushes the workdir's current branch to its upstream.
+func (c *Client) Push(ctx context.Context, workdir string) (*PushResult, error) {
+	var out PushResult
+	if err := c.call(ctx, "repo.push", pushParams{Workdir: workdir}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

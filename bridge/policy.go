@@ -1,0 +1,676 @@
+package bridge
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// MaxPolicyFileBytes bounds the private policy file LoadPolicy reads.
+const MaxPolicyFileBytes = 1 << 20
+
+var (
+	// policyAliasRE is the server's alias rule (fs.aliasRE, seed v0.1 §7).
+	policyAliasRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`)
+	actionNameRE  = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	sha256HexRE   = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+// PolicyError lists every problem found in a policy (or in the .env fields
+// it is rendered from), one line each. No line contains a host path, an
+// argv element or any other value that may be secret.
+type PolicyError struct {
+	Problems []string
+}
+
+func (e *PolicyError) Error() string {
+	return "invalid bridge policy:\n  " + strings.Join(e.Problems, "\n  ")
+}
+
+// problems collects problem lines.
+type problems []string
+
+func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
+
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	return &PolicyError{Problems: p}
+}
+
+// RenderPolicy turns the operator's .env fields ("KEY=value" entries) into
+// the private bridge policy: one workdir per slot NN (01..16) whose
+// WORKDIR_NN_ALIAS and WORKDIR_NN_PATH are set. It returns a *PolicyError
+// listing every problem found, each naming its slot.
+func RenderPolicy(environ []string) (*Policy, error) {
+	env := sfs.EnvMap(environ)
+	var probs problems
+	p := &Policy{Workdirs: map[string]WorkdirPolicy{}}
+	slotOf := map[string]string{} // alias -> first slot using it
+
+	for n := 1; n <= sfs.Slots; n++ {
+		slot := fmt.Sprintf("slot %02d", n)
+		v := func(suffix string) string { return env[fmt.Sprintf("WORKDIR_%02d_%s", n, suffix)] }
+		name := func(suffix string) string { return fmt.Sprintf("WORKDIR_%02d_%s", n, suffix) }
+		alias, path := v("ALIAS"), v("PATH")
+		rawOps, rawActions := v("REPO_OPS_ENABLED"), strings.TrimSpace(v("REPO_ACTIONS_JSON"))
+
+		if alias == "" && path == "" {
+			// An unused slot: repo settings there are a mistake.
+			if strings.EqualFold(rawOps, "true") {
+				probs.add("%s: %s is true but the slot is not in use (%s and %s are empty)", slot, name("REPO_OPS_ENABLED"), name("ALIAS"), name("PATH"))
+			}
+			if rawActions != "" {
+				probs.add("%s: %s is set but the slot is not in use (%s and %s are empty)", slot, name("REPO_ACTIONS_JSON"), name("ALIAS"), name("PATH"))
+			}
+			continue
+		}
+		if alias == "" {
+			probs.add("%s: %s is set but %s is empty; set an alias or unset the path", slot, name("PATH"), name("ALIAS"))
+			continue
+		}
+		if path == "" {
+			probs.add("%s: %s is set but %s is empty", slot, name("ALIAS"), name("PATH"))
+			continue
+		}
+
+		ok := true
+		if !policyAliasRE.MatchString(alias) {
+			probs.add("%s: %s=%q is invalid: it must match ^[A-Za-z][A-Za-z0-9_-]{0,31}$", slot, name("ALIAS"), showSetting(alias))
+			ok = false
+		} else if first, dup := slotOf[alias]; dup {
+			probs.add("%s: alias %q is already used by %s; aliases must be unique", slot, alias, first)
+			ok = false
+		} else {
+			slotOf[alias] = slot
+		}
+
+		root, rootOK := renderRoot(slot, name("PATH"), path, &probs)
+		ok = ok && rootOK
+
+		w := WorkdirPolicy{Root: root}
+		rw, rwOK := renderReadWrite(slot, v("READ_ONLY"), v("MODE"), name, &probs)
+		w.ReadWrite = rw
+		ok = ok && rwOK
+
+		opsValid := true
+		switch strings.ToLower(rawOps) {
+		case "", "false":
+		case "true":
+			w.RepoOps = true
+		default:
+			probs.add("%s: %s=%q: must be true or false", slot, name("REPO_OPS_ENABLED"), showSetting(rawOps))
+			opsValid, ok = false, false
+		}
+
+		if rawActions != "" {
+			if opsValid && !w.RepoOps {
+				probs.add("%s: %s is set but %s is not true; repo ops are off for the slot", slot, name("REPO_ACTIONS_JSON"), name("REPO_OPS_ENABLED"))
+				ok = false
+			}
+			actions, errs := parseActions([]byte(rawActions))
+			for _, line := range errs {
+				probs.add("%s: %s: %s", slot, name("REPO_ACTIONS_JSON"), line)
+			}
+			if len(errs) > 0 {
+				ok = false
+			}
+			w.Actions = actions
+		}
+
+		before := len(probs)
+		checked := w
+		if !rwOK {
+			checked.ReadWrite = true // the read-only setting was reported already
+		}
+		checkWorkdir(slot, checked, &probs, true)
+		if ok && len(probs) == before {
+			p.Workdirs[alias] = w
+		}
+	}
+	if len(p.Workdirs) == 0 && len(probs) == 0 {
+		probs.add("no workdir is configured: set WORKDIR_NN_ALIAS and WORKDIR_NN_PATH for at least one slot")
+	}
+	if err := probs.err(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// renderRoot checks WORKDIR_NN_PATH: absolute, clean (a trailing '/' is
+// tolerated), not "/", an existing directory, not the unused-slot
+// placeholder. Messages say "the path", never its value.
+func renderRoot(slot, varName, raw string, probs *problems) (string, bool) {
+	if !filepath.IsAbs(raw) {
+		probs.add("%s: %s: the path must be absolute", slot, varName)
+		return "", false
+	}
+	root := strings.TrimRight(raw, "/")
+	if root == "" {
+		probs.add("%s: %s: refusing the filesystem root; choose a narrower directory", slot, varName)
+		return "", false
+	}
+	if filepath.Clean(root) != root {
+		probs.add("%s: %s: the path must be clean (no '.' or '..' components, no repeated '/')", slot, varName)
+		return "", false
+	}
+	st, err := os.Stat(root)
+	if err != nil {
+		probs.add("%s: %s: the path cannot be used: %s", slot, varName, describeFSError(err))
+		return "", false
+	}
+	if !st.IsDir() {
+		probs.add("%s: %s: the path is not a directory", slot, varName)
+		return "", false
+	}
+	if _, err := os.Lstat(filepath.Join(root, sfs.DisabledSentinel)); err == nil {
+		probs.add("%s: %s: the directory contains %s, a file name ServerFS reserves for unused slots", slot, varName, sfs.DisabledSentinel)
+		return "", false
+	}
+	return root, true
+}
+
+// renderReadWrite reads WORKDIR_NN_READ_ONLY (true by default, as the
+// compose bind mount): the workdir is read-write only when it is "false".
+// WORKDIR_NN_MODE, when set, must agree.
+func renderReadWrite(slot, rawRO, rawMode string, name func(string) string, probs *problems) (bool, bool) {
+	var rw bool
+	switch strings.ToLower(rawRO) {
+	case "", "true":
+	case "false":
+		rw = true
+	default:
+		probs.add("%s: %s=%q: must be true or false", slot, name("READ_ONLY"), showSetting(rawRO))
+		return false, false
+	}
+	switch rawMode {
+	case "":
+	case "ro", "rw":
+		if (rawMode == "rw") != rw {
+			probs.add("%s: %s=%s disagrees with %s (read-only unless it is false)", slot, name("MODE"), rawMode, name("READ_ONLY"))
+			return false, false
+		}
+	default:
+		probs.add("%s: %s=%q: must be ro or rw", slot, name("MODE"), showSetting(rawMode))
+		return false, false
+	}
+	return rw, true
+}
+
+// Validate checks a policy (as LoadPolicy read it, or before WritePolicy
+// writes it) and returns a *PolicyError with every problem.
+func (p *Policy) Validate() error {
+	var probs problems
+	if p == nil || len(p.Workdirs) == 0 {
+		probs.add("the policy has no workdirs")
+		return probs.err()
+	}
+	for _, alias := range sortedKeys(p.Workdirs) {
+		src := fmt.Sprintf("workdir %q", showSetting(alias))
+		if !policyAliasRE.MatchString(alias) {
+			probs.add("%s: the alias is invalid: it must match ^[A-Za-z][A-Za-z0-9_-]{0,31}$", src)
+			continue
+		}
+		checkWorkdir(src, p.Workdirs[alias], &probs, false)
+	}
+	return probs.err()
+}
+
+// checkWorkdir validates one workdir; src names it in messages ("slot 03"
+// or `workdir "docs"`). When rendering, the root and the repo-ops switch
+// were checked against the .env fields already.
+func checkWorkdir(src string, w WorkdirPolicy, probs *problems, rendering bool) {
+	if !rendering {
+		switch {
+		case w.Root == "":
+			probs.add("%s: the root is empty", src)
+		case strings.IndexByte(w.Root, 0) >= 0:
+			probs.add("%s: the root contains a NUL byte", src)
+		case !filepath.IsAbs(w.Root):
+			probs.add("%s: the root must be an absolute path", src)
+		case filepath.Clean(w.Root) != w.Root:
+			probs.add("%s: the root must be a clean path (no '.' or '..' components, no repeated or trailing '/')", src)
+		case w.Root == "/":
+			probs.add("%s: refusing the filesystem root as a workdir root", src)
+		}
+		if len(w.Actions) > 0 && !w.RepoOps {
+			probs.add("%s: actions are configured but repo ops are disabled", src)
+		}
+	}
+	if len(w.Actions) > 0 && !w.ReadWrite {
+		probs.add("%s: actions are configured on a read-only workdir; actions need a read-write workdir", src)
+	}
+	for _, name := range sortedKeys(w.Actions) {
+		checkAction(src, name, w.Actions[name], probs)
+	}
+}
+
+func checkAction(src, name string, a Action, probs *problems) {
+	if !actionNameRE.MatchString(name) {
+		probs.add("%s: action name %q is invalid: it must match ^[a-z][a-z0-9_]{0,63}$", src, showSetting(name))
+		return
+	}
+	at := fmt.Sprintf("%s: action %q", src, name)
+	switch {
+	case len(a.Argv) == 0:
+		probs.add("%s: argv is empty", at)
+	case a.Argv[0] == "":
+		probs.add("%s: argv[0] (the program) is empty", at)
+	}
+	for i, arg := range a.Argv {
+		if strings.IndexByte(arg, 0) >= 0 {
+			probs.add("%s: argv[%d] contains a NUL byte", at, i)
+		}
+	}
+	switch a.Argument {
+	case ArgumentNone, ArgumentPath, ArgumentBasename:
+	case "":
+		probs.add("%s: argument is missing; set it to %q, %q or %q", at, ArgumentNone, ArgumentPath, ArgumentBasename)
+	default:
+		probs.add("%s: argument %q is unknown; it must be %q, %q or %q", at, showSetting(a.Argument), ArgumentNone, ArgumentPath, ArgumentBasename)
+	}
+	for _, rel := range sortedKeys(a.Integrity) {
+		if why := badRelPath(rel); why != "" {
+			// The key is not shown: a bad one may well be a host path.
+			probs.add("%s: an integrity path %s; pins name clean workdir-relative paths", at, why)
+			continue
+		}
+		if !sha256HexRE.MatchString(a.Integrity[rel]) {
+			probs.add("%s: integrity pin for %q is not 64 lower-case hex digits (a SHA-256)", at, showValue(rel))
+		}
+	}
+	if max := int(MaxActionTimeout.Seconds()); a.TimeoutSeconds < 0 || a.TimeoutSeconds > max {
+		probs.add("%s: timeout_seconds %d is outside 0..%d", at, a.TimeoutSeconds, max)
+	}
+}
+
+// badRelPath says why rel is not a clean relative path, or "".
+func badRelPath(rel string) string {
+	switch {
+	case rel == "":
+		return "is empty"
+	case strings.IndexByte(rel, 0) >= 0:
+		return "contains a NUL byte"
+	case strings.Contains(rel, `\`):
+		return "contains a backslash"
+	case strings.HasPrefix(rel, "/"):
+		return "is absolute"
+	}
+	for _, c := range strings.Split(rel, "/") {
+		switch c {
+		case "":
+			return "has an empty component (repeated, leading or trailing '/')"
+		case ".", "..":
+			return "has a '.' or '..' component"
+		}
+	}
+	return ""
+}
+
+// Public is what the MCP server may learn of the policy: each alias and the
+// sorted names of its actions (an empty list when it has none). No argv,
+// root, integrity pin or other detail.
+func (p *Policy) Public() map[string][]string {
+	out := map[string][]string{}
+	if p == nil {
+		return out
+	}
+	for alias, w := range p.Workdirs {
+		out[alias] = sortedKeys(w.Actions)
+	}
+	return out
+}
+
+// LoadPolicy reads and validates the private policy file. It refuses a
+// symlink, anything but a regular file, a file larger than
+// MaxPolicyFileBytes and a file group or others may read or write (it
+// holds host paths). Decoding is strict: unknown fields (matched exactly,
+// not case-insensitively), duplicate keys and trailing data are refused.
+func LoadPolicy(path string) (*Policy, error) {
+	var probs problems
+	fail := func(format string, args ...any) (*Policy, error) {
+		probs.add(format, args...)
+		return nil, probs.err()
+	}
+	lst, err := os.Lstat(path)
+	if err != nil {
+		return fail("the policy file cannot be used: %s", describeFSError(err))
+	}
+	if why := badPolicyFile(lst); why != "" {
+		return fail("the policy file %s", why)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return fail("the policy file cannot be opened: %s", describeFSError(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fail("the policy file cannot be inspected: %s", describeFSError(err))
+	}
+	if !os.SameFile(lst, st) {
+		return fail("the policy file changed while it was opened")
+	}
+	if why := badPolicyFile(st); why != "" {
+		return fail("the policy file %s", why)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxPolicyFileBytes+1))
+	if err != nil {
+		return fail("the policy file cannot be read: %s", describeFSError(err))
+	}
+	if len(data) > MaxPolicyFileBytes {
+		return fail("the policy file is larger than %d bytes", MaxPolicyFileBytes)
+	}
+	if errs := checkJSON(data, policySchema); len(errs) > 0 {
+		for _, e := range errs {
+			probs.add("the policy file: %s", e)
+		}
+		return nil, probs.err()
+	}
+	var p Policy
+	if err := strictDecode(data, &p); err != "" {
+		return fail("the policy file: %s", err)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+func badPolicyFile(st fs.FileInfo) string {
+	switch {
+	case st.Mode()&fs.ModeSymlink != 0:
+		return "is a symbolic link; give the real file"
+	case !st.Mode().IsRegular():
+		return "is not a regular file"
+	case st.Size() > MaxPolicyFileBytes:
+		return fmt.Sprintf("is larger than %d bytes", MaxPolicyFileBytes)
+	case st.Mode().Perm()&0o077 != 0:
+		return fmt.Sprintf("has mode %04o: group or others may access it (it holds host paths); chmod 600 it", st.Mode().Perm())
+	}
+	return ""
+}
+
+// WritePolicy validates p and writes it to path atomically: a 0600
+// temporary file in the same directory, fsync, rename, fsync of the
+// directory.
+func WritePolicy(path string, p *Policy) (err error) {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the policy: %w", err)
+	}
+	data = append(data, '\n')
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".bridge-policy-*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing the policy file: cannot create a temporary file: %s", describeFSError(err))
+	}
+	tmpName := tmp.Name()
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	if err = tmp.Chmod(0o600); err != nil {
+		return fmt.Errorf("writing the policy file: %s", describeFSError(err))
+	}
+	if _, err = tmp.Write(data); err != nil {
+		return fmt.Errorf("writing the policy file: %s", describeFSError(err))
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("writing the policy file: fsync: %s", describeFSError(err))
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("writing the policy file: %s", describeFSError(err))
+	}
+	if err = os.Rename(tmpName, path); err != nil {
+		return fmt.Errorf("writing the policy file: rename: %s", describeFSError(err))
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		serr := d.Sync()
+		d.Close()
+		if serr != nil && !errors.Is(serr, syscall.EINVAL) {
+			return fmt.Errorf("writing the policy file: fsync of the directory: %s", describeFSError(serr))
+		}
+	}
+	return nil
+}
+
+// parseActions decodes a REPO_ACTIONS_JSON value strictly. It returns the
+// problems found (without a slot prefix).
+func parseActions(data []byte) (map[string]Action, []string) {
+	if errs := checkJSON(data, actionsSchema); len(errs) > 0 {
+		return nil, errs
+	}
+	var actions map[string]Action
+	if err := strictDecode(data, &actions); err != "" {
+		return nil, []string{err}
+	}
+	return actions, nil
+}
+
+// strictDecode decodes one JSON value refusing unknown fields and trailing
+// data. The message it returns holds no JSON values.
+func strictDecode(data []byte, v any) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return describeJSONError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return "unexpected data after the JSON value"
+	}
+	return ""
+}
+
+func describeJSONError(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("malformed JSON at byte %d: %s", syn.Offset, syn.Error())
+	case errors.As(err, &typ):
+		if typ.Field != "" {
+			return fmt.Sprintf("field %q: a JSON %s cannot be used here (%s expected)", showSetting(typ.Field), typ.Value, typ.Type)
+		}
+		return fmt.Sprintf("a JSON %s cannot be used here (%s expected)", typ.Value, typ.Type)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "malformed JSON: unexpected end of input"
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, `json: unknown field "`); ok {
+		return fmt.Sprintf("unknown field %q", showSetting(strings.TrimSuffix(f, `"`)))
+	}
+	return "malformed JSON"
+}
+
+// jsonSchema describes where objects are structs (with an exact field
+// set) and where they are maps, so that checkJSON can refuse what
+// encoding/json would let through silently: duplicate keys (the last one
+// wins) and field names in another case ("ARGV" for "argv").
+type jsonSchema struct {
+	fields map[string]*jsonSchema // a struct: its JSON field names
+	elem   *jsonSchema            // a map: the schema of its values
+}
+
+var leafSchema = &jsonSchema{}
+
+var (
+	actionSchema = &jsonSchema{fields: map[string]*jsonSchema{
+		"argv": leafSchema, "mutates": leafSchema, "argument": leafSchema,
+		"integrity": {elem: leafSchema}, "timeout_seconds": leafSchema,
+	}}
+	actionsSchema = &jsonSchema{elem: actionSchema}
+	workdirSchema = &jsonSchema{fields: map[string]*jsonSchema{
+		"root": leafSchema, "read_write": leafSchema, "repo_ops": leafSchema, "actions": actionsSchema,
+	}}
+	policySchema = &jsonSchema{fields: map[string]*jsonSchema{
+		"workdirs": {elem: workdirSchema},
+	}}
+)
+
+// checkJSON walks data token by token: it must be exactly one JSON object,
+// valid UTF-8, with no key repeated in any object and, where the schema
+// says struct, only the exact field names. Messages show keys only when
+// they cannot be a path.
+func checkJSON(data []byte, schema *jsonSchema) []string {
+	if !utf8.Valid(data) {
+		return []string{"the JSON is not valid UTF-8"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return []string{describeJSONError(err)}
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return []string{"must be a JSON object"}
+	}
+	var errs []string
+	if err := walkObject(dec, schema, "", &errs); err != nil {
+		return append(errs, describeJSONError(err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return append(errs, "unexpected data after the JSON object")
+	}
+	return errs
+}
+
+// walkObject reads an object's members after its '{'.
+func walkObject(dec *json.Decoder, schema *jsonSchema, where string, errs *[]string) error {
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		at := where + "." + showSetting(key)
+		if where == "" {
+			at = showSetting(key)
+		}
+		if seen[key] {
+			if where == "" {
+				*errs = append(*errs, fmt.Sprintf("duplicate key %q", showSetting(key)))
+			} else {
+				*errs = append(*errs, fmt.Sprintf("duplicate key %q in %s", showSetting(key), where))
+			}
+		}
+		seen[key] = true
+		child := leafSchema
+		switch {
+		case schema == nil:
+			child = nil
+		case schema.fields != nil:
+			if c, ok := schema.fields[key]; ok {
+				child = c
+			} else {
+				child = nil
+				if where == "" {
+					*errs = append(*errs, fmt.Sprintf("unknown field %q", showSetting(key)))
+				} else {
+					*errs = append(*errs, fmt.Sprintf("unknown field %q in %s", showSetting(key), where))
+				}
+			}
+		case schema.elem != nil:
+			child = schema.elem
+		default:
+			child = nil
+		}
+		if err := walkValue(dec, child, at, errs); err != nil {
+			return err
+		}
+	}
+	_, err := dec.Token() // '}'
+	return err
+}
+
+func walkValue(dec *json.Decoder, schema *jsonSchema, where string, errs *[]string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		if schema == leafSchema {
+			schema = nil // a type error the decoder reports
+		}
+		return walkObject(dec, schema, where, errs)
+	case json.Delim('['):
+		for dec.More() {
+			if err := walkValue(dec, nil, where, errs); err != nil {
+				return err
+			}
+		}
+		_, err := dec.Token() // ']'
+		return err
+	}
+	return nil
+}
+
+// showSetting shows a name or setting in a message, unless it may be a
+// host path (it contains '/'), long or odd.
+func showSetting(s string) string {
+	if strings.ContainsAny(s, "/\\") {
+		return "<not shown: contains a slash>"
+	}
+	return showValue(s)
+}
+
+func showValue(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "..."
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// describeFSError is an error's text without the path os errors carry.
+func describeFSError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		err = se.Err
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "it does not exist"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	case errors.Is(err, syscall.ELOOP):
+		return "it is a symbolic link"
+	}
+	return err.Error()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

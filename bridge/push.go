@@ -1,0 +1,404 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// GitAllowProtocol is the transport allowlist every git the bridge runs
+// gets (GIT_ALLOW_PROTOCOL overrides any protocol.* configuration, so a
+// repository cannot re-enable ext:: or another remote helper).
+const GitAllowProtocol = "https:ssh:file"
+
+// gitEnvNames are the variables git additionally receives: the user's
+// SSH agent, where its global configuration lives, and an SSH command
+// the operator set for the bridge itself.
+var gitEnvNames = []string{"SSH_AUTH_SOCK", "XDG_CONFIG_HOME", "GIT_SSH_COMMAND"}
+
+// gitConfigOverrides neutralise repository configuration that would run
+// a command of the repository's choosing or widen what a push sends.
+// Command-line configuration beats every configuration file. With
+// GIT_SSH_COMMAND in the operator's environment, that (operator-owned)
+// command wins over core.sshCommand; otherwise git runs plain "ssh" from
+// the allowlisted PATH. (An empty core.sshCommand would not fall back to
+// ssh: git would try to run the empty command.)
+var gitConfigOverrides = []string{
+	"-c", "core.hooksPath=/dev/null",
+	"-c", "core.fsmonitor=false",
+	"-c", "core.sshCommand=ssh",
+	"-c", "core.askPass=",
+}
+
+// git runs the host git for one workdir, within one deadline.
+type gitRunner struct {
+	exe      string
+	env      []string
+	root     string
+	alias    string
+	deadline time.Time
+	maxOut   int
+	tail     int
+}
+
+func newGitRunner(alias, root string, lim RunLimits) (*gitRunner, error) {
+	env, pathVar := childEnv(gitEnvNames,
+		"GIT_TERMINAL_PROMPT=0",
+		"GIT_ALLOW_PROTOCOL="+GitAllowProtocol,
+		// The repository is the workdir root, never a directory above.
+		"GIT_CEILING_DIRECTORIES="+filepath.Dir(filepath.Clean(root)),
+	)
+	exe, err := lookPath("git", pathVar, root)
+	if err != nil {
+		return nil, bridgeErr(sfs.CodeInternal, alias, "", "git cannot be found on the bridge's PATH", err)
+	}
+	timeout := DefaultPushTimeout
+	if lim.Timeout > 0 {
+		timeout = lim.Timeout
+	}
+	timeout = min(timeout, MaxActionTimeout)
+	maxOut, tail := outputLimits(lim)
+	return &gitRunner{exe: exe, env: env, root: root, alias: alias, deadline: time.Now().Add(timeout), maxOut: maxOut, tail: tail}, nil
+}
+
+// run runs git with args (after the fixed overrides). A timeout, an
+// output overflow or ctx ending is an error; a non-zero exit is not.
+func (g *gitRunner) run(ctx context.Context, what string, args ...string) (*procResult, error) {
+	left := time.Until(g.deadline)
+	if left <= 0 {
+		return nil, bridgeErr(sfs.CodeActionTimeout, g.alias, "", fmt.Sprintf("push ran out of time before %s", what), nil)
+	}
+	argv := append([]string{"git"}, gitConfigOverrides...)
+	argv = append(argv, args...)
+	pr, err := runProcess(ctx, procSpec{
+		path: g.exe, argv: argv, dir: g.root, env: g.env,
+		timeout: left, maxOutput: g.maxOut, tail: g.tail,
+	})
+	if err != nil {
+		return nil, bridgeErr(sfs.CodeInternal, g.alias, "", "git could not be started", err)
+	}
+	switch {
+	case pr.canceled:
+		return pr, bridgeErr(sfs.CodeCanceled, g.alias, "", fmt.Sprintf("push was cancelled during %s; git was killed", what), ctx.Err())
+	case pr.timedOut:
+		return pr, bridgeErr(sfs.CodeActionTimeout, g.alias, "", fmt.Sprintf("%s ran past the push timeout and was killed", what), nil)
+	case pr.overflowed:
+		return pr, bridgeErr(sfs.CodeOutputLimitExceeded, g.alias, "", fmt.Sprintf("%s wrote more than %d bytes and was killed", what, g.maxOut), nil)
+	}
+	return pr, nil
+}
+
+// value runs a git query and returns its first output line; found is
+// false when git exits 1 (not set / not a symbolic ref).
+func (g *gitRunner) value(ctx context.Context, what string, args ...string) (string, bool, error) {
+	pr, err := g.run(ctx, what, args...)
+	if err != nil {
+		return "", false, err
+	}
+	switch pr.exitCode {
+	case 0:
+		line, _, _ := strings.Cut(string(pr.stdout), "\n")
+		return strings.TrimRight(line, "\r"), true, nil
+	case 1:
+		return "", false, nil
+	}
+	return "", false, bridgeErr(sfs.CodeRepoUnsupported, g.alias, "", fmt.Sprintf("git failed reading %s (exit %d)", what, pr.exitCode), nil)
+}
+
+var remoteNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._/-]*$`)
+
+// validBranchName applies git's ref-name rules (check-ref-format) to the
+// part of a ref after refs/heads/.
+func validBranchName(b string) bool {
+	if b == "" || b == "@" || strings.HasPrefix(b, "-") || strings.HasPrefix(b, "/") || strings.HasSuffix(b, "/") ||
+		strings.HasSuffix(b, ".") || strings.Contains(b, "..") || strings.Contains(b, "//") || strings.Contains(b, "@{") {
+		return false
+	}
+	for _, r := range b {
+		if r < 0x20 || r == 0x7f || strings.ContainsRune(" ~^:?*[\\", r) {
+			return false
+		}
+	}
+	for _, c := range strings.Split(b, "/") {
+		if strings.HasPrefix(c, ".") || strings.HasSuffix(c, ".lock") {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	schemeURLRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+	helperURLRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9+.-]*::`)
+)
+
+// urlProtocol classifies a remote URL the way git's transport selection
+// does: "<helper>::..." is a remote helper, "<scheme>://" a URL, an
+// scp-like "host:path" ssh, and anything else a local path (file).
+func urlProtocol(u string) (proto string, ok bool) {
+	if u == "" || strings.HasPrefix(u, "-") || strings.ContainsAny(u, "\x00\n") {
+		return "", false
+	}
+	if m := helperURLRE.FindString(u); m != "" {
+		return strings.TrimSuffix(m, "::") + "::", false
+	}
+	if m := schemeURLRE.FindStringSubmatch(u); m != nil {
+		s := strings.ToLower(m[1])
+		if s == "https" || s == "ssh" || s == "file" {
+			if s == "ssh" {
+				pu, err := url.Parse(u)
+				if err != nil || strings.HasPrefix(pu.Hostname(), "-") {
+					return s, false
+				}
+			}
+			return s, true
+		}
+		return s, false
+	}
+	// As git's url_is_local_not_ssh and parse_connect_url: the host of
+	// "[host]:path" may hold colons.
+	search := u
+	off := 0
+	if strings.HasPrefix(u, "[") {
+		if end := strings.IndexByte(u, ']'); end > 0 {
+			search, off = u[end:], end
+		}
+	}
+	colon := strings.IndexByte(search, ':')
+	if colon >= 0 {
+		colon += off
+	}
+	slash := strings.IndexByte(u, '/')
+	if colon < 0 || (slash >= 0 && slash < colon) {
+		return "file", true
+	}
+	// scp-like [user@]host:path; a host starting with '-' would be an
+	// ssh option.
+	host := u[:colon]
+	if i := strings.LastIndexByte(host, '@'); i >= 0 {
+		host = host[i+1:]
+	}
+	host = strings.TrimPrefix(strings.TrimSuffix(host, "]"), "[")
+	if host == "" || strings.HasPrefix(host, "-") {
+		return "ssh", false
+	}
+	return "ssh", true
+}
+
+// Push pushes HEAD of the workdir's repository to the upstream branch of
+// its current branch: exactly `git push <remote> HEAD:refs/heads/<b>`,
+// never forced, with hooks disabled, the repository's SSH and askpass
+// commands neutralised, only https/ssh/file transports, no terminal
+// prompts, and the allowlisted environment (plus SSH_AUTH_SOCK) so that
+// the user's credential helpers and SSH agent work. The workdir must be
+// read-write with repository operations enabled. A rejected push returns
+// the result (Status "rejected") together with PUSH_REJECTED. The
+// caller holds the workdir's writer lease around the call.
+func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim RunLimits) (*PushResult, error) {
+	w, err := fsys.Workdir(alias)
+	if err != nil {
+		return nil, err
+	}
+	if !wp.RepoOps {
+		return nil, bridgeErr(sfs.CodeRepoOpsDisabled, alias, "", "has no repository operations enabled", nil)
+	}
+	if !wp.ReadWrite {
+		return nil, bridgeErr(sfs.CodeWorkdirReadOnly, alias, "", "is read-only; push_repo needs a read-write workdir", nil)
+	}
+	st, err := w.Control().Lstat(".git")
+	if err != nil || (st.Type() != sfs.TypeDirectory && st.Type() != sfs.TypeFile) {
+		return nil, bridgeErr(sfs.CodeRepoNotFound, alias, "", "is not the top of a git work tree", err)
+	}
+	g, err := newGitRunner(alias, wp.Root, lim)
+	if err != nil {
+		return nil, err
+	}
+
+	head, found, err := g.value(ctx, "HEAD", "symbolic-ref", "-q", "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, bridgeErr(sfs.CodeNoUpstream, alias, "", "HEAD is detached; push_repo pushes the current branch to its upstream", nil)
+	}
+	branch, ok := strings.CutPrefix(head, "refs/heads/")
+	if !ok || !validBranchName(branch) {
+		return nil, bridgeErr(sfs.CodeNoUpstream, alias, "", "HEAD is not a local branch", nil)
+	}
+	remote, found, err := g.value(ctx, "the branch's remote", "config", "--get", "branch."+branch+".remote")
+	if err != nil {
+		return nil, err
+	}
+	if !found || remote == "" {
+		return nil, bridgeErr(sfs.CodeNoUpstream, alias, "", fmt.Sprintf("branch %q has no upstream (git branch --set-upstream-to sets one)", branch), nil)
+	}
+	if remote == "." || remote == ".." || !remoteNameRE.MatchString(remote) {
+		return nil, bridgeErr(sfs.CodeNoUpstream, alias, "", fmt.Sprintf("the upstream of branch %q is not on a named remote", branch), nil)
+	}
+	merge, found, err := g.value(ctx, "the branch's upstream", "config", "--get", "branch."+branch+".merge")
+	if err != nil {
+		return nil, err
+	}
+	upstream, ok := strings.CutPrefix(merge, "refs/heads/")
+	if !found || !ok || !validBranchName(upstream) {
+		return nil, bridgeErr(sfs.CodeNoUpstream, alias, "", fmt.Sprintf("the upstream of branch %q is not a branch (refs/heads/...) of remote %q", branch, remote), nil)
+	}
+	res := &PushResult{Branch: branch, Remote: remote, Upstream: upstream}
+
+	urls, err := remoteURLs(ctx, g, remote)
+	if err != nil {
+		return nil, err
+	}
+
+	pr, err := g.run(ctx, "git push", "push", "--porcelain", "--no-verify", "--no-follow-tags", "--no-signed",
+		"--recurse-submodules=no", "--receive-pack=git-receive-pack",
+		"--", remote, "HEAD:refs/heads/"+upstream)
+	if pr != nil {
+		res.Output = pushOutput(g, wp.Root, alias, remote, urls, pr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	status, reason := parsePorcelain(string(pr.stdout), "refs/heads/"+upstream)
+	switch {
+	case status == "rejected":
+		res.Status = "rejected"
+		return res, bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("%s rejected the push of %s to %s: %s", remote, branch, upstream, scrubURLs(newScrubber(wp.Root, alias), remote, urls, reason)), nil)
+	case status != "" && pr.exitCode == 0:
+		res.Status = status
+		return res, nil
+	}
+	res.Status = "rejected"
+	why := shortTail(failureLine(res.Output))
+	if why == "" {
+		why = fmt.Sprintf("git exited with %d", pr.exitCode)
+	}
+	return res, bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("the push of %s to %s/%s failed: %s", branch, remote, upstream, why), nil)
+}
+
+// remoteURLs returns every fetch and push URL of remote (after
+// insteadOf rewriting), refusing a remote that is not configured, uses a
+// foreign VCS helper, or has a URL outside https/ssh/file.
+func remoteURLs(ctx context.Context, g *gitRunner, remote string) ([]string, error) {
+	if _, found, err := g.value(ctx, "the remote's vcs", "config", "--get", "remote."+remote+".vcs"); err != nil {
+		return nil, err
+	} else if found {
+		return nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("remote %q uses a remote helper; push_repo allows only https, ssh and file remotes", remote), nil)
+	}
+	var urls []string
+	for _, push := range []bool{false, true} {
+		args := []string{"remote", "get-url", "--all"}
+		if push {
+			args = append(args, "--push")
+		}
+		pr, err := g.run(ctx, "the remote's URL", append(args, "--", remote)...)
+		if err != nil {
+			return nil, err
+		}
+		if pr.exitCode != 0 {
+			return nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("remote %q is not configured", remote), nil)
+		}
+		for _, u := range strings.Split(strings.TrimRight(string(pr.stdout), "\n"), "\n") {
+			if proto, ok := urlProtocol(u); !ok {
+				what := "has an unusable URL"
+				if proto != "" {
+					what = fmt.Sprintf("uses the %q transport", proto)
+				}
+				return nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("remote %q %s; push_repo allows only https, ssh and file remotes", remote, what), nil)
+			}
+			urls = append(urls, u)
+		}
+	}
+	return urls, nil
+}
+
+// scrubURLs replaces the remote's URLs (and the path of a local one) by
+// the remote's name, and the workdir root by "alias:".
+func scrubURLs(sc *scrubber, remote string, urls []string, s string) string {
+	var more [][2]string
+	for _, u := range urls {
+		more = append(more, [2]string{u, remote})
+		if p, ok := strings.CutPrefix(u, "file://"); ok && p != "" && p != "/" {
+			more = append(more, [2]string{p, remote})
+		} else if proto, _ := urlProtocol(u); proto == "file" && filepath.IsAbs(u) && u != "/" {
+			more = append(more, [2]string{filepath.Clean(u), remote})
+		}
+	}
+	// Longest first, so that a URL is replaced before its path.
+	for i := range more {
+		for j := i + 1; j < len(more); j++ {
+			if len(more[j][0]) > len(more[i][0]) {
+				more[i], more[j] = more[j], more[i]
+			}
+		}
+	}
+	return sc.replace([]byte(s), more...)
+}
+
+// pushOutput is git push's output for the result: stdout without the
+// "To <url>" lines, then stderr, host paths and remote URLs replaced,
+// bounded to the tail.
+func pushOutput(g *gitRunner, root, alias, remote string, urls []string, pr *procResult) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(string(pr.stdout), "\n") {
+		if line == "" || strings.HasPrefix(line, "To ") {
+			continue
+		}
+		b.WriteString(line)
+	}
+	b.Write(pr.stderr)
+	sc := newScrubber(root, alias)
+	out := scrubURLs(sc, remote, urls, b.String())
+	s, _ := sc.tail([]byte(out), pr.stdoutTruncated || pr.stderrTruncated || len(out) > g.tail, g.tail)
+	return s
+}
+
+// parsePorcelain reads `git push --porcelain` lines
+// "<flag>\t<from>:<to>\t<summary>" for the destination ref and returns
+// "ok", "up_to_date" or "rejected" ("" when there is no such line), and
+// for a rejection its summary.
+func parsePorcelain(out, dst string) (status, reason string) {
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) < 2 || line[1] != '\t' {
+			continue
+		}
+		fields := strings.SplitN(line[2:], "\t", 2)
+		if _, to, ok := strings.Cut(fields[0], ":"); !ok || to != dst {
+			continue
+		}
+		summary := ""
+		if len(fields) == 2 {
+			summary = strings.TrimSpace(fields[1])
+		}
+		switch line[0] {
+		case '!':
+			return "rejected", summary
+		case ' ', '*', '+':
+			status = "ok"
+		case '=':
+			if status == "" {
+				status = "up_to_date"
+			}
+		}
+	}
+	return status, ""
+}
+
+// failureLine picks the line of git's output that says why it failed.
+func failureLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for _, prefix := range []string{"fatal:", "error:", "remote:"} {
+		for _, l := range lines {
+			if strings.HasPrefix(l, prefix) {
+				return l
+			}
+		}
+	}
+	return lines[len(lines)-1]
+}

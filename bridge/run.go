@@ -1,0 +1,634 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	sfs "github.com/serverfs/serverfs/fs"
+	"golang.org/x/sys/unix"
+)
+
+// DefaultPath is the PATH children get when the bridge itself has none.
+const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
+
+// childEnvNames are the only variables of the bridge's own environment a
+// child process sees (besides PATH, which always gets a value). Provider
+// keys, tokens and every other variable are dropped.
+var childEnvNames = []string{"HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "LOGNAME"}
+
+// childEnv is the allowlisted environment of every process the bridge
+// starts, plus extra (additional allowlisted names for git, then fixed
+// NAME=value settings). It returns the environment and its PATH.
+func childEnv(extraNames []string, fixed ...string) (env []string, pathVar string) {
+	pathVar = os.Getenv("PATH")
+	if pathVar == "" {
+		pathVar = DefaultPath
+	}
+	env = append(env, "PATH="+pathVar)
+	for _, names := range [][]string{childEnvNames, extraNames} {
+		for _, k := range names {
+			if v, ok := os.LookupEnv(k); ok && v != "" {
+				env = append(env, k+"="+v)
+			}
+		}
+	}
+	return append(env, fixed...), pathVar
+}
+
+// lookPath finds file like exec.LookPath, but in the given (allowlisted)
+// PATH rather than the bridge's, and never in a relative PATH entry. A
+// name with a slash is taken as is: absolute, or relative to dir.
+func lookPath(file, pathVar, dir string) (string, error) {
+	if file == "" {
+		return "", errors.New("empty executable name")
+	}
+	if strings.Contains(file, "/") {
+		p := file
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		return p, checkExecutable(p)
+	}
+	for _, d := range filepath.SplitList(pathVar) {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		p := filepath.Join(d, file)
+		if checkExecutable(p) == nil {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+func checkExecutable(p string) error {
+	st, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return errNotExecutable
+	}
+	return nil
+}
+
+var errNotExecutable = errors.New("not an executable regular file")
+
+// procSpec is one process to run. Everything in it comes from operator
+// policy or from this package, never from a caller.
+type procSpec struct {
+	path      string // resolved executable
+	argv      []string
+	dir       string
+	env       []string
+	timeout   time.Duration
+	maxOutput int // stdout+stderr together
+	tail      int // bytes kept of each stream
+}
+
+// procResult is what runProcess observed.
+type procResult struct {
+	pgid            int
+	exitCode        int
+	stdout, stderr  []byte
+	stdoutTruncated bool
+	stderrTruncated bool
+	duration        time.Duration
+	timedOut        bool // killed: ran past the timeout
+	overflowed      bool // killed: wrote more than maxOutput
+	canceled        bool // killed: ctx ended
+}
+
+// tailBuffer keeps the last n bytes written to it.
+type tailBuffer struct {
+	n     int
+	buf   []byte
+	total int64
+}
+
+func (t *tailBuffer) add(p []byte) {
+	t.total += int64(len(p))
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*t.n+4096 {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.n:]...)
+	}
+}
+
+// bytes returns at most keep bytes of the end, and whether anything was
+// dropped.
+func (t *tailBuffer) bytes(keep int) ([]byte, bool) {
+	if len(t.buf) > keep {
+		return t.buf[len(t.buf)-keep:], true
+	}
+	return t.buf, t.total > int64(len(t.buf))
+}
+
+// runProcess starts spec in its own process group and waits for it,
+// bounded by spec.timeout, spec.maxOutput and ctx. Whatever happens, the
+// whole process group is sent SIGKILL before runProcess returns, while
+// the group leader is still unreaped (so the group id cannot have been
+// reused): no child or grandchild that stayed in the group outlives the
+// call. The error is only about starting the process.
+func runProcess(ctx context.Context, spec procSpec) (*procResult, error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	cmd := &exec.Cmd{
+		Path:        spec.path,
+		Args:        spec.argv,
+		Dir:         spec.dir,
+		Env:         spec.env,
+		Stdin:       nil, // /dev/null
+		Stdout:      outW,
+		Stderr:      errW,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if err := ctx.Err(); err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return &procResult{canceled: true, exitCode: -1}, nil
+	}
+	start := time.Now()
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, err
+	}
+	pid := cmd.Process.Pid
+	res := &procResult{pgid: pid}
+
+	// Readers: keep the tails, count the total, report overflow.
+	tailN := spec.tail + 4096 // slack for host-path replacement at the cut
+	outTail, errTail := &tailBuffer{n: tailN}, &tailBuffer{n: tailN}
+	var total atomic.Int64
+	overflow := make(chan struct{})
+	var overflowOnce sync.Once
+	var readers sync.WaitGroup
+	read := func(r *os.File, t *tailBuffer) {
+		defer readers.Done()
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				t.add(buf[:n])
+				if total.Add(int64(n)) > int64(spec.maxOutput) {
+					overflowOnce.Do(func() { close(overflow) })
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	readers.Add(2)
+	go read(outR, outTail)
+	go read(errR, errTail)
+
+	// Learn that the leader exited without reaping it.
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		var info unix.Siginfo
+		for {
+			err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+			if err != unix.EINTR {
+				return
+			}
+		}
+	}()
+
+	timer := time.NewTimer(spec.timeout)
+	defer timer.Stop()
+	killGroup := func() { _ = syscall.Kill(-pid, syscall.SIGKILL) }
+	select {
+	case <-exited:
+	case <-timer.C:
+		res.timedOut = true
+	case <-overflow:
+		res.overflowed = true
+	case <-ctx.Done():
+		res.canceled = true
+	}
+	killGroup()
+	<-exited
+	// The leader is a zombie now; its group id is still ours. Kill what
+	// it left behind in the group, then reap it.
+	killGroup()
+	werr := cmd.Wait()
+	res.duration = time.Since(start)
+	if !res.timedOut && !res.canceled {
+		select {
+		case <-overflow:
+			res.overflowed = true
+		default:
+		}
+	}
+
+	// Every process of the group is dead, so the pipes reach EOF unless a
+	// process that left the group still holds them: bound the wait.
+	done := make(chan struct{})
+	go func() { readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		outR.Close()
+		errR.Close()
+		<-done
+	}
+	outR.Close()
+	errR.Close()
+
+	res.exitCode = exitCodeOf(cmd.ProcessState)
+	_ = werr // a non-zero exit is in ProcessState
+	res.stdout, res.stdoutTruncated = outTail.bytes(tailN)
+	res.stderr, res.stderrTruncated = errTail.bytes(tailN)
+	return res, nil
+}
+
+// exitCodeOf is the exit status, or 128+signal for a killed process (as
+// shells report it).
+func exitCodeOf(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// scrubber replaces the host paths of a workdir (its root as configured
+// and as resolved) by "alias:", and then the user's home directory by
+// "~".
+type scrubber struct {
+	olds []string
+	new  string
+	home string
+}
+
+func newScrubber(root, alias string) *scrubber {
+	s := &scrubber{new: alias + ":"}
+	add := func(p string) {
+		if p == "" || p == "/" || p == "." {
+			return
+		}
+		for _, o := range s.olds {
+			if o == p {
+				return
+			}
+		}
+		s.olds = append(s.olds, p)
+	}
+	clean := filepath.Clean(root)
+	add(clean)
+	if real, err := filepath.EvalSymlinks(clean); err == nil {
+		add(real)
+	}
+	sort.Slice(s.olds, func(i, j int) bool { return len(s.olds[i]) > len(s.olds[j]) })
+	if h := filepath.Clean(os.Getenv("HOME")); filepath.IsAbs(h) && h != "/" {
+		s.home = h
+	}
+	return s
+}
+
+// also replaces more host strings (e.g. a remote's path) by repl.
+func (s *scrubber) replace(b []byte, more ...[2]string) string {
+	out := string(b)
+	for _, m := range more {
+		if m[0] != "" {
+			out = strings.ReplaceAll(out, m[0], m[1])
+		}
+	}
+	for _, o := range s.olds {
+		out = strings.ReplaceAll(out, o, s.new)
+	}
+	if s.home != "" {
+		out = strings.ReplaceAll(out, s.home+"/", "~/")
+		out = strings.ReplaceAll(out, s.home, "~")
+	}
+	return out
+}
+
+// tail scrubs raw (the end of a stream, cut at an arbitrary byte when
+// truncated) and returns at most keep bytes of its end as valid UTF-8.
+// A host path cut at the start of raw is removed rather than shown in
+// part.
+func (s *scrubber) tail(raw []byte, truncated bool, keep int) (string, bool) {
+	out := s.replace(raw)
+	if len(out) > keep {
+		out, truncated = out[len(out)-keep:], true
+	}
+	if truncated {
+		out = s.dropCutPath(out)
+		// Drop a rune cut in half at the start.
+		for i := 0; i < utf8.UTFMax && i < len(out); i++ {
+			if utf8.RuneStart(out[i]) {
+				out = out[i:]
+				break
+			}
+		}
+	}
+	return strings.ToValidUTF8(out, "\uFFFD"), truncated
+}
+
+// dropCutPath removes a proper suffix of a host path at the start of s.
+func (s *scrubber) dropCutPath(out string) string {
+	for _, o := range s.olds {
+		for k := len(o) - 1; k > 0; k-- {
+			if strings.HasPrefix(out, o[len(o)-k:]) {
+				return out[k:]
+			}
+		}
+	}
+	return out
+}
+
+// shortTail is the last line or so of out for an error message.
+func shortTail(out string) string {
+	out = strings.TrimSpace(out)
+	const max = 300
+	if len(out) > max {
+		out = out[len(out)-max:]
+		for i := 0; i < utf8.UTFMax && i < len(out); i++ {
+			if utf8.RuneStart(out[i]) {
+				out = out[i:]
+				break
+			}
+		}
+		out = "…" + out
+	}
+	return strings.ToValidUTF8(out, "\uFFFD")
+}
+
+func bridgeErr(code sfs.Code, alias, rel, msg string, cause error) *sfs.Error {
+	return &sfs.Error{Code: code, Workdir: alias, Path: rel, Msg: msg, Err: cause}
+}
+
+// actionTimeout is the timeout of an action run.
+func actionTimeout(a Action, lim RunLimits) time.Duration {
+	t := DefaultActionTimeout
+	switch {
+	case a.TimeoutSeconds > 0:
+		t = time.Duration(a.TimeoutSeconds) * time.Second
+	case lim.Timeout > 0:
+		t = lim.Timeout
+	}
+	return min(t, MaxActionTimeout)
+}
+
+func outputLimits(lim RunLimits) (maxOut, tail int) {
+	maxOut, tail = MaxOutputBytes, TailBytes
+	if lim.MaxOutputBytes > 0 {
+		maxOut = lim.MaxOutputBytes
+	}
+	if lim.TailBytes > 0 {
+		tail = lim.TailBytes
+	}
+	return maxOut, tail
+}
+
+// RunAction runs the operator-named action name of workdir alias (whose
+// bridge policy is wp) with the caller's argument arg, which must fit
+// the action's Argument kind. The workdir must be read-write with
+// repository operations enabled. Every integrity pin is verified right
+// before the process starts; on any mismatch nothing runs
+// (INTEGRITY_MISMATCH). The process runs without a shell, in the
+// workdir root, with an allowlisted environment, stdin from /dev/null,
+// in its own process group, which is killed with SIGKILL before
+// RunAction returns.
+//
+// A non-zero exit is a result, not an error. On ACTION_TIMEOUT and
+// OUTPUT_LIMIT_EXCEEDED (and CANCELED when ctx ends) the partial result
+// is returned together with the error. Host paths of the workdir in the
+// output are replaced by "alias:". The caller holds the workdir's writer
+// lease around the call.
+func RunAction(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, name string, arg string, lim RunLimits) (*ActionResult, error) {
+	w, err := fsys.Workdir(alias)
+	if err != nil {
+		return nil, err
+	}
+	if !wp.ReadWrite {
+		return nil, bridgeErr(sfs.CodeWorkdirReadOnly, alias, "", "is read-only; named actions need a read-write workdir", nil)
+	}
+	if !wp.RepoOps {
+		return nil, bridgeErr(sfs.CodeRepoOpsDisabled, alias, "", "has no repository operations enabled", nil)
+	}
+	a, ok := wp.Actions[name]
+	if !ok {
+		names := make([]string, 0, len(wp.Actions))
+		for n := range wp.Actions {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		msg := fmt.Sprintf("has no action %q", sfs.DisplayPath(name))
+		if len(names) > 0 {
+			msg += "; actions: " + strings.Join(names, ", ")
+		}
+		return nil, bridgeErr(sfs.CodeActionNotFound, alias, "", msg, nil)
+	}
+	if len(a.Argv) == 0 || a.Argv[0] == "" {
+		return nil, bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("action %q has no command", name), nil)
+	}
+	argv := append([]string(nil), a.Argv...)
+	extra, err := actionArgument(w, a, name, arg)
+	if err != nil {
+		return nil, err
+	}
+	if extra != "" {
+		argv = append(argv, extra)
+	}
+
+	env, pathVar := childEnv(nil)
+	exe, err := lookPath(argv[0], pathVar, wp.Root)
+	if err != nil {
+		return nil, bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("action %q: its executable cannot be found on the bridge's PATH", name), err)
+	}
+	maxOut, tail := outputLimits(lim)
+	timeout := actionTimeout(a, lim)
+
+	// Last thing before the process starts.
+	if err := verifyPins(w, alias, a.Integrity); err != nil {
+		return nil, err
+	}
+	pr, err := runProcess(ctx, procSpec{
+		path: exe, argv: argv, dir: wp.Root, env: env,
+		timeout: timeout, maxOutput: maxOut, tail: tail,
+	})
+	if err != nil {
+		return nil, bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("action %q could not be started", name), err)
+	}
+	sc := newScrubber(wp.Root, alias)
+	res := &ActionResult{Action: name, ExitCode: pr.exitCode, DurationMs: pr.duration.Milliseconds()}
+	res.Stdout, res.StdoutTruncated = sc.tail(pr.stdout, pr.stdoutTruncated, tail)
+	res.Stderr, res.StderrTruncated = sc.tail(pr.stderr, pr.stderrTruncated, tail)
+	last := res.Stderr
+	if strings.TrimSpace(last) == "" {
+		last = res.Stdout
+	}
+	detail := ""
+	if t := shortTail(last); t != "" {
+		detail = "; output ends: " + t
+	}
+	switch {
+	case pr.canceled:
+		return res, bridgeErr(sfs.CodeCanceled, alias, "", fmt.Sprintf("action %q was cancelled and killed", name), ctx.Err())
+	case pr.timedOut:
+		return res, bridgeErr(sfs.CodeActionTimeout, alias, "", fmt.Sprintf("action %q ran longer than %s and was killed (exit %d)%s", name, timeout, pr.exitCode, detail), nil)
+	case pr.overflowed:
+		return res, bridgeErr(sfs.CodeOutputLimitExceeded, alias, "", fmt.Sprintf("action %q wrote more than %d bytes and was killed (exit %d)%s", name, maxOut, pr.exitCode, detail), nil)
+	}
+	return res, nil
+}
+
+// actionArgument validates arg against the action's Argument kind and
+// returns the argv element to append ("" for none).
+func actionArgument(w *sfs.Workdir, a Action, name, arg string) (string, error) {
+	alias := w.Alias()
+	kind := a.Argument
+	if kind == "" {
+		kind = ArgumentNone
+	}
+	switch kind {
+	case ArgumentNone:
+		if arg != "" {
+			return "", bridgeErr(sfs.CodeInvalidArgument, alias, "", fmt.Sprintf("action %q takes no path", name), nil)
+		}
+		return "", nil
+	case ArgumentPath, ArgumentBasename:
+	default:
+		return "", bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("action %q has an unsupported argument kind", name), nil)
+	}
+	if arg == "" {
+		return "", bridgeErr(sfs.CodeInvalidArgument, alias, "", fmt.Sprintf("action %q needs a workdir-relative path", name), nil)
+	}
+	if strings.HasPrefix(arg, "-") {
+		return "", bridgeErr(sfs.CodeInvalidArgument, alias, "", "a path argument must not start with '-'", nil)
+	}
+	clean, err := w.CleanPath(arg)
+	if err != nil {
+		return "", err
+	}
+	if clean == "" {
+		return "", bridgeErr(sfs.CodeInvalidArgument, alias, "", fmt.Sprintf("action %q needs a path below the workdir root", name), nil)
+	}
+	if kind == ArgumentPath {
+		if strings.HasPrefix(clean, "-") {
+			return "", bridgeErr(sfs.CodeInvalidArgument, alias, clean, "a path argument must not start with '-'", nil)
+		}
+		// Confined: it may not exist yet, but nothing on the way to it
+		// (nor it) is a symlink.
+		fi, err := w.Stat(clean)
+		switch {
+		case err == nil && fi.Type == sfs.TypeSymlink:
+			return "", bridgeErr(sfs.CodeSymlinkNotAllowed, alias, clean, "is a symlink; symlinks are never followed", nil)
+		case err != nil && sfs.CodeOf(err) != sfs.CodePathNotFound:
+			return "", err
+		}
+		return clean, nil
+	}
+	// basename: the caller names an existing regular file; only its name
+	// is passed on.
+	f, _, err := w.OpenFile(clean)
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	base := path.Base(clean)
+	if strings.HasPrefix(base, "-") || base == "." || base == ".." || base == "/" {
+		return "", bridgeErr(sfs.CodeInvalidArgument, alias, clean, "the file name must not start with '-'", nil)
+	}
+	return base, nil
+}
+
+// verifyPins checks every integrity pin of an action: a regular file
+// beneath the root, reached without following any symlink, at most
+// MaxPinnedFileBytes, whose SHA-256 is the pinned one.
+func verifyPins(w *sfs.Workdir, alias string, pins map[string]string) error {
+	rels := make([]string, 0, len(pins))
+	for rel := range pins {
+		rels = append(rels, rel)
+	}
+	sort.Strings(rels)
+	for _, rel := range rels {
+		if err := verifyPin(w, rel, pins[rel]); err != nil {
+			why := err.Error()
+			var fe *sfs.Error
+			if errors.As(err, &fe) {
+				// Its Msg never holds a host path; its Error() repeats
+				// the location.
+				why = string(fe.Code)
+				if fe.Msg != "" {
+					why += ": " + fe.Msg
+				}
+			}
+			return bridgeErr(sfs.CodeIntegrityMismatch, alias, rel, "fails its integrity pin ("+why+"); nothing was run", err)
+		}
+	}
+	return nil
+}
+
+type pinError string
+
+func (e pinError) Error() string { return string(e) }
+
+func verifyPin(w *sfs.Workdir, rel, want string) error {
+	want = strings.ToLower(strings.TrimSpace(want))
+	if b, err := hex.DecodeString(want); err != nil || len(b) != sha256.Size {
+		return pinError("the pinned digest is not a SHA-256 hex string")
+	}
+	f, err := w.Control().Open(rel)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Fstat()
+	if err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return pinError("not a regular file")
+	}
+	if st.Size > MaxPinnedFileBytes {
+		return pinError(fmt.Sprintf("larger than %d bytes", MaxPinnedFileBytes))
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, MaxPinnedFileBytes+1))
+	if err != nil {
+		return err
+	}
+	if n > MaxPinnedFileBytes {
+		return pinError(fmt.Sprintf("larger than %d bytes", MaxPinnedFileBytes))
+	}
+	if !bytes.Equal([]byte(hex.EncodeToString(h.Sum(nil))), []byte(want)) {
+		return pinError("the SHA-256 differs")
+	}
+	return nil
+}

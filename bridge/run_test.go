@@ -1,0 +1,520 @@
+package bridge
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// rtWorkdir makes a read-write workdir "w" over a fresh directory and
+// returns the FS and the root.
+func rtWorkdir(t *testing.T) (*sfs.FS, string) {
+	t.Helper()
+	root := t.TempDir()
+	return rtFS(t, root), root
+}
+
+func rtFS(t *testing.T, root string) *sfs.FS {
+	t.Helper()
+	cfg, err := sfs.LoadConfig(nil, []string{"w=" + root + ":rw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := sfs.New(cfg, sfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fsys.Close() })
+	return fsys
+}
+
+func rtPolicy(root string, actions map[string]Action) WorkdirPolicy {
+	return WorkdirPolicy{Root: root, ReadWrite: true, RepoOps: true, Actions: actions}
+}
+
+func rtWrite(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func rtSHA(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+func rtCode(t *testing.T, err error, want sfs.Code) *sfs.Error {
+	t.Helper()
+	var fe *sfs.Error
+	if !errors.As(err, &fe) || fe.Code != want {
+		t.Fatalf("error = %v, want %s", err, want)
+	}
+	return fe
+}
+
+func rtExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// rtGroupGone waits until no process of process group pgid exists (its
+// killed members may need a moment to be reaped by their new parent).
+func rtGroupGone(t *testing.T, pgid int, pids ...int) {
+	t.Helper()
+	if pgid <= 1 {
+		t.Fatalf("bad pgid %d", pgid)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := syscall.Kill(-pgid, 0)
+		if err == syscall.ESRCH {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL) // do not leak it past the test
+			t.Fatalf("process group %d still exists after the run (kill -0: %v)", pgid, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+			t.Errorf("process %d of the group still exists (kill -0: %v)", pid, err)
+		}
+	}
+}
+
+// rtInts reads the whitespace-separated integers of s.
+func rtInts(t *testing.T, s string) []int {
+	t.Helper()
+	var out []int
+	for _, f := range strings.Fields(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("not a pid list: %q", s)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		t.Fatalf("no pid in %q", s)
+	}
+	return out
+}
+
+func TestRunIntegrityRefusedBeforeStart(t *testing.T) {
+	const script = "echo lint\n"
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, root string) map[string]string
+	}{
+		{"mismatch", func(t *testing.T, root string) map[string]string {
+			rtWrite(t, filepath.Join(root, "tools/lint.sh"), script+"# changed\n")
+			return map[string]string{"tools/lint.sh": rtSHA(script)}
+		}},
+		{"one of several mismatches", func(t *testing.T, root string) map[string]string {
+			rtWrite(t, filepath.Join(root, "tools/lint.sh"), script)
+			rtWrite(t, filepath.Join(root, "uv.lock"), "v2")
+			return map[string]string{"tools/lint.sh": rtSHA(script), "uv.lock": rtSHA("v1")}
+		}},
+		{"missing", func(t *testing.T, root string) map[string]string {
+			return map[string]string{"tools/lint.sh": rtSHA(script)}
+		}},
+		{"symlinked", func(t *testing.T, root string) map[string]string {
+			rtWrite(t, filepath.Join(root, "real.sh"), script)
+			if err := os.MkdirAll(filepath.Join(root, "tools"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("../real.sh", filepath.Join(root, "tools/lint.sh")); err != nil {
+				t.Fatal(err)
+			}
+			return map[string]string{"tools/lint.sh": rtSHA(script)}
+		}},
+		{"symlinked directory", func(t *testing.T, root string) map[string]string {
+			rtWrite(t, filepath.Join(root, "real/lint.sh"), script)
+			if err := os.Symlink("real", filepath.Join(root, "tools")); err != nil {
+				t.Fatal(err)
+			}
+			return map[string]string{"tools/lint.sh": rtSHA(script)}
+		}},
+		{"directory", func(t *testing.T, root string) map[string]string {
+			if err := os.MkdirAll(filepath.Join(root, "tools/lint.sh"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return map[string]string{"tools/lint.sh": rtSHA(script)}
+		}},
+		{"oversized", func(t *testing.T, root string) map[string]string {
+			p := filepath.Join(root, "tools/lint.sh")
+			rtWrite(t, p, "")
+			if err := os.Truncate(p, MaxPinnedFileBytes+1); err != nil {
+				t.Fatal(err)
+			}
+			return map[string]string{"tools/lint.sh": rtSHA(script)}
+		}},
+		{"outside the root", func(t *testing.T, root string) map[string]string {
+			return map[string]string{"../lint.sh": rtSHA(script)}
+		}},
+		{"malformed digest", func(t *testing.T, root string) map[string]string {
+			rtWrite(t, filepath.Join(root, "tools/lint.sh"), script)
+			return map[string]string{"tools/lint.sh": "abc"}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys, root := rtWorkdir(t)
+			pins := tc.setup(t, root)
+			wp := rtPolicy(root, map[string]Action{"lint": {Argv: []string{"touch", "canary"}, Argument: ArgumentNone, Integrity: pins}})
+			res, err := RunAction(context.Background(), fsys, "w", wp, "lint", "", RunLimits{})
+			fe := rtCode(t, err, sfs.CodeIntegrityMismatch)
+			if res != nil {
+				t.Errorf("result %+v with an integrity failure", res)
+			}
+			if _, ok := pins[fe.Path]; !ok || fe.Workdir != "w" {
+				t.Errorf("error names %q:%q, want a pin path", fe.Workdir, fe.Path)
+			}
+			if strings.Contains(err.Error(), root) {
+				t.Errorf("error shows the host path: %v", err)
+			}
+			if rtExists(filepath.Join(root, "canary")) {
+				t.Fatal("the action ran despite the integrity failure")
+			}
+		})
+	}
+
+	t.Run("matching pins run", func(t *testing.T) {
+		fsys, root := rtWorkdir(t)
+		rtWrite(t, filepath.Join(root, "tools/lint.sh"), script)
+		rtWrite(t, filepath.Join(root, ".python-version"), "3.12\n")
+		pins := map[string]string{"tools/lint.sh": rtSHA(script), ".python-version": strings.ToUpper(rtSHA("3.12\n"))}
+		wp := rtPolicy(root, map[string]Action{"lint": {Argv: []string{"touch", "canary"}, Integrity: pins}})
+		res, err := RunAction(context.Background(), fsys, "w", wp, "lint", "", RunLimits{})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("RunAction = %+v, %v", res, err)
+		}
+		if !rtExists(filepath.Join(root, "canary")) {
+			t.Fatal("the action did not run")
+		}
+	})
+}
+
+func TestRunEnvironmentAllowlisted(t *testing.T) {
+	fsys, root := rtWorkdir(t)
+	secrets := map[string]string{
+		"OPENAI_API_KEY":        "sk-test-openai",
+		"CONTROL_PLANE_API_KEY": "cp-test-key",
+		"GITHUB_TOKEN":          "ghp-test-token",
+		"MY_DB_SECRET":          "db-secret",
+		"SSH_AUTH_SOCK":         "/tmp/agent.sock", // git only
+		"GIT_DIR":               "/tmp/elsewhere",
+		"LD_PRELOAD":            "/tmp/evil.so",
+	}
+	for k, v := range secrets {
+		t.Setenv(k, v)
+	}
+	t.Setenv("HOME", "/home/test-user")
+	t.Setenv("LANG", "C.UTF-8")
+	wp := rtPolicy(root, map[string]Action{"env": {Argv: []string{"env"}}})
+	res, err := RunAction(context.Background(), fsys, "w", wp, "env", "", RunLimits{})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("RunAction = %+v, %v", res, err)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(res.Stdout), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		got[k] = v
+	}
+	for k, v := range secrets {
+		if _, ok := got[k]; ok || strings.Contains(res.Stdout, v) {
+			t.Errorf("the action sees %s", k)
+		}
+	}
+	allowed := map[string]bool{"PATH": true, "HOME": true, "LANG": true, "LC_ALL": true, "TMPDIR": true, "USER": true, "LOGNAME": true}
+	for k := range got {
+		if !allowed[k] {
+			t.Errorf("the action sees %s, which is not on the allowlist", k)
+		}
+	}
+	if got["PATH"] != os.Getenv("PATH") || got["HOME"] != "~" /* the home directory shows as ~ */ || got["LANG"] != "C.UTF-8" {
+		t.Errorf("environment = %v", got)
+	}
+
+	// Without a PATH, the default one.
+	t.Setenv("PATH", "")
+	res, err = RunAction(context.Background(), fsys, "w", wp, "env", "", RunLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Stdout, "PATH="+DefaultPath+"\n") {
+		t.Errorf("no default PATH in %q", res.Stdout)
+	}
+}
+
+func TestRunTimeoutKillsProcessGroup(t *testing.T) {
+	fsys, root := rtWorkdir(t)
+	// The shell and its background child ignore SIGTERM; it prints its
+	// pid (= the process group id) and the child's.
+	wp := rtPolicy(root, map[string]Action{"hang": {Argv: []string{"sh", "-c", "trap '' TERM; sleep 1000 & echo $$ $!; sleep 1000"}}})
+	start := time.Now()
+	res, err := RunAction(context.Background(), fsys, "w", wp, "hang", "", RunLimits{Timeout: 500 * time.Millisecond})
+	rtCode(t, err, sfs.CodeActionTimeout)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the timeout took %v", d)
+	}
+	if res == nil {
+		t.Fatal("no partial result")
+	}
+	if res.ExitCode != 128+int(syscall.SIGKILL) {
+		t.Errorf("exit code %d, want SIGKILL's", res.ExitCode)
+	}
+	pids := rtInts(t, res.Stdout)
+	rtGroupGone(t, pids[0], pids...)
+}
+
+func TestRunTimeoutFromAction(t *testing.T) {
+	if got := actionTimeout(Action{TimeoutSeconds: 7}, RunLimits{Timeout: time.Second}); got != 7*time.Second {
+		t.Errorf("timeout %v", got)
+	}
+	if got := actionTimeout(Action{}, RunLimits{Timeout: time.Second}); got != time.Second {
+		t.Errorf("timeout %v", got)
+	}
+	if got := actionTimeout(Action{}, RunLimits{}); got != DefaultActionTimeout {
+		t.Errorf("timeout %v", got)
+	}
+	if got := actionTimeout(Action{TimeoutSeconds: 1 << 30}, RunLimits{}); got != MaxActionTimeout {
+		t.Errorf("timeout %v", got)
+	}
+}
+
+func TestRunBackgroundChildDoesNotOutliveRun(t *testing.T) {
+	fsys, root := rtWorkdir(t)
+	// The shell exits at once; its background child would live on.
+	wp := rtPolicy(root, map[string]Action{"bg": {Argv: []string{"sh", "-c", "sleep 1000 & echo $$ $!"}}})
+	start := time.Now()
+	res, err := RunAction(context.Background(), fsys, "w", wp, "bg", "", RunLimits{Timeout: time.Minute})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("RunAction = %+v, %v", res, err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the run took %v", d)
+	}
+	pids := rtInts(t, res.Stdout)
+	rtGroupGone(t, pids[0], pids...)
+}
+
+func TestRunCancelKillsProcessGroup(t *testing.T) {
+	fsys, root := rtWorkdir(t)
+	pidFile := filepath.Join(root, "pids")
+	wp := rtPolicy(root, map[string]Action{"hang": {Argv: []string{"sh", "-c", "trap '' TERM; sleep 1000 & echo $$ $! > pids; sleep 1000"}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for i := 0; i < 500 && !rtExists(pidFile); i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+	}()
+	_, err := RunAction(ctx, fsys, "w", wp, "hang", "", RunLimits{Timeout: time.Minute})
+	rtCode(t, err, sfs.CodeCanceled)
+	b, rerr := os.ReadFile(pidFile)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	pids := rtInts(t, string(b))
+	rtGroupGone(t, pids[0], pids...)
+}
+
+func TestRunOutputFloodKilled(t *testing.T) {
+	fsys, root := rtWorkdir(t)
+	wp := rtPolicy(root, map[string]Action{
+		"yes":   {Argv: []string{"yes"}},
+		"flood": {Argv: []string{"sh", "-c", "echo $$ >&2; yes & yes"}},
+	})
+	res, err := RunAction(context.Background(), fsys, "w", wp, "yes", "", RunLimits{MaxOutputBytes: 1 << 20, TailBytes: 100, Timeout: time.Minute})
+	rtCode(t, err, sfs.CodeOutputLimitExceeded)
+	if res == nil || !res.StdoutTruncated || len(res.Stdout) > 100 || !strings.HasSuffix(res.Stdout, "y\ny\n") {
+		t.Fatalf("result %+v", res)
+	}
+
+	// With a grandchild flooding too, the whole group is killed.
+	res, err = RunAction(context.Background(), fsys, "w", wp, "flood", "", RunLimits{MaxOutputBytes: 1 << 20, Timeout: time.Minute})
+	rtCode(t, err, sfs.CodeOutputLimitExceeded)
+	if len(res.Stdout) > TailBytes {
+		t.Errorf("stdout tail %d bytes", len(res.Stdout))
+	}
+	rtGroupGone(t, rtInts(t, res.Stderr)[0])
+}
+
+func TestRunArguments(t *testing.T) {
+	fsys, root := rtWorkdir(t)
+	rtWrite(t, filepath.Join(root, "raw/foo.md"), "x")
+	rtWrite(t, filepath.Join(root, "raw/-dash.md"), "x")
+	rtWrite(t, filepath.Join(root, ".env"), "SECRET=1")
+	rtWrite(t, filepath.Join(filepath.Dir(root), "x"), "outside")
+	if err := os.Symlink("..", filepath.Join(root, "up")); err != nil {
+		t.Fatal(err)
+	}
+	wp := rtPolicy(root, map[string]Action{
+		"ensure": {Argv: []string{"printf", "[%s]"}, Argument: ArgumentBasename},
+		"check":  {Argv: []string{"printf", "[%s]"}, Argument: ArgumentPath},
+		"none":   {Argv: []string{"printf", "[%s]"}, Argument: ArgumentNone},
+	})
+	run := func(name, arg string) (*ActionResult, error) {
+		return RunAction(context.Background(), fsys, "w", wp, name, arg, RunLimits{})
+	}
+	if res, err := run("ensure", "raw/foo.md"); err != nil || res.Stdout != "[foo.md]" {
+		t.Errorf("basename: %+v, %v", res, err)
+	}
+	if res, err := run("ensure", "./raw//foo.md"); err != nil || res.Stdout != "[foo.md]" {
+		t.Errorf("basename of an unclean path: %+v, %v", res, err)
+	}
+	if res, err := run("check", "raw/foo.md"); err != nil || res.Stdout != "[raw/foo.md]" {
+		t.Errorf("path: %+v, %v", res, err)
+	}
+	if res, err := run("check", "raw/new.md"); err != nil || res.Stdout != "[raw/new.md]" {
+		t.Errorf("path to a file yet to exist: %+v, %v", res, err)
+	}
+	if res, err := run("none", ""); err != nil || res.Stdout != "[]" {
+		t.Errorf("none: %+v, %v", res, err)
+	}
+	refusals := []struct {
+		action, arg string
+		code        sfs.Code
+	}{
+		{"check", ".env", sfs.CodeDeniedPath},
+		{"check", ".config/x", sfs.CodeHiddenPathNotAllowed},
+		{"check", "../x", sfs.CodePathOutsideWorkdir},
+		{"check", "-x", sfs.CodeInvalidArgument},
+		{"check", "up", sfs.CodeSymlinkNotAllowed},
+		{"check", "up/x", sfs.CodeSymlinkNotAllowed},
+		{"check", "up/new", sfs.CodeSymlinkNotAllowed},
+		{"ensure", "up/x", sfs.CodeSymlinkNotAllowed},
+		{"check", "--help", sfs.CodeInvalidArgument},
+		{"check", "/etc/passwd", sfs.CodeInvalidPath},
+		{"check", "", sfs.CodeInvalidArgument},
+		{"check", ".", sfs.CodeInvalidArgument},
+		{"ensure", ".env", sfs.CodeDeniedPath},
+		{"ensure", "raw/-dash.md", sfs.CodeInvalidArgument},
+		{"ensure", "raw/missing.md", sfs.CodePathNotFound},
+		{"ensure", "raw", sfs.CodeNotAFile},
+		{"ensure", "-x", sfs.CodeInvalidArgument},
+		{"none", "raw/foo.md", sfs.CodeInvalidArgument},
+	}
+	for _, r := range refusals {
+		res, err := run(r.action, r.arg)
+		if sfs.CodeOf(err) != r.code || res != nil {
+			t.Errorf("%s %q: %+v, %v; want %s", r.action, r.arg, res, err, r.code)
+		}
+	}
+}
+
+func TestRunNonZeroExitIsAResult(t *testing.T) {
+	fsys, root := rtWorkdir(t)
+	wp := rtPolicy(root, map[string]Action{"fail": {Argv: []string{"sh", "-c", "echo out; echo err >&2; pwd >&2; exit 3"}}})
+	res, err := RunAction(context.Background(), fsys, "w", wp, "fail", "", RunLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ActionResult{Action: "fail", ExitCode: 3, Stdout: "out\n", Stderr: "err\nw:\n"}
+	res.DurationMs = 0
+	if *res != want {
+		t.Errorf("result %+v, want %+v", *res, want)
+	}
+}
+
+func TestRunHostPathScrubbed(t *testing.T) {
+	fsys, root := rtWorkdir(t)
+	rtWrite(t, filepath.Join(root, "sub/f"), "x")
+	// Print the root many times so that the tail cuts through one.
+	wp := rtPolicy(root, map[string]Action{
+		"pwd":  {Argv: []string{"sh", "-c", "cd sub && pwd && ls \"$PWD/f\" >&2"}},
+		"many": {Argv: []string{"sh", "-c", "i=0; while [ $i -lt 2000 ]; do pwd; printf %s \"$PWD\"; i=$((i+1)); done"}},
+	})
+	res, err := RunAction(context.Background(), fsys, "w", wp, "pwd", "", RunLimits{})
+	if err != nil || res.Stdout != "w:/sub\n" || res.Stderr != "w:/sub/f\n" {
+		t.Fatalf("RunAction = %+v, %v", res, err)
+	}
+	t.Setenv("HOME", "/home/serverfs-test")
+	wp.Actions["home"] = Action{Argv: []string{"sh", "-c", "echo \"$HOME/.cache/x\" \"$HOME\""}}
+	res, err = RunAction(context.Background(), fsys, "w", wp, "home", "", RunLimits{})
+	if err != nil || res.Stdout != "~/.cache/x ~\n" {
+		t.Fatalf("RunAction = %+v, %v", res, err)
+	}
+	tails := []int{500, 1000, 4000, 20000}
+	for tail := 1; tail < len(root)+8; tail++ {
+		tails = append(tails, tail)
+	}
+	for _, tail := range tails {
+		res, err := RunAction(context.Background(), fsys, "w", wp, "many", "", RunLimits{TailBytes: tail})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Stdout) > tail || !res.StdoutTruncated {
+			t.Errorf("tail %d: %q", tail, res.Stdout)
+		}
+		// No part of the host path (of 3+ bytes) shows.
+		for i := 0; i+3 <= len(root); i++ {
+			if part := root[i:]; len(part) >= 3 && strings.HasPrefix(res.Stdout, part) {
+				t.Errorf("tail %d: %q shows part of the host path", tail, res.Stdout)
+			}
+		}
+	}
+}
+
+func TestRunActionNotFound(t *testing.T) {
+	fsys, root := rtWorkdir(t)
+	wp := rtPolicy(root, map[string]Action{
+		"lint":  {Argv: []string{"/opt/secret/bin/lint", "--token-file", "/srv/secret"}},
+		"build": {Argv: []string{"make"}},
+	})
+	_, err := RunAction(context.Background(), fsys, "w", wp, "deploy", "", RunLimits{})
+	fe := rtCode(t, err, sfs.CodeActionNotFound)
+	if !strings.Contains(fe.Msg, "build, lint") || strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "make") {
+		t.Errorf("error %v", err)
+	}
+
+	_, err = RunAction(context.Background(), fsys, "nope", wp, "lint", "", RunLimits{})
+	rtCode(t, err, sfs.CodeWorkdirNotFound)
+	ro := wp
+	ro.ReadWrite = false
+	_, err = RunAction(context.Background(), fsys, "w", ro, "build", "", RunLimits{})
+	rtCode(t, err, sfs.CodeWorkdirReadOnly)
+	off := wp
+	off.RepoOps = false
+	_, err = RunAction(context.Background(), fsys, "w", off, "build", "", RunLimits{})
+	rtCode(t, err, sfs.CodeRepoOpsDisabled)
+
+	// An executable that is not on the allowlisted PATH.
+	wp.Actions["ghost"] = Action{Argv: []string{"serverfs-no-such-command"}}
+	_, err = RunAction(context.Background(), fsys, "w", wp, "ghost", "", RunLimits{})
+	rtCode(t, err, sfs.CodeInternal)
+}
+
+func TestRunLookPathAllowlistedOnly(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "tool")
+	rtWrite(t, exe, "#!/bin/sh\n")
+	if err := os.Chmod(exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := lookPath("tool", "relative:"+dir, "/"); err != nil || p != exe {
+		t.Errorf("lookPath = %q, %v", p, err)
+	}
+	if _, err := lookPath("tool", "relative:/usr/bin", "/"); err == nil {
+		t.Error("found a tool outside the PATH")
+	}
+	if _, err := lookPath("tool", "."+":"+"", dir); err == nil {
+		t.Error("found a tool through a relative PATH entry")
+	}
+}

@@ -1,0 +1,346 @@
+package bridge
+
+import (
+	"bufio"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// The protocol: one request per connection, one JSON line each way.
+// Requests are capped at MaxRequestBytes and must arrive within
+// RequestReadTimeout; the answer comes when the work is done (an action
+// may run up to its timeout).
+
+// MaxRequestBytes bounds one request line.
+const MaxRequestBytes = 64 << 10
+
+// RequestReadTimeout bounds how long a client may take to send its request.
+const RequestReadTimeout = 5 * time.Second
+
+// Request is one call to the bridge.
+type Request struct {
+	Token  string          `json:"token"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// Response answers a Request: Result on success, Error otherwise.
+type Response struct {
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *WireError      `json:"error,omitempty"`
+}
+
+// WireError is an *fs.Error on the wire: a code and a message without
+// host paths.
+type WireError struct {
+	Code    string `json:"code"`
+	Workdir string `json:"workdir,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Message string `json:"message"`
+}
+
+// Method parameters.
+type (
+	leaseParams struct {
+		Workdir    string `json:"workdir"`
+		Purpose    string `json:"purpose,omitempty"`
+		Lease      string `json:"lease,omitempty"`
+		TTLSeconds int    `json:"ttl_seconds,omitempty"`
+	}
+	actionParams struct {
+		Workdir string `json:"workdir"`
+		Action  string `json:"action"`
+		Path    string `json:"path,omitempty"`
+	}
+	pushParams struct {
+		Workdir string `json:"workdir"`
+	}
+	// ActionInfo describes a named action to the MCP server (no argv).
+	ActionInfo struct {
+		Name     string `json:"name"`
+		Argument string `json:"argument"`
+		Mutates  bool   `json:"mutates"`
+	}
+)
+
+// Server is the bridge: it owns the policy, the leases and every process.
+type Server struct {
+	policy    *Policy
+	fs        *sfs.FS // the policy's workdirs, for path checks and pins
+	leases    *Leases
+	token     []byte
+	allowUIDs map[uint32]bool
+	log       *slog.Logger
+}
+
+// NewServer builds a bridge for policy. token is the shared secret;
+// allowUIDs the peer uids that may connect (the server container's user).
+func NewServer(policy *Policy, token []byte, allowUIDs []uint32, stateDir string, log *slog.Logger) (*Server, error) {
+	if len(token) < 16 {
+		return nil, errors.New("bridge: the token must be at least 16 bytes")
+	}
+	var flags []string
+	roots := map[string]string{}
+	aliases := make([]string, 0, len(policy.Workdirs))
+	for a := range policy.Workdirs {
+		aliases = append(aliases, a)
+	}
+	sort.Strings(aliases)
+	for _, a := range aliases {
+		wp := policy.Workdirs[a]
+		spec := a + "=" + wp.Root
+		if wp.ReadWrite {
+			spec += ":rw"
+		}
+		flags = append(flags, spec)
+		roots[a] = wp.Root
+	}
+	cfg, err := sfs.LoadConfig([]string{"SERVERFS_ALLOW_HIDDEN=false"}, flags)
+	if err != nil {
+		return nil, fmt.Errorf("bridge: policy workdirs: %w", err)
+	}
+	f, err := sfs.New(cfg, sfs.Options{})
+	if err != nil {
+		return nil, err
+	}
+	allow := map[uint32]bool{}
+	for _, u := range allowUIDs {
+		allow[u] = true
+	}
+	return &Server{policy: policy, fs: f, leases: NewLeases(stateDir, roots), token: token, allowUIDs: allow, log: log}, nil
+}
+
+// Close releases the workdir descriptors.
+func (s *Server) Close() error { return s.fs.Close() }
+
+// Listen creates the Unix socket at path (mode 0660: the directory and
+// the peer-uid check decide who gets further) and serves until ctx ends.
+// Every connection is handled on its own goroutine; Serve returns only
+// after all of them ended.
+func (s *Server) Listen(ctx context.Context, path string) error {
+	os.Remove(path)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(path, 0o660); err != nil {
+		ln.Close()
+		return err
+	}
+	return s.Serve(ctx, ln.(*net.UnixListener))
+}
+
+// Serve answers connections on ln until ctx ends.
+func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	for {
+		conn, err := ln.AcceptUnix()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.handle(ctx, conn)
+		}()
+	}
+}
+
+func (s *Server) handle(ctx context.Context, conn *net.UnixConn) {
+	defer conn.Close()
+	reply := func(res any, err error) {
+		var r Response
+		if err != nil {
+			r.Error = toWire(err)
+		} else if b, merr := json.Marshal(res); merr == nil {
+			r.Result = b
+		} else {
+			r.Error = &WireError{Code: string(sfs.CodeInternal), Message: "encoding the result failed"}
+		}
+		b, _ := json.Marshal(r)
+		conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		conn.Write(append(b, '\n'))
+	}
+	uid, err := peerUID(conn)
+	if err != nil || !s.allowUIDs[uid] {
+		s.log.Warn("bridge refused a connection", "event", "bridge_refused", "reason", "peer uid", "uid", uid)
+		reply(nil, &sfs.Error{Code: sfs.CodeBridgeAuthFailed, Msg: "this user may not use the bridge"})
+		return
+	}
+	conn.SetReadDeadline(time.Now().Add(RequestReadTimeout))
+	line, err := bufio.NewReaderSize(conn, 4096).ReadSlice('\n')
+	if err != nil || len(line) > MaxRequestBytes {
+		reply(nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: "malformed, oversized or late request"})
+		return
+	}
+	var req Request
+	dec := json.NewDecoder(strings.NewReader(string(line)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		reply(nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: "malformed request"})
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(req.Token), s.token) != 1 {
+		s.log.Warn("bridge refused a request", "event", "bridge_refused", "reason", "token")
+		reply(nil, &sfs.Error{Code: sfs.CodeBridgeAuthFailed, Msg: "wrong bridge token"})
+		return
+	}
+	conn.SetReadDeadline(time.Time{})
+	start := time.Now()
+	res, err := s.dispatch(ctx, req)
+	s.log.Info("bridge call", "event", "bridge_call", "method", req.Method, "duration_ms", time.Since(start).Milliseconds(), "success", err == nil, "error_code", string(sfs.CodeOf(err)))
+	reply(res, err)
+}
+
+// peerUID is the uid of the process at the other end (SO_PEERCRED).
+func peerUID(conn *net.UnixConn) (uint32, error) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return 0, err
+	}
+	if cerr != nil {
+		return 0, cerr
+	}
+	return cred.Uid, nil
+}
+
+func decodeParams[T any](raw json.RawMessage) (T, error) {
+	var v T
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return v, &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: "malformed parameters"}
+	}
+	return v, nil
+}
+
+func (s *Server) workdir(alias string) (WorkdirPolicy, error) {
+	wp, ok := s.policy.Workdirs[alias]
+	if !ok {
+		return wp, &sfs.Error{Code: sfs.CodeWorkdirNotFound, Msg: fmt.Sprintf("%q: the bridge has no such workdir", sfs.DisplayPath(alias))}
+	}
+	return wp, nil
+}
+
+// withLease runs fn holding the workdir's lease (actions and pushes take
+// it themselves, so that they never overlap a write or a commit).
+func (s *Server) withLease(alias, purpose string, timeout time.Duration, fn func() (any, error)) (any, error) {
+	id, err := s.leases.Acquire(alias, purpose, timeout+30*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer s.leases.Release(alias, id)
+	return fn()
+}
+
+func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
+	switch req.Method {
+	case "lease.acquire", "lease.renew", "lease.release", "lease.guard_index":
+		p, err := decodeParams[leaseParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.workdir(p.Workdir); err != nil {
+			return nil, err
+		}
+		ttl := time.Duration(p.TTLSeconds) * time.Second
+		switch req.Method {
+		case "lease.acquire":
+			id, err := s.leases.Acquire(p.Workdir, p.Purpose, ttl)
+			return map[string]string{"lease": id}, err
+		case "lease.renew":
+			return struct{}{}, s.leases.Renew(p.Workdir, p.Lease, ttl)
+		case "lease.release":
+			return struct{}{}, s.leases.Release(p.Workdir, p.Lease)
+		default:
+			return struct{}{}, s.leases.GuardIndex(p.Workdir, p.Lease)
+		}
+	case "actions.list":
+		p, err := decodeParams[pushParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		wp, err := s.workdir(p.Workdir)
+		if err != nil {
+			return nil, err
+		}
+		out := []ActionInfo{}
+		for name, a := range wp.Actions {
+			out = append(out, ActionInfo{Name: name, Argument: a.Argument, Mutates: a.Mutates})
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+		return out, nil
+	case "actions.run":
+		p, err := decodeParams[actionParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		wp, err := s.workdir(p.Workdir)
+		if err != nil {
+			return nil, err
+		}
+		a, ok := wp.Actions[p.Action]
+		if !ok {
+			return nil, &sfs.Error{Code: sfs.CodeActionNotFound, Workdir: p.Workdir, Msg: fmt.Sprintf("has no action %q (inspect_repo view actions lists them)", sfs.DisplayPath(p.Action))}
+		}
+		timeout := DefaultActionTimeout
+		if a.TimeoutSeconds > 0 {
+			timeout = time.Duration(a.TimeoutSeconds) * time.Second
+		}
+		return s.withLease(p.Workdir, "action "+p.Action, timeout, func() (any, error) {
+			return RunAction(ctx, s.fs, p.Workdir, wp, p.Action, p.Path, RunLimits{})
+		})
+	case "repo.push":
+		p, err := decodeParams[pushParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		wp, err := s.workdir(p.Workdir)
+		if err != nil {
+			return nil, err
+		}
+		return s.withLease(p.Workdir, "push", DefaultPushTimeout, func() (any, error) {
+			return Push(ctx, s.fs, p.Workdir, wp, RunLimits{})
+		})
+	}
+	return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: fmt.Sprintf("unknown method %q", sfs.DisplayPath(req.Method))}
+}
+
+// toWire turns an error into its wire form; anything but an *fs.Error is
+// INTERNAL_ERROR without detail (the detail stays in the bridge's log).
+func toWire(err error) *WireError {
+	var e *sfs.Error
+	if errors.As(err, &e) && e.Code != sfs.CodeInternal {
+		return &WireError{Code: string(e.Code), Workdir: e.Workdir, Path: e.Path, Message: e.Msg}
+	}
+	return &WireError{Code: string(sfs.CodeInternal), Message: "the bridge failed; its log has the details"}
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/serverfs/serverfs/bridge"
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// uidFlags collects repeatable --allow-uid values.
+type uidFlags []uint32
+
+func (u *uidFlags) String() string { return fmt.Sprint(*u) }
+func (u *uidFlags) Set(v string) error {
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return fmt.Errorf("not a uid: %q", v)
+	}
+	*u = append(*u, uint32(n))
+	return nil
+}
+
+// bridgeCmd is `serverfs bridge`: the host-side runner of named actions
+// and pushes, and the owner of the writer leases, on a Unix socket.
+//
+//	serverfs bridge --policy FILE --socket PATH --token-file FILE [--allow-uid N]... [--state-dir DIR]
+//	serverfs bridge render-policy --out FILE   (from the .env fields in the environment)
+func bridgeCmd(args, environ []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "render-policy" {
+		return renderPolicy(args[1:], environ, stdout, stderr)
+	}
+	fset := flag.NewFlagSet("bridge", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	policyFile := fset.String("policy", "", "the private policy file (from render-policy)")
+	socket := fset.String("socket", "", "the Unix socket to serve (its directory is shared with the server container)")
+	tokenFile := fset.String("token-file", "", "the shared token (the server gets the same one as a secret)")
+	stateDir := fset.String("state-dir", "", "a private directory for recovery-guard snapshots (default: beside the policy)")
+	var uids uidFlags
+	fset.Var(&uids, "allow-uid", "a peer uid that may connect (repeatable; default: this process's uid)")
+	if err := fset.Parse(args); err != nil {
+		return 2
+	}
+	if *policyFile == "" || *socket == "" || *tokenFile == "" {
+		fmt.Fprintln(stderr, "serverfs bridge: --policy, --socket and --token-file are required")
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	policy, err := bridge.LoadPolicy(*policyFile)
+	if err != nil {
+		fmt.Fprintln(stderr, "serverfs bridge:", err)
+		return 1
+	}
+	tok, err := os.ReadFile(*tokenFile)
+	if err != nil {
+		fmt.Fprintln(stderr, "serverfs bridge: the token file cannot be read")
+		return 1
+	}
+	if len(uids) == 0 {
+		uids = append(uids, uint32(os.Getuid()))
+	}
+	dir := *stateDir
+	if dir == "" {
+		dir = policyDir(*policyFile)
+	}
+	srv, err := bridge.NewServer(policy, []byte(strings.TrimSpace(string(tok))), uids, dir, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "serverfs bridge:", err)
+		return 1
+	}
+	defer srv.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	log.Info("bridge serving", "event", "startup", "version", version, "workdirs", len(policy.Workdirs))
+	if err := srv.Listen(ctx, *socket); err != nil {
+		log.Error("bridge stopped", "event", "shutdown", "error", err.Error())
+		return 1
+	}
+	return 0
+}
+
+func policyDir(file string) string {
+	if i := strings.LastIndexByte(file, '/'); i > 0 {
+		return file[:i]
+	}
+	return "."
+}
+
+// renderPolicy writes the private policy file from the environment (the
+// operator's .env): host paths and actions go to the bridge only.
+func renderPolicy(args, environ []string, stdout, stderr io.Writer) int {
+	fset := flag.NewFlagSet("render-policy", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	out := fset.String("out", "", "the policy file to write (mode 0600)")
+	if err := fset.Parse(args); err != nil {
+		return 2
+	}
+	if *out == "" {
+		fmt.Fprintln(stderr, "serverfs bridge render-policy: --out is required")
+		return 2
+	}
+	p, err := bridge.RenderPolicy(environ)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if err := bridge.WritePolicy(*out, p); err != nil {
+		fmt.Fprintln(stderr, "serverfs bridge render-policy:", err)
+		return 1
+	}
+	n := 0
+	for _, w := range p.Workdirs {
+		n += len(w.Actions)
+	}
+	fmt.Fprintf(stdout, "policy written: %d workdirs, %d actions\n", len(p.Workdirs), n)
+	return 0
+}
+
+// bridgeClient returns the server's bridge client when SERVERFS_BRIDGE_SOCKET
+// and SERVERFS_BRIDGE_TOKEN_FILE are set, nil when neither is.
+func bridgeClient(environ []string) (*bridge.Client, error) {
+	env := sfs.EnvMap(environ)
+	socket, token := env["SERVERFS_BRIDGE_SOCKET"], env["SERVERFS_BRIDGE_TOKEN_FILE"]
+	switch {
+	case socket == "" && token == "":
+		return nil, nil
+	case socket == "" || token == "":
+		return nil, fmt.Errorf("SERVERFS_BRIDGE_SOCKET and SERVERFS_BRIDGE_TOKEN_FILE must be set together")
+	}
+	return bridge.NewClient(socket, token)
+}

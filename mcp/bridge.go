@@ -1,0 +1,114 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/serverfs/serverfs/bridge"
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// The host-bridge tools (issue 8): served when a bridge is configured
+// and some workdir has repo ops; push_repo only when one is also rw.
+
+type runRepoActionIn struct {
+	Workdir string `json:"workdir" jsonschema:"alias of a workdir with repo_ops true in list_workdirs"`
+	Action  string `json:"action" jsonschema:"the name of an action from inspect_repo view actions"`
+	Path    string `json:"path,omitempty" jsonschema:"only for actions whose argument is path or basename: a file relative to the workdir root"`
+}
+
+type pushRepoIn struct {
+	Workdir string `json:"workdir" jsonschema:"alias of a read-write workdir with repo_ops true in list_workdirs"`
+}
+
+func bridgeTools(push bool) []tool {
+	tools := []tool{{
+		def: &sdk.Tool{
+			Name: "run_repo_action",
+			Description: "Run one of the operator's named actions (a lint or test gate: inspect_repo view actions lists them) in the repository at the root of a workdir, on the host. " +
+				"You choose only the action and, for actions that take one, a path; the program, its arguments and environment are the administrator's. Every file the action depends on is checked against a pinned SHA-256 first (INTEGRITY_MISMATCH: nothing ran). " +
+				"Returns the exit code (non-zero is a result, not an error), the ends of stdout and stderr, and the duration; ACTION_TIMEOUT or OUTPUT_LIMIT_EXCEEDED when it was stopped. Actions never run at the same time as writes or commits on the same workdir.",
+			Annotations: &sdk.ToolAnnotations{Title: "Run repository action", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+			InputSchema: inputSchema[runRepoActionIn](nil),
+		},
+		register: register("run_repo_action", runRepoAction),
+	}}
+	if push {
+		tools = append(tools, tool{
+			def: &sdk.Tool{
+				Name: "push_repo",
+				Description: "Push the current branch of the repository at the root of a read-write workdir to its configured upstream branch, with the host user's own git credentials: exactly one ref (HEAD to the upstream branch), never forced, without hooks. " +
+					"Returns ok, or up_to_date; a refused push (not a fast-forward: pull and merge on the host first) is PUSH_REJECTED, and a detached HEAD or a branch without upstream is NO_UPSTREAM. There is no choice of remote, ref or force.",
+				Annotations: &sdk.ToolAnnotations{Title: "Push repository", ReadOnlyHint: false, IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
+				InputSchema: inputSchema[pushRepoIn](nil),
+			},
+			register: register("push_repo", pushRepo),
+		})
+	}
+	return tools
+}
+
+// repoWorkdir checks the workdir has repo ops and, for changes, is rw.
+func repoWorkdir(d *Deps, alias string, rw bool) (*sfs.Workdir, error) {
+	w, err := d.FS.Workdir(alias)
+	if err != nil {
+		return nil, err
+	}
+	if !w.RepoOps() {
+		return nil, &sfs.Error{Code: sfs.CodeRepoOpsDisabled, Workdir: w.Alias(), Msg: "has no repository tools: the administrator did not enable repo ops on it"}
+	}
+	if rw && w.Mode() != sfs.ModeReadWrite {
+		return nil, &sfs.Error{Code: sfs.CodeWorkdirReadOnly, Workdir: w.Alias(), Msg: "is read-only"}
+	}
+	if d.Bridge == nil {
+		return nil, &sfs.Error{Code: sfs.CodeBridgeUnavailable, Msg: "no host bridge is configured"}
+	}
+	return w, nil
+}
+
+func runRepoAction(ctx context.Context, d *Deps, in runRepoActionIn) (*bridge.ActionResult, callInfo, error) {
+	info := callInfo{workdir: in.Workdir, path: in.Path}
+	w, err := repoWorkdir(d, in.Workdir, false)
+	if err != nil {
+		return nil, info, err
+	}
+	path := ""
+	if in.Path != "" {
+		// The server's policy first; the bridge checks again on the host.
+		if path, err = w.CleanPath(in.Path); err != nil {
+			return nil, info, err
+		}
+		if path == "" {
+			return nil, info, argErr("path %q is the workdir root; name a file", sfs.DisplayPath(in.Path))
+		}
+	}
+	res, err := d.Bridge.RunAction(ctx, in.Workdir, in.Action, path)
+	return res, info, err
+}
+
+func pushRepo(ctx context.Context, d *Deps, in pushRepoIn) (*bridge.PushResult, callInfo, error) {
+	info := callInfo{workdir: in.Workdir}
+	if _, err := repoWorkdir(d, in.Workdir, true); err != nil {
+		return nil, info, err
+	}
+	res, err := d.Bridge.Push(ctx, in.Workdir)
+	return res, info, err
+}
+
+// actionsOf lists a workdir's named actions from the bridge (none
+// without a bridge).
+func actionsOf(ctx context.Context, d *Deps, alias string) ([]bridge.ActionInfo, error) {
+	if d.Bridge == nil {
+		return []bridge.ActionInfo{}, nil
+	}
+	out, err := d.Bridge.Actions(ctx, alias)
+	if err != nil {
+		return nil, fmt.Errorf("listing actions: %w", err)
+	}
+	if out == nil {
+		out = []bridge.ActionInfo{}
+	}
+	return out, nil
+}

@@ -1,0 +1,178 @@
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/serverfs/serverfs/bridge"
+	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git"
+)
+
+// withBridge starts a real bridge for the environment's workdir "wd" (the
+// actions given) and wires its client into the server: the lease too.
+func withBridge(t *testing.T, e *testEnv, actions map[string]bridge.Action) *bridge.Client {
+	t.Helper()
+	policy := &bridge.Policy{Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, ReadWrite: true, RepoOps: true, Actions: actions}}}
+	srv, err := bridge.NewServer(policy, []byte("0123456789abcdef-mcp-test"), []uint32{uint32(os.Getuid())}, t.TempDir(), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(t.TempDir(), "b.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx, ln.(*net.UnixListener)); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; srv.Close() })
+	tok := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tok, []byte("0123456789abcdef-mcp-test"), 0o600)
+	c, err := bridge.NewClient(sock, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The FS's writes take the bridge's lease, as serve wires it.
+	e.deps.FS.Close()
+	cfg, _ := sfs.LoadConfig(nil, []string{"wd=" + e.root + ":rw:repo", "ro=" + filepath.Join(e.parent, "ro")})
+	f, err := sfs.New(cfg, sfs.Options{Lease: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	e.deps.FS = f
+	e.deps.Bridge = c
+	return c
+}
+
+func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+// TestBridgeAcceptanceFlow is seed v0.23's acceptance flow against a real
+// bare remote: inspect_repo(actions) -> inspect_repo(status) -> a named
+// lint action -> edit -> commit_repo_changes -> push_repo -> clean status.
+func TestBridgeAcceptanceFlow(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	e := newRWEnv(t)
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	gitIn(t, e.parent, "init", "-q", "--bare", "-b", "main", remote)
+	lint := []byte("#!/bin/sh\n# lint: fails on TODO\n! grep -rn TODO sub/\n")
+	writeFile(t, filepath.Join(e.root, "tools/lint.sh"), lint)
+	gitIn(t, e.root, "init", "-q", "-b", "main")
+	gitIn(t, e.root, "config", "user.name", "Agent")
+	gitIn(t, e.root, "config", "user.email", "agent@example.invalid")
+	gitIn(t, e.root, "remote", "add", "origin", remote)
+	gitIn(t, e.root, "add", "-A")
+	gitIn(t, e.root, "commit", "-qm", "base")
+	gitIn(t, e.root, "push", "-q", "-u", "origin", "main")
+	withBridge(t, e, map[string]bridge.Action{
+		"lint": {Argv: []string{"sh", "tools/lint.sh"}, Argument: bridge.ArgumentNone, Integrity: map[string]string{"tools/lint.sh": sha(lint)}},
+	})
+	cs := e.client(t, e.serveHTTP(t))
+
+	names := []string{}
+	for _, tool := range listTools(t, cs) {
+		names = append(names, tool.Name)
+	}
+	for _, want := range []string{"run_repo_action", "push_repo"} {
+		if !slices.Contains(names, want) {
+			t.Fatalf("tools/list without %s: %v", want, names)
+		}
+	}
+	out := structured[inspectRepoOut](t, e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "actions"}))
+	if len(out.Actions) != 1 || out.Actions[0] != (bridge.ActionInfo{Name: "lint", Argument: "none"}) {
+		t.Fatalf("actions: %+v", out.Actions)
+	}
+	out = structured[inspectRepoOut](t, e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "status"}))
+	if out.Status.Upstream != "origin/main" || *out.Status.Ahead != 0 || len(out.Status.Entries) != 0 {
+		t.Fatalf("status: %+v", out.Status)
+	}
+	win := structured[sfs.TextWindow](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt"}))
+	structured[sfs.WriteResult](t, e.call(t, cs, "edit_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt", "expected_revision": win.Revision,
+		"edits": []map[string]any{{"old_text": "beta", "new_text": "beta TODO"}}}))
+	res := structured[bridge.ActionResult](t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": "wd", "action": "lint"}))
+	if res.ExitCode == 0 || !strings.Contains(res.Stdout, "sub/a.txt") {
+		t.Fatalf("lint on a TODO: %+v", res)
+	}
+	win = structured[sfs.TextWindow](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt"}))
+	structured[sfs.WriteResult](t, e.call(t, cs, "edit_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt", "expected_revision": win.Revision,
+		"edits": []map[string]any{{"old_text": "beta TODO", "new_text": "gamma"}}}))
+	if res := structured[bridge.ActionResult](t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": "wd", "action": "lint"})); res.ExitCode != 0 {
+		t.Fatalf("lint after the fix: %+v", res)
+	}
+	c := structured[git.CommitResult](t, e.call(t, cs, "commit_repo_changes", map[string]any{"workdir": "wd", "paths": []string{"sub/a.txt"}, "message": "Fix a.txt"}))
+	p := structured[bridge.PushResult](t, e.call(t, cs, "push_repo", map[string]any{"workdir": "wd"}))
+	if p.Status != "ok" {
+		t.Fatalf("push: %+v", p)
+	}
+	if got := strings.TrimSpace(gitIn(t, remote, "rev-parse", "main")); got != c.Commit {
+		t.Fatalf("remote main %s, commit %s", got, c.Commit)
+	}
+	out = structured[inspectRepoOut](t, e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "status"}))
+	if *out.Status.Ahead != 0 || *out.Status.Behind != 0 || len(out.Status.Entries) != 0 {
+		t.Fatalf("final status: %+v", out.Status)
+	}
+	if p := structured[bridge.PushResult](t, e.call(t, cs, "push_repo", map[string]any{"workdir": "wd"})); p.Status != "up_to_date" {
+		t.Fatalf("second push: %+v", p)
+	}
+	// Refusals through the protocol.
+	toolErr(t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": "wd", "action": "rm -rf"}), "ACTION_NOT_FOUND: ")
+	toolErr(t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": "ro", "action": "lint"}), "REPO_OPS_DISABLED: ")
+	toolErr(t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": "wd", "action": "lint", "path": "../x"}), "PATH_OUTSIDE_WORKDIR: ")
+	// A pin that no longer matches: nothing runs.
+	writeFile(t, filepath.Join(e.root, "tools/lint.sh"), []byte("#!/bin/sh\ntouch PWNED\n"))
+	toolErr(t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": "wd", "action": "lint"}), "INTEGRITY_MISMATCH: ")
+	if _, err := os.Stat(filepath.Join(e.root, "PWNED")); !os.IsNotExist(err) {
+		t.Fatal("a changed pinned script ran")
+	}
+}
+
+// TestBridgeLeaseExcludesWrites: while an action holds the workdir's
+// lease (blocked on a FIFO), a write waits for it; it succeeds once the
+// action has finished.
+func TestBridgeLeaseExcludesWrites(t *testing.T) {
+	e := newRWEnv(t)
+	fifo := filepath.Join(t.TempDir(), "gate")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := withBridge(t, e, map[string]bridge.Action{"wait": {Argv: []string{"cat", fifo}, Argument: bridge.ArgumentNone}})
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.RunAction(context.Background(), "wd", "wait", "")
+		done <- err
+	}()
+	// The action holds the lease once it has opened the FIFO for reading:
+	// opening it for writing returns exactly then.
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	_, err = e.deps.FS.WriteFile(ctx, "wd", "new.txt", "x\n", "")
+	cancel()
+	if sfs.CodeOf(err) != sfs.CodeCanceled {
+		t.Fatalf("a write during the action: %v (want it to wait for the lease)", err)
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "new.txt")); !os.IsNotExist(err) {
+		t.Fatal("the write happened while the action held the lease")
+	}
+	w.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.deps.FS.WriteFile(context.Background(), "wd", "new.txt", "x\n", ""); err != nil {
+		t.Fatalf("after the action: %v", err)
+	}
+}
