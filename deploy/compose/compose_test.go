@@ -61,11 +61,12 @@ func TestComposeText(t *testing.T) {
 			t.Errorf("compose.yml contains %q", bad)
 		}
 	}
-	if n := strings.Count(text, "create_host_path: false"); n != Slots {
-		t.Errorf("create_host_path: false appears %d times, want %d", n, Slots)
+	// The 16 slots and the bridge's socket directory.
+	if n := strings.Count(text, "create_host_path: false"); n != Slots+1 {
+		t.Errorf("create_host_path: false appears %d times, want %d", n, Slots+1)
 	}
-	if n := strings.Count(text, "- type: bind"); n != Slots {
-		t.Errorf("long-syntax bind mounts: %d, want %d", n, Slots)
+	if n := strings.Count(text, "- type: bind"); n != Slots+1 {
+		t.Errorf("long-syntax bind mounts: %d, want %d", n, Slots+1)
 	}
 	if regexp.MustCompile(`(?m)^\s*- [^ ]*:/workdirs`).MatchString(text) {
 		t.Error("compose.yml uses the short volume syntax")
@@ -263,10 +264,10 @@ func TestComposeLoads(t *testing.T) {
 
 	// Mounts: 16, long syntax, bind, no host path creation, .empty for unset
 	// slots, read-only unless the slot says false.
-	if len(srv.Volumes) != Slots {
-		t.Fatalf("%s has %d volumes, want %d", ServerService, len(srv.Volumes), Slots)
+	if len(srv.Volumes) != Slots+1 {
+		t.Fatalf("%s has %d volumes, want %d (the slots and the bridge)", ServerService, len(srv.Volumes), Slots+1)
 	}
-	for i, v := range srv.Volumes {
+	for i, v := range srv.Volumes[:Slots] {
 		n := i + 1
 		sc, set := slots[n]
 		wantSource := filepath.Join(root, ".empty")
@@ -297,7 +298,7 @@ func TestComposeLoads(t *testing.T) {
 
 	// The server's environment: aliases, descriptions, modes and limits only;
 	// no host path, no tunnel secret.
-	wantKeys := map[string]bool{"TZ": true, "SERVERFS_LISTEN": true}
+	wantKeys := map[string]bool{"TZ": true, "SERVERFS_LISTEN": true, "SERVERFS_BRIDGE_SOCKET": true, "SERVERFS_BRIDGE_TOKEN_FILE": true}
 	for _, l := range append(slices.Clone(Limits), ServerSettings...) {
 		wantKeys[l.Name] = true
 	}
@@ -412,8 +413,11 @@ func TestComposeLoads(t *testing.T) {
 	if n, ok := p.Networks[EgressNetwork]; !ok || n.Internal {
 		t.Errorf("%s: %+v (present %v), want a non-internal network", EgressNetwork, n, ok)
 	}
-	if len(p.Volumes) != 0 || len(p.Secrets) != 0 || len(p.Configs) != 0 {
-		t.Errorf("unexpected top-level volumes/secrets/configs")
+	if _, ok := p.Secrets[BridgeSecret]; len(p.Volumes) != 0 || len(p.Secrets) != 1 || !ok || len(p.Configs) != 0 {
+		t.Errorf("unexpected top-level volumes/secrets/configs (only the bridge token secret is expected)")
+	}
+	if len(tun.Secrets) != 0 {
+		t.Errorf("the tunnel gets secrets: %+v", tun.Secrets)
 	}
 }
 
@@ -490,7 +494,15 @@ func TestComposeWithEnvExample(t *testing.T) {
 func TestComposeEmptyEnv(t *testing.T) {
 	p := mustLoad(t, "")
 	srv := service(t, p, ServerService)
-	for i, v := range srv.Volumes {
+	for _, k := range []string{"SERVERFS_BRIDGE_SOCKET", "SERVERFS_BRIDGE_TOKEN_FILE"} {
+		if v, _ := env(srv, k); v != "" {
+			t.Errorf("no bridge configured, but the server gets %s=%q", k, v)
+		}
+	}
+	if b := srv.Volumes[Slots]; b.Target != BridgeTarget || !b.ReadOnly || !strings.HasSuffix(b.Source, "/.empty") {
+		t.Errorf("bridge mount without a bridge: %+v", b)
+	}
+	for i, v := range srv.Volumes[:Slots] {
 		if !v.ReadOnly || !strings.HasSuffix(v.Source, "/.empty") {
 			t.Errorf("slot %02d: %s read_only %v", i+1, v.Source, v.ReadOnly)
 		}
@@ -527,4 +539,45 @@ func sortedCopy(s []string) []string {
 	c := slices.Clone(s)
 	slices.Sort(c)
 	return c
+}
+
+// TestComposeBridge: with SERVERFS_BRIDGE_DIR set the server gets the
+// socket path and the token secret, the directory is mounted read-only,
+// and the bridge's policy inputs (REPO_ACTIONS_JSON, host paths) never
+// reach the server's environment.
+func TestComposeBridge(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "token")
+	os.WriteFile(tok, []byte("0123456789abcdef0123"), 0o600)
+	work := t.TempDir()
+	actions := `{"lint":{"argv":["make","lint"],"mutates":false,"argument":"none"}}`
+	p := mustLoad(t, fmt.Sprintf("SERVERFS_BRIDGE_DIR=%s\nSERVERFS_BRIDGE_TOKEN=%s\nWORKDIR_01_ALIAS=w\nWORKDIR_01_PATH=%s\nWORKDIR_01_REPO_OPS_ENABLED=true\nWORKDIR_01_REPO_ACTIONS_JSON='%s'\n", dir, tok, work, actions))
+	srv := service(t, p, ServerService)
+	if v, _ := env(srv, "SERVERFS_BRIDGE_SOCKET"); v != BridgeTarget+"/bridge.sock" {
+		t.Errorf("SERVERFS_BRIDGE_SOCKET=%q", v)
+	}
+	if v, _ := env(srv, "SERVERFS_BRIDGE_TOKEN_FILE"); v != "/run/secrets/"+BridgeSecret {
+		t.Errorf("SERVERFS_BRIDGE_TOKEN_FILE=%q", v)
+	}
+	if v, _ := env(srv, "WORKDIR_01_REPO_OPS_ENABLED"); v != "true" {
+		t.Errorf("WORKDIR_01_REPO_OPS_ENABLED=%q", v)
+	}
+	if b := srv.Volumes[Slots]; b.Source != dir || b.Target != BridgeTarget || !b.ReadOnly {
+		t.Errorf("bridge mount %+v", b)
+	}
+	if len(srv.Secrets) != 1 || srv.Secrets[0].Source != BridgeSecret {
+		t.Errorf("secrets %+v", srv.Secrets)
+	}
+	if s, ok := p.Secrets[BridgeSecret]; !ok || s.File != tok {
+		t.Errorf("top-level secret %+v", p.Secrets)
+	}
+	for k, v := range srv.Environment {
+		val := ""
+		if v != nil {
+			val = *v
+		}
+		if strings.Contains(k, "ACTIONS") || strings.Contains(val, "make") || strings.Contains(val, work) || strings.Contains(val, dir) && k != "SERVERFS_BRIDGE_SOCKET" {
+			t.Errorf("the server's environment carries %s=%q", k, val)
+		}
+	}
 }

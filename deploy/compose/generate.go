@@ -39,6 +39,10 @@ const (
 	DefaultGID      = "10001"
 	WorkdirsRoot    = "/workdirs"
 	EmptyDir        = "./.empty"
+	// BridgeTarget is where the bridge's socket directory is mounted;
+	// BridgeSecret the compose secret holding its token.
+	BridgeTarget = "/run/serverfs-bridge"
+	BridgeSecret = "bridge_token"
 )
 
 // Limit is one numeric SERVERFS_* limit with its built-in default (seed
@@ -117,6 +121,9 @@ func ComposeYAML() string {
 	for _, s := range ServerSettings {
 		p("      %s: ${%s:-}", s.Name, s.Name)
 	}
+	p("      # Set only when SERVERFS_BRIDGE_DIR is: the host bridge's socket and token.")
+	p("      SERVERFS_BRIDGE_SOCKET: ${SERVERFS_BRIDGE_DIR:+%s/bridge.sock}", BridgeTarget)
+	p("      SERVERFS_BRIDGE_TOKEN_FILE: ${SERVERFS_BRIDGE_DIR:+/run/secrets/%s}", BridgeSecret)
 	for _, l := range Limits {
 		p("      %s: ${%s:-}", l.Name, l.Name)
 	}
@@ -139,6 +146,17 @@ func ComposeYAML() string {
 		p("        bind:")
 		p("          create_host_path: false")
 	}
+	p("    # The host bridge's socket directory (serverfs bridge --socket DIR/bridge.sock;")
+	p("    # unset: the empty placeholder, no bridge). Host paths and named actions stay")
+	p("    # in the bridge's private policy on the host.")
+	p("      - type: bind")
+	p("        source: ${SERVERFS_BRIDGE_DIR:-%s}", EmptyDir)
+	p("        target: %s", BridgeTarget)
+	p("        read_only: true")
+	p("        bind:")
+	p("          create_host_path: false")
+	p("    secrets:")
+	p("      - %s", BridgeSecret)
 	p("    expose:")
 	p("      - \"%s\"", ServerPort)
 	p("    networks:")
@@ -176,6 +194,12 @@ func ComposeYAML() string {
 	p("      - %s", InternalNetwork)
 	p("      - %s", EgressNetwork)
 	hardening(p)
+	p("")
+	p("secrets:")
+	p("  # The token shared with the host bridge (readable by SERVERFS_UID; unset: a")
+	p("  # placeholder, and no bridge is used).")
+	p("  %s:", BridgeSecret)
+	p("    file: ${SERVERFS_BRIDGE_TOKEN:-%s/%s}", EmptyDir, ".serverfs-disabled")
 	p("")
 	p("networks:")
 	p("  # No route out: only the tunnel reaches %s.", ServerService)
@@ -254,6 +278,17 @@ func EnvExample() string {
 		p("%s=true", SlotVar(n, "READ_ONLY"))
 		p("%s=false", SlotVar(n, "REPO_OPS_ENABLED"))
 	}
+	p("")
+	p("")
+	p(rule)
+	p("# Host bridge (optional: named actions and push_repo; see deploy/serverfs-bridge.service)")
+	p(rule)
+	p("")
+	p("# The directory holding the bridge's socket (bridge.sock), and its token file")
+	p("# (readable by SERVERFS_UID). Empty: no bridge. The bridge itself reads its")
+	p("# policy (host paths, WORKDIR_NN_REPO_ACTIONS_JSON) from a private file on the host.")
+	p("SERVERFS_BRIDGE_DIR=")
+	p("SERVERFS_BRIDGE_TOKEN=")
 	p("")
 	p("")
 	p(rule)
