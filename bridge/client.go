@@ -65,10 +65,13 @@ func (c *Client) call(ctx context.Context, method string, params, out any) error
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	if _, err := conn.Write(append(req, '\n')); err != nil {
-		return unavailable(err)
-	}
+	// A refusal may be written before the request is read (a peer the
+	// bridge does not accept): a failed write still reads the answer.
+	_, werr := conn.Write(append(req, '\n'))
 	line, err := bufio.NewReaderSize(conn, 64<<10).ReadString('\n')
+	if werr != nil && line == "" {
+		return unavailable(werr)
+	}
 	if err != nil && line == "" {
 		if ctx.Err() != nil {
 			return &sfs.Error{Code: sfs.CodeCanceled, Msg: "the request was cancelled or timed out", Err: ctx.Err()}

@@ -44,6 +44,27 @@ func NewLeases(stateDir string, roots map[string]string) *Leases {
 	return &Leases{now: time.Now, held: map[string]*lease{}, stateDir: stateDir, roots: roots}
 }
 
+// RecoverAll applies the guards a previous bridge process left behind: a
+// bridge that died held every lease it had granted, so each snapshot in
+// the state directory belongs to a commit that never finished. It runs
+// before the new bridge grants any lease.
+func (l *Leases) RecoverAll() (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for alias := range l.roots {
+		snap := filepath.Join(l.stateDir, "guard-"+alias+".index")
+		if _, err := os.Stat(snap); err != nil {
+			continue
+		}
+		if err := l.recover(alias, &lease{guard: snap}); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
 func busy(alias, purpose string) error {
 	return &sfs.Error{Code: sfs.CodeLeaseBusy, Workdir: alias, Msg: fmt.Sprintf("is busy: another change (%s) holds its writer lease; try again", purpose)}
 }

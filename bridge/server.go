@@ -121,7 +121,14 @@ func NewServer(policy *Policy, token []byte, allowUIDs []uint32, stateDir string
 	for _, u := range allowUIDs {
 		allow[u] = true
 	}
-	return &Server{policy: policy, fs: f, leases: NewLeases(stateDir, roots), token: token, allowUIDs: allow, log: log}, nil
+	leases := NewLeases(stateDir, roots)
+	if n, err := leases.RecoverAll(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bridge: recovery guard: %w", err)
+	} else if n > 0 {
+		log.Warn("restored the index of commits a previous bridge left unfinished", "event", "recovery_guard", "workdirs", n)
+	}
+	return &Server{policy: policy, fs: f, leases: leases, token: token, allowUIDs: allow, log: log}, nil
 }
 
 // Close releases the workdir descriptors.

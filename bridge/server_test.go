@@ -147,9 +147,9 @@ func TestBridgeRefusesOtherUID(t *testing.T) {
 	cmd := exec.Command(bin, "-test.run=^TestBridgeRefusesOtherUID$", "-test.count=1")
 	cmd.Env = []string{"SERVERFS_BRIDGE_UID_SOCKET=" + sock, "TMPDIR=/tmp"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, _ := cmd.CombinedOutput()
+	out, err := cmd.CombinedOutput()
 	if !strings.Contains(string(out), "CODE="+string(sfs.CodeBridgeAuthFailed)) {
-		t.Fatalf("client as uid 65534:\n%s", out)
+		t.Fatalf("client as uid 65534: %v\n%s", err, out)
 	}
 }
 
@@ -231,5 +231,39 @@ func TestLeaseRecoveryGuard(t *testing.T) {
 	l2.Acquire("wd", "next", 0)
 	if b, _ := os.ReadFile(index); string(b) != "COMMITTED" {
 		t.Fatalf("a released lease's guard was applied: %q", b)
+	}
+}
+
+// TestBridgeRestartAppliesGuards: a bridge killed while a commit held the
+// lease with an index guard: the next bridge process restores the index
+// (and removes the dead commit's index.lock) before granting any lease.
+func TestBridgeRestartAppliesGuards(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, ".git"), 0o755)
+	index := filepath.Join(root, ".git", "index")
+	os.WriteFile(index, []byte("BEFORE THE COMMIT"), 0o644)
+	state := t.TempDir()
+	first := NewLeases(state, map[string]string{"wd": root})
+	id, _ := first.Acquire("wd", "commit", time.Minute)
+	if err := first.GuardIndex("wd", id); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(index, []byte("HALF"), 0o644)
+	os.WriteFile(index+".lock", nil, 0o644)
+	// The first bridge is gone (its table with it); a new one starts.
+	policy := &Policy{Workdirs: map[string]WorkdirPolicy{"wd": {Root: root, ReadWrite: true, RepoOps: true}}}
+	srv, err := NewServer(policy, []byte(testToken), []uint32{0}, state, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if b, _ := os.ReadFile(index); string(b) != "BEFORE THE COMMIT" {
+		t.Fatalf("index after the restart: %q", b)
+	}
+	if _, err := os.Stat(index + ".lock"); !os.IsNotExist(err) {
+		t.Fatal("index.lock left behind")
+	}
+	if n, _ := srv.leases.RecoverAll(); n != 0 {
+		t.Fatalf("a guard was applied twice (%d)", n)
 	}
 }

@@ -142,7 +142,14 @@ func TestBridgeAcceptanceFlow(t *testing.T) {
 // lease (blocked on a FIFO), a write waits for it; it succeeds once the
 // action has finished.
 func TestBridgeLeaseExcludesWrites(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
 	e := newRWEnv(t)
+	gitIn(t, e.root, "init", "-q", "-b", "main")
+	gitIn(t, e.root, "config", "user.name", "A")
+	gitIn(t, e.root, "config", "user.email", "a@example.invalid")
+	gitIn(t, e.root, "add", "-A")
+	gitIn(t, e.root, "commit", "-qm", "base")
+	writeFile(t, filepath.Join(e.root, "README.md"), []byte("changed\n"))
 	fifo := filepath.Join(t.TempDir(), "gate")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -168,11 +175,26 @@ func TestBridgeLeaseExcludesWrites(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.root, "new.txt")); !os.IsNotExist(err) {
 		t.Fatal("the write happened while the action held the lease")
 	}
+	// A commit waits for the same lease.
+	repo, err := git.Open(e.deps.FS, "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := gitIn(t, e.root, "rev-parse", "HEAD")
+	ctx, cancel = context.WithTimeout(context.Background(), 500*time.Millisecond)
+	_, err = repo.Commit(ctx, []string{"README.md"}, "during the action")
+	cancel()
+	if sfs.CodeOf(err) != sfs.CodeCanceled || gitIn(t, e.root, "rev-parse", "HEAD") != head {
+		t.Fatalf("a commit during the action: %v (want it to wait for the lease)", err)
+	}
 	w.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.deps.FS.WriteFile(context.Background(), "wd", "new.txt", "x\n", ""); err != nil {
 		t.Fatalf("after the action: %v", err)
+	}
+	if _, err := repo.Commit(context.Background(), []string{"README.md"}, "after the action"); err != nil {
+		t.Fatalf("commit after the action: %v", err)
 	}
 }
