@@ -245,7 +245,8 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 
 	// Index against HEAD.
 	stages := map[string]int{} // unmerged paths: bit n-1 set when stage n exists
-	tracked := make(map[string]*index.Entry, len(idx.entries))
+	tracked := make(map[string]trackedEntry, len(idx.entries))
+	var trackedList []*index.Entry // by slot
 	paths := make([]string, 0, len(idx.entries))
 	// Entries git does not compare with the work tree: assume-unchanged
 	// and skip-worktree (sparse checkout) ones.
@@ -263,7 +264,8 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 			stages[ie.Name] |= 1 << (ie.Stage - 1)
 			continue
 		}
-		tracked[ie.Name] = ie
+		tracked[ie.Name] = trackedEntry{Entry: ie, slot: len(trackedList)}
+		trackedList = append(trackedList, ie)
 		paths = append(paths, ie.Name)
 		if same.covers(ie.Name) {
 			if ie.IntentToAdd && !unchecked[ie.Name] {
@@ -310,20 +312,18 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 	}
 
 	// The work tree against the index, and untracked paths.
-	wt, err := r.scanWorktree(ctx, scanInput{tracked: tracked, stages: stages, unchecked: unchecked, paths: paths, idxStat: idxStat})
+	seen := make([]bool, len(trackedList)) // by slot: found in the work tree
+	wt, err := r.scanWorktree(ctx, scanInput{tracked: tracked, seen: seen, stages: stages, unchecked: unchecked, paths: paths, idxStat: idxStat})
 	if err != nil {
 		return nil, err
 	}
 	for _, res := range wt.changes {
 		entry(res.path).Unstaged = res.code
 	}
-	seen, untracked := wt.seen, wt.untracked
-	for p, ie := range tracked {
-		if !seen[p] && r.visible(p) {
-			if ie.Mode == filemode.Submodule || unchecked[p] {
-				continue
-			}
-			entry(p).Unstaged = "D"
+	untracked := wt.untracked
+	for i, ie := range trackedList {
+		if !seen[i] && ie.Mode != filemode.Submodule && !unchecked[ie.Name] && r.visible(ie.Name) {
+			entry(ie.Name).Unstaged = "D"
 		}
 	}
 
@@ -348,6 +348,13 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 		}
 	}
 	return st, nil
+}
+
+// trackedEntry is a merged index entry and its slot in the scan's seen
+// flags (each written by the one walk that meets the path).
+type trackedEntry struct {
+	*index.Entry
+	slot int
 }
 
 // SortEntries puts entries in their canonical order: by path (byte

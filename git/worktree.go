@@ -23,7 +23,8 @@ import (
 // directory at a time on every core.
 
 type scanInput struct {
-	tracked   map[string]*index.Entry
+	tracked   map[string]trackedEntry
+	seen      []bool // by tracked slot; set by the walk that meets the path
 	stages    map[string]int
 	unchecked map[string]bool
 	paths     []string // every index path, sorted
@@ -31,9 +32,8 @@ type scanInput struct {
 }
 
 type scanResult struct {
-	seen      map[string]bool // tracked paths found in the work tree
-	untracked []string        // an untracked repository ends in "/"
-	changes   []statResult    // unstaged codes of tracked files
+	untracked []string     // an untracked repository ends in "/"
+	changes   []statResult // unstaged codes of tracked files
 }
 
 // walkWorkers walk top-level directories in parallel; each compares the
@@ -68,7 +68,6 @@ type treeWalk struct {
 	root    bool      // the walk of the root directory: queue subdirectories
 	queue   []subtree // root walk: directories to walk next
 	ignored map[string]bool
-	seen    []string
 	untrack []string
 	changes []statResult
 	err     error
@@ -82,7 +81,7 @@ func (r *Repo) scanWorktree(ctx context.Context, in scanInput) (*scanResult, err
 	budget := &atomic.Int64{}
 	budget.Store(int64(r.fs.Limits().MaxWalkEntries))
 
-	fromIndex := r.skipWorktreeBlobs(func(p string) *index.Entry { return in.tracked[p] })
+	fromIndex := r.skipWorktreeBlobs(func(p string) *index.Entry { return in.tracked[p].Entry })
 	rootIgn := r.newIgnoreStack(fromIndex)
 	root := &treeWalk{r: r, in: &in, ign: rootIgn, budget: budget, root: true, ignored: map[string]bool{}}
 	rootRes, rootErr := r.w.Walk(ctx, "", sfs.WalkOptions{MaxEntries: r.fs.Limits().MaxWalkEntries, Enter: rootIgn.enter, Visit: root.visit})
@@ -119,7 +118,7 @@ func (r *Repo) scanWorktree(ctx context.Context, in scanInput) (*scanResult, err
 		walkErrs = append(walkErrs, subErrs...)
 	}
 
-	out := &scanResult{seen: make(map[string]bool, len(in.tracked))}
+	out := &scanResult{}
 	for i, tw := range walks {
 		if walkErrs[i] != nil {
 			return nil, walkErrs[i]
@@ -136,9 +135,6 @@ func (r *Repo) scanWorktree(ctx context.Context, in scanInput) (*scanResult, err
 				reason = sfs.TruncatedWalkLimit
 			}
 			return nil, &sfs.Error{Code: sfs.CodeDirectoryTooLarge, Workdir: alias, Msg: fmt.Sprintf("the work tree is too large to compare (%s: more than SERVERFS_MAX_WALK_ENTRIES entries or too deep)", reason)}
-		}
-		for _, p := range tw.seen {
-			out.seen[p] = true
 		}
 		out.untracked = append(out.untracked, tw.untrack...)
 		out.changes = append(out.changes, tw.changes...)
@@ -163,13 +159,14 @@ func (tw *treeWalk) visit(we *sfs.WalkEntry) sfs.WalkAction {
 	}
 	in := tw.in
 	isDir := we.Type == sfs.TypeDirectory
-	if in.stages[we.Path] != 0 && !isDir {
+	if len(in.stages) > 0 && in.stages[we.Path] != 0 && !isDir {
 		return sfs.WalkContinue // unmerged: reported from the index
 	}
-	ie := in.tracked[we.Path]
+	te := in.tracked[we.Path]
+	ie := te.Entry
 	if ie != nil && !isDir {
-		tw.seen = append(tw.seen, we.Path)
-		if !ie.IntentToAdd && !in.unchecked[we.Path] {
+		in.seen[te.slot] = true
+		if !ie.IntentToAdd && (len(in.unchecked) == 0 || !in.unchecked[we.Path]) {
 			code, err := tw.r.worktreeChange(we, ie, in.idxStat)
 			if err != nil {
 				tw.err = err
@@ -182,7 +179,7 @@ func (tw *treeWalk) visit(we *sfs.WalkEntry) sfs.WalkAction {
 		return sfs.WalkContinue
 	}
 	if ie != nil && isDir && ie.Mode == filemode.Submodule {
-		tw.seen = append(tw.seen, we.Path)
+		in.seen[te.slot] = true
 		return sfs.WalkSkipDir
 	}
 	parent := ""
