@@ -150,14 +150,15 @@ func (c *Client) Acquire(ctx context.Context, workdir string) (func(), error) {
 	}, nil
 }
 
-// GuardIndex asks the bridge to snapshot the workdir's index under the
-// lease this process holds, to be restored if this process dies before
-// releasing it (see Leases.GuardIndex). git.Commit calls it.
-func (c *Client) GuardIndex(ctx context.Context, workdir string) error {
+// GuardCommit registers the commit this process is making (its
+// .git/index.lock exists; ref has the value old) under the lease it
+// holds, so that the bridge finishes or undoes it if this process dies
+// (see Leases.GuardCommit). git.Commit calls it.
+func (c *Client) GuardCommit(ctx context.Context, workdir, ref, old string) error {
 	c.mu.Lock()
 	id := c.leases[workdir]
 	c.mu.Unlock()
-	return c.call(ctx, "lease.guard_index", leaseParams{Workdir: workdir, Lease: id}, nil)
+	return c.call(ctx, "lease.guard_commit", leaseParams{Workdir: workdir, Lease: id, Ref: ref, Old: old}, nil)
 }
 
 // Actions lists the workdir's named actions.

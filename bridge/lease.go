@@ -3,11 +3,15 @@ package bridge
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	sfs "github.com/serverfs/serverfs/fs"
 )
@@ -16,13 +20,13 @@ import (
 // shared by every process that changes a workdir: the MCP server's writes
 // and commits, and the bridge's own actions and pushes. A lease expires
 // when its holder stops renewing it (a crashed server); before the next
-// holder gets it, the recovery guard runs: an index snapshot the dead
-// holder registered (a commit in flight) is put back.
+// holder gets it, the recovery guard runs: a commit the dead holder had in
+// flight is finished or undone (see GuardCommit).
 type Leases struct {
 	mu       sync.Mutex
 	now      func() time.Time
 	held     map[string]*lease // by workdir alias
-	stateDir string            // private: index snapshots of guards
+	stateDir string            // private: the guards of commits in flight
 	roots    map[string]string // alias -> host root (to restore an index)
 }
 
@@ -30,7 +34,7 @@ type lease struct {
 	id      string
 	purpose string
 	expires time.Time
-	guard   string // path of an index snapshot to restore if the holder dies
+	guard   string // path of the commit guard to apply if the holder dies
 }
 
 // Lease timing.
@@ -44,22 +48,23 @@ func NewLeases(stateDir string, roots map[string]string) *Leases {
 	return &Leases{now: time.Now, held: map[string]*lease{}, stateDir: stateDir, roots: roots}
 }
 
-// RecoverAll applies the guards a previous bridge process left behind: a
-// bridge that died held every lease it had granted, so each snapshot in
-// the state directory belongs to a commit that never finished. It runs
-// before the new bridge grants any lease.
+// RecoverAll takes over the guards a previous bridge process left behind
+// (a bridge that died held every lease it had granted): each becomes a
+// lease that expires one TTL from now, so that a commit still running in
+// the server can finish; after that the guard is applied before anyone
+// gets the lease. It runs before the new bridge grants any lease.
 func (l *Leases) RecoverAll() (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0
 	for alias := range l.roots {
-		snap := filepath.Join(l.stateDir, "guard-"+alias+".index")
-		if _, err := os.Stat(snap); err != nil {
+		file := filepath.Join(l.stateDir, "guard-"+alias+".json")
+		if _, err := os.Stat(file); err != nil {
 			continue
 		}
-		if err := l.recover(alias, &lease{guard: snap}); err != nil {
-			return n, err
-		}
+		// The holder may still be alive (only the bridge died): it gets a
+		// lease's time to finish before the guard is applied.
+		l.held[alias] = &lease{id: "recovered", purpose: "a commit in flight when the bridge restarted", expires: l.now().Add(DefaultLeaseTTL), guard: file}
 		n++
 	}
 	return n, nil
@@ -131,10 +136,28 @@ func (l *Leases) Release(alias, id string) error {
 	return nil
 }
 
-// GuardIndex snapshots the workdir's .git/index under a held lease: if the
-// holder dies before Release, the snapshot is restored before anyone
-// else gets the lease (a half-done commit leaves the index as it was).
-func (l *Leases) GuardIndex(alias, id string) error {
+// commitGuard is what a commit in flight registers: its index.lock (by
+// inode, so that a lock another git took is never touched), and the ref
+// it is about to move with the value it had.
+type commitGuard struct {
+	// The lock by inode, size and its last 20 bytes (an index ends with
+	// the SHA-1 of its content): inode numbers alone are reused.
+	LockIno  uint64 `json:"lock_ino"`
+	LockSize int64  `json:"lock_size"`
+	LockSum  string `json:"lock_sum"`
+	Ref      string `json:"ref"` // "refs/heads/<b>" or "HEAD"
+	Old      string `json:"old"` // the ref's value before the commit ("" before the first)
+}
+
+// GuardCommit registers, under a held lease, the commit the holder is
+// making, once its .git/index.lock holds the complete new index and just
+// before the ref moves. If the holder dies before
+// Release, the next holder first gets the commit finished or undone:
+// when the ref still has its old value the lock is removed (the index
+// never changed); when the ref moved the lock, which holds the complete
+// new index, is renamed into place (what the dead commit would have done
+// next). A lock that is not the guarded one is left alone.
+func (l *Leases) GuardCommit(alias, id, ref, old string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	cur, err := l.get(alias, id)
@@ -145,39 +168,87 @@ func (l *Leases) GuardIndex(alias, id string) error {
 	if !ok {
 		return &sfs.Error{Code: sfs.CodeWorkdirNotFound, Msg: "no such workdir on the bridge"}
 	}
-	data, err := os.ReadFile(filepath.Join(root, ".git", "index"))
-	if os.IsNotExist(err) {
-		data, err = nil, nil
+	if ref != "HEAD" && !strings.HasPrefix(ref, "refs/heads/") || strings.Contains(ref, "..") {
+		return &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: "a guard names HEAD or a branch ref"}
 	}
+	ino, size, sum, err := lockIdentity(filepath.Join(root, ".git", "index.lock"))
 	if err != nil {
-		return fmt.Errorf("guard: reading the index: %w", err)
+		return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Msg: "no complete index.lock to guard", Err: err}
 	}
-	snap := filepath.Join(l.stateDir, "guard-"+alias+".index")
-	if err := leaseWriteFile(snap, data, 0o600); err != nil {
+	g := commitGuard{LockIno: ino, LockSize: size, LockSum: sum, Ref: ref, Old: old}
+	b, _ := json.Marshal(g)
+	file := filepath.Join(l.stateDir, "guard-"+alias+".json")
+	if err := leaseWriteFile(file, b, 0o600); err != nil {
 		return fmt.Errorf("guard: %w", err)
 	}
-	cur.guard = snap
+	cur.guard = file
 	return nil
 }
 
-// recover applies a dead holder's guard: the index snapshot goes back in
-// place and a leftover index.lock (the dead commit's) is removed.
+// recover applies a dead holder's guard (see GuardCommit).
 func (l *Leases) recover(alias string, dead *lease) error {
 	delete(l.held, alias)
 	if dead.guard == "" {
 		return nil
 	}
-	root := l.roots[alias]
-	data, err := os.ReadFile(dead.guard)
+	defer os.Remove(dead.guard)
+	b, err := os.ReadFile(dead.guard)
 	if err != nil {
-		return fmt.Errorf("recovery guard: %w", err)
+		return nil // nothing to do
 	}
-	if err := leaseWriteFile(filepath.Join(root, ".git", "index"), data, 0o644); err != nil {
-		return fmt.Errorf("recovery guard: restoring the index: %w", err)
+	var g commitGuard
+	if json.Unmarshal(b, &g) != nil {
+		return nil
 	}
-	os.Remove(filepath.Join(root, ".git", "index.lock"))
-	os.Remove(dead.guard)
-	return nil
+	gitDir := filepath.Join(l.roots[alias], ".git")
+	lock := filepath.Join(gitDir, "index.lock")
+	if ino, size, sum, err := lockIdentity(lock); err != nil || ino != g.LockIno || size != g.LockSize || sum != g.LockSum {
+		return nil // the commit finished (or someone else holds a new lock)
+	}
+	if readRef(gitDir, g.Ref) == g.Old {
+		return os.Remove(lock) // the ref never moved: undo
+	}
+	return os.Rename(lock, filepath.Join(gitDir, "index")) // the ref moved: finish
+}
+
+// readRef is a ref's value as git resolves it: the loose ref file, else
+// its line in packed-refs; "" when it has none.
+func readRef(gitDir, ref string) string {
+	if b, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(ref))); err == nil {
+		return strings.TrimSpace(string(b))
+	}
+	b, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if h, name, ok := strings.Cut(strings.TrimSpace(line), " "); ok && name == ref {
+			return h
+		}
+	}
+	return ""
+}
+
+// lockIdentity is an index lock's inode, size and last 20 bytes (the
+// index's own SHA-1 trailer), without following a symlink.
+func lockIdentity(name string) (ino uint64, size int64, sum string, err error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return 0, 0, "", err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size < 32 {
+		return 0, 0, "", fmt.Errorf("not a complete index")
+	}
+	var tail [20]byte
+	if _, err := f.ReadAt(tail[:], st.Size-20); err != nil {
+		return 0, 0, "", err
+	}
+	return st.Ino, st.Size, hex.EncodeToString(tail[:]), nil
 }
 
 // leaseWriteFile writes data to name through a temporary in the same

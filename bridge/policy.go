@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -273,6 +274,15 @@ func checkAction(src, name string, a Action, probs *problems) {
 	for i, arg := range a.Argv {
 		if strings.IndexByte(arg, 0) >= 0 {
 			probs.add("%s: argv[%d] contains a NUL byte", at, i)
+		}
+	}
+	// A program inside the workdir (a relative path such as
+	// ./scripts/test.sh) is repository content the agent can rewrite: it
+	// runs only when pinned.
+	if len(a.Argv) > 0 && strings.Contains(a.Argv[0], "/") && !strings.HasPrefix(a.Argv[0], "/") {
+		prog := path.Clean(a.Argv[0])
+		if _, pinned := a.Integrity[prog]; !pinned {
+			probs.add("%s: argv[0] is a program inside the workdir; it must have an integrity pin (under its clean path)", at)
 		}
 	}
 	switch a.Argument {

@@ -40,7 +40,7 @@ func TestPolicyRenderValid(t *testing.T) {
 		"WORKDIR_03_ALIAS=wiki", "WORKDIR_03_PATH=" + wiki + "/", "WORKDIR_03_READ_ONLY=FALSE",
 		"WORKDIR_03_REPO_OPS_ENABLED=true",
 		"WORKDIR_03_REPO_ACTIONS_JSON=" + seedActions[:len(seedActions)-1] +
-			`,"fmt_file":{"argv":["tools/fmt"],"mutates":true,"argument":"path","timeout_seconds":1800}}`,
+			`,"fmt_file":{"argv":["tools/fmt"],"mutates":true,"argument":"path","timeout_seconds":1800,"integrity":{"tools/fmt":"` + hashA + `"}}}`,
 		"WORKDIR_05_READ_ONLY=false", // an unused slot may keep compose defaults
 		"UNRELATED=x",
 	}
@@ -56,7 +56,7 @@ func TestPolicyRenderValid(t *testing.T) {
 				Argument:  ArgumentNone,
 				Integrity: map[string]string{"tools/wiki-lint.py": hashA, "pyproject.toml": hashB},
 			},
-			"fmt_file": {Argv: []string{"tools/fmt"}, Mutates: true, Argument: ArgumentPath, TimeoutSeconds: 1800},
+			"fmt_file": {Argv: []string{"tools/fmt"}, Mutates: true, Argument: ArgumentPath, TimeoutSeconds: 1800, Integrity: map[string]string{"tools/fmt": hashA}},
 		}},
 	}}
 	if !reflect.DeepEqual(p, want) {
@@ -127,6 +127,7 @@ func TestPolicyRenderRefusals(t *testing.T) {
 		{"field in another case", rw(action(`{"ARGV":["x"],"argument":"none"}`)), []string{`slot 03: WORKDIR_03_REPO_ACTIONS_JSON: unknown field "ARGV" in act`}},
 		{"unknown field holding a path", rw(action(`{"argv":["x"],"argument":"none","` + wiki + `":1}`)), []string{"slot 03: WORKDIR_03_REPO_ACTIONS_JSON: unknown field", "not shown"}},
 		{"wrong type", rw(action(`{"argv":"x","argument":"none"}`)), []string{"slot 03: WORKDIR_03_REPO_ACTIONS_JSON: field", "cannot be used here"}},
+		{"unpinned program in the workdir", rw(action(`{"argv":["./scripts/test.sh"],"argument":"none"}`)), []string{"slot 03", "argv[0] is a program inside the workdir; it must have an integrity pin"}},
 		{"duplicate action", rw(`{"act":{"argv":["a"],"argument":"none"},"act":{"argv":["b"],"argument":"none"}}`),
 			[]string{`slot 03: WORKDIR_03_REPO_ACTIONS_JSON: duplicate key "act"`}},
 		{"duplicate field", rw(action(`{"argv":["a"],"argument":"none","argv":["b"]}`)),
@@ -194,7 +195,7 @@ func validPolicy(t *testing.T) (*Policy, string) {
 		"wiki": {Root: wiki, ReadWrite: true, RepoOps: true, Actions: map[string]Action{
 			"wiki_lint": {Argv: []string{"uv", "run", "tools/wiki-lint.py"}, Argument: ArgumentNone,
 				Integrity: map[string]string{"tools/wiki-lint.py": hashA}, TimeoutSeconds: 60},
-			"fmt": {Argv: []string{"tools/fmt"}, Mutates: true, Argument: ArgumentBasename},
+			"fmt": {Argv: []string{"tools/fmt"}, Mutates: true, Argument: ArgumentBasename, Integrity: map[string]string{"tools/fmt": hashA}},
 		}},
 	}}, base
 }

@@ -211,9 +211,12 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 	if !wp.ReadWrite {
 		return nil, bridgeErr(sfs.CodeWorkdirReadOnly, alias, "", "is read-only; push_repo needs a read-write workdir", nil)
 	}
+	// A .git directory only, as the server's git package requires: a
+	// .git file points at a repository elsewhere (whose config the agent
+	// might reach).
 	st, err := w.Control().Lstat(".git")
-	if err != nil || (st.Type() != sfs.TypeDirectory && st.Type() != sfs.TypeFile) {
-		return nil, bridgeErr(sfs.CodeRepoNotFound, alias, "", "is not the top of a git work tree", err)
+	if err != nil || st.Type() != sfs.TypeDirectory {
+		return nil, bridgeErr(sfs.CodeRepoNotFound, alias, "", "is not the top of a git work tree (a .git directory)", err)
 	}
 	g, err := newGitRunner(alias, wp.Root, lim)
 	if err != nil {
@@ -256,8 +259,15 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 		return nil, err
 	}
 
+	// A local remote's receive-pack runs on this host, as the operator:
+	// its hooks (pre-receive, ...) would run too, so they are switched
+	// off for it. A remote host runs its own receive-pack as it wants.
+	receivePack := "git-receive-pack"
+	if anyLocal(urls) {
+		receivePack = "git -c core.hooksPath=/dev/null receive-pack"
+	}
 	pr, err := g.run(ctx, "git push", "push", "--porcelain", "--no-verify", "--no-follow-tags", "--no-signed",
-		"--recurse-submodules=no", "--receive-pack=git-receive-pack",
+		"--recurse-submodules=no", "--receive-pack="+receivePack,
 		"--", remote, "HEAD:refs/heads/"+upstream)
 	if pr != nil {
 		res.Output = pushOutput(g, wp.Root, alias, remote, urls, pr)
@@ -280,6 +290,20 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 		why = fmt.Sprintf("git exited with %d", pr.exitCode)
 	}
 	return res, bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("the push of %s to %s/%s failed: %s", branch, remote, upstream, why), nil)
+}
+
+// anyLocal reports whether a URL is served by a process on this host
+// (file:// or a plain path) rather than over ssh or https.
+func anyLocal(urls []string) bool {
+	for _, u := range urls {
+		switch {
+		case strings.HasPrefix(u, "file://"), strings.HasPrefix(u, "/"), strings.HasPrefix(u, "."):
+			return true
+		case !strings.Contains(u, "://") && !strings.Contains(u, ":"):
+			return true
+		}
+	}
+	return false
 }
 
 // remoteURLs returns every fetch and push URL of remote (after

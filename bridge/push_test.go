@@ -290,7 +290,7 @@ func TestPushHooksNeverRun(t *testing.T) {
 	// Control: the system git does run the hook.
 	ptGit(t, r.work, "hook", "run", "pre-push", "--", "origin", "x")
 	if !rtExists(canary) {
-		t.Skip("this git does not run hooks; nothing to test")
+		t.Fatal("the system git did not run the hook: the canary proves nothing")
 	}
 	if err := os.Remove(canary); err != nil {
 		t.Fatal(err)
@@ -311,6 +311,37 @@ func TestPushHooksNeverRun(t *testing.T) {
 		if b, err := os.ReadFile(canary); err == nil {
 			t.Fatalf("hooks ran (core.hooksPath %q):\n%s", hooksPath, b)
 		}
+	}
+}
+
+// TestPushLocalRemoteHooksNeverRun: a local (file) remote's receive-pack
+// runs on this host as the operator, so the remote repository's own hooks
+// (which an agent could arm if the bare repository lies in a writable
+// workdir) must not run either.
+func TestPushLocalRemoteHooksNeverRun(t *testing.T) {
+	r := ptSetup(t)
+	canary := filepath.Join(r.base, "remote-canary")
+	for _, name := range []string{"pre-receive", "update", "post-receive", "post-update", "reference-transaction"} {
+		p := filepath.Join(r.remote, "hooks", name)
+		rtWrite(t, p, "#!/bin/sh\necho "+name+" >> "+canary+"\nexit 0\n")
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Control: a plain git push does run them.
+	r.commit(t, "plain")
+	ptGit(t, r.work, "push", "-q", "origin", "HEAD:refs/heads/main")
+	if !rtExists(canary) {
+		t.Fatal("a plain push did not run the remote's hooks: the canary proves nothing")
+	}
+	os.Remove(canary)
+	head := r.commit(t, "through the bridge")
+	res, err := r.push(t)
+	if err != nil || res.Status != "ok" || r.remoteRef(t, "refs/heads/main") != head {
+		t.Fatalf("Push = %+v, %v", res, err)
+	}
+	if b, err := os.ReadFile(canary); err == nil {
+		t.Fatalf("the local remote's hooks ran:\n%s", b)
 	}
 }
 

@@ -51,6 +51,18 @@ func childEnv(extraNames []string, fixed ...string) (env []string, pathVar strin
 	return append(env, fixed...), pathVar
 }
 
+// withPrivateHome replaces HOME and TMPDIR in env by dir.
+func withPrivateHome(env []string, dir string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "TMPDIR=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "HOME="+dir, "TMPDIR="+dir)
+}
+
 // lookPath finds file like exec.LookPath, but in the given (allowlisted)
 // PATH rather than the bridge's, and never in a relative PATH entry. A
 // name with a slash is taken as is: absolute, or relative to dir.
@@ -466,7 +478,16 @@ func RunAction(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy
 		argv = append(argv, extra)
 	}
 
+	// Actions get a private, empty HOME and TMPDIR (removed afterwards):
+	// never the operator's home with its credentials (~/.ssh, ~/.aws, ...);
+	// only git push gets that.
+	home, err := os.MkdirTemp("", "serverfs-action-")
+	if err != nil {
+		return nil, bridgeErr(sfs.CodeInternal, alias, "", "no temporary directory for the action", err)
+	}
+	defer os.RemoveAll(home)
 	env, pathVar := childEnv(nil)
+	env = withPrivateHome(env, home)
 	exe, err := lookPath(argv[0], pathVar, wp.Root)
 	if err != nil {
 		return nil, bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("action %q: its executable cannot be found on the bridge's PATH", name), err)
@@ -529,8 +550,10 @@ func actionArgument(w *sfs.Workdir, a Action, name, arg string) (string, error) 
 	if arg == "" {
 		return "", bridgeErr(sfs.CodeInvalidArgument, alias, "", fmt.Sprintf("action %q needs a workdir-relative path", name), nil)
 	}
-	if strings.HasPrefix(arg, "-") {
-		return "", bridgeErr(sfs.CodeInvalidArgument, alias, "", "a path argument must not start with '-'", nil)
+	if strings.ContainsAny(arg[:1], "-@+") {
+		// Options ("-x"), response files ("@opts": gcc, javac, argparse)
+		// and "+cmd" forms read by some tools are never paths here.
+		return "", bridgeErr(sfs.CodeInvalidArgument, alias, "", "a path argument must not start with '-', '@' or '+'", nil)
 	}
 	clean, err := w.CleanPath(arg)
 	if err != nil {
@@ -562,8 +585,8 @@ func actionArgument(w *sfs.Workdir, a Action, name, arg string) (string, error) 
 	}
 	f.Close()
 	base := path.Base(clean)
-	if strings.HasPrefix(base, "-") || base == "." || base == ".." || base == "/" {
-		return "", bridgeErr(sfs.CodeInvalidArgument, alias, clean, "the file name must not start with '-'", nil)
+	if strings.ContainsAny(base[:1], "-@+") || base == "." || base == ".." || base == "/" {
+		return "", bridgeErr(sfs.CodeInvalidArgument, alias, clean, "the file name must not start with '-', '@' or '+'", nil)
 	}
 	return base, nil
 }

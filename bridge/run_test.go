@@ -246,8 +246,13 @@ func TestRunEnvironmentAllowlisted(t *testing.T) {
 			t.Errorf("the action sees %s, which is not on the allowlist", k)
 		}
 	}
-	if got["PATH"] != os.Getenv("PATH") || got["HOME"] != "~" /* the home directory shows as ~ */ || got["LANG"] != "C.UTF-8" {
+	// HOME and TMPDIR are a private, empty directory of this run, never
+	// the operator's home (with its credentials).
+	if got["PATH"] != os.Getenv("PATH") || !strings.Contains(got["HOME"], "serverfs-action-") || got["TMPDIR"] != got["HOME"] || got["LANG"] != "C.UTF-8" {
 		t.Errorf("environment = %v", got)
+	}
+	if _, err := os.Stat(got["HOME"]); !os.IsNotExist(err) {
+		t.Errorf("the action's private HOME outlived it: %v", err)
 	}
 
 	// Without a PATH, the default one.
@@ -448,8 +453,8 @@ func TestRunHostPathScrubbed(t *testing.T) {
 	t.Setenv("HOME", "/home/serverfs-test")
 	wp.Actions["home"] = Action{Argv: []string{"sh", "-c", "echo \"$HOME/.cache/x\" \"$HOME\""}}
 	res, err = RunAction(context.Background(), fsys, "w", wp, "home", "", RunLimits{})
-	if err != nil || res.Stdout != "~/.cache/x ~\n" {
-		t.Fatalf("RunAction = %+v, %v", res, err)
+	if err != nil || strings.Contains(res.Stdout, "/home/serverfs-test") || !strings.Contains(res.Stdout, "serverfs-action-") {
+		t.Fatalf("an action's HOME is private: RunAction = %+v, %v", res, err)
 	}
 	tails := []int{500, 1000, 4000, 20000}
 	for tail := 1; tail < len(root)+8; tail++ {

@@ -60,6 +60,8 @@ type (
 		Purpose    string `json:"purpose,omitempty"`
 		Lease      string `json:"lease,omitempty"`
 		TTLSeconds int    `json:"ttl_seconds,omitempty"`
+		Ref        string `json:"ref,omitempty"` // lease.guard_commit
+		Old        string `json:"old,omitempty"`
 	}
 	actionParams struct {
 		Workdir string `json:"workdir"`
@@ -197,7 +199,7 @@ func (s *Server) handle(ctx context.Context, conn *net.UnixConn) {
 		return
 	}
 	conn.SetReadDeadline(time.Now().Add(RequestReadTimeout))
-	line, err := bufio.NewReaderSize(conn, 4096).ReadSlice('\n')
+	line, err := bufio.NewReaderSize(conn, MaxRequestBytes+1).ReadSlice('\n')
 	if err != nil || len(line) > MaxRequestBytes {
 		reply(nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: "malformed, oversized or late request"})
 		return
@@ -215,8 +217,17 @@ func (s *Server) handle(ctx context.Context, conn *net.UnixConn) {
 		return
 	}
 	conn.SetReadDeadline(time.Time{})
+	// The work stops when the client goes away (it closes the connection
+	// when its own request ends): an action or push is killed then.
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		var b [1]byte
+		conn.Read(b[:])
+		cancel()
+	}()
 	start := time.Now()
-	res, err := s.dispatch(ctx, req)
+	res, err := s.dispatch(rctx, req)
 	s.log.Info("bridge call", "event", "bridge_call", "method", req.Method, "duration_ms", time.Since(start).Milliseconds(), "success", err == nil, "error_code", string(sfs.CodeOf(err)))
 	reply(res, err)
 }
@@ -260,18 +271,34 @@ func (s *Server) workdir(alias string) (WorkdirPolicy, error) {
 
 // withLease runs fn holding the workdir's lease (actions and pushes take
 // it themselves, so that they never overlap a write or a commit).
-func (s *Server) withLease(alias, purpose string, timeout time.Duration, fn func() (any, error)) (any, error) {
-	id, err := s.leases.Acquire(alias, purpose, timeout+30*time.Second)
+func (s *Server) withLease(alias, purpose string, fn func() (any, error)) (any, error) {
+	id, err := s.leases.Acquire(alias, purpose, DefaultLeaseTTL)
 	if err != nil {
 		return nil, err
 	}
 	defer s.leases.Release(alias, id)
+	// Renewed while fn runs: an action may run for up to 30 minutes,
+	// longer than any lease lives unrenewed.
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(DefaultLeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				s.leases.Renew(alias, id, DefaultLeaseTTL)
+			}
+		}
+	}()
 	return fn()
 }
 
 func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 	switch req.Method {
-	case "lease.acquire", "lease.renew", "lease.release", "lease.guard_index":
+	case "lease.acquire", "lease.renew", "lease.release", "lease.guard_commit":
 		p, err := decodeParams[leaseParams](req.Params)
 		if err != nil {
 			return nil, err
@@ -289,7 +316,7 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 		case "lease.release":
 			return struct{}{}, s.leases.Release(p.Workdir, p.Lease)
 		default:
-			return struct{}{}, s.leases.GuardIndex(p.Workdir, p.Lease)
+			return struct{}{}, s.leases.GuardCommit(p.Workdir, p.Lease, p.Ref, p.Old)
 		}
 	case "actions.list":
 		p, err := decodeParams[pushParams](req.Params)
@@ -315,15 +342,10 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		a, ok := wp.Actions[p.Action]
-		if !ok {
+		if _, ok := wp.Actions[p.Action]; !ok {
 			return nil, &sfs.Error{Code: sfs.CodeActionNotFound, Workdir: p.Workdir, Msg: fmt.Sprintf("has no action %q (inspect_repo view actions lists them)", sfs.DisplayPath(p.Action))}
 		}
-		timeout := DefaultActionTimeout
-		if a.TimeoutSeconds > 0 {
-			timeout = time.Duration(a.TimeoutSeconds) * time.Second
-		}
-		return s.withLease(p.Workdir, "action "+p.Action, timeout, func() (any, error) {
+		return s.withLease(p.Workdir, "action "+p.Action, func() (any, error) {
 			return RunAction(ctx, s.fs, p.Workdir, wp, p.Action, p.Path, RunLimits{})
 		})
 	case "repo.push":
@@ -335,7 +357,7 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return s.withLease(p.Workdir, "push", DefaultPushTimeout, func() (any, error) {
+		return s.withLease(p.Workdir, "push", func() (any, error) {
 			return Push(ctx, s.fs, p.Workdir, wp, RunLimits{})
 		})
 	}

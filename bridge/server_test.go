@@ -188,82 +188,191 @@ func TestLeases(t *testing.T) {
 	}
 }
 
-// TestLeaseRecoveryGuard: a holder that registered an index guard and
-// died (stopped renewing) mid-commit: the next holder finds the index as
-// it was before that commit started, and no stale index.lock.
+// guardRepo is a .git with a branch ref and an index, for guard tests.
+func guardRepo(t *testing.T) (root, gitDir string) {
+	t.Helper()
+	root = t.TempDir()
+	gitDir = filepath.Join(root, ".git")
+	os.MkdirAll(filepath.Join(gitDir, "refs", "heads"), 0o755)
+	os.WriteFile(filepath.Join(gitDir, "refs", "heads", "main"), []byte("OLD\n"), 0o644)
+	os.WriteFile(filepath.Join(gitDir, "index"), []byte("OLD INDEX"), 0o644)
+	return root, gitDir
+}
+
+func readString(p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return string(b)
+}
+
+// TestLeaseRecoveryGuard: a holder that registered its commit and died
+// (stopped renewing): once the lease expires, the commit is undone (the
+// ref never moved: its lock is removed, the index untouched) or finished
+// (the ref moved: the lock holding the new index becomes the index); a
+// lock someone else took, or a commit that finished, is left alone.
 func TestLeaseRecoveryGuard(t *testing.T) {
-	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, ".git"), 0o755)
-	index := filepath.Join(root, ".git", "index")
-	os.WriteFile(index, []byte("ORIGINAL INDEX"), 0o644)
-	l := NewLeases(t.TempDir(), map[string]string{"wd": root})
-	clock := time.Unix(1_000_000, 0)
-	l.now = func() time.Time { return clock }
-	id, _ := l.Acquire("wd", "commit", 30*time.Second)
-	if err := l.GuardIndex("wd", id); err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name       string
+		afterDeath func(gitDir string)
+		index      string
+		lockLeft   bool
+	}{
+		{"died before moving the ref", func(string) {}, "OLD INDEX", false},
+		{"died before moving a packed ref", func(g string) {
+			os.Remove(filepath.Join(g, "refs", "heads", "main"))
+			os.WriteFile(filepath.Join(g, "packed-refs"), []byte("# pack-refs with: peeled fully-peeled sorted\nOLD refs/heads/main\n"), 0o644)
+		}, "OLD INDEX", false},
+		{"died after moving the ref", func(g string) {
+			os.WriteFile(filepath.Join(g, "refs", "heads", "main"), []byte("NEW\n"), 0o644)
+		}, "NEW INDEX: a complete index, with its trailing SHA-1 sum 0123456789", false},
+		{"finished, release lost", func(g string) {
+			os.WriteFile(filepath.Join(g, "refs", "heads", "main"), []byte("NEW\n"), 0o644)
+			os.Rename(filepath.Join(g, "index.lock"), filepath.Join(g, "index"))
+			os.WriteFile(filepath.Join(g, "index"), []byte("LATER USER INDEX"), 0o644)
+		}, "LATER USER INDEX", false},
+		{"someone else's lock now", func(g string) {
+			os.Remove(filepath.Join(g, "index.lock"))
+			os.WriteFile(filepath.Join(g, "index.lock.tmp"), []byte("ANOTHER GIT'S LOCK, complete, with another trailing sum"), 0o644)
+			os.Rename(filepath.Join(g, "index.lock.tmp"), filepath.Join(g, "index.lock"))
+		}, "OLD INDEX", true},
 	}
-	// The commit half-happened, then its process died.
-	os.WriteFile(index, []byte("HALF-WRITTEN"), 0o644)
-	os.WriteFile(index+".lock", []byte("x"), 0o644)
-	clock = clock.Add(29 * time.Second)
-	if _, err := l.Acquire("wd", "next", 0); sfs.CodeOf(err) != sfs.CodeLeaseBusy {
-		t.Fatalf("before the TTL: %v", err)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root, gitDir := guardRepo(t)
+			l := NewLeases(t.TempDir(), map[string]string{"wd": root})
+			clock := time.Unix(1_000_000, 0)
+			l.now = func() time.Time { return clock }
+			id, _ := l.Acquire("wd", "commit", 30*time.Second)
+			os.WriteFile(filepath.Join(gitDir, "index.lock"), []byte("NEW INDEX: a complete index, with its trailing SHA-1 sum 0123456789"), 0o644)
+			if err := l.GuardCommit("wd", id, "refs/heads/main", "OLD"); err != nil {
+				t.Fatal(err)
+			}
+			c.afterDeath(gitDir)
+			clock = clock.Add(29 * time.Second)
+			if _, err := l.Acquire("wd", "next", 0); sfs.CodeOf(err) != sfs.CodeLeaseBusy {
+				t.Fatalf("before the TTL: %v", err)
+			}
+			clock = clock.Add(2 * time.Second)
+			if _, err := l.Acquire("wd", "next", 0); err != nil {
+				t.Fatalf("after the TTL: %v", err)
+			}
+			if got := readString(filepath.Join(gitDir, "index")); got != c.index {
+				t.Fatalf("index %q, want %q", got, c.index)
+			}
+			_, err := os.Stat(filepath.Join(gitDir, "index.lock"))
+			if (err == nil) != c.lockLeft {
+				t.Fatalf("index.lock present %v, want %v", err == nil, c.lockLeft)
+			}
+		})
 	}
-	clock = clock.Add(2 * time.Second)
-	if _, err := l.Acquire("wd", "next", 0); err != nil {
-		t.Fatalf("after the TTL: %v", err)
-	}
-	if b, _ := os.ReadFile(index); string(b) != "ORIGINAL INDEX" {
-		t.Fatalf("index after recovery: %q", b)
-	}
-	if _, err := os.Stat(index + ".lock"); !os.IsNotExist(err) {
-		t.Fatal("the dead commit's index.lock is still there")
-	}
-	// A holder that finished cleanly leaves no guard to apply.
-	l2 := NewLeases(t.TempDir(), map[string]string{"wd": root})
-	l2.now = l.now
-	id, _ = l2.Acquire("wd", "commit", time.Second)
-	l2.GuardIndex("wd", id)
-	os.WriteFile(index, []byte("COMMITTED"), 0o644)
-	l2.Release("wd", id)
-	clock = clock.Add(time.Hour)
-	l2.Acquire("wd", "next", 0)
-	if b, _ := os.ReadFile(index); string(b) != "COMMITTED" {
-		t.Fatalf("a released lease's guard was applied: %q", b)
-	}
+	t.Run("released cleanly", func(t *testing.T) {
+		root, gitDir := guardRepo(t)
+		l := NewLeases(t.TempDir(), map[string]string{"wd": root})
+		id, _ := l.Acquire("wd", "commit", time.Second)
+		os.WriteFile(filepath.Join(gitDir, "index.lock"), []byte("NEW INDEX: a complete index, with its trailing SHA-1 sum 0123456789"), 0o644)
+		l.GuardCommit("wd", id, "refs/heads/main", "OLD")
+		os.WriteFile(filepath.Join(gitDir, "index.lock"), []byte("a user's git"), 0o644)
+		l.Release("wd", id)
+		l.Acquire("wd", "next", 0)
+		if got := readString(filepath.Join(gitDir, "index.lock")); got != "a user's git" {
+			t.Fatalf("a released lease's guard was applied: lock %q", got)
+		}
+	})
+	t.Run("bad guards", func(t *testing.T) {
+		root, _ := guardRepo(t)
+		l := NewLeases(t.TempDir(), map[string]string{"wd": root})
+		id, _ := l.Acquire("wd", "commit", time.Second)
+		if err := l.GuardCommit("wd", id, "refs/heads/main", "OLD"); sfs.CodeOf(err) != sfs.CodeInvalidArgument {
+			t.Fatalf("a guard without index.lock: %v", err)
+		}
+		os.WriteFile(filepath.Join(root, ".git", "index.lock"), nil, 0o644)
+		if err := l.GuardCommit("wd", id, "refs/heads/main", "OLD"); sfs.CodeOf(err) != sfs.CodeInvalidArgument {
+			t.Fatalf("a guard on an empty lock: %v", err)
+		}
+		os.Remove(filepath.Join(root, ".git", "index.lock"))
+		if err := l.GuardCommit("wd", id, "../../etc/passwd", "x"); sfs.CodeOf(err) != sfs.CodeInvalidArgument {
+			t.Fatalf("a guard on a strange ref: %v", err)
+		}
+		if err := l.GuardCommit("wd", "not-mine", "HEAD", ""); sfs.CodeOf(err) != sfs.CodeLeaseBusy {
+			t.Fatalf("a guard without the lease: %v", err)
+		}
+	})
 }
 
 // TestBridgeRestartAppliesGuards: a bridge killed while a commit held the
-// lease with an index guard: the next bridge process restores the index
-// (and removes the dead commit's index.lock) before granting any lease.
+// lease: the next bridge process keeps the workdir leased for one TTL (the
+// commit may still finish in the server), then applies the guard before
+// granting the lease.
 func TestBridgeRestartAppliesGuards(t *testing.T) {
-	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, ".git"), 0o755)
-	index := filepath.Join(root, ".git", "index")
-	os.WriteFile(index, []byte("BEFORE THE COMMIT"), 0o644)
+	root, gitDir := guardRepo(t)
 	state := t.TempDir()
 	first := NewLeases(state, map[string]string{"wd": root})
 	id, _ := first.Acquire("wd", "commit", time.Minute)
-	if err := first.GuardIndex("wd", id); err != nil {
+	os.WriteFile(filepath.Join(gitDir, "index.lock"), []byte("NEW INDEX: a complete index, with its trailing SHA-1 sum 0123456789"), 0o644)
+	if err := first.GuardCommit("wd", id, "refs/heads/main", "OLD"); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(index, []byte("HALF"), 0o644)
-	os.WriteFile(index+".lock", nil, 0o644)
 	// The first bridge is gone (its table with it); a new one starts.
+	second := NewLeases(state, map[string]string{"wd": root})
+	clock := time.Unix(2_000_000, 0)
+	second.now = func() time.Time { return clock }
+	if n, err := second.RecoverAll(); n != 1 || err != nil {
+		t.Fatalf("RecoverAll = %d, %v", n, err)
+	}
+	if _, err := second.Acquire("wd", "next", 0); sfs.CodeOf(err) != sfs.CodeLeaseBusy {
+		t.Fatalf("right after the restart: %v", err)
+	}
+	clock = clock.Add(DefaultLeaseTTL + time.Second)
+	if _, err := second.Acquire("wd", "next", 0); err != nil {
+		t.Fatalf("after a TTL: %v", err)
+	}
+	if got := readString(filepath.Join(gitDir, "index")); got != "OLD INDEX" {
+		t.Fatalf("index %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(gitDir, "index.lock")); !os.IsNotExist(err) {
+		t.Fatal("the dead commit's lock is still there")
+	}
+	// A server started on that state directory works.
 	policy := &Policy{Workdirs: map[string]WorkdirPolicy{"wd": {Root: root, ReadWrite: true, RepoOps: true}}}
 	srv, err := NewServer(policy, []byte(testToken), []uint32{0}, state, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
-	if b, _ := os.ReadFile(index); string(b) != "BEFORE THE COMMIT" {
-		t.Fatalf("index after the restart: %q", b)
+	srv.Close()
+}
+
+// TestBridgeRequestSizeAndCancel: a request of several KiB is read (the
+// cap is 64 KiB); a client that gives up stops its action, whose lease
+// is then free.
+func TestBridgeRequestSizeAndCancel(t *testing.T) {
+	p, root := simplePolicy(t)
+	wp := p.Workdirs["wd"]
+	wp.Actions["sleep"] = Action{Argv: []string{"sleep", "1000"}, Argument: ArgumentNone}
+	p.Workdirs["wd"] = wp
+	c, sock := startBridge(t, p)
+	r := raw(t, sock, `{"token":"`+testToken+`","method":"actions.list","params":{"workdir":"`+strings.Repeat("w", 10_000)+`"}}`+"\n")
+	if r.Error == nil || r.Error.Code != string(sfs.CodeWorkdirNotFound) {
+		t.Fatalf("a 10 KB request: %+v", r.Error)
 	}
-	if _, err := os.Stat(index + ".lock"); !os.IsNotExist(err) {
-		t.Fatal("index.lock left behind")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, err := c.RunAction(ctx, "wd", "sleep", "")
+	cancel()
+	if sfs.CodeOf(err) != sfs.CodeCanceled {
+		t.Fatalf("a cancelled action: %v", err)
 	}
-	if n, _ := srv.leases.RecoverAll(); n != 0 {
-		t.Fatalf("a guard was applied twice (%d)", n)
+	// The bridge kills it and releases the lease; wait for that condition.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		release, err := c.Acquire(context.Background(), "wd")
+		if err == nil {
+			release()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lease is still held after the client gave up: %v", err)
+		}
 	}
+	_ = root
 }

@@ -626,7 +626,7 @@ func (f *FS) MovePath(ctx context.Context, alias, from, to, expectedRevision str
 			return nil, err
 		}
 		budget := f.limits.MaxWalkEntries
-		err = w.checkMovable(fd, src.rp, &budget, 0)
+		err = w.checkMovable(fd, src.rp, dst.rp, &budget, 0)
 		unix.Close(fd)
 		if err != nil {
 			return nil, err
@@ -663,7 +663,7 @@ func equalComps(a, b []string) bool {
 
 // checkMovable refuses a directory move when the tree below fd holds a
 // hidden, denied or .git entry, or is too large to check.
-func (w *Workdir) checkMovable(fd int, rel relPath, budget *int, depth int) error {
+func (w *Workdir) checkMovable(fd int, rel, dstRel relPath, budget *int, depth int) error {
 	if depth > MaxWalkDepth {
 		return newErr(CodeDirectoryTooLarge, w.alias, rel.String(), "is too deep to move", nil)
 	}
@@ -676,7 +676,9 @@ func (w *Workdir) checkMovable(fd int, rel relPath, budget *int, depth int) erro
 		return newErr(CodeDirectoryTooLarge, w.alias, rel.String(), "holds more entries than SERVERFS_MAX_WALK_ENTRIES allows checking; it cannot be moved", nil)
 	}
 	for _, d := range ents {
-		if !w.policy.visible(rel, d.name) || strings.EqualFold(d.name, ".git") {
+		// Checked where it is and where it would be: a deny pattern with
+		// '/' (config/prod/*.yaml) may match only the destination.
+		if !w.policy.visible(rel, d.name) || !w.policy.visible(dstRel, d.name) || strings.EqualFold(d.name, ".git") {
 			return newErr(CodeDeniedPath, w.alias, rel.String(), "contains hidden, credential or .git entries, which ServerFS does not move", nil)
 		}
 		if direntType(fd, d) != TypeDirectory {
@@ -686,7 +688,7 @@ func (w *Workdir) checkMovable(fd int, rel relPath, budget *int, depth int) erro
 		if err != nil {
 			return errnoError(w.alias, rel.join(d.name), err)
 		}
-		err = w.checkMovable(sub, rel.join(d.name), budget, depth+1)
+		err = w.checkMovable(sub, rel.join(d.name), dstRel.join(d.name), budget, depth+1)
 		unix.Close(sub)
 		if err != nil {
 			return err

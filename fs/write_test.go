@@ -781,3 +781,17 @@ func TestWriteCrashSafety(t *testing.T) {
 	// swept > 0 shows kills landed inside writes (a temporary existed).
 	t.Logf("%d guarded writes, %d SIGKILLs, every file whole after each; %d temporaries swept at start-up", total, kills, swept)
 }
+
+// TestMoveDirectoryDestinationDenied: a deny pattern with '/' that matches
+// only where the files would land refuses the move.
+func TestMoveDirectoryDestinationDenied(t *testing.T) {
+	e := newRWEnv(t, ProbeResolver(), "SERVERFS_EXTRA_DENY_GLOBS=config/prod/*.yaml")
+	e.write(t, "staging/app.yaml", "a: 1\n")
+	e.mkdir(t, "config")
+	_, err := e.fs.MovePath(bg, "wd", "staging", "config/prod", "")
+	wantCode(t, err, CodeDeniedPath)
+	if e.read(t, "staging/app.yaml") != "a: 1\n" {
+		t.Fatal("the refused move changed the source")
+	}
+	must(t)(e.fs.MovePath(bg, "wd", "staging", "config/test", ""))
+}

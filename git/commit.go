@@ -111,16 +111,6 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 		return nil, err
 	}
 	defer release()
-	// A lease shared through the host bridge can guard the index: if
-	// this process dies mid-commit, the bridge restores it before the
-	// next holder gets the lease.
-	if g, ok := r.fs.Lease().(interface {
-		GuardIndex(context.Context, string) error
-	}); ok {
-		if err := g.GuardIndex(ctx, alias); err != nil {
-			return nil, err
-		}
-	}
 	for _, f := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply"} {
 		if _, err := r.ctl.Lstat(".git/" + f); err == nil {
 			return nil, repoErr(sfs.CodeRepoBusy, alias, fmt.Sprintf("has a merge, rebase, cherry-pick or revert in progress (.git/%s); finish it with git first", f))
@@ -152,7 +142,6 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 			r.ctl.Remove(".git/index.lock")
 		}
 	}()
-
 	idx, idxStat, err := r.readIndex()
 	if err != nil {
 		return nil, err
@@ -264,6 +253,23 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 	}
 	if err := lock.Sync(); err != nil {
 		return nil, err
+	}
+	// A lease shared through the host bridge guards the commit: if this
+	// process dies before finishing, the bridge completes or undoes it
+	// (from the lock and the ref) before the next holder gets the lease.
+	if g, ok := r.fs.Lease().(interface {
+		GuardCommit(ctx context.Context, workdir, ref, old string) error
+	}); ok {
+		ref, old := "HEAD", ""
+		if h.branch != "" {
+			ref = "refs/heads/" + h.branch
+		}
+		if !h.commit.IsZero() {
+			old = h.commit.String()
+		}
+		if err := g.GuardCommit(ctx, alias, ref, old); err != nil {
+			return nil, err
+		}
 	}
 	subject := strings.SplitN(msg, "\n", 2)[0]
 	verb := "commit"

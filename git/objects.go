@@ -12,8 +12,9 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
-// maxBlobBytes bounds one file a commit stores.
-const maxBlobBytes = 2 << 30
+// maxBlobBytes bounds one file a commit stores (read whole into memory,
+// under the lease: GitHub's own per-file limit).
+const maxBlobBytes = 100 << 20
 
 // writeObject stores an object of type t as a loose object, as git does:
 // zlib-compressed "type size\0content" in objects/xx/yyyy…, written to a

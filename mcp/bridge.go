@@ -28,7 +28,7 @@ func bridgeTools(push bool) []tool {
 		def: &sdk.Tool{
 			Name: "run_repo_action",
 			Description: "Run one of the operator's named actions (a lint or test gate: inspect_repo view actions lists them) in the repository at the root of a workdir, on the host. " +
-				"You choose only the action and, for actions that take one, a path; the program, its arguments and environment are the administrator's. Every file the action depends on is checked against a pinned SHA-256 first (INTEGRITY_MISMATCH: nothing ran). " +
+				"You choose only the action and, for actions that take one, a path; the program, its arguments and environment are the administrator's. The files the administrator pinned are checked against their SHA-256 first (INTEGRITY_MISMATCH: nothing ran). " +
 				"Returns the exit code (non-zero is a result, not an error), the ends of stdout and stderr, and the duration; ACTION_TIMEOUT or OUTPUT_LIMIT_EXCEEDED when it was stopped. Actions never run at the same time as writes or commits on the same workdir.",
 			Annotations: &sdk.ToolAnnotations{Title: "Run repository action", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 			InputSchema: inputSchema[runRepoActionIn](nil),
