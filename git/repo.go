@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
@@ -32,6 +33,9 @@ type Repo struct {
 	// trustCtime (core.trustCtime) and minimalStat (core.checkStat =
 	// minimal) shape the stat-cache check.
 	trustCtime, minimalStat bool
+
+	attrMu    sync.Mutex
+	attrCache map[string][]attrRule // directory -> the attribute rules in force there
 }
 
 func repoErr(code sfs.Code, alias, msg string) error {

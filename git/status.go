@@ -6,6 +6,7 @@
 package git
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -434,15 +435,162 @@ func (r *Repo) worktreeChange(we worktreeEntry, ie *index.Entry, idxStat sfs.Sta
 		return "", err
 	}
 	defer f.Close()
-	h := plumbing.NewHasher(plumbing.BlobObject, sd.Size)
-	n, err := io.Copy(h, f)
+	if sd.Size > maxConvertBytes {
+		h := plumbing.NewHasher(plumbing.BlobObject, sd.Size)
+		n, err := io.Copy(h, f)
+		if err != nil {
+			return "", err
+		}
+		if n != sd.Size || h.Sum() != ie.Hash {
+			return "M", nil
+		}
+		return ".", nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxConvertBytes+1))
 	if err != nil {
 		return "", err
 	}
-	if n != sd.Size || h.Sum() != ie.Hash {
+	// git compares what "git add" would store: its clean conversions
+	// first (none without attributes).
+	if data, err = r.cleanForStatus(ie, data); err != nil {
+		return "", err
+	}
+	if plumbing.ComputeHash(plumbing.BlobObject, data) != ie.Hash {
 		return "M", nil
 	}
 	return ".", nil
+}
+
+// maxConvertBytes bounds a file status reads whole to apply git's clean
+// conversion; a larger one is hashed as it is.
+const maxConvertBytes = 8 << 20
+
+// cleanForStatus applies the clean conversion git's attributes select for
+// the path to work-tree content: line-ending normalisation (text, eol,
+// crlf; text=auto only for text-looking content whose index version has
+// no CRLF, as git's "safer autocrlf" does). Conversions ServerFS cannot
+// run like git (a filter driver, working-tree-encoding, ident) are
+// REPO_UNSUPPORTED rather than a guess.
+func (r *Repo) cleanForStatus(ie *index.Entry, data []byte) ([]byte, error) {
+	rules, err := r.cachedAttrRules(ie.Name)
+	if err != nil || len(rules) == 0 {
+		return data, err
+	}
+	st := attrState(rules, ie.Name)
+	unsupported := func(why string) error {
+		return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: r.w.Alias(), Path: ie.Name, Msg: "cannot be compared like git does: " + why}
+	}
+	if v, ok := st["filter"]; ok && v != "unset" {
+		return nil, unsupported("its attributes select the filter " + v)
+	}
+	if v, ok := st["working-tree-encoding"]; ok && v != "unset" {
+		return nil, unsupported("its attributes set working-tree-encoding")
+	}
+	if v, ok := st["ident"]; ok && v != "unset" && bytes.Contains(data, []byte("$Id")) {
+		return nil, unsupported("its attributes set ident")
+	}
+	text, _ := st["text"]
+	if text == "" { // unspecified: the deprecated crlf attribute, then eol
+		switch st["crlf"] {
+		case "unset":
+			text = "unset"
+		case "set", "input":
+			text = "set"
+		}
+	}
+	if text == "" {
+		if v, ok := st["eol"]; ok && v != "unset" {
+			text = "set" // eol implies text
+		}
+	}
+	switch text {
+	case "set":
+	case "auto":
+		if gitBinary(data) || r.indexHasCRLF(ie) {
+			return data, nil
+		}
+	default:
+		return data, nil
+	}
+	if !bytes.Contains(data, []byte("\r\n")) {
+		return data, nil
+	}
+	return bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")), nil
+}
+
+// cachedAttrRules is loadAttrRules with the rules of each directory read
+// once per Repo (status compares many files of one directory).
+func (r *Repo) cachedAttrRules(path string) ([]attrRule, error) {
+	dir := ""
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		dir = path[:i]
+	}
+	r.attrMu.Lock()
+	defer r.attrMu.Unlock()
+	if rules, ok := r.attrCache[dir]; ok {
+		return rules, nil
+	}
+	rules, err := r.loadAttrRules(path)
+	if err != nil {
+		return nil, err
+	}
+	if r.attrCache == nil {
+		r.attrCache = map[string][]attrRule{}
+	}
+	r.attrCache[dir] = rules
+	return rules, nil
+}
+
+// gitBinary is git's convert_is_binary over gather_stats: a NUL, a lone
+// CR, or more than one non-printable byte per 128 printable ones (line
+// feeds and CRLF pairs count as neither; a final ^Z is not counted).
+func gitBinary(b []byte) bool {
+	printable, nonprintable := 0, 0
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c == '\r':
+			if i+1 < len(b) && b[i+1] == '\n' {
+				i++
+				continue
+			}
+			return true // a lone CR
+		case c == '\n':
+		case c == 0:
+			return true
+		case c == 127:
+			nonprintable++
+		case c < 32:
+			switch c {
+			case '\b', '\t', 033, 014:
+				printable++
+			default:
+				nonprintable++
+			}
+		default:
+			printable++
+		}
+	}
+	if len(b) > 0 && b[len(b)-1] == 032 {
+		nonprintable--
+	}
+	return printable>>7 < nonprintable
+}
+
+// indexHasCRLF reports whether the index's version of the entry holds a
+// CRLF (git then leaves CRLF content alone under text=auto).
+func (r *Repo) indexHasCRLF(ie *index.Entry) bool {
+	b, err := object.GetBlob(r.storage, ie.Hash)
+	if err != nil {
+		return false
+	}
+	rd, err := b.Reader()
+	if err != nil {
+		return false
+	}
+	defer rd.Close()
+	data, _ := io.ReadAll(io.LimitReader(rd, maxConvertBytes))
+	return bytes.Contains(data, []byte("\r\n"))
 }
 
 // statMatches is git's stat-cache check (ie_match_stat and
