@@ -95,3 +95,35 @@ func TestBridgeRenderPolicy(t *testing.T) {
 		t.Fatalf("bridge without flags: exit %d", code)
 	}
 }
+
+// TestServeSweepsTemporaries: serve removes the temporaries of interrupted
+// writes from rw workdirs before serving (and logs how many), and leaves
+// ro workdirs alone. stdin is empty, so the stdio session ends at once.
+func TestServeSweepsTemporaries(t *testing.T) {
+	rw, ro := t.TempDir(), t.TempDir()
+	junk := ".serverfs-tmp-0123456789abcdef"
+	for _, d := range []string{rw, ro} {
+		if err := os.WriteFile(filepath.Join(d, junk), []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	var stdout, stderr strings.Builder
+	code := serve([]string{"--stdio", "--workdir", "w=" + rw + ":rw", "--workdir", "r=" + ro}, nil, devnull, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("serve: exit %d\n%s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(rw, junk)); !os.IsNotExist(err) {
+		t.Error("the rw workdir's temporary survived start-up")
+	}
+	if _, err := os.Stat(filepath.Join(ro, junk)); err != nil {
+		t.Error("an ro workdir was swept")
+	}
+	if !strings.Contains(stderr.String(), `"swept_temporaries":1`) {
+		t.Errorf("the start-up log does not say what was swept:\n%s", stderr.String())
+	}
+}
