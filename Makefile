@@ -5,8 +5,11 @@
 # 1.26's fuzz coordinator can fail a target with a bare "context deadline
 # exceeded" at the deadline, without any failing input (golang/go#75804,
 # fixed in Go 1.27; seen here in CI on FuzzPolicyDenied).
+# Minimising a new interesting input may take -fuzzminimizetime (default
+# 60 s, seen here on FuzzSearcher); bounded so that the run stays short.
 GO       ?= go
 FUZZTIME ?= 100000x
+FUZZMINIMIZETIME ?= 10s
 
 .PHONY: test check unit fuzz bench
 
@@ -27,7 +30,7 @@ fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "fuzz $$pkg $$target ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
 	  done; \
 	done
 
