@@ -122,20 +122,11 @@ func (c *Client) Acquire(ctx context.Context, workdir string) (func(), error) {
 	c.leases[workdir] = id
 	c.mu.Unlock()
 	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(DefaultLeaseTTL / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				c.call(rctx, "lease.renew", leaseParams{Workdir: workdir, Lease: id, TTLSeconds: int(DefaultLeaseTTL / time.Second)}, nil)
-				cancel()
-			}
-		}
-	}()
+	go renewUntil(done, func() {
+		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		c.call(rctx, "lease.renew", leaseParams{Workdir: workdir, Lease: id, TTLSeconds: int(DefaultLeaseTTL / time.Second)}, nil)
+	})
 	var once sync.Once
 	return func() {
 		once.Do(func() {

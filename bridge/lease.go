@@ -4,11 +4,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -35,6 +37,22 @@ type lease struct {
 	purpose string
 	expires time.Time
 	guard   string // path of the commit guard to apply if the holder dies
+}
+
+// renewUntil calls renew every third of a lease's TTL until done is
+// closed: the heartbeat of a holder (the server's client, or the bridge
+// itself around an action or push).
+func renewUntil(done <-chan struct{}, renew func()) {
+	t := time.NewTicker(DefaultLeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			renew()
+		}
+	}
 }
 
 // Lease timing.
@@ -178,7 +196,7 @@ func (l *Leases) GuardCommit(alias, id, ref, old string) error {
 	g := commitGuard{LockIno: ino, LockSize: size, LockSum: sum, Ref: ref, Old: old}
 	b, _ := json.Marshal(g)
 	file := filepath.Join(l.stateDir, "guard-"+alias+".json")
-	if err := leaseWriteFile(file, b, 0o600); err != nil {
+	if err := atomicWriteFile(file, b, 0o600); err != nil {
 		return fmt.Errorf("guard: %w", err)
 	}
 	cur.guard = file
@@ -251,29 +269,43 @@ func lockIdentity(name string) (ino uint64, size int64, sum string, err error) {
 	return st.Ino, st.Size, hex.EncodeToString(tail[:]), nil
 }
 
-// leaseWriteFile writes data to name through a temporary in the same
-// directory, fsynced and renamed.
-func leaseWriteFile(name string, data []byte, perm os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(name), ".serverfs-bridge-*")
+// atomicWriteFile writes data to name with mode perm through a temporary
+// in the same directory: written, fsynced, renamed, and the directory
+// fsynced. A reader sees the old file or the new one, never a part.
+func atomicWriteFile(name string, data []byte, perm os.FileMode) (err error) {
+	dir := filepath.Dir(name)
+	f, err := os.CreateTemp(dir, ".serverfs-bridge-*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(perm); err != nil {
 		return err
 	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
+	if _, err = f.Write(data); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
+	if err = f.Sync(); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
+	if err = f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp, name)
+	if err = os.Rename(tmp, name); err != nil {
+		return err
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		serr := d.Sync()
+		d.Close()
+		if serr != nil && !errors.Is(serr, syscall.EINVAL) {
+			return serr
+		}
+	}
+	return nil
 }

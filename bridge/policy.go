@@ -426,39 +426,8 @@ func WritePolicy(path string, p *Policy) (err error) {
 		return fmt.Errorf("encoding the policy: %w", err)
 	}
 	data = append(data, '\n')
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".bridge-policy-*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing the policy file: cannot create a temporary file: %s", describeFSError(err))
-	}
-	tmpName := tmp.Name()
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
-	}()
-	if err = tmp.Chmod(0o600); err != nil {
+	if err := atomicWriteFile(path, data, 0o600); err != nil {
 		return fmt.Errorf("writing the policy file: %s", describeFSError(err))
-	}
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("writing the policy file: %s", describeFSError(err))
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("writing the policy file: fsync: %s", describeFSError(err))
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("writing the policy file: %s", describeFSError(err))
-	}
-	if err = os.Rename(tmpName, path); err != nil {
-		return fmt.Errorf("writing the policy file: rename: %s", describeFSError(err))
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		serr := d.Sync()
-		d.Close()
-		if serr != nil && !errors.Is(serr, syscall.EINVAL) {
-			return fmt.Errorf("writing the policy file: fsync of the directory: %s", describeFSError(serr))
-		}
 	}
 	return nil
 }

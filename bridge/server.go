@@ -261,6 +261,21 @@ func decodeParams[T any](raw json.RawMessage) (T, error) {
 	return v, nil
 }
 
+func (p leaseParams) alias() string  { return p.Workdir }
+func (p actionParams) alias() string { return p.Workdir }
+func (p pushParams) alias() string   { return p.Workdir }
+
+// workdirParams decodes a request's parameters and looks up the workdir
+// they name.
+func workdirParams[T interface{ alias() string }](s *Server, raw json.RawMessage) (T, WorkdirPolicy, error) {
+	p, err := decodeParams[T](raw)
+	if err != nil {
+		return p, WorkdirPolicy{}, err
+	}
+	wp, err := s.workdir(p.alias())
+	return p, wp, err
+}
+
 func (s *Server) workdir(alias string) (WorkdirPolicy, error) {
 	wp, ok := s.policy.Workdirs[alias]
 	if !ok {
@@ -281,29 +296,15 @@ func (s *Server) withLease(alias, purpose string, fn func() (any, error)) (any, 
 	// longer than any lease lives unrenewed.
 	done := make(chan struct{})
 	defer close(done)
-	go func() {
-		t := time.NewTicker(DefaultLeaseTTL / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				s.leases.Renew(alias, id, DefaultLeaseTTL)
-			}
-		}
-	}()
+	go renewUntil(done, func() { s.leases.Renew(alias, id, DefaultLeaseTTL) })
 	return fn()
 }
 
 func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 	switch req.Method {
 	case "lease.acquire", "lease.renew", "lease.release", "lease.guard_commit":
-		p, err := decodeParams[leaseParams](req.Params)
+		p, _, err := workdirParams[leaseParams](s, req.Params)
 		if err != nil {
-			return nil, err
-		}
-		if _, err := s.workdir(p.Workdir); err != nil {
 			return nil, err
 		}
 		ttl := time.Duration(p.TTLSeconds) * time.Second
@@ -319,11 +320,7 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 			return struct{}{}, s.leases.GuardCommit(p.Workdir, p.Lease, p.Ref, p.Old)
 		}
 	case "actions.list":
-		p, err := decodeParams[pushParams](req.Params)
-		if err != nil {
-			return nil, err
-		}
-		wp, err := s.workdir(p.Workdir)
+		_, wp, err := workdirParams[pushParams](s, req.Params)
 		if err != nil {
 			return nil, err
 		}
@@ -334,11 +331,7 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 		return out, nil
 	case "actions.run":
-		p, err := decodeParams[actionParams](req.Params)
-		if err != nil {
-			return nil, err
-		}
-		wp, err := s.workdir(p.Workdir)
+		p, wp, err := workdirParams[actionParams](s, req.Params)
 		if err != nil {
 			return nil, err
 		}
@@ -349,11 +342,7 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 			return RunAction(ctx, s.fs, p.Workdir, wp, p.Action, p.Path, RunLimits{})
 		})
 	case "repo.push":
-		p, err := decodeParams[pushParams](req.Params)
-		if err != nil {
-			return nil, err
-		}
-		wp, err := s.workdir(p.Workdir)
+		p, wp, err := workdirParams[pushParams](s, req.Params)
 		if err != nil {
 			return nil, err
 		}

@@ -195,3 +195,15 @@ func (p *Policy) visible(dir relPath, name string) bool {
 	}
 	return !p.suffixDenied(append(append(make([]string, 0, len(dir.comps)+1), dir.comps...), name))
 }
+
+// InGitDir reports whether a cleaned workdir-relative path has a ".git"
+// component (any case): repository metadata, which no write or commit
+// ever touches, whatever the hidden-path setting.
+func InGitDir(path string) bool {
+	for _, c := range strings.Split(path, "/") {
+		if strings.EqualFold(c, ".git") {
+			return true
+		}
+	}
+	return false
+}

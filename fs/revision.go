@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // RevisionPrefix starts every revision string.
@@ -39,11 +40,17 @@ func checkRevisionArg(s string) error {
 	return nil
 }
 
+// hashBufs reuse hashReader's copy buffers: stat_file and read_text_file
+// hash on every call, and io.Copy would allocate 32 KiB each time.
+var hashBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
 // hashReader returns the revision of everything r yields, or "" when r
 // yields more than max bytes.
 func hashReader(r io.Reader, max int) (string, error) {
 	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(r, int64(max)+1))
+	bp := hashBufs.Get().(*[]byte)
+	defer hashBufs.Put(bp)
+	n, err := io.CopyBuffer(h, io.LimitReader(r, int64(max)+1), *bp)
 	if err != nil {
 		return "", err
 	}

@@ -336,18 +336,27 @@ func modTime(st *unix.Stat_t) string {
 // is reported as TypeSymlink (its target is never read), a FIFO, socket or
 // device as TypeOther. Nothing is opened for reading.
 func (w *Workdir) Stat(raw string) (FileInfo, error) {
-	rp, err := w.clean(raw)
+	rp, st, err := w.lstatPath(raw)
 	if err != nil {
 		return FileInfo{}, err
+	}
+	return w.fileInfo(rp, &st), nil
+}
+
+// lstatPath is Stat before the FileInfo: the cleaned path and its lstat.
+func (w *Workdir) lstatPath(raw string) (relPath, unix.Stat_t, error) {
+	rp, err := w.clean(raw)
+	if err != nil {
+		return rp, unix.Stat_t{}, err
 	}
 	st, err := w.lstatAt(w.rootFD, rp.comps, rp)
 	if err != nil {
-		return FileInfo{}, err
+		return rp, st, err
 	}
 	if rp.wantDir && typeOfMode(st.Mode) != TypeDirectory {
-		return FileInfo{}, newErr(CodeNotADirectory, w.alias, rp.String(), "ends with '/' but is not a directory", nil)
+		return rp, st, newErr(CodeNotADirectory, w.alias, rp.String(), "ends with '/' but is not a directory", nil)
 	}
-	return w.fileInfo(rp, &st), nil
+	return rp, st, nil
 }
 
 // Stat is Workdir.Stat by alias, with the revision of a regular file up
@@ -359,15 +368,27 @@ func (f *FS) Stat(alias, path string) (FileInfo, error) {
 	if err != nil {
 		return FileInfo{}, err
 	}
-	fi, err := w.Stat(path)
-	if err != nil || fi.Type != TypeFile || *fi.Size > int64(f.limits.MaxWriteBytes) {
-		return fi, err
+	rp, st, err := w.lstatPath(path)
+	if err != nil {
+		return FileInfo{}, err
 	}
-	file, info, err := w.OpenFile(path)
+	fi := w.fileInfo(rp, &st)
+	if fi.Type != TypeFile || st.Size > int64(f.limits.MaxWriteBytes) {
+		return fi, nil
+	}
+	// The path is resolved once more (the probe above opened nothing for
+	// reading), and the descriptor must be the object just described.
+	fd, err := w.open(w.rootFD, rp.comps, flagsFile)
 	if err != nil {
 		return fi, nil
 	}
+	file := newFile(fd, "")
 	defer file.Close()
+	st2, err := fstat(fd)
+	if err != nil || st2.Dev != st.Dev || st2.Ino != st.Ino || typeOfMode(st2.Mode) != TypeFile {
+		return fi, nil
+	}
+	info := w.fileInfo(rp, &st2)
 	if info.Revision, err = fileRevision(file, f.limits.MaxWriteBytes); err != nil {
 		return fi, nil
 	}

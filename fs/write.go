@@ -85,6 +85,16 @@ func (f *FS) writableWorkdir(alias string) (*Workdir, error) {
 	return w, nil
 }
 
+// startWrite is what every write checks before touching anything: a
+// read-write workdir and a well-formed expected revision (or none).
+func (f *FS) startWrite(alias, expected string) (*Workdir, error) {
+	w, err := f.writableWorkdir(alias)
+	if err != nil {
+		return nil, err
+	}
+	return w, checkRevisionArg(expected)
+}
+
 // target is the object a write is about: its parent directory, open for
 // reading so that it can be fsynced, and its name there.
 type target struct {
@@ -115,10 +125,8 @@ func (w *Workdir) writeTarget(raw string) (*target, error) {
 	if len(rp.comps) == 0 {
 		return nil, newErr(CodeInvalidPath, w.alias, "", "is the workdir root, which cannot be created, replaced, moved or deleted", nil)
 	}
-	for _, c := range rp.comps {
-		if strings.EqualFold(c, ".git") {
-			return nil, newErr(CodeDeniedPath, w.alias, rp.String(), "is inside .git (repository metadata); ServerFS never writes there", nil)
-		}
+	if InGitDir(rp.String()) {
+		return nil, newErr(CodeDeniedPath, w.alias, rp.String(), "is inside .git (repository metadata); ServerFS never writes there", nil)
 	}
 	dir := relPath{comps: rp.comps[:len(rp.comps)-1]}
 	fd, _, err := w.openVerified(w.rootFD, dir.comps, dir, TypeDirectory)
@@ -151,6 +159,15 @@ func (t *target) lstat() (st unix.Stat_t, exists bool, err error) {
 	}
 }
 
+// lstatExisting is lstat for a change of something that must exist.
+func (t *target) lstatExisting() (unix.Stat_t, error) {
+	st, exists, err := t.lstat()
+	if err == nil && !exists {
+		err = t.err(CodePathNotFound, "does not exist", nil)
+	}
+	return st, err
+}
+
 // readCurrent opens the target as a regular file and reads it whole, up
 // to max bytes (WRITE_LIMIT_EXCEEDED beyond). The returned stat is of the
 // descriptor the bytes came from.
@@ -172,6 +189,20 @@ func (t *target) readCurrent(max int) ([]byte, unix.Stat_t, error) {
 		return nil, st, t.err(CodeWriteLimitExceeded, fmt.Sprintf("is larger than the %d-byte write limit (SERVERFS_MAX_WRITE_BYTES); ServerFS does not change it", max), nil)
 	}
 	return b, st, nil
+}
+
+// readExpected is readCurrent for a change that names the file's
+// revision: REVISION_MISMATCH, with the current revision, when it is
+// another.
+func (t *target) readExpected(expected string, max int) ([]byte, unix.Stat_t, error) {
+	old, st, err := t.readCurrent(max)
+	if err != nil {
+		return nil, st, err
+	}
+	if cur := Revision(old); cur != expected {
+		return nil, st, t.err(CodeRevisionMismatch, fmt.Sprintf("has changed: its current revision is %s, not the expected %s; read it again (nothing was changed)", cur, expected), nil)
+	}
+	return old, st, nil
 }
 
 // unchanged reports whether the name still refers to the object st
@@ -389,11 +420,8 @@ func countNonOverlapping(b, sep []byte) int {
 // produce turns the current content (nil for a create) into the new one
 // and names the action.
 func (f *FS) rewrite(ctx context.Context, alias, raw, expected string, mayCreate bool, produce func(old []byte) ([]byte, string, error)) (*WriteResult, error) {
-	w, err := f.writableWorkdir(alias)
+	w, err := f.startWrite(alias, expected)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkRevisionArg(expected); err != nil {
 		return nil, err
 	}
 	t, err := w.writeTarget(raw)
@@ -450,16 +478,16 @@ func (f *FS) rewrite(ctx context.Context, alias, raw, expected string, mayCreate
 	if err := w.checkType(t.rp, st.Mode, TypeFile); err != nil {
 		return nil, err
 	}
-	old, st, err := t.readCurrent(f.limits.MaxWriteBytes)
+	if expected == "" {
+		old, _, err := t.readCurrent(f.limits.MaxWriteBytes)
+		if err != nil {
+			return nil, err
+		}
+		return nil, t.err(CodeRevisionMismatch, fmt.Sprintf("already exists (current revision %s); pass it as expected_revision to replace the file", Revision(old)), nil)
+	}
+	old, st, err := t.readExpected(expected, f.limits.MaxWriteBytes)
 	if err != nil {
 		return nil, err
-	}
-	current := Revision(old)
-	switch {
-	case expected == "":
-		return nil, t.err(CodeRevisionMismatch, fmt.Sprintf("already exists (current revision %s); pass it as expected_revision to replace the file", current), nil)
-	case expected != current:
-		return nil, t.err(CodeRevisionMismatch, fmt.Sprintf("has changed: its current revision is %s, not the expected %s; read it again before writing", current, expected), nil)
 	}
 	content, action, err := produce(old)
 	if err != nil {
@@ -566,11 +594,8 @@ func (f *FS) CreateDirectory(ctx context.Context, alias, raw string) (*WriteResu
 // (those files stay where the operator put them). expectedRevision, when
 // given for a file, must be its current revision.
 func (f *FS) MovePath(ctx context.Context, alias, from, to, expectedRevision string) (*WriteResult, error) {
-	w, err := f.writableWorkdir(alias)
+	w, err := f.startWrite(alias, expectedRevision)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkRevisionArg(expectedRevision); err != nil {
 		return nil, err
 	}
 	src, err := w.writeTarget(from)
@@ -592,12 +617,9 @@ func (f *FS) MovePath(ctx context.Context, alias, from, to, expectedRevision str
 	}
 	defer release()
 
-	st, exists, err := src.lstat()
+	st, err := src.lstatExisting()
 	if err != nil {
 		return nil, err
-	}
-	if !exists {
-		return nil, src.err(CodePathNotFound, "does not exist", nil)
 	}
 	res := &WriteResult{Workdir: w.alias, Path: dst.rp.String(), FromPath: src.rp.String(), Action: "moved"}
 	switch typeOfMode(st.Mode) {
@@ -606,12 +628,8 @@ func (f *FS) MovePath(ctx context.Context, alias, from, to, expectedRevision str
 			return nil, src.err(CodeNotADirectory, "is a file, but a path ends with '/'", nil)
 		}
 		if expectedRevision != "" {
-			old, _, err := src.readCurrent(f.limits.MaxWriteBytes)
-			if err != nil {
+			if _, _, err := src.readExpected(expectedRevision, f.limits.MaxWriteBytes); err != nil {
 				return nil, err
-			}
-			if cur := Revision(old); cur != expectedRevision {
-				return nil, src.err(CodeRevisionMismatch, fmt.Sprintf("has changed: its current revision is %s, not the expected %s", cur, expectedRevision), nil)
 			}
 			res.Revision = expectedRevision
 		}
@@ -700,11 +718,8 @@ func (w *Workdir) checkMovable(fd int, rel, dstRel relPath, budget *int, depth i
 // DeletePath removes the file raw, whose current revision must be
 // expectedRevision, or the empty directory raw.
 func (f *FS) DeletePath(ctx context.Context, alias, raw, expectedRevision string) (*WriteResult, error) {
-	w, err := f.writableWorkdir(alias)
+	w, err := f.startWrite(alias, expectedRevision)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkRevisionArg(expectedRevision); err != nil {
 		return nil, err
 	}
 	t, err := w.writeTarget(raw)
@@ -718,12 +733,9 @@ func (f *FS) DeletePath(ctx context.Context, alias, raw, expectedRevision string
 	}
 	defer release()
 
-	st, exists, err := t.lstat()
+	st, err := t.lstatExisting()
 	if err != nil {
 		return nil, err
-	}
-	if !exists {
-		return nil, t.err(CodePathNotFound, "does not exist", nil)
 	}
 	res := &WriteResult{Workdir: w.alias, Path: t.rp.String(), Action: "deleted"}
 	switch typeOfMode(st.Mode) {
@@ -734,12 +746,9 @@ func (f *FS) DeletePath(ctx context.Context, alias, raw, expectedRevision string
 		if expectedRevision == "" {
 			return nil, t.err(CodeInvalidArgument, "is a file: expected_revision is required to delete it (read_text_file or stat_file return it)", nil)
 		}
-		old, st, err := t.readCurrent(f.limits.MaxWriteBytes)
+		_, st, err := t.readExpected(expectedRevision, f.limits.MaxWriteBytes)
 		if err != nil {
 			return nil, err
-		}
-		if cur := Revision(old); cur != expectedRevision {
-			return nil, t.err(CodeRevisionMismatch, fmt.Sprintf("has changed: its current revision is %s, not the expected %s; nothing was deleted", cur, expectedRevision), nil)
 		}
 		if !t.unchanged(&st) {
 			return nil, t.err(CodeRevisionMismatch, "was changed by another program meanwhile; read it again", nil)

@@ -58,6 +58,13 @@ func (r *Repo) checkCommitArgs(paths []string, message string) ([]string, error)
 	case len(paths) > MaxCommitPaths:
 		return nil, argError(fmt.Sprintf("at most %d paths per commit", MaxCommitPaths))
 	}
+	return r.checkPaths(paths)
+}
+
+// checkPaths validates agent-named file paths for commit and diff: the
+// path policy, no options or pathspec magic, nothing in .git; it returns
+// them cleaned, de-duplicated and sorted.
+func (r *Repo) checkPaths(paths []string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	for _, raw := range paths {
@@ -73,10 +80,8 @@ func (r *Repo) checkCommitArgs(paths []string, message string) ([]string, error)
 		if p == "" || strings.HasSuffix(raw, "/") {
 			return nil, argError(fmt.Sprintf("path %q is not a file path", sfs.DisplayPath(raw)))
 		}
-		for _, c := range strings.Split(p, "/") {
-			if strings.EqualFold(c, ".git") {
-				return nil, &sfs.Error{Code: sfs.CodeDeniedPath, Workdir: r.w.Alias(), Path: p, Msg: "is inside .git; repository metadata is never committed"}
-			}
+		if sfs.InGitDir(p) {
+			return nil, &sfs.Error{Code: sfs.CodeDeniedPath, Workdir: r.w.Alias(), Path: p, Msg: "is inside .git; repository metadata is never committed"}
 		}
 		if !seen[p] {
 			seen[p] = true

@@ -16,18 +16,11 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
-// commitEnv is a repository in a read-write, repo-ops workdir.
+// openRW opens the repository in dir as the read-write, repo-ops
+// workdir "wd".
 func openRW(t *testing.T, dir string) (*Repo, *sfs.FS) {
 	t.Helper()
-	cfg, err := sfs.LoadConfig(nil, []string{"wd=" + dir + ":rw:repo"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sfs.New(cfg, sfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
+	f := newWorkdirFS(t, "wd="+dir+":rw:repo")
 	r, err := Open(f, "wd")
 	if err != nil {
 		t.Fatal(err)

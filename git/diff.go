@@ -70,7 +70,7 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 		maxBytes = DefaultDiffBytes
 	}
 	maxBytes = min(maxBytes, MaxDiffBytes)
-	clean, err := r.checkCommitArgs(paths, "diff")
+	clean, err := r.checkPaths(paths)
 	if err != nil {
 		return nil, err
 	}

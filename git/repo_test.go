@@ -25,11 +25,19 @@ func gitCLI(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
+// openDir opens the repository in dir as the read-only workdir "wd",
+// with an empty HOME (no global git configuration).
 func openDir(t *testing.T, dir string) (*Repo, error) {
 	t.Helper()
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", "")
-	cfg, err := sfs.LoadConfig(nil, []string{"wd=" + dir})
+	return Open(newWorkdirFS(t, "wd="+dir), "wd")
+}
+
+// newWorkdirFS is an FS over the --workdir specs, closed with the test.
+func newWorkdirFS(t *testing.T, specs ...string) *sfs.FS {
+	t.Helper()
+	cfg, err := sfs.LoadConfig(nil, specs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +46,7 @@ func openDir(t *testing.T, dir string) (*Repo, error) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	return Open(f, "wd")
+	return f
 }
 
 func write(t *testing.T, path, content string) {

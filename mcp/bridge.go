@@ -50,14 +50,12 @@ func bridgeTools(push bool) []tool {
 	return tools
 }
 
-// repoWorkdir checks the workdir has repo ops and, for changes, is rw.
+// repoWorkdir checks the workdir has repo ops and, for changes, is rw,
+// and that a bridge is configured.
 func repoWorkdir(d *Deps, alias string, rw bool) (*sfs.Workdir, error) {
-	w, err := d.FS.Workdir(alias)
+	w, err := repoOpsWorkdir(d, alias)
 	if err != nil {
 		return nil, err
-	}
-	if !w.RepoOps() {
-		return nil, &sfs.Error{Code: sfs.CodeRepoOpsDisabled, Workdir: w.Alias(), Msg: "has no repository tools: the administrator did not enable repo ops on it"}
 	}
 	if rw && w.Mode() != sfs.ModeReadWrite {
 		return nil, &sfs.Error{Code: sfs.CodeWorkdirReadOnly, Workdir: w.Alias(), Msg: "is read-only"}

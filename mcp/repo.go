@@ -93,14 +93,24 @@ func repoTools(lim sfs.Limits, commit bool) []tool {
 	return tools
 }
 
-// openRepo opens the workdir's repository when repo ops are enabled on it.
-func openRepo(d *Deps, alias string) (*git.Repo, error) {
+// repoOpsWorkdir returns the workdir when the operator enabled the
+// repository tools on it (REPO_OPS_DISABLED otherwise): the one check
+// every repository and bridge tool makes first.
+func repoOpsWorkdir(d *Deps, alias string) (*sfs.Workdir, error) {
 	w, err := d.FS.Workdir(alias)
 	if err != nil {
 		return nil, err
 	}
 	if !w.RepoOps() {
 		return nil, &sfs.Error{Code: sfs.CodeRepoOpsDisabled, Workdir: w.Alias(), Msg: "has no repository tools: the administrator did not enable repo ops on it"}
+	}
+	return w, nil
+}
+
+// openRepo opens the workdir's repository when repo ops are enabled on it.
+func openRepo(d *Deps, alias string) (*git.Repo, error) {
+	if _, err := repoOpsWorkdir(d, alias); err != nil {
+		return nil, err
 	}
 	return git.Open(d.FS, alias)
 }
@@ -110,14 +120,11 @@ func inspectRepo(ctx context.Context, d *Deps, in inspectRepoIn) (*inspectRepoOu
 	out := &inspectRepoOut{Workdir: in.Workdir, View: in.View, Actions: []bridge.ActionInfo{}}
 	if in.View == "actions" {
 		// Named actions need no repository, only the operator's consent.
-		w, err := d.FS.Workdir(in.Workdir)
-		if err == nil && !w.RepoOps() {
-			err = &sfs.Error{Code: sfs.CodeRepoOpsDisabled, Workdir: w.Alias(), Msg: "has no repository tools: the administrator did not enable repo ops on it"}
-		}
-		if err != nil {
+		if _, err := repoOpsWorkdir(d, in.Workdir); err != nil {
 			return nil, info, err
 		}
-		out.Actions, err = actionsOf(ctx, d, in.Workdir)
+		acts, err := actionsOf(ctx, d, in.Workdir)
+		out.Actions = acts
 		return out, info, err
 	}
 	r, err := openRepo(d, in.Workdir)
