@@ -2,6 +2,7 @@ package git
 
 import (
 	"bytes"
+	"os"
 	"strings"
 )
 
@@ -17,11 +18,11 @@ type attrRule struct {
 }
 
 // loadAttrRules reads the attribute files that apply to path, lowest
-// precedence first: every .gitattributes from the root down to the path's
-// directory, then .git/info/attributes.
+// precedence first: the operator's (globalAttrs), every .gitattributes
+// from the root down to the path's directory, then .git/info/attributes.
 func (r *Repo) loadAttrRules(path string) ([]attrRule, error) {
 	comps := strings.Split(path, "/")
-	var rules []attrRule
+	rules := append([]attrRule(nil), r.globalAttrs...)
 	for i := 0; i < len(comps); i++ {
 		dir := comps[:i]
 		name := strings.Join(append(append([]string{}, dir...), ".gitattributes"), "/")
@@ -36,6 +37,19 @@ func (r *Repo) loadAttrRules(path string) ([]attrRule, error) {
 		return nil, err
 	}
 	return append(rules, parseAttrs(b, nil)...), nil
+}
+
+// loadGlobalAttrs reads the attribute files below the repository's, as
+// git does: the system file /etc/gitattributes (unless GIT_ATTR_NOSYSTEM
+// is set), then core.attributesFile or its default
+// $XDG_CONFIG_HOME/git/attributes. A core.attributesFile set by the
+// repository is read only beneath the workdir root (config.go).
+func (r *Repo) loadGlobalAttrs() []attrRule {
+	var rules []attrRule
+	if os.Getenv("GIT_ATTR_NOSYSTEM") == "" {
+		rules = parseAttrs(readHostFile("/etc/gitattributes"), nil)
+	}
+	return append(rules, parseAttrs(r.configFile("core", "attributesfile", xdgGitFile("attributes")), nil)...)
 }
 
 func parseAttrs(data []byte, base []string) []attrRule {

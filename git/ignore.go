@@ -3,8 +3,6 @@ package git
 import (
 	"bytes"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -43,17 +41,9 @@ func (s *ignoreStack) below(offset int) *ignoreStack {
 // newIgnoreStack loads the repository-wide rules; fromIndex may be nil.
 func (r *Repo) newIgnoreStack(fromIndex func(string) []byte) *ignoreStack {
 	s := &ignoreStack{fromIndex: fromIndex}
-	excludes := r.get("core", "", "excludesfile")
-	if excludes == "" {
-		if x := xdgConfigHome(); x != "" {
-			excludes = filepath.Join(x, "git", "ignore")
-		}
-	} else if rest, ok := strings.CutPrefix(excludes, "~/"); ok {
-		excludes = filepath.Join(os.Getenv("HOME"), rest)
-	}
-	if excludes != "" {
-		s.base = append(s.base, parsePatterns(readHostFile(excludes), nil)...)
-	}
+	// core.excludesFile, or the default $XDG_CONFIG_HOME/git/ignore;
+	// a repository's own value is confined to the workdir (config.go).
+	s.base = append(s.base, parsePatterns(r.configFile("core", "excludesfile", xdgGitFile("ignore")), nil)...)
 	if b, err := r.readControl(".git/info/exclude"); err == nil {
 		s.base = append(s.base, parsePatterns(b, nil)...)
 	}

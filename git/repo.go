@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -25,9 +23,13 @@ type Repo struct {
 	w       *sfs.Workdir
 	ctl     *sfs.Control
 	storage *filesystem.Storage
-	// cfg holds system, global and repository configuration in git's
-	// order (later files win for single values).
-	cfg []*gitconfig.Config
+	// cfg holds system, global and repository configuration (each file
+	// followed by the files it includes) in git's order (later files win
+	// for single values).
+	cfg []configLayer
+	// globalAttrs are the rules of the operator's attributes files
+	// (system, then core.attributesFile), the lowest precedence.
+	globalAttrs []attrRule
 	// fileMode is core.fileMode: whether the executable bit counts.
 	fileMode bool
 	// trustCtime (core.trustCtime) and minimalStat (core.checkStat =
@@ -69,13 +71,14 @@ func Open(f *sfs.FS, alias string) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.cfg = append(globalConfigs(), repoCfg)
+	r.cfg = r.appendRepoConfig(operatorConfigs(), repoCfg, ".git/config", 0)
 	if err := r.checkSupported(repoCfg); err != nil {
 		return nil, err
 	}
 	r.fileMode = parseBool(r.get("core", "", "filemode"), true)
 	r.trustCtime = parseBool(r.get("core", "", "trustctime"), true)
 	r.minimalStat = strings.EqualFold(r.get("core", "", "checkstat"), "minimal")
+	r.globalAttrs = r.loadGlobalAttrs()
 	r.storage = filesystem.NewStorage(&controlFS{c: ctl, root: ".git"}, cache.NewObjectLRUDefault())
 	return r, nil
 }
@@ -152,71 +155,11 @@ func (r *Repo) readControl(name string) ([]byte, error) {
 	return b, nil
 }
 
-// globalConfigs are the system and user configuration files git reads
-// before the repository's, in its order. They belong to the operator
-// (the server's own environment), not to the workdir.
-func globalConfigs() []*gitconfig.Config {
-	var files []string
-	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
-		files = append(files, "/etc/gitconfig")
-	}
-	if x := xdgConfigHome(); x != "" {
-		files = append(files, filepath.Join(x, "git", "config"))
-	}
-	if h := os.Getenv("HOME"); h != "" {
-		files = append(files, filepath.Join(h, ".gitconfig"))
-	}
-	var out []*gitconfig.Config
-	for _, name := range files {
-		if c := readHostConfig(name); c != nil {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func xdgConfigHome() string {
-	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
-		return x
-	}
-	if h := os.Getenv("HOME"); h != "" {
-		return filepath.Join(h, ".config")
-	}
-	return ""
-}
-
-// readHostFile reads an operator's file (global config, excludes file),
-// bounded; nil when absent or unreadable.
-func readHostFile(name string) []byte {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxConfigBytes))
-	if err != nil {
-		return nil
-	}
-	return b
-}
-
-func readHostConfig(name string) *gitconfig.Config {
-	b := readHostFile(name)
-	if b == nil {
-		return nil
-	}
-	c := gitconfig.New()
-	if gitconfig.NewDecoder(bytes.NewReader(b)).Decode(c) != nil {
-		return nil
-	}
-	return c
-}
-
 // get returns the last value of section[.subsection].key across the
 // configuration files.
 func (r *Repo) get(section, subsection, key string) string {
 	for i := len(r.cfg) - 1; i >= 0; i-- {
-		if v := r.getIn(r.cfg[i], section, subsection, key); v != "" {
+		if v := r.getIn(r.cfg[i].c, section, subsection, key); v != "" {
 			return v
 		}
 	}

@@ -328,9 +328,11 @@ func (w *orcWorld) setup() {
 		orcGit(t, w.dir, "config", "--global", "core.excludesFile", w.excludes)
 		w.writeHost(filepath.Join(w.xdg, "git", "ignore"), decoy)
 	case 3:
-		w.features = append(w.features, "excludes:repo core.excludesFile ~/")
-		w.excludes = filepath.Join(w.home, "excl")
-		orcGit(t, w.dir, "config", "core.excludesFile", "~/excl")
+		// A repository's own core.excludesFile is read only beneath the
+		// root (a host path it names is never opened: config.go).
+		w.features = append(w.features, "excludes:repo core.excludesFile .git/excl")
+		w.excludes = filepath.Join(w.dir, ".git", "excl")
+		orcGit(t, w.dir, "config", "core.excludesFile", ".git/excl")
 		w.writeHost(filepath.Join(w.xdg, "git", "ignore"), decoy)
 	case 4:
 		w.features = append(w.features, "excludes:$XDG_CONFIG_HOME/git/config core.excludesFile")
