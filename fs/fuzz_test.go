@@ -39,6 +39,7 @@ func FuzzCleanPath(f *testing.F) {
 	for _, s := range []string{
 		"", ".", "./", "/", "..", "../", "../../etc/passwd", "foo/../../../etc/passwd",
 		"/etc/passwd", "//etc/passwd", "a\x00b", "\x00", `..\..\x`, `C:\foo`, `C:/foo`,
+		`\\host\share\x`, `\x`, "C:", "c:x", "z:/", `a\b.txt`, `a\..\..\b`, `a/..\b`, "1:/x",
 		"~", "~/x", "~root/.ssh", "a//b", "a/./b/", "a/b/../../..", "a/b/../../../",
 		"a/b/../..", "a/../b", "./../x", "x/./../..", "...", ".../x", "....//x",
 		"．．/x", "\u2024\u2024/x", "\u2025/x", "..\u200b/x", "%2e%2e/x", "..%2fx",
@@ -55,8 +56,12 @@ func FuzzCleanPath(f *testing.F) {
 
 		// Independent model: the textual checks, then path.Clean, which
 		// keeps a leading ".." exactly when some ".." climbs above the start.
+		// A backslash is refused only where Windows would read the path
+		// as absolute: leading (rooted, UNC) or after a drive letter.
+		drive := len(raw) >= 2 && raw[1] == ':' && strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", rune(raw[0])) &&
+			(len(raw) == 2 || raw[2] == '/' || raw[2] == '\\')
 		textOK := strings.IndexByte(raw, 0) < 0 && utf8.ValidString(raw) &&
-			strings.IndexByte(raw, '\\') < 0 && !strings.HasPrefix(raw, "/") && len(raw) <= maxPathBytes
+			!strings.HasPrefix(raw, `\`) && !drive && !strings.HasPrefix(raw, "/") && len(raw) <= maxPathBytes
 		longComp := false
 		for _, c := range strings.Split(raw, "/") {
 			if len(c) > maxNameBytes {
@@ -104,7 +109,7 @@ func FuzzCleanPath(f *testing.F) {
 			t.Fatalf("cleanPath(%q) succeeded (%q); want an error (text ok %v, climbs %v, long component %v)", raw, p.String(), textOK, climbs, longComp)
 		}
 		for _, c := range p.comps {
-			if c == "" || c == "." || c == ".." || strings.ContainsAny(c, "/\\\x00") || len(c) > maxNameBytes || !utf8.ValidString(c) {
+			if c == "" || c == "." || c == ".." || strings.ContainsAny(c, "/\x00") || len(c) > maxNameBytes || !utf8.ValidString(c) {
 				t.Fatalf("cleanPath(%q) has bad component %q (all: %q)", raw, c, p.comps)
 			}
 		}

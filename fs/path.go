@@ -39,7 +39,9 @@ func (p relPath) base() string {
 }
 
 // cleanPath applies the textual rules of SPEC §4 to an agent-supplied path:
-// relative only, valid UTF-8, no NUL, no backslash, bounded length; "." and
+// relative only, valid UTF-8, no NUL, nothing Windows reads as absolute
+// (a leading backslash, as in "\\host\share" and "\x", or a drive
+// letter, as in "C:\x" and "C:/x"), bounded length; "." and
 // empty components are dropped and "a/../b" is folded, but a ".." that would
 // climb above the workdir root is PATH_OUTSIDE_WORKDIR. The returned error
 // has no Workdir set; callers add it.
@@ -53,13 +55,18 @@ func cleanPath(raw string) (relPath, *Error) {
 		return relPath{}, newErr(CodeInvalidPath, "", shown, "contains a NUL byte", nil)
 	case !utf8.ValidString(raw):
 		return relPath{}, newErr(CodeInvalidPath, "", shown, "is not valid UTF-8", nil)
-	case strings.IndexByte(raw, '\\') >= 0:
-		return relPath{}, newErr(CodeInvalidPath, "", shown, "contains a backslash; use '/' between components", nil)
+	case strings.HasPrefix(raw, `\`):
+		return relPath{}, newErr(CodeInvalidPath, "", shown, "starts with a backslash (a Windows rooted or UNC path); paths are relative to the workdir root, with '/' between components", nil)
+	case windowsDrive(raw):
+		return relPath{}, newErr(CodeInvalidPath, "", shown, "starts with a drive letter (a Windows absolute path); paths are relative to the workdir root, with '/' between components", nil)
 	case strings.HasPrefix(raw, "/"):
 		return relPath{}, newErr(CodeInvalidPath, "", shown, "is absolute; paths are relative to the workdir root (e.g. \"src/main.go\", \"\" for the root)", nil)
 	case len(raw) > maxPathBytes:
 		return relPath{}, newErr(CodeInvalidPath, "", shown, "is longer than 4095 bytes", nil)
 	}
+	// Any other backslash is an ordinary byte of a file name, as it is
+	// on Linux (git and the kernel agree): "a\b.txt" is one component,
+	// resolved as one name, so it cannot climb anywhere.
 	var p relPath
 	p.wantDir = strings.HasSuffix(raw, "/")
 	for _, c := range strings.Split(raw, "/") {
@@ -79,6 +86,16 @@ func cleanPath(raw string) (relPath, *Error) {
 		p.comps = append(p.comps, c)
 	}
 	return p, nil
+}
+
+// windowsDrive reports whether raw starts like a Windows drive path: a
+// letter and ':' followed by a separator or nothing ("C:", "C:\x", "c:/x").
+func windowsDrive(raw string) bool {
+	if len(raw) < 2 || raw[1] != ':' {
+		return false
+	}
+	c := raw[0] | 0x20
+	return c >= 'a' && c <= 'z' && (len(raw) == 2 || raw[2] == '/' || raw[2] == '\\')
 }
 
 // displayPath makes an agent-supplied path safe to echo in an error: bounded

@@ -53,7 +53,9 @@ func setupHostileTree(t *testing.T, e *testEnv) {
 	e.write(t, "config/.ENV.production", "DB=1\n")
 	e.write(t, "certs/server.PEM", "pem\n")
 	e.write(t, ".ssh/known_hosts", "h\n")
-	e.write(t, "．．/x.txt", "fullwidth dots dir\n") // a real directory named with look-alike dots
+	e.write(t, "．．/x.txt", "fullwidth dots dir\n")   // a real directory named with look-alike dots
+	e.write(t, `back\slash.txt`, "backslash name\n") // on Linux a backslash is an ordinary byte of a name
+	e.write(t, `win\dir/f.txt`, "in a directory named with a backslash\n")
 	e.symlink(t, "inside.txt", "link-file")
 	e.symlink(t, "subdir", "link-dir")
 	e.symlink(t, "/etc", "etc")
@@ -80,9 +82,21 @@ func hostileCases() []hostileCase {
 		{name: "absolute", path: "/etc/passwd", all: CodeInvalidPath},
 		{name: "absolute-root", path: "/", all: CodeInvalidPath},
 		{name: "nul", path: "inside.txt\x00.png", all: CodeInvalidPath},
-		{name: "backslash", path: `subdir\a.txt`, all: CodeInvalidPath},
-		{name: "backslash-traversal", path: `..\..\etc\passwd`, all: CodeInvalidPath},
+		// An interior backslash is part of one name (the kernel resolves
+		// it so): never a separator, never a way up.
+		{name: "backslash", path: `subdir\a.txt`, all: CodePathNotFound},
+		{name: "backslash-traversal", path: `..\..\etc\passwd`, all: CodeHiddenPathNotAllowed}, // a name starting with "."
+		{name: "backslash-traversal-inner", path: `subdir/..\..\outside\canary.txt`, all: CodeHiddenPathNotAllowed},
+		{name: "backslash-traversal-undotted", path: `subdir\..\..\outside\canary.txt`, all: CodePathNotFound},
+		{name: "backslash-name", path: `back\slash.txt`, all: okAny, per: map[op]Code{opList: CodeNotADirectory, opFind: CodeNotADirectory}},
+		{name: "backslash-dir", path: `win\dir`, all: okAny, per: map[op]Code{opRead: CodeNotAFile}},
+		{name: "backslash-dir-file", path: `win\dir/f.txt`, all: okAny, per: map[op]Code{opList: CodeNotADirectory, opFind: CodeNotADirectory}},
+		// What Windows reads as absolute stays refused.
 		{name: "windows-drive", path: `C:\foo`, all: CodeInvalidPath},
+		{name: "windows-drive-slash", path: `c:/foo`, all: CodeInvalidPath},
+		{name: "windows-drive-alone", path: `C:`, all: CodeInvalidPath},
+		{name: "windows-unc", path: `\\host\share\x`, all: CodeInvalidPath},
+		{name: "windows-rooted", path: `\x`, all: CodeInvalidPath},
 		{name: "4KiB-path", path: long, all: CodeInvalidPath},
 		{name: "long-component", path: strings.Repeat("n", 300), all: CodeInvalidPath},
 		{name: "invalid-utf8", path: "sub\xffdir", all: CodeInvalidPath},

@@ -203,8 +203,9 @@ func (tw *treeWalk) visit(we *sfs.WalkEntry) sfs.WalkAction {
 		return sfs.WalkSkipDir
 	}
 	// A top-level directory is walked on its own, unless its name is not
-	// a path the resolver takes (a backslash, invalid UTF-8): then here.
-	if tw.root && we.Depth == 1 && !strings.ContainsRune(we.Name, '\\') && utf8.ValidString(we.Name) {
+	// a path the resolver takes (invalid UTF-8, a leading backslash or a
+	// drive letter): then here.
+	if tw.root && we.Depth == 1 && utf8.ValidString(we.Name) && !strings.HasPrefix(we.Name, `\`) && !isDriveName(we.Name) {
 		tw.queue = append(tw.queue, subtree{path: we.Path, ignored: ignored})
 		return sfs.WalkSkipDir
 	}
@@ -212,4 +213,10 @@ func (tw *treeWalk) visit(we *sfs.WalkEntry) sfs.WalkAction {
 		tw.ignored[we.Path] = true
 	}
 	return sfs.WalkContinue
+}
+
+// isDriveName reports whether a top-level name looks like a Windows drive
+// ("C:"), which the resolver refuses as a path.
+func isDriveName(name string) bool {
+	return len(name) == 2 && name[1] == ':' && (name[0]|0x20) >= 'a' && (name[0]|0x20) <= 'z'
 }

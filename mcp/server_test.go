@@ -633,7 +633,9 @@ func TestResourceTemplate(t *testing.T) {
 		{"serverfs://wd/sub%00/a.txt", "INVALID_PATH"},
 		// go-sdk's template match refuses a raw backslash and a bad escape.
 		{`serverfs://wd/sub\a.txt`, "Resource not found"},
-		{"serverfs://wd/sub%5Ca.txt", "INVALID_PATH"},
+		{"serverfs://wd/sub%5Ca.txt", "PATH_NOT_FOUND"}, // one name, sub\a.txt, not sub/a.txt
+		{"serverfs://wd/%5C%5Chost%5Cshare%5Cx", "INVALID_PATH"},
+		{"serverfs://wd/C:%5Csecret.txt", "INVALID_PATH"},
 		{"serverfs://wd/%2Fetc%2Fpasswd", "INVALID_PATH"},
 		{"serverfs://wd//etc/passwd", "INVALID_PATH"},
 		{"serverfs://wd/%zz", "Resource not found"},
