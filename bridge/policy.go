@@ -292,6 +292,17 @@ func checkAction(src, name string, a Action, probs *problems) {
 	default:
 		probs.add("%s: argument %q is unknown; it must be %q, %q or %q", at, showSetting(a.Argument), ArgumentNone, ArgumentPath, ArgumentBasename)
 	}
+	if al := a.ArgumentAllow; al != nil {
+		if a.Argument != ArgumentPath && a.Argument != ArgumentBasename {
+			probs.add("%s: argument_allow is set but argument is not %q or %q", at, ArgumentPath, ArgumentBasename)
+		}
+		for _, r := range al.Chars {
+			if r == utf8.RuneError || r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\\' {
+				probs.add("%s: argument_allow.chars may hold printable characters only (no control character, NUL or backslash)", at)
+				break
+			}
+		}
+	}
 	for _, rel := range sortedKeys(a.Integrity) {
 		if why := badRelPath(rel); why != "" {
 			// The key is not shown: a bad one may well be a host path.
@@ -495,6 +506,7 @@ var (
 	actionSchema = &jsonSchema{fields: map[string]*jsonSchema{
 		"argv": leafSchema, "mutates": leafSchema, "argument": leafSchema,
 		"integrity": {elem: leafSchema}, "timeout_seconds": leafSchema,
+		"argument_allow": {fields: map[string]*jsonSchema{"chars": leafSchema, "directories": leafSchema}},
 	}}
 	actionsSchema = &jsonSchema{elem: actionSchema}
 	workdirSchema = &jsonSchema{fields: map[string]*jsonSchema{

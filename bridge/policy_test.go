@@ -40,7 +40,7 @@ func TestPolicyRenderValid(t *testing.T) {
 		"WORKDIR_03_ALIAS=wiki", "WORKDIR_03_PATH=" + wiki + "/", "WORKDIR_03_READ_ONLY=FALSE",
 		"WORKDIR_03_REPO_OPS_ENABLED=true",
 		"WORKDIR_03_REPO_ACTIONS_JSON=" + seedActions[:len(seedActions)-1] +
-			`,"fmt_file":{"argv":["tools/fmt"],"mutates":true,"argument":"path","timeout_seconds":1800,"integrity":{"tools/fmt":"` + hashA + `"}}}`,
+			`,"fmt_file":{"argv":["tools/fmt"],"mutates":true,"argument":"path","argument_allow":{"chars":"+@ ","directories":true},"timeout_seconds":1800,"integrity":{"tools/fmt":"` + hashA + `"}}}`,
 		"WORKDIR_05_READ_ONLY=false", // an unused slot may keep compose defaults
 		"UNRELATED=x",
 	}
@@ -56,7 +56,8 @@ func TestPolicyRenderValid(t *testing.T) {
 				Argument:  ArgumentNone,
 				Integrity: map[string]string{"tools/wiki-lint.py": hashA, "pyproject.toml": hashB},
 			},
-			"fmt_file": {Argv: []string{"tools/fmt"}, Mutates: true, Argument: ArgumentPath, TimeoutSeconds: 1800, Integrity: map[string]string{"tools/fmt": hashA}},
+			"fmt_file": {Argv: []string{"tools/fmt"}, Mutates: true, Argument: ArgumentPath, ArgumentAllow: &ArgumentAllow{Chars: "+@ ", Directories: true},
+				TimeoutSeconds: 1800, Integrity: map[string]string{"tools/fmt": hashA}},
 		}},
 	}}
 	if !reflect.DeepEqual(p, want) {
@@ -125,6 +126,7 @@ func TestPolicyRenderRefusals(t *testing.T) {
 		{"invalid UTF-8", rw("{\"act\":{\"argv\":[\"\xff\"],\"argument\":\"none\"}}"), []string{"slot 03: WORKDIR_03_REPO_ACTIONS_JSON: the JSON is not valid UTF-8"}},
 		{"unknown action field", rw(action(`{"argv":["x"],"argument":"none","shell":true}`)), []string{`slot 03: WORKDIR_03_REPO_ACTIONS_JSON: unknown field "shell" in act`}},
 		{"field in another case", rw(action(`{"ARGV":["x"],"argument":"none"}`)), []string{`slot 03: WORKDIR_03_REPO_ACTIONS_JSON: unknown field "ARGV" in act`}},
+		{"unknown widening field", rw(action(`{"argv":["x"],"argument":"path","argument_allow":{"chars":"=","all":true}}`)), []string{`slot 03: WORKDIR_03_REPO_ACTIONS_JSON: unknown field "all" in act.argument_allow`}},
 		{"unknown field holding a path", rw(action(`{"argv":["x"],"argument":"none","` + wiki + `":1}`)), []string{"slot 03: WORKDIR_03_REPO_ACTIONS_JSON: unknown field", "not shown"}},
 		{"wrong type", rw(action(`{"argv":"x","argument":"none"}`)), []string{"slot 03: WORKDIR_03_REPO_ACTIONS_JSON: field", "cannot be used here"}},
 		{"unpinned program in the workdir", rw(action(`{"argv":["./scripts/test.sh"],"argument":"none"}`)), []string{"slot 03", "argv[0] is a program inside the workdir; it must have an integrity pin"}},
@@ -216,6 +218,12 @@ func TestPolicyValidateRefusals(t *testing.T) {
 		{"actions without repo ops", func(p *Policy) { w := p.Workdirs["wiki"]; w.RepoOps = false; p.Workdirs["wiki"] = w }, `workdir "wiki": actions are configured but repo ops are disabled`},
 		{"actions on read-only", func(p *Policy) { w := p.Workdirs["wiki"]; w.ReadWrite = false; p.Workdirs["wiki"] = w }, `workdir "wiki": actions are configured on a read-only workdir`},
 		{"bad action", func(p *Policy) { p.Workdirs["wiki"].Actions["fmt"] = Action{Argv: []string{"x"}, Argument: "all"} }, `workdir "wiki": action "fmt": argument "all" is unknown`},
+		{"widening without an argument", func(p *Policy) {
+			p.Workdirs["wiki"].Actions["fmt"] = Action{Argv: []string{"x"}, Argument: ArgumentNone, ArgumentAllow: &ArgumentAllow{Chars: "="}}
+		}, `workdir "wiki": action "fmt": argument_allow is set but argument is not "path" or "basename"`},
+		{"control character widening", func(p *Policy) {
+			p.Workdirs["wiki"].Actions["fmt"] = Action{Argv: []string{"x"}, Argument: ArgumentPath, ArgumentAllow: &ArgumentAllow{Chars: "=\n"}}
+		}, `workdir "wiki": action "fmt": argument_allow.chars may hold printable characters only`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

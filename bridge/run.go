@@ -550,11 +550,6 @@ func actionArgument(w *sfs.Workdir, a Action, name, arg string) (string, error) 
 	if arg == "" {
 		return "", bridgeErr(sfs.CodeInvalidArgument, alias, "", fmt.Sprintf("action %q needs a workdir-relative path", name), nil)
 	}
-	if strings.ContainsAny(arg[:1], "-@+") {
-		// Options ("-x"), response files ("@opts": gcc, javac, argparse)
-		// and "+cmd" forms read by some tools are never paths here.
-		return "", bridgeErr(sfs.CodeInvalidArgument, alias, "", "a path argument must not start with '-', '@' or '+'", nil)
-	}
 	clean, err := w.CleanPath(arg)
 	if err != nil {
 		return "", err
@@ -562,33 +557,58 @@ func actionArgument(w *sfs.Workdir, a Action, name, arg string) (string, error) 
 	if clean == "" {
 		return "", bridgeErr(sfs.CodeInvalidArgument, alias, "", fmt.Sprintf("action %q needs a path below the workdir root", name), nil)
 	}
-	if kind == ArgumentPath {
-		if strings.HasPrefix(clean, "-") {
-			return "", bridgeErr(sfs.CodeInvalidArgument, alias, clean, "a path argument must not start with '-'", nil)
-		}
-		// Confined: it may not exist yet, but nothing on the way to it
-		// (nor it) is a symlink.
-		fi, err := w.Stat(clean)
-		switch {
-		case err == nil && fi.Type == sfs.TypeSymlink:
-			return "", bridgeErr(sfs.CodeSymlinkNotAllowed, alias, clean, "is a symlink; symlinks are never followed", nil)
-		case err != nil && sfs.CodeOf(err) != sfs.CodePathNotFound:
-			return "", err
-		}
-		return clean, nil
+	if why := badArgumentChars(clean, a.ArgumentAllow); why != "" {
+		// Not shown: it is what a program would have misread.
+		return "", bridgeErr(sfs.CodeInvalidArgument, alias, "", fmt.Sprintf("action %q: the path %s", name, why), nil)
 	}
-	// basename: the caller names an existing regular file; only its name
-	// is passed on.
-	f, _, err := w.OpenFile(clean)
+	// It exists, and nothing on the way to it (nor it) is a symlink.
+	fi, err := w.Stat(clean)
 	if err != nil {
 		return "", err
 	}
-	f.Close()
-	base := path.Base(clean)
-	if strings.ContainsAny(base[:1], "-@+") || base == "." || base == ".." || base == "/" {
-		return "", bridgeErr(sfs.CodeInvalidArgument, alias, clean, "the file name must not start with '-', '@' or '+'", nil)
+	switch {
+	case fi.Type == sfs.TypeSymlink:
+		return "", bridgeErr(sfs.CodeSymlinkNotAllowed, alias, clean, "is a symlink; symlinks are never followed", nil)
+	case fi.Type == sfs.TypeDirectory:
+		if a.ArgumentAllow == nil || !a.ArgumentAllow.Directories {
+			return "", bridgeErr(sfs.CodeNotAFile, alias, clean, fmt.Sprintf("is a directory; action %q takes a regular file", name), nil)
+		}
+	case fi.Type != sfs.TypeFile:
+		return "", bridgeErr(sfs.CodeUnsupportedFileType, alias, clean, fmt.Sprintf("is not a regular file; action %q takes a regular file", name), nil)
 	}
-	return base, nil
+	if kind == ArgumentPath {
+		return clean, nil
+	}
+	// basename: only the file's name is passed on.
+	return path.Base(clean), nil
+}
+
+// badArgumentChars says why a (clean) path argument could be read as
+// something else than a file name, or "": every character must be in
+// ArgumentChars or the operator's allow.Chars, and the path and its final
+// component must not start with '-', '@' or '+' (options, response files
+// such as gcc's @file, +cmd forms). Without an explicit widening that
+// also refuses '=' (make's and env's VAR=value), ':' (tar's and scp's
+// host:path), whitespace, and shell and glob characters.
+func badArgumentChars(clean string, allow *ArgumentAllow) string {
+	extra := ""
+	if allow != nil {
+		extra = allow.Chars
+	}
+	for _, r := range clean {
+		if r < utf8.RuneSelf && strings.IndexByte(ArgumentChars, byte(r)) >= 0 {
+			continue
+		}
+		if r != utf8.RuneError && strings.ContainsRune(extra, r) {
+			continue
+		}
+		return "may hold only letters, digits and . _ / - (a program could read other characters as an option, a NAME=value assignment or a remote host name)"
+	}
+	base := path.Base(clean)
+	if strings.ContainsAny(clean[:1], "-@+") || strings.ContainsAny(base[:1], "-@+") {
+		return "and its file name must not start with '-', '@' or '+'"
+	}
+	return ""
 }
 
 // verifyPins checks every integrity pin of an action: a regular file

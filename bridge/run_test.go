@@ -370,6 +370,9 @@ func TestRunArguments(t *testing.T) {
 	if err := os.Symlink("..", filepath.Join(root, "up")); err != nil {
 		t.Fatal(err)
 	}
+	if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	wp := rtPolicy(root, map[string]Action{
 		"ensure": {Argv: []string{"printf", "[%s]"}, Argument: ArgumentBasename},
 		"check":  {Argv: []string{"printf", "[%s]"}, Argument: ArgumentPath},
@@ -387,8 +390,9 @@ func TestRunArguments(t *testing.T) {
 	if res, err := run("check", "raw/foo.md"); err != nil || res.Stdout != "[raw/foo.md]" {
 		t.Errorf("path: %+v, %v", res, err)
 	}
-	if res, err := run("check", "raw/new.md"); err != nil || res.Stdout != "[raw/new.md]" {
-		t.Errorf("path to a file yet to exist: %+v, %v", res, err)
+	wp.Actions["dirs"] = Action{Argv: []string{"printf", "[%s]"}, Argument: ArgumentPath, ArgumentAllow: &ArgumentAllow{Directories: true}}
+	if res, err := run("dirs", "raw"); err != nil || res.Stdout != "[raw]" {
+		t.Errorf("a directory where the policy allows one: %+v, %v", res, err)
 	}
 	if res, err := run("none", ""); err != nil || res.Stdout != "[]" {
 		t.Errorf("none: %+v, %v", res, err)
@@ -409,6 +413,10 @@ func TestRunArguments(t *testing.T) {
 		{"check", "/etc/passwd", sfs.CodeInvalidPath},
 		{"check", "", sfs.CodeInvalidArgument},
 		{"check", ".", sfs.CodeInvalidArgument},
+		{"check", "raw/new.md", sfs.CodePathNotFound},
+		{"check", "raw", sfs.CodeNotAFile},
+		{"check", "fifo", sfs.CodeUnsupportedFileType},
+		{"dirs", "fifo", sfs.CodeUnsupportedFileType},
 		{"ensure", ".env", sfs.CodeDeniedPath},
 		{"ensure", "raw/-dash.md", sfs.CodeInvalidArgument},
 		{"ensure", "raw/missing.md", sfs.CodePathNotFound},
@@ -422,6 +430,78 @@ func TestRunArguments(t *testing.T) {
 			t.Errorf("%s %q: %+v, %v; want %s", r.action, r.arg, res, err, r.code)
 		}
 	}
+}
+
+// TestRunArgumentsNeverReadAsOptions: the arguments make, env and tar
+// read as something other than a file (make's SHELL=prog and
+// MAKEFLAGS=--eval=..., env's VAR=x, tar's host:path) and shell and glob
+// characters are refused before any process starts, though each names an
+// existing file: the canary evil.sh would create stays absent, there is
+// no result. The Makefile is pinned and unchanged throughout.
+func TestRunArgumentsNeverReadAsOptions(t *testing.T) {
+	fsys, root := rtWorkdir(t)
+	const makefile = "all:\n\t@echo built\n"
+	rtWrite(t, filepath.Join(root, "Makefile"), makefile)
+	evil := "#!/bin/sh\ntouch canary\n"
+	for _, name := range []string{"evil.sh", "SHELL=./evil.sh"} {
+		rtWrite(t, filepath.Join(root, name), evil)
+		if err := os.Chmod(filepath.Join(root, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hostile := []string{
+		"MAKEFLAGS=--eval=$(shell sh evil.sh)", "VAR=x", "host:path", "a b", "x;sh evil.sh", "$(sh evil.sh)",
+		"`sh evil.sh`", "star*", "q?", "[ab]", "x|y", "x&y", "x>y", "x<y", "~x", "'q'", "\"q\"", "x\ty", "@opts", "+cmd",
+		"caf\u00e9", "x!y", "x#y", "x%y", "x^y", "x,y", "x{a,b}",
+	}
+	for _, name := range hostile {
+		rtWrite(t, filepath.Join(root, name), "x")
+	}
+	pins := map[string]string{"Makefile": rtSHA(makefile)}
+	wp := rtPolicy(root, map[string]Action{
+		"make_path": {Argv: []string{"make", "-f", "Makefile"}, Argument: ArgumentPath, Integrity: pins},
+		"make_base": {Argv: []string{"make", "-f", "Makefile"}, Argument: ArgumentBasename, Integrity: pins},
+		"env":       {Argv: []string{"env"}, Argument: ArgumentPath},
+		"tar":       {Argv: []string{"tar", "-tf"}, Argument: ArgumentPath},
+	})
+	run := func(name, arg string) (*ActionResult, error) {
+		return RunAction(context.Background(), fsys, "w", wp, name, arg, RunLimits{Timeout: 20 * time.Second})
+	}
+	canary := filepath.Join(root, "canary")
+	refuse := func(action, arg string) {
+		t.Helper()
+		res, err := run(action, arg)
+		if sfs.CodeOf(err) != sfs.CodeInvalidArgument || res != nil {
+			t.Errorf("%s %q: %+v, %v; want INVALID_ARGUMENT and nothing run", action, arg, res, err)
+		}
+		if rtExists(canary) {
+			t.Fatalf("%s %q: evil.sh ran", action, arg)
+		}
+		if err != nil && strings.Contains(err.Error(), arg) {
+			t.Errorf("%s %q: the error repeats the argument: %v", action, arg, err)
+		}
+	}
+	refuse("make_path", "SHELL=./evil.sh")
+	refuse("make_base", "MAKEFLAGS=--eval=$(shell sh evil.sh)")
+	refuse("env", "VAR=x")
+	refuse("tar", "host:path")
+	for _, name := range hostile {
+		refuse("make_path", name)
+		refuse("make_base", name)
+	}
+	// Real make runs with a plain name, the pin holding.
+	if res, err := run("make_path", "Makefile"); err != nil || res.ExitCode != 0 || rtExists(canary) {
+		t.Fatalf("make Makefile: %+v, %v", res, err)
+	}
+	if res, err := run("make_base", "evil.sh"); err != nil || res.ExitCode != 0 || rtExists(canary) {
+		t.Fatalf("make evil.sh (a target, up to date): %+v, %v", res, err)
+	}
+	// The operator may widen the set, explicitly, per action.
+	wp.Actions["env"] = Action{Argv: []string{"env"}, Argument: ArgumentPath, ArgumentAllow: &ArgumentAllow{Chars: "="}}
+	if res, err := run("env", "VAR=x"); err != nil || !strings.Contains(res.Stdout, "VAR=x\n") {
+		t.Errorf("env with '=' allowed: %+v, %v", res, err)
+	}
+	refuse("env", "host:path")
 }
 
 func TestRunNonZeroExitIsAResult(t *testing.T) {

@@ -31,14 +31,40 @@ type Action struct {
 	Mutates bool     `json:"mutates"`
 	// Argument says what the caller may add as the last argv element:
 	// "none", "path" (a workdir-relative path, validated by the server and
-	// again by the bridge) or "basename" (only its final component).
+	// again by the bridge) or "basename" (only its final component). The
+	// path must name an existing regular file and consist of
+	// ArgumentChars only, its first character not '-', '@' or '+'
+	// (so that no program reads it as an option, a response file, an
+	// assignment such as make's VAR=value or a host:path), unless
+	// ArgumentAllow widens that.
 	Argument string `json:"argument"`
+	// ArgumentAllow widens what the argument may be, explicitly.
+	ArgumentAllow *ArgumentAllow `json:"argument_allow,omitempty"`
 	// Integrity pins repository files the action executes or reads:
 	// workdir-relative path -> lower-case hex SHA-256. Every pin is
 	// re-verified right before the process starts.
 	Integrity map[string]string `json:"integrity,omitempty"`
 	// TimeoutSeconds bounds the run (0: DefaultActionTimeout).
 	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
+}
+
+// ArgumentChars are the characters a path or basename argument may hold
+// unless the action's ArgumentAllow adds more: [A-Za-z0-9._/-]. Its
+// first character is never '-' (nor '@' or '+', which ArgumentAllow can
+// add but never at the start).
+const ArgumentChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/-"
+
+// ArgumentAllow is an operator's explicit widening of an action's
+// argument; the zero value widens nothing.
+type ArgumentAllow struct {
+	// Chars are characters a path may contain beyond ArgumentChars (for
+	// example " +@" or "=" for a program known not to read them), never
+	// as its first character. Printable characters only; NUL, control
+	// characters and backslashes are refused by validation.
+	Chars string `json:"chars,omitempty"`
+	// Directories lets the argument name a directory as well as a
+	// regular file.
+	Directories bool `json:"directories,omitempty"`
 }
 
 // Argument kinds.

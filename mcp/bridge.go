@@ -16,7 +16,7 @@ import (
 type runRepoActionIn struct {
 	Workdir string `json:"workdir" jsonschema:"alias of a workdir with repo_ops true in list_workdirs"`
 	Action  string `json:"action" jsonschema:"the name of an action from inspect_repo view actions"`
-	Path    string `json:"path,omitempty" jsonschema:"only for actions whose argument is path or basename: a file relative to the workdir root"`
+	Path    string `json:"path,omitempty" jsonschema:"only for actions whose argument is path or basename: an existing file relative to the workdir root, letters, digits and . _ / - only (unless the administrator allowed more), not starting with - @ +"`
 }
 
 type pushRepoIn struct {
