@@ -37,7 +37,7 @@ type TextWindow struct {
 	Content       string `json:"content"`
 	BytesReturned int    `json:"bytes_returned"`
 	HasMore       bool   `json:"has_more"`
-	NextStartLine *int   `json:"next_start_line"`
+	NextStartLine *int   `json:"next_start_line,omitempty"`
 	// Revision is "sha256:<hex>" of the whole file (not the window), for
 	// files up to SERVERFS_MAX_WRITE_BYTES read as they are (not
 	// decompressed): the expected revision of a write that changes it.

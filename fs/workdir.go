@@ -59,7 +59,7 @@ type Workdir struct {
 // WorkdirInfo is what agents may learn about a workdir.
 type WorkdirInfo struct {
 	Alias       string `json:"alias"`
-	Description string `json:"description"`
+	Description string `json:"description,omitempty"`
 	Mode        Mode   `json:"mode"`
 	// RepoOps says the repository tools (inspect_repo) work here.
 	RepoOps bool `json:"repo_ops,omitempty"`

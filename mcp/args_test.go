@@ -10,12 +10,15 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
+// fullSurface serves every tool.
+var fullSurface = surface{readOnly: true, write: true, inspect: true, commit: true, actions: true, push: true}
+
 // TestArgDecoderDefaultsAreNotShared: a call that sets case_sensitive must
 // not change the default the next call gets (a shared *bool default would),
 // even with calls decoding concurrently.
 func TestArgDecoderDefaultsAreNotShared(t *testing.T) {
 	var schema *jsonschema.Schema
-	for _, tl := range inventory(sfs.DefaultLimits(), true) {
+	for _, tl := range inventory(sfs.DefaultLimits(), fullSurface) {
 		if tl.def.Name == "search_text" {
 			schema = tl.def.InputSchema.(*jsonschema.Schema)
 		}
@@ -27,11 +30,11 @@ func TestArgDecoderDefaultsAreNotShared(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			in, err := a.decode(json.RawMessage(`{"workdir":"w","query":"q","case_sensitive":false}`))
-			if err != nil || in.CaseSensitive == nil || *in.CaseSensitive {
+			if err != nil || in.CaseSensitive {
 				t.Errorf("explicit false: %+v %v", in, err)
 			}
 			in, err = a.decode(json.RawMessage(`{"workdir":"w","query":"q"}`))
-			if err != nil || in.CaseSensitive == nil || !*in.CaseSensitive || in.Limit != 50 {
+			if err != nil || !in.CaseSensitive || in.Limit != 50 {
 				t.Errorf("defaults: case_sensitive %v limit %d, %v", in.CaseSensitive, in.Limit, err)
 			}
 		}()
@@ -48,7 +51,7 @@ func TestArgDecoderDefaultsAreNotShared(t *testing.T) {
 // expected, never Go types.
 func TestArgDecoderWording(t *testing.T) {
 	var schema *jsonschema.Schema
-	for _, tl := range inventory(sfs.DefaultLimits(), true) {
+	for _, tl := range inventory(sfs.DefaultLimits(), fullSurface) {
 		if tl.def.Name == "list_directory" {
 			schema = tl.def.InputSchema.(*jsonschema.Schema)
 		}

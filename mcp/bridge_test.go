@@ -18,6 +18,7 @@ import (
 	"github.com/serverfs/serverfs/bridge"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git"
+	"github.com/serverfs/serverfs/search"
 )
 
 // withBridge starts a real bridge for the environment's workdir "wd" (the
@@ -25,6 +26,13 @@ import (
 func withBridge(t *testing.T, e *testEnv, actions map[string]bridge.Action) *bridge.Client {
 	t.Helper()
 	policy := &bridge.Policy{Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, ReadWrite: true, RepoOps: true, Actions: actions}}}
+	return e.reconfigure(t, []string{"wd=" + e.root + ":rw:repo", "ro=" + filepath.Join(e.parent, "ro")}, nil, policy)
+}
+
+// startBridge serves a real bridge with policy on a Unix socket until the
+// test ends and returns a client of it.
+func startBridge(t *testing.T, policy *bridge.Policy) *bridge.Client {
+	t.Helper()
 	srv, err := bridge.NewServer(policy, []byte("0123456789abcdef-mcp-test"), []uint32{uint32(os.Getuid())}, t.TempDir(), slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -44,15 +52,32 @@ func withBridge(t *testing.T, e *testEnv, actions map[string]bridge.Action) *bri
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The FS's writes take the bridge's lease, as serve wires it.
+	return c
+}
+
+// reconfigure replaces the environment's FS with one loaded from environ
+// and the --workdir flags, and, with a policy, starts a bridge whose
+// client the server and the FS's writes use (as serve wires them).
+func (e *testEnv) reconfigure(t *testing.T, flags, environ []string, policy *bridge.Policy) *bridge.Client {
+	t.Helper()
+	var c *bridge.Client
+	opts := sfs.Options{}
+	if policy != nil {
+		c = startBridge(t, policy)
+		opts.Lease = c
+	}
 	e.deps.FS.Close()
-	cfg, _ := sfs.LoadConfig(nil, []string{"wd=" + e.root + ":rw:repo", "ro=" + filepath.Join(e.parent, "ro")})
-	f, err := sfs.New(cfg, sfs.Options{Lease: c})
+	cfg, err := sfs.LoadConfig(environ, flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sfs.New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
 	e.deps.FS = f
+	e.deps.Search = search.New(f)
 	e.deps.Bridge = c
 	return c
 }

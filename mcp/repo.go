@@ -17,7 +17,7 @@ import (
 
 type inspectRepoIn struct {
 	Workdir  string   `json:"workdir" jsonschema:"alias of a workdir with repo_ops true in list_workdirs"`
-	View     string   `json:"view" jsonschema:"status, diff (work tree against the index), staged_diff (index against HEAD) or actions"`
+	View     string   `json:"view"` // described by repoTools: the views depend on the bridge
 	Paths    []string `json:"paths,omitempty" jsonschema:"for diff and staged_diff: the files to diff (required, explicit paths only)"`
 	Limit    int      `json:"limit,omitempty" jsonschema:"status: maximum entries to return"`
 	MaxBytes int      `json:"max_bytes,omitempty" jsonschema:"diff: maximum bytes of patch to return"`
@@ -28,9 +28,9 @@ type inspectRepoOut struct {
 	View    string          `json:"view"`
 	Status  *git.Status     `json:"status,omitempty"`
 	Diff    *git.DiffResult `json:"diff,omitempty"`
-	// Actions are the operator's named actions (view actions; empty
-	// without a host bridge).
-	Actions []bridge.ActionInfo `json:"actions"`
+	// Actions are the operator's named actions: view actions only (an
+	// empty list there, absent from every other view).
+	Actions []bridge.ActionInfo `json:"actions,omitzero"`
 }
 
 type commitRepoChangesIn struct {
@@ -39,44 +39,44 @@ type commitRepoChangesIn struct {
 	Message string   `json:"message" jsonschema:"the commit message: a subject line, optionally a blank line and a body"`
 }
 
-// repoOps reports whether any workdir enables the repository tools, and
-// whether one of them also takes writes (commits).
-func repoOps(f *sfs.FS) (inspect, commit bool) {
-	for _, w := range f.Workdirs() {
-		if w.RepoOps {
-			inspect = true
-			commit = commit || w.Mode == sfs.ModeReadWrite
-		}
-	}
-	return inspect, commit
-}
-
 // maxStatusEntries bounds inspect_repo's status entries.
 const maxStatusEntries = 10_000
 
-func repoTools(lim sfs.Limits, commit bool) []tool {
+// defaultStatusEntries is inspect_repo's default status limit.
+const defaultStatusEntries = 500
+
+// repoTools are inspect_repo and, when s.commit, commit_repo_changes; the
+// actions view only when s.actions (a bridge runs them).
+func repoTools(lim sfs.Limits, s surface) []tool {
 	schema := inputSchema[inspectRepoIn](map[string]bound{
-		"limit":     {1, maxStatusEntries, 500},
+		"limit":     {1, maxStatusEntries, defaultStatusEntries},
 		"max_bytes": {1024, git.MaxDiffBytes, git.DefaultDiffBytes},
 	})
-	schema.Properties["view"].Enum = []any{"status", "diff", "staged_diff", "actions"}
-	schema.Properties["paths"].Type, schema.Properties["paths"].Types = "array", nil
+	views := []any{"status", "diff", "staged_diff"}
+	viewDesc := "status, diff (work tree against the index) or staged_diff (index against HEAD)"
+	actionsText := ""
+	if s.actions {
+		views = append(views, "actions")
+		viewDesc = "status, diff (work tree against the index), staged_diff (index against HEAD) or actions"
+		actionsText = "view \"actions\": the administrator's named actions that run_repo_action runs. "
+	}
+	schema.Properties["view"].Enum = views
+	schema.Properties["view"].Description = viewDesc
 	schema.Properties["paths"].MaxItems = ptr(git.MaxDiffPaths)
 	tools := []tool{{
 		def: &sdk.Tool{
 			Name: "inspect_repo",
-			Description: fmt.Sprintf("Inspect the git repository at the root of a workdir (repo_ops true in list_workdirs). Never returns whole files and never changes anything. "+
-				"view \"status\": branch (empty when HEAD is detached), HEAD commit, upstream with ahead/behind, and every changed path with staged (index vs HEAD) and unstaged (work tree vs index) codes as in git status --porcelain=v2: . unchanged, A added, M modified, D deleted, T type changed, U/A/D pairs unmerged, ? untracked (an untracked nested repository is one entry ending in /); renames show as D plus A; sorted by path, truncated past limit. "+
-				"view \"diff\" / \"staged_diff\": a unified patch (git apply accepts it) of the explicit paths given (at most %d), work tree against the index or index against HEAD, cut at max_bytes with truncated; binary files are reported as such. "+
-				"view \"actions\": the operator's named actions. Hidden and credential paths never appear. Takes at most %s.", git.MaxDiffPaths, lim.SearchTimeout),
+			Description: fmt.Sprintf("Inspect the git repository at the root of a workdir (repo_ops true in list_workdirs); it never changes anything. "+
+				"view \"status\": branch (empty when HEAD is detached), HEAD commit, upstream with ahead/behind, and every changed path with staged (index vs HEAD) and unstaged (work tree vs index) codes as in git status --porcelain=v2: . unchanged, A added, M modified, D deleted, T type changed, U/A/D pairs unmerged, ? untracked (an untracked nested repository is one entry ending in /); renames show as D plus A; sorted by path; up to limit entries (default %d, at most %d), truncated past it: then diff the paths you care about. "+
+				"view \"diff\" / \"staged_diff\": a unified patch (git apply accepts it) of the explicit paths given (1 to %d; there is no whole-repository diff), work tree against the index or index against HEAD, cut at max_bytes (default %d) with truncated; binary files are reported as such. "+
+				"%sIt cannot show history (log), other commits or branches, blame, or whole files: read_text_file reads the work tree. Hidden and credential paths never appear. Takes at most %s.", defaultStatusEntries, maxStatusEntries, git.MaxDiffPaths, git.DefaultDiffBytes, actionsText, lim.SearchTimeout),
 			Annotations: readOnly("Inspect repository"),
 			InputSchema: schema,
 		},
 		register: register("inspect_repo", inspectRepo),
 	}}
-	if commit {
+	if s.commit {
 		cs := inputSchema[commitRepoChangesIn](nil)
-		cs.Properties["paths"].Type, cs.Properties["paths"].Types = "array", nil
 		cs.Properties["paths"].MinItems, cs.Properties["paths"].MaxItems = ptr(1), ptr(git.MaxCommitPaths)
 		tools = append(tools, tool{
 			def: &sdk.Tool{
@@ -117,7 +117,7 @@ func openRepo(d *Deps, alias string) (*git.Repo, error) {
 
 func inspectRepo(ctx context.Context, d *Deps, in inspectRepoIn) (*inspectRepoOut, callInfo, error) {
 	info := callInfo{workdir: in.Workdir}
-	out := &inspectRepoOut{Workdir: in.Workdir, View: in.View, Actions: []bridge.ActionInfo{}}
+	out := &inspectRepoOut{Workdir: in.Workdir, View: in.View}
 	if in.View == "actions" {
 		// Named actions need no repository, only the operator's consent.
 		if _, err := repoOpsWorkdir(d, in.Workdir); err != nil {

@@ -47,7 +47,6 @@ type deletePathIn struct {
 func writeTools(lim sfs.Limits) []tool {
 	editSchema := inputSchema[editTextFileIn](nil)
 	edits := editSchema.Properties["edits"]
-	edits.Type, edits.Types = "array", nil // a nil slice is not a valid argument
 	edits.MinItems, edits.MaxItems = ptr(1), ptr(sfs.MaxEdits)
 	return []tool{
 		{

@@ -50,13 +50,13 @@ type Match struct {
 
 // Skipped counts files the search did not search, by reason.
 type Skipped struct {
-	Binary     int `json:"binary"`      // NUL in the first 8 KiB
-	TooLarge   int `json:"too_large"`   // over SERVERFS_SEARCH_MAX_FILE_BYTES
-	Unreadable int `json:"unreadable"`  // permission denied, vanished, special file
-	Corrupt    int `json:"corrupt"`     // a .gz/.zst that does not decompress
-	Ignored    int `json:"ignored"`     // excluded by .gitignore rules (files only)
-	CutAtCap   int `json:"cut_at_cap"`  // compressed files searched only up to the decompressed-bytes cap
-	BinaryLate int `json:"binary_late"` // binary data after the first 8 KiB: searched up to it
+	Binary     int `json:"binary,omitempty"`      // NUL in the first 8 KiB
+	TooLarge   int `json:"too_large,omitempty"`   // over SERVERFS_SEARCH_MAX_FILE_BYTES
+	Unreadable int `json:"unreadable,omitempty"`  // permission denied, vanished, special file
+	Corrupt    int `json:"corrupt,omitempty"`     // a .gz/.zst that does not decompress
+	Ignored    int `json:"ignored,omitempty"`     // excluded by .gitignore rules (files only)
+	CutAtCap   int `json:"cut_at_cap,omitempty"`  // compressed files searched only up to the decompressed-bytes cap
+	BinaryLate int `json:"binary_late,omitempty"` // binary data after the first 8 KiB: searched up to it
 }
 
 // Result is the answer of a search. Matches are sorted by path (in the
@@ -70,8 +70,8 @@ type Result struct {
 	Truncated       bool    `json:"truncated"`
 	TruncatedReason string  `json:"truncated_reason,omitempty"` // limit, timeout, walk_limit, depth
 	FilesScanned    int     `json:"files_scanned"`
-	FilesSkipped    int     `json:"files_skipped"`
-	Skipped         Skipped `json:"skipped"`
+	FilesSkipped    int     `json:"files_skipped,omitempty"`
+	Skipped         Skipped `json:"skipped,omitzero"` // absent when nothing was skipped
 }
 
 // Engine searches the workdirs of one fs.FS.
