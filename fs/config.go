@@ -89,6 +89,7 @@ var knownServerVars = map[string]bool{
 	"SERVERFS_LOG_LEVEL": true, "SERVERFS_LISTEN": true, "SERVERFS_ALLOWED_HOSTS": true,
 	"SERVERFS_WORKDIRS_ROOT": true, "SERVERFS_ALLOW_HIDDEN": true, "SERVERFS_EXTRA_DENY_GLOBS": true,
 	"SERVERFS_BRIDGE_SOCKET": true, "SERVERFS_BRIDGE_TOKEN_FILE": true,
+	"SERVERFS_AUTH_TOKEN_FILE": true, "SERVERFS_LISTEN_GROUP": true, "SERVERFS_MCP_TOKEN": true,
 }
 
 // knownSlotSuffixes are the WORKDIR_NN_* variables (PATH and the repo

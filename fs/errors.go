@@ -121,6 +121,13 @@ const (
 	// CodeNoUpstream: push_repo needs a branch with an upstream branch.
 	CodeNoUpstream Code = "NO_UPSTREAM"
 
+	// HTTP codes (issue 13).
+
+	// CodeUnauthorized: an HTTP request without the client token
+	// (SERVERFS_AUTH_TOKEN_FILE) in its X-ServerFS-Token header, or with a
+	// wrong one; the body of the 401 answer carries this code.
+	CodeUnauthorized Code = "UNAUTHORIZED"
+
 	// CodeInternal: a bug or an unexpected system error; details are only
 	// in the server log.
 	CodeInternal Code = "INTERNAL_ERROR"

@@ -43,24 +43,59 @@ const sessionIdleTimeout = 30 * time.Minute
 
 // HTTPConfig is the protocol layer's configuration.
 type HTTPConfig struct {
+	// Network is "tcp" (Listen is IP:PORT) or "unix" (Listen is the
+	// socket's absolute path, from SERVERFS_LISTEN=unix:/path).
+	Network      string
 	Listen       string
+	SocketGroup  int      // SERVERFS_LISTEN_GROUP's gid, -1 when unset
 	AllowedHosts []string // lower-case host names, without ports
 	LogLevel     slog.Level
+	// AuthToken is the client token from SERVERFS_AUTH_TOKEN_FILE; unset:
+	// no client authentication.
+	AuthToken Token
+	// Warnings are configuration smells start-up logs (a world-readable
+	// token file); they do not stop it.
+	Warnings []string
 }
 
-// LoadHTTPConfig reads SERVERFS_LISTEN, SERVERFS_ALLOWED_HOSTS and
-// SERVERFS_LOG_LEVEL, returning one problem line per bad value.
+// LoadHTTPConfig reads SERVERFS_LISTEN, SERVERFS_LISTEN_GROUP,
+// SERVERFS_ALLOWED_HOSTS, SERVERFS_AUTH_TOKEN_FILE and SERVERFS_LOG_LEVEL,
+// returning one problem line per bad value. Problems never hold the token.
 func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
 	env := sfs.EnvMap(environ)
-	cfg := HTTPConfig{Listen: DefaultListen, LogLevel: slog.LevelInfo}
+	cfg := HTTPConfig{Network: "tcp", Listen: DefaultListen, SocketGroup: -1, LogLevel: slog.LevelInfo}
 	var probs []string
-	if v := env["SERVERFS_LISTEN"]; v != "" {
+	if v := env["SERVERFS_LISTEN"]; strings.HasPrefix(v, "unix:") {
+		if p := unixSocketProblem(strings.TrimPrefix(v, "unix:")); p != "" {
+			probs = append(probs, fmt.Sprintf("SERVERFS_LISTEN=%q: %s", v, p))
+		} else {
+			cfg.Network, cfg.Listen = "unix", strings.TrimPrefix(v, "unix:")
+		}
+	} else if v != "" {
 		host, port, err := net.SplitHostPort(v)
 		if err != nil || port == "" || (host != "" && net.ParseIP(host) == nil && host != "localhost") {
-			probs = append(probs, fmt.Sprintf("SERVERFS_LISTEN=%q: must be IP:PORT, e.g. 0.0.0.0:8000 or 127.0.0.1:8000", v))
+			probs = append(probs, fmt.Sprintf("SERVERFS_LISTEN=%q: must be IP:PORT, e.g. 0.0.0.0:8000 or 127.0.0.1:8000, or unix:/absolute/path.sock", v))
 		} else {
 			cfg.Listen = v
 		}
+	}
+	if v := env["SERVERFS_LISTEN_GROUP"]; v != "" {
+		gid, p := lookupGroup(v)
+		switch {
+		case p != "":
+			probs = append(probs, fmt.Sprintf("SERVERFS_LISTEN_GROUP=%q: %s", v, p))
+		case !strings.HasPrefix(env["SERVERFS_LISTEN"], "unix:"):
+			probs = append(probs, "SERVERFS_LISTEN_GROUP: only a unix: listener (SERVERFS_LISTEN=unix:/path) has a group")
+		default:
+			cfg.SocketGroup = gid
+		}
+	}
+	if v := env["SERVERFS_AUTH_TOKEN_FILE"]; v != "" {
+		tok, warns, p := loadToken(v)
+		if p != "" {
+			probs = append(probs, p)
+		}
+		cfg.AuthToken, cfg.Warnings = tok, append(cfg.Warnings, warns...)
 	}
 	hosts := DefaultAllowedHosts
 	if v := env["SERVERFS_ALLOWED_HOSTS"]; v != "" {
@@ -104,7 +139,9 @@ func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
 // In front of go-sdk: a Host-header allowlist (go-sdk checks Host only on
 // loopback binds: DNS rebinding), cross-origin protection (go-sdk does not
 // check Origin: a browser page must not drive the server), a body cap, and
-// nothing but /mcp.
+// nothing but /mcp. With SERVERFS_AUTH_TOKEN_FILE set, every request must
+// carry the token (requireToken, outermost: nothing else runs for a
+// request without it).
 func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
 	srv := NewServer(d, version)
 	bodyCap := requestCap(d)
@@ -127,7 +164,7 @@ func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
 		allowed[h] = true
 	}
 	protected := cop.Handler(mcpHandler)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return requireToken(cfg.AuthToken, d.Log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !allowed[hostOnly(r.Host)] {
 			d.Log.Warn("refused request", "event", "http_refused", "reason", "host not allowed", "host", logString(r.Host))
 			http.Error(w, "host not allowed", http.StatusForbidden)
@@ -139,7 +176,7 @@ func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, bodyCap)
 		protected.ServeHTTP(w, r)
-	})
+	}))
 }
 
 // hostOnly lower-cases a Host header and drops its port and IPv6 brackets.

@@ -99,13 +99,22 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 		return 0
 	}
 
-	ln, err := net.Listen("tcp", httpCfg.Listen)
+	for _, w := range httpCfg.Warnings {
+		log.Warn("configuration warning", "event", "startup", "warning", w)
+	}
+	ln, err := mcp.Listen(httpCfg)
 	if err != nil {
-		log.Error("cannot listen", "event", "startup", "listen", httpCfg.Listen, "error", err.Error())
+		log.Error("cannot listen", "event", "startup", "listen", listenName(httpCfg, nil), "error", err.Error())
 		return 1
 	}
+	// A listener that is never served still removes its socket.
+	defer ln.Close()
 	srv := mcp.NewHTTPServer(httpCfg.Listen, mcp.NewHandler(deps, httpCfg, version))
-	log.Info("serving streamable HTTP", append(attrs, "listen", ln.Addr().String(), "path", mcp.Path, "allowed_hosts", strings.Join(httpCfg.AllowedHosts, ","))...)
+	clientAuth := "none"
+	if httpCfg.AuthToken.Set() {
+		clientAuth = "token header " + mcp.AuthHeader
+	}
+	log.Info("serving streamable HTTP", append(attrs, "listen", listenName(httpCfg, ln), "path", mcp.Path, "allowed_hosts", strings.Join(httpCfg.AllowedHosts, ","), "client_auth", clientAuth)...)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -130,20 +139,37 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// healthcheck connects to the local listen port: the scratch image has no
-// shell or curl, so the container's HEALTHCHECK runs this.
+// healthcheck connects to the local listen port (or the unix: socket): the
+// scratch image has no shell or curl, so the container's HEALTHCHECK runs
+// this. It needs no client token: it does not speak HTTP.
 func healthcheck(environ []string, stderr io.Writer) int {
 	httpCfg, probs := mcp.LoadHTTPConfig(environ)
 	if len(probs) > 0 {
 		fmt.Fprintln(stderr, strings.Join(probs, "\n"))
 		return 1
 	}
-	_, port, _ := net.SplitHostPort(httpCfg.Listen)
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", port), 2*time.Second)
+	network, addr := "unix", httpCfg.Listen
+	if httpCfg.Network != "unix" {
+		_, port, _ := net.SplitHostPort(httpCfg.Listen)
+		network, addr = "tcp", net.JoinHostPort("127.0.0.1", port)
+	}
+	conn, err := net.DialTimeout(network, addr, 2*time.Second)
 	if err != nil {
 		fmt.Fprintln(stderr, "unhealthy:", err)
 		return 1
 	}
 	conn.Close()
 	return 0
+}
+
+// listenName is the listener as the start-up log names it: IP:PORT (the
+// bound port when ln is open), or unix:PATH.
+func listenName(c mcp.HTTPConfig, ln net.Listener) string {
+	switch {
+	case c.Network == "unix":
+		return "unix:" + c.Listen
+	case ln != nil:
+		return ln.Addr().String()
+	}
+	return c.Listen
 }
