@@ -270,7 +270,7 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 		"--recurse-submodules=no", "--receive-pack="+receivePack,
 		"--", remote, "HEAD:refs/heads/"+upstream)
 	if pr != nil {
-		res.Output = pushOutput(g, wp.Root, alias, remote, urls, pr)
+		res.Output = pushOutput(g, newScrubber(wp.Root, alias).withBridgePaths(lim.BridgePaths), remote, urls, pr)
 	}
 	if err != nil {
 		return nil, err
@@ -279,7 +279,7 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 	switch {
 	case status == "rejected":
 		res.Status = "rejected"
-		return res, bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("%s rejected the push of %s to %s: %s", remote, branch, upstream, scrubURLs(newScrubber(wp.Root, alias), remote, urls, reason)), nil)
+		return res, bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("%s rejected the push of %s to %s: %s", remote, branch, upstream, scrubURLs(newScrubber(wp.Root, alias).withBridgePaths(lim.BridgePaths), remote, urls, reason)), nil)
 	case status != "" && pr.exitCode == 0:
 		res.Status = status
 		return res, nil
@@ -368,7 +368,7 @@ func scrubURLs(sc *scrubber, remote string, urls []string, s string) string {
 // pushOutput is git push's output for the result: stdout without the
 // "To <url>" lines, then stderr, host paths and remote URLs replaced,
 // bounded to the tail.
-func pushOutput(g *gitRunner, root, alias, remote string, urls []string, pr *procResult) string {
+func pushOutput(g *gitRunner, sc *scrubber, remote string, urls []string, pr *procResult) string {
 	var b strings.Builder
 	for _, line := range strings.SplitAfter(string(pr.stdout), "\n") {
 		if line == "" || strings.HasPrefix(line, "To ") {
@@ -377,7 +377,6 @@ func pushOutput(g *gitRunner, root, alias, remote string, urls []string, pr *pro
 		b.WriteString(line)
 	}
 	b.Write(pr.stderr)
-	sc := newScrubber(root, alias)
 	out := scrubURLs(sc, remote, urls, b.String())
 	s, _ := sc.tail([]byte(out), pr.stdoutTruncated || pr.stderrTruncated || len(out) > g.tail, g.tail)
 	return s

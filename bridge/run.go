@@ -298,35 +298,62 @@ func exitCodeOf(ps *os.ProcessState) int {
 }
 
 // scrubber replaces the host paths of a workdir (its root as configured
-// and as resolved) by "alias:", and then the user's home directory by
+// and as resolved) by "alias:", the paths the bridge made or uses itself
+// (an action's private HOME and TMPDIR, its state and socket
+// directories) by a placeholder, and then the user's home directory by
 // "~".
 type scrubber struct {
-	olds []string
-	new  string
+	olds []scrubPath // longest first
 	home string
 }
 
+// scrubPath is one host path and what replaces it.
+type scrubPath struct{ old, new string }
+
+// Placeholders for the bridge's own paths in outputs.
+const (
+	scrubActionHome = "$HOME"
+	scrubBridgePath = "<bridge>"
+)
+
 func newScrubber(root, alias string) *scrubber {
-	s := &scrubber{new: alias + ":"}
-	add := func(p string) {
-		if p == "" || p == "/" || p == "." {
-			return
-		}
-		for _, o := range s.olds {
-			if o == p {
-				return
-			}
-		}
-		s.olds = append(s.olds, p)
-	}
-	clean := filepath.Clean(root)
-	add(clean)
-	if real, err := filepath.EvalSymlinks(clean); err == nil {
-		add(real)
-	}
-	sort.Slice(s.olds, func(i, j int) bool { return len(s.olds[i]) > len(s.olds[j]) })
+	s := &scrubber{}
+	s.add(root, alias+":")
 	if h := filepath.Clean(os.Getenv("HOME")); filepath.IsAbs(h) && h != "/" {
 		s.home = h
+	}
+	return s
+}
+
+// add replaces p (as given and with its symlinks resolved) by repl.
+func (s *scrubber) add(p, repl string) {
+	if p == "" {
+		return
+	}
+	clean := filepath.Clean(p)
+	cands := []string{clean}
+	if real, err := filepath.EvalSymlinks(clean); err == nil {
+		cands = append(cands, real)
+	}
+next:
+	for _, c := range cands {
+		if c == "/" || c == "." || !filepath.IsAbs(c) {
+			continue
+		}
+		for _, o := range s.olds {
+			if o.old == c {
+				continue next
+			}
+		}
+		s.olds = append(s.olds, scrubPath{c, repl})
+	}
+	sort.SliceStable(s.olds, func(i, j int) bool { return len(s.olds[i].old) > len(s.olds[j].old) })
+}
+
+// withBridgePaths adds the bridge's own directories (RunLimits.BridgePaths).
+func (s *scrubber) withBridgePaths(paths []string) *scrubber {
+	for _, p := range paths {
+		s.add(p, scrubBridgePath)
 	}
 	return s
 }
@@ -340,7 +367,7 @@ func (s *scrubber) replace(b []byte, more ...[2]string) string {
 		}
 	}
 	for _, o := range s.olds {
-		out = strings.ReplaceAll(out, o, s.new)
+		out = strings.ReplaceAll(out, o.old, o.new)
 	}
 	if s.home != "" {
 		out = strings.ReplaceAll(out, s.home+"/", "~/")
@@ -373,7 +400,8 @@ func (s *scrubber) tail(raw []byte, truncated bool, keep int) (string, bool) {
 
 // dropCutPath removes a proper suffix of a host path at the start of s.
 func (s *scrubber) dropCutPath(out string) string {
-	for _, o := range s.olds {
+	for _, p := range s.olds {
+		o := p.old
 		for k := len(o) - 1; k > 0; k-- {
 			if strings.HasPrefix(out, o[len(o)-k:]) {
 				return out[k:]
@@ -506,7 +534,8 @@ func RunAction(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy
 	if err != nil {
 		return nil, bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("action %q could not be started", name), err)
 	}
-	sc := newScrubber(wp.Root, alias)
+	sc := newScrubber(wp.Root, alias).withBridgePaths(lim.BridgePaths)
+	sc.add(home, scrubActionHome)
 	res := &ActionResult{Action: name, ExitCode: pr.exitCode, DurationMs: pr.duration.Milliseconds()}
 	res.Stdout, res.StdoutTruncated = sc.tail(pr.stdout, pr.stdoutTruncated, tail)
 	res.Stderr, res.StderrTruncated = sc.tail(pr.stderr, pr.stderrTruncated, tail)

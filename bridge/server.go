@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -87,6 +88,10 @@ type Server struct {
 	token     []byte
 	allowUIDs map[uint32]bool
 	log       *slog.Logger
+	// ownPaths are the bridge's own directories (state, then the
+	// socket's, once Serve knows it), never shown in outputs.
+	ownMu    sync.Mutex
+	ownPaths []string
 }
 
 // NewServer builds a bridge for policy. token is the shared secret;
@@ -130,7 +135,11 @@ func NewServer(policy *Policy, token []byte, allowUIDs []uint32, stateDir string
 	} else if n > 0 {
 		log.Warn("restored the index of commits a previous bridge left unfinished", "event", "recovery_guard", "workdirs", n)
 	}
-	return &Server{policy: policy, fs: f, leases: leases, token: token, allowUIDs: allow, log: log}, nil
+	srv := &Server{policy: policy, fs: f, leases: leases, token: token, allowUIDs: allow, log: log}
+	if stateDir != "" {
+		srv.ownPaths = append(srv.ownPaths, stateDir)
+	}
+	return srv, nil
 }
 
 // Close releases the workdir descriptors.
@@ -155,6 +164,11 @@ func (s *Server) Listen(ctx context.Context, path string) error {
 
 // Serve answers connections on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
+	if a := ln.Addr().String(); filepath.IsAbs(a) {
+		s.ownMu.Lock()
+		s.ownPaths = append(s.ownPaths, filepath.Dir(a))
+		s.ownMu.Unlock()
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	go func() {
@@ -339,7 +353,7 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 			return nil, &sfs.Error{Code: sfs.CodeActionNotFound, Workdir: p.Workdir, Msg: fmt.Sprintf("has no action %q (inspect_repo view actions lists them)", sfs.DisplayPath(p.Action))}
 		}
 		return s.withLease(p.Workdir, "action "+p.Action, func() (any, error) {
-			return RunAction(ctx, s.fs, p.Workdir, wp, p.Action, p.Path, RunLimits{})
+			return RunAction(ctx, s.fs, p.Workdir, wp, p.Action, p.Path, s.runLimits())
 		})
 	case "repo.push":
 		p, wp, err := workdirParams[pushParams](s, req.Params)
@@ -347,10 +361,17 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 			return nil, err
 		}
 		return s.withLease(p.Workdir, "push", func() (any, error) {
-			return Push(ctx, s.fs, p.Workdir, wp, RunLimits{})
+			return Push(ctx, s.fs, p.Workdir, wp, s.runLimits())
 		})
 	}
 	return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: fmt.Sprintf("unknown method %q", sfs.DisplayPath(req.Method))}
+}
+
+// runLimits are the default limits, with the bridge's own paths to hide.
+func (s *Server) runLimits() RunLimits {
+	s.ownMu.Lock()
+	defer s.ownMu.Unlock()
+	return RunLimits{BridgePaths: append([]string(nil), s.ownPaths...)}
 }
 
 // toWire turns an error into its wire form; anything but an *fs.Error is

@@ -24,16 +24,22 @@ const testToken = "0123456789abcdef-test-token"
 // cancelling its context.
 func startBridge(t *testing.T, policy *Policy, allow ...uint32) (*Client, string) {
 	t.Helper()
-	if len(allow) == 0 {
-		allow = []uint32{uint32(os.Getuid())}
-	}
 	dir, err := os.MkdirTemp("", "serverfs-bridge-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	return startBridgeIn(t, policy, t.TempDir(), dir, allow...)
+}
+
+// startBridgeIn is startBridge with the given state directory and the
+// socket in dir.
+func startBridgeIn(t *testing.T, policy *Policy, state, dir string, allow ...uint32) (*Client, string) {
+	t.Helper()
+	if len(allow) == 0 {
+		allow = []uint32{uint32(os.Getuid())}
+	}
 	os.Chmod(dir, 0o755)
-	state := t.TempDir()
 	srv, err := NewServer(policy, []byte(testToken), allow, state, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -375,4 +381,42 @@ func TestBridgeRequestSizeAndCancel(t *testing.T) {
 		}
 	}
 	_ = root
+}
+
+// TestBridgeOutputHidesBridgePaths: an action that prints every path the
+// bridge made or uses (its private HOME and TMPDIR, a temporary file
+// there, the state directory, the socket's directory) shows none of them
+// through the bridge: "$HOME" and "<bridge>" stand in for them.
+func TestBridgeOutputHidesBridgePaths(t *testing.T) {
+	root, state, sockDir := t.TempDir(), t.TempDir(), t.TempDir()
+	sock := filepath.Join(sockDir, "bridge.sock")
+	script := `printf '%s' "$HOME" > home.txt; echo "home $HOME"; echo "tmp $TMPDIR"; mktemp; cd "$TMPDIR" && pwd -P; ` +
+		`echo "state $1/guard-wd.json"; echo "socket $2" >&2; ls -d "$1"`
+	policy := &Policy{Workdirs: map[string]WorkdirPolicy{"wd": {Root: root, ReadWrite: true, RepoOps: true, Actions: map[string]Action{
+		"paths": {Argv: []string{"sh", "-c", script, "sh", state, sock}, Argument: ArgumentNone},
+	}}}}
+	c, _ := startBridgeIn(t, policy, state, sockDir)
+	res, err := c.RunAction(context.Background(), "wd", "paths", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "home.txt"))
+	if err != nil || len(b) == 0 {
+		t.Fatalf("the action's HOME: %q, %v", b, err)
+	}
+	home := string(b)
+	out := res.Stdout + res.Stderr
+	for _, p := range []string{home, state, sockDir, "serverfs-action-", "serverfs-bridge-"} {
+		if strings.Contains(out, p) {
+			t.Errorf("the output shows %q:\n%s", p, out)
+		}
+	}
+	for _, want := range []string{"home $HOME\n", "tmp $HOME\n", "$HOME/tmp.", "state <bridge>/guard-wd.json\n", "<bridge>\n"} {
+		if !strings.Contains(res.Stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, res.Stdout)
+		}
+	}
+	if res.Stderr != "socket <bridge>/bridge.sock\n" {
+		t.Errorf("stderr %q", res.Stderr)
+	}
 }

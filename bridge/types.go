@@ -88,15 +88,22 @@ const (
 	MaxPinnedFileBytes = 64 << 20
 )
 
-// RunLimits bound one process run.
+// RunLimits bound one process run and name what its output must not show.
 type RunLimits struct {
 	Timeout        time.Duration
 	MaxOutputBytes int
 	TailBytes      int
+	// BridgePaths are host paths of the bridge itself (its state and
+	// socket directories), replaced by "<bridge>" in outputs (as workdir
+	// roots are by "alias:" and an action's private HOME/TMPDIR by
+	// "$HOME").
+	BridgePaths []string
 }
 
 // ActionResult is what a finished action reports. Host paths in the
-// output are replaced by "alias:".
+// output are replaced: the workdir root by "alias:", the action's private
+// HOME and TMPDIR by "$HOME", the bridge's own directories by "<bridge>",
+// the operator's home by "~".
 type ActionResult struct {
 	Action          string `json:"action"`
 	ExitCode        int    `json:"exit_code"`
