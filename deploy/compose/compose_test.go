@@ -149,7 +149,7 @@ func TestServerEnvMatchesConfig(t *testing.T) {
 	if !slices.Equal(names, ours) {
 		t.Errorf("limits: fs/config.go has %v, the generator %v", names, ours)
 	}
-	for _, s := range append(ServerSettings, Limit{Name: "SERVERFS_LISTEN"}) {
+	for _, s := range append(ServerSettings, Limit{Name: "SERVERFS_LISTEN"}, Limit{Name: "SERVERFS_AUTH_TOKEN_FILE"}) {
 		if !strings.Contains(src, `"`+s.Name+`"`) && !strings.Contains(readRepoFile(t, "mcp/http.go"), s.Name) {
 			t.Errorf("%s is passed to the server but neither fs/config.go nor mcp/http.go mentions it", s.Name)
 		}
@@ -298,7 +298,7 @@ func TestComposeLoads(t *testing.T) {
 
 	// The server's environment: aliases, descriptions, modes and limits only;
 	// no host path, no tunnel secret.
-	wantKeys := map[string]bool{"TZ": true, "SERVERFS_LISTEN": true, "SERVERFS_BRIDGE_SOCKET": true, "SERVERFS_BRIDGE_TOKEN_FILE": true}
+	wantKeys := map[string]bool{"TZ": true, "SERVERFS_LISTEN": true, "SERVERFS_AUTH_TOKEN_FILE": true, "SERVERFS_BRIDGE_SOCKET": true, "SERVERFS_BRIDGE_TOKEN_FILE": true}
 	for _, l := range append(slices.Clone(Limits), ServerSettings...) {
 		wantKeys[l.Name] = true
 	}
@@ -329,6 +329,7 @@ func TestComposeLoads(t *testing.T) {
 	}
 	for k, want := range map[string]string{
 		"SERVERFS_LISTEN":           ServerListen,
+		"SERVERFS_AUTH_TOKEN_FILE":  MCPTokenFile,
 		"SERVERFS_MAX_READ_BYTES":   "65536",
 		"SERVERFS_MAX_READ_LINES":   "",
 		"SERVERFS_EXTRA_DENY_GLOBS": "*.sqlite,secrets/**",
@@ -375,6 +376,7 @@ func TestComposeLoads(t *testing.T) {
 		"CONTROL_PLANE_TUNNEL_ID":  tunnelID,
 		"CONTROL_PLANE_BASE_URL":   "https://api.openai.com",
 		"MCP_SERVER_URL":           MCPServerURL,
+		"MCP_EXTRA_HEADERS":        AuthHeader + ": file:" + MCPTokenFile,
 		"MCP_STARTUP_WAIT_TIMEOUT": "60s",
 		"LOG_LEVEL":                "info",
 		"LOG_FORMAT":               "json",
@@ -413,11 +415,54 @@ func TestComposeLoads(t *testing.T) {
 	if n, ok := p.Networks[EgressNetwork]; !ok || n.Internal {
 		t.Errorf("%s: %+v (present %v), want a non-internal network", EgressNetwork, n, ok)
 	}
-	if _, ok := p.Secrets[BridgeSecret]; len(p.Volumes) != 0 || len(p.Secrets) != 1 || !ok || len(p.Configs) != 0 {
-		t.Errorf("unexpected top-level volumes/secrets/configs (only the bridge token secret is expected)")
+	_, okBridge := p.Secrets[BridgeSecret]
+	mcpTok, okMCP := p.Secrets[MCPTokenSecret]
+	if len(p.Volumes) != 0 || len(p.Secrets) != 2 || !okBridge || !okMCP || len(p.Configs) != 0 {
+		t.Errorf("unexpected top-level volumes/secrets/configs (only the bridge and MCP token secrets are expected)")
 	}
-	if len(tun.Secrets) != 0 {
-		t.Errorf("the tunnel gets secrets: %+v", tun.Secrets)
+	if mcpTok.File != filepath.Join(root, MCPTokenDefault) {
+		t.Errorf("MCP token secret file %q", mcpTok.File)
+	}
+	// The client token: both services mount it; the tunnel reads it through
+	// the server's group, and gets no other secret.
+	if len(tun.Secrets) != 1 || tun.Secrets[0].Source != MCPTokenSecret {
+		t.Errorf("the tunnel's secrets: %+v", tun.Secrets)
+	}
+	if !slices.Equal(tun.GroupAdd, []string{"1600"}) {
+		t.Errorf("tunnel group_add %v, want SERVERFS_GID 1600", tun.GroupAdd)
+	}
+	var srvSecrets []string
+	for _, s := range srv.Secrets {
+		srvSecrets = append(srvSecrets, s.Source)
+	}
+	if !slices.Equal(sortedCopy(srvSecrets), []string{BridgeSecret, MCPTokenSecret}) {
+		t.Errorf("the server's secrets: %v", srvSecrets)
+	}
+}
+
+// TestTunnelHeaderMatchesServer: the header the tunnel is told to send is
+// the one the server checks, and MCP_EXTRA_HEADERS parses the way the
+// tunnel client parses it (entries split at ',' and ';', then "Key: value",
+// a "file:" value read from that path).
+func TestTunnelHeaderMatchesServer(t *testing.T) {
+	if !strings.Contains(readRepoFile(t, "mcp/auth.go"), `const AuthHeader = "`+AuthHeader+`"`) {
+		t.Errorf("mcp/auth.go does not define AuthHeader as %q", AuthHeader)
+	}
+	tun := service(t, mustLoad(t, ""), TunnelService)
+	v, _ := env(tun, "MCP_EXTRA_HEADERS")
+	entries := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' })
+	if len(entries) != 1 {
+		t.Fatalf("MCP_EXTRA_HEADERS=%q: %d entries", v, len(entries))
+	}
+	key, val, ok := strings.Cut(entries[0], ":")
+	if !ok || strings.TrimSpace(key) != AuthHeader || strings.TrimSpace(val) != "file:"+MCPTokenFile {
+		t.Errorf("MCP_EXTRA_HEADERS=%q", v)
+	}
+	// The token file never enters git or the image's build context.
+	for _, f := range []string{".gitignore", ".dockerignore"} {
+		if !slices.Contains(strings.Split(readRepoFile(t, f), "\n"), "/secrets/") {
+			t.Errorf("%s does not list /secrets/", f)
+		}
 	}
 }
 
@@ -565,7 +610,7 @@ func TestComposeBridge(t *testing.T) {
 	if b := srv.Volumes[Slots]; b.Source != dir || b.Target != BridgeTarget || !b.ReadOnly {
 		t.Errorf("bridge mount %+v", b)
 	}
-	if len(srv.Secrets) != 1 || srv.Secrets[0].Source != BridgeSecret {
+	if len(srv.Secrets) != 2 || srv.Secrets[0].Source != BridgeSecret || srv.Secrets[1].Source != MCPTokenSecret {
 		t.Errorf("secrets %+v", srv.Secrets)
 	}
 	if s, ok := p.Secrets[BridgeSecret]; !ok || s.File != tok {

@@ -43,6 +43,21 @@ const (
 	// BridgeSecret the compose secret holding its token.
 	BridgeTarget = "/run/serverfs-bridge"
 	BridgeSecret = "bridge_token"
+	// MCPTokenSecret is the compose secret holding the client token both
+	// services mount: the server checks it (SERVERFS_AUTH_TOKEN_FILE), the
+	// tunnel sends it in AuthHeader on every MCP request
+	// (MCP_EXTRA_HEADERS). MCPTokenDefault is its host file, relative to
+	// the repository (SERVERFS_MCP_TOKEN overrides it).
+	MCPTokenSecret  = "mcp_token"
+	MCPTokenDefault = "./secrets/mcp_token"
+	MCPTokenFile    = "/run/secrets/" + MCPTokenSecret
+	// AuthHeader is mcp.AuthHeader (this module does not import the
+	// server's).
+	AuthHeader = "X-ServerFS-Token"
+	// TokenOneLiner makes the token file: 32 random bytes in base64, mode
+	// 0640, group SERVERFS_GID's default (the server reads it through its
+	// gid, the tunnel through group_add).
+	TokenOneLiner = "mkdir -p secrets && head -c 32 /dev/urandom | base64 | sudo install -m 0640 -g " + DefaultGID + " /dev/stdin secrets/mcp_token"
 )
 
 // Limit is one numeric SERVERFS_* limit with its built-in default (seed
@@ -95,13 +110,15 @@ func ComposeYAML() string {
 	p("# ServerFS, a read-only MCP file server, behind the official OpenAI tunnel client:")
 	p("#")
 	p("#   cp .env.example .env && chmod 600 .env   # then set the workdirs and the tunnel in .env")
+	p("#   %s", TokenOneLiner)
 	p("#   docker compose up -d")
 	p("#")
 	p("# .env is read by Compose only (there is no env_file): WORKDIR_NN_PATH becomes a bind")
 	p("# mount and CONTROL_PLANE_* reaches %s alone. %s receives aliases,", TunnelService, ServerService)
 	p("# descriptions, modes and limits, never a host path or a tunnel secret. Nothing is")
 	p("# published on the host: %s is reachable only on the internal network, at", ServerService)
-	p("# %s, and the tunnel connects outbound.", MCPServerURL)
+	p("# %s, and the tunnel connects outbound. Every MCP request must", MCPServerURL)
+	p("# carry the client token (secret %s) in %s; the tunnel adds it.", MCPTokenSecret, AuthHeader)
 	p("")
 	p("services:")
 	p("  %s:", ServerService)
@@ -118,6 +135,8 @@ func ComposeYAML() string {
 	p("      TZ: ${TZ:-Asia/Shanghai}")
 	p("      # Fixed: the tunnel's MCP_SERVER_URL, expose and the healthcheck use port %s.", ServerPort)
 	p("      SERVERFS_LISTEN: \"%s\"", ServerListen)
+	p("      # Every request must carry this token in %s (the tunnel adds it).", AuthHeader)
+	p("      SERVERFS_AUTH_TOKEN_FILE: %s", MCPTokenFile)
 	for _, s := range ServerSettings {
 		p("      %s: ${%s:-}", s.Name, s.Name)
 	}
@@ -157,6 +176,7 @@ func ComposeYAML() string {
 	p("          create_host_path: false")
 	p("    secrets:")
 	p("      - %s", BridgeSecret)
+	p("      - %s", MCPTokenSecret)
 	p("    expose:")
 	p("      - \"%s\"", ServerPort)
 	p("    networks:")
@@ -182,11 +202,19 @@ func ComposeYAML() string {
 	p("      CONTROL_PLANE_TUNNEL_ID: ${CONTROL_PLANE_TUNNEL_ID:-}")
 	p("      CONTROL_PLANE_API_KEY: ${CONTROL_PLANE_API_KEY:-}")
 	p("      MCP_SERVER_URL: %s", MCPServerURL)
+	p("      # Read from the secret file at start-up, sent on every MCP request.")
+	p("      MCP_EXTRA_HEADERS: \"%s: file:%s\"", AuthHeader, MCPTokenFile)
 	p("      MCP_STARTUP_WAIT_TIMEOUT: ${MCP_STARTUP_WAIT_TIMEOUT:-60s}")
 	p("      LOG_LEVEL: ${TUNNEL_LOG_LEVEL:-info}")
 	p("      LOG_FORMAT: ${TUNNEL_LOG_FORMAT:-json}")
 	p("      HEALTH_LISTEN_ADDR: \"${HEALTH_LISTEN_ADDR:-:%s}\"", TunnelHealth)
 	p("      TZ: ${TZ:-Asia/Shanghai}")
+	p("    # The token file is a bind mount with its host mode (0640, group")
+	p("    # SERVERFS_GID): the image's user reads it through this group.")
+	p("    group_add:")
+	p("      - \"${SERVERFS_GID:-%s}\"", DefaultGID)
+	p("    secrets:")
+	p("      - %s", MCPTokenSecret)
 	p("    # /healthz, /readyz, /metrics and /ui stay on the internal networks.")
 	p("    expose:")
 	p("      - \"%s\"", TunnelHealth)
@@ -200,6 +228,10 @@ func ComposeYAML() string {
 	p("  # placeholder, and no bridge is used).")
 	p("  %s:", BridgeSecret)
 	p("    file: ${SERVERFS_BRIDGE_TOKEN:-%s/%s}", EmptyDir, ".serverfs-disabled")
+	p("  # The MCP client token (required). Make it with:")
+	p("  #   %s", TokenOneLiner)
+	p("  %s:", MCPTokenSecret)
+	p("    file: ${SERVERFS_MCP_TOKEN:-%s}", MCPTokenDefault)
 	p("")
 	p("networks:")
 	p("  # No route out: only the tunnel reaches %s.", ServerService)
@@ -234,6 +266,13 @@ func EnvExample() string {
 	p("# The container's user. The workdirs must be readable by it on the host.")
 	p("SERVERFS_UID=%s", DefaultUID)
 	p("SERVERFS_GID=%s", DefaultGID)
+	p("")
+	p("# The MCP client token file on the host (required): the server refuses every")
+	p("# request without it in the %s header; the tunnel sends it. Make it with", AuthHeader)
+	p("#   %s", TokenOneLiner)
+	p("# (mode 0640, group %s = SERVERFS_GID: the server and the tunnel read it, other", DefaultGID)
+	p("# users on the host do not). Replace it and run docker compose up -d to rotate it.")
+	p("SERVERFS_MCP_TOKEN=%s", MCPTokenDefault)
 	p("")
 	for _, s := range ServerSettings {
 		p("# %s", s.Help)
