@@ -184,7 +184,8 @@ type findFilesIn struct {
 type searchTextIn struct {
 	Workdir        string `json:"workdir" jsonschema:"workdir alias from list_workdirs"`
 	Path           string `json:"path,omitempty" jsonschema:"directory to search below, relative to the workdir root; empty for the root"`
-	Query          string `json:"query" jsonschema:"literal text to find, one line: not a regular expression (. * ( [ are ordinary characters)"`
+	Query          string `json:"query" jsonschema:"text to find, one line: literal (. * ( [ are ordinary characters) unless regex is true"`
+	Regex          bool   `json:"regex,omitempty" jsonschema:"read query as an RE2 regular expression (Go syntax, linear time; \\w \\d \\b are ASCII); case_sensitive applies"`
 	Glob           string `json:"glob,omitempty" jsonschema:"optional glob restricting the files searched, e.g. *.py or src/**/*.ts"`
 	CaseSensitive  bool   `json:"case_sensitive,omitempty" jsonschema:"false: ASCII letters match either case (other letters still match exactly)"`
 	Limit          int    `json:"limit,omitempty" jsonschema:"maximum matching lines to return"`
@@ -275,6 +276,7 @@ func readTools(lim sfs.Limits, s surface) []tool {
 	searchSchema := inputSchema[searchTextIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults}})
 	searchSchema.Properties["case_sensitive"].Default = json.RawMessage("true")
 	searchSchema.Properties["include_ignored"].Default = json.RawMessage("false")
+	searchSchema.Properties["regex"].Default = json.RawMessage("false")
 	workdirsText := "List the workdirs (directories the administrator exposed): alias, description when set, and mode (ro or rw"
 	if s.write {
 		workdirsText += "; the write tools work on rw ones only"
@@ -324,7 +326,7 @@ func readTools(lim sfs.Limits, s surface) []tool {
 		{
 			def: &sdk.Tool{
 				Name: "search_text",
-				Description: fmt.Sprintf("Search the contents of text files below a directory of a workdir for literal text (like grep -F: no regular expressions, no wildcards, one line): each matching line with its path, 1-based line number and text (cut at %d bytes), sorted by path then line. "+
+				Description: fmt.Sprintf("Search the contents of text files below a directory of a workdir for literal text (like grep -F: no wildcards, one line) or, with regex, an RE2 regular expression: each matching line with its path, 1-based line number and text (cut at %d bytes), sorted by path then line. "+
 					"Returns up to limit matches (default %d, at most %d). When truncated is true, truncated_reason says why: limit (more matches exist: narrow path or glob, or raise limit), timeout (after %s) or walk_limit (%d directory entries read): search a smaller path or add a glob. "+
 					"Skipped, and counted in skipped: binary files, files over %d bytes, and files .gitignore excludes in git repositories (unless include_ignored); hidden and credential files are never searched. .gz and .zst logs are searched too. "+
 					"Read around a match with read_text_file.", search.MaxLineText, lim.DefaultSearchResults, lim.MaxSearchResults, lim.SearchTimeout, lim.MaxWalkEntries, lim.SearchMaxFileBytes),
@@ -397,32 +399,9 @@ func findFiles(ctx context.Context, d *Deps, in findFilesIn) (*sfs.FindResult, c
 	return r, callInfo{workdir: in.Workdir, path: in.Path}, err
 }
 
-// searchTextOut is search_text's answer: the search result and, when
-// nothing matched a query that looks like a regular expression, a hint that
-// queries are literal.
-type searchTextOut struct {
-	search.Result
-	Hint string `json:"hint,omitempty"`
-}
-
-// regexHint is searchTextOut.Hint.
-const regexHint = "nothing matched the query as literal text; search_text has no regular expressions or wildcards (characters such as . * ( [ | match only themselves): search for one literal part of what you want, e.g. a function or variable name"
-
-// looksLikeRegexp reports whether a query holds regular-expression syntax
-// an agent may have meant as such.
-func looksLikeRegexp(q string) bool { return strings.ContainsAny(q, `*+?|()[]{}^$\`) }
-
-func searchText(ctx context.Context, d *Deps, in searchTextIn) (*searchTextOut, callInfo, error) {
-	info := callInfo{workdir: in.Workdir, path: in.Path}
-	r, err := d.Search.Search(ctx, search.Request{Workdir: in.Workdir, Path: in.Path, Query: in.Query, Glob: in.Glob, CaseSensitive: in.CaseSensitive, Limit: in.Limit, IncludeIgnored: in.IncludeIgnored})
-	if err != nil {
-		return nil, info, err
-	}
-	out := &searchTextOut{Result: *r}
-	if r.Returned == 0 && looksLikeRegexp(in.Query) {
-		out.Hint = regexHint
-	}
-	return out, info, nil
+func searchText(ctx context.Context, d *Deps, in searchTextIn) (*search.Result, callInfo, error) {
+	r, err := d.Search.Search(ctx, search.Request{Workdir: in.Workdir, Path: in.Path, Query: in.Query, Regex: in.Regex, Glob: in.Glob, CaseSensitive: in.CaseSensitive, Limit: in.Limit, IncludeIgnored: in.IncludeIgnored})
+	return r, callInfo{workdir: in.Workdir, path: in.Path}, err
 }
 
 func readTextFile(ctx context.Context, d *Deps, in readTextFileIn) (*readTextFileOut, callInfo, error) {

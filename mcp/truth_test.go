@@ -248,8 +248,8 @@ func TestServedTextsAreTrue(t *testing.T) {
 					t.Errorf("%s does not say %q", tool, want)
 				}
 			}
-			if !strings.Contains(byName["search_text"].Description, "no regular expressions") {
-				t.Error("search_text does not say its query is literal")
+			if d := byName["search_text"].Description; !strings.Contains(d, "for literal text") || !strings.Contains(d, "with regex, an RE2 regular expression") {
+				t.Error("search_text does not say its query is literal unless regex is set")
 			}
 			if ir := byName["inspect_repo"]; ir != nil {
 				enum := schemaProp(t, ir, "view")["enum"]
@@ -362,7 +362,7 @@ func TestAnswersOmitEmptyFields(t *testing.T) {
 		{"inspect_repo", map[string]any{"workdir": "wd", "view": "actions"}, []string{`"actions":[]`}, []string{`"status"`}},
 		{"search_text", map[string]any{"workdir": "wd", "query": "DATABASE_URL"}, []string{`"returned":3`}, []string{`"skipped"`, `"files_skipped"`, `"hint"`}},
 		{"search_text", map[string]any{"workdir": "wd", "query": "DATABASE_URL", "include_ignored": true, "path": "sub"}, nil, []string{`"skipped"`}},
-		{"search_text", map[string]any{"workdir": "wd", "query": "connect.*DATABASE"}, []string{`"returned":0`, `"hint":"nothing matched the query as literal text; search_text has no regular expressions`}, nil},
+		{"search_text", map[string]any{"workdir": "wd", "query": "connect.*DATABASE"}, []string{`"returned":0`, `"hint":"nothing matched the query as literal text; queries are literal unless regex is true`}, nil},
 		{"search_text", map[string]any{"workdir": "wd", "query": "no such text anywhere"}, []string{`"returned":0`}, []string{`"hint"`}},
 		{"search_text", map[string]any{"workdir": "wd", "query": "alpha", "case_sensitive": false, "path": "sub"}, []string{`"returned":1`}, nil},
 		{"list_workdirs", map[string]any{}, []string{`{"alias":"wd","mode":"rw","repo_ops":true}`}, []string{`"description"`}},

@@ -69,10 +69,14 @@ type diffQuery struct {
 	query      string
 	ignoreCase bool
 	glob       string
+	regex      bool // RE2 for us; for rg, rgPattern's translation
 }
 
 func (q diffQuery) String() string {
 	s := fmt.Sprintf("%q", q.query)
+	if q.regex {
+		s = "/" + q.query + "/"
+	}
 	if q.ignoreCase {
 		s += " -i"
 	}
@@ -183,9 +187,15 @@ func diffLineText(raw []byte) (string, bool) {
 // parses its "path NUL line:text" output.
 func (c *diffCorpus) rgSearch(t testing.TB, q diffQuery, decompress bool) map[diffHit]bool {
 	t.Helper()
-	args := []string{"-F", "-n", "--no-heading", "--with-filename", "--null",
+	args := []string{"-n", "--no-heading", "--with-filename", "--null",
 		"--no-ignore-parent", "--no-ignore-global", "--no-ignore-dot", "--no-config",
 		"--color", "never"}
+	pattern := q.query
+	if q.regex {
+		pattern = rgPattern(pattern)
+	} else {
+		args = append(args, "-F")
+	}
 	if q.ignoreCase {
 		args = append(args, "-i")
 	}
@@ -195,7 +205,7 @@ func (c *diffCorpus) rgSearch(t testing.TB, q diffQuery, decompress bool) map[di
 	if decompress {
 		args = append(args, "-z")
 	}
-	args = append(args, "--regexp="+q.query, "--", ".")
+	args = append(args, "--regexp="+pattern, "--", ".")
 	cmd := exec.Command(c.rg, args...)
 	cmd.Dir = c.root
 	var stdout, stderr bytes.Buffer
@@ -239,7 +249,7 @@ func (c *diffCorpus) rgSearch(t testing.TB, q diffQuery, decompress bool) map[di
 func (c *diffCorpus) ourSearch(t testing.TB, q diffQuery, decompress bool) map[diffHit]bool {
 	t.Helper()
 	res, err := c.engine.Search(context.Background(), Request{
-		Workdir: "d", Query: q.query, CaseSensitive: !q.ignoreCase, Glob: q.glob, Limit: 50_000_000,
+		Workdir: "d", Query: q.query, Regex: q.regex, CaseSensitive: !q.ignoreCase, Glob: q.glob, Limit: 50_000_000,
 	})
 	if err != nil {
 		t.Fatalf("Search %v: %v", q, err)
@@ -452,6 +462,7 @@ func buildDiffCorpus(t testing.TB, root string) {
 	// Text: metacharacters, UTF-8, case pairs, CRLF, BOM, invalid UTF-8.
 	m("meta.txt", "a.b*c and a.bbbc\n(x|y) vs x|y\n[0-9]+ and 123\n\\d and d\n$HOME and HOME\n^start\nstart^start\n"+
 		"-e is an option\n--files too\n$(touch /tmp/pwned)\n; rm -rf /\n`id`\n")
+	m("regex.txt", "12 and 34\nneedle  two  spaces needle\nneedle\tx needlex\nfoo_bar9 x\nend.\n\n")
 	m("sub/code.go", "package sub\n\nfunc Needle() string { return \"needle\" }\n// NEEDLE Needle nEEdle\n")
 	m("sub/a/b/deep.txt", "needle deep text\nHello hello HELLO hElLo\n")
 	m("sub/top.txt", "needle top of sub\n")

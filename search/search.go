@@ -30,7 +30,8 @@ const MaxQueryBytes = 1024
 type Request struct {
 	Workdir       string
 	Path          string // directory to search, workdir-relative ("" = root)
-	Query         string // literal text, not a regular expression
+	Query         string // literal text, or an RE2 regular expression when Regex
+	Regex         bool
 	CaseSensitive bool
 	Glob          string // optional; without "/" it matches base names, with "/" the path below Path
 	Limit         int    // 0: Limits.DefaultSearchResults
@@ -72,7 +73,17 @@ type Result struct {
 	FilesScanned    int     `json:"files_scanned"`
 	FilesSkipped    int     `json:"files_skipped,omitempty"`
 	Skipped         Skipped `json:"skipped,omitzero"` // absent when nothing was skipped
+	// Hint, when set, says why a search may have found nothing.
+	Hint string `json:"hint,omitempty"`
 }
+
+// literalHint is the answer's hint when a literal query holding regular
+// expression metacharacters finds nothing.
+const literalHint = "nothing matched the query as literal text; queries are literal unless regex is true (then RE2 syntax)"
+
+// regexMeta are the characters that suggest a query was meant as a regexp
+// ("." is left out: it is common in literal names).
+const regexMeta = `*+?|()[]{}^$\`
 
 // Engine searches the workdirs of one fs.FS.
 type Engine struct {
@@ -151,10 +162,20 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	var stop atomic.Bool
 	stopped := func() bool { return stop.Load() || ctx.Err() != nil }
 
-	cm := newMatcher(req.Query, req.CaseSensitive)
-	maxLen := len(req.Query)
-	if !req.CaseSensitive {
-		maxLen = utf8.RuneCountInString(req.Query) * utf8.UTFMax
+	var cm chunkMatcher
+	var maxLen int
+	if req.Regex {
+		rm, err := compileRegex(req.Query, req.CaseSensitive)
+		if err != nil {
+			return nil, err
+		}
+		cm, maxLen = rm, regexOverlap
+	} else {
+		cm = newMatcher(req.Query, req.CaseSensitive)
+		maxLen = len(req.Query)
+		if !req.CaseSensitive {
+			maxLen = utf8.RuneCountInString(req.Query) * utf8.UTFMax
+		}
 	}
 	perFile := req.Limit + 1 // one more than the limit tells "truncated"
 
@@ -310,6 +331,9 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	res.Skipped.Ignored += walkSkipped.Ignored
 	res.FilesSkipped = res.Skipped.Binary + res.Skipped.TooLarge + res.Skipped.Unreadable + res.Skipped.Corrupt + res.Skipped.Ignored
 	res.Returned = len(res.Matches)
+	if res.Returned == 0 && !req.Regex && strings.ContainsAny(req.Query, regexMeta) {
+		res.Hint = literalHint
+	}
 	switch {
 	case limited:
 		res.Truncated, res.TruncatedReason = true, sfs.TruncatedLimit
@@ -357,6 +381,8 @@ func validate(req Request, lim sfs.Limits) error {
 	switch {
 	case req.Query == "":
 		return bad("query is empty")
+	case len(req.Query) > MaxQueryBytes && req.Regex:
+		return &sfs.Error{Code: sfs.CodeInvalidPattern, Msg: fmt.Sprintf("regular expression is %d bytes long, more than %d", len(req.Query), MaxQueryBytes)}
 	case len(req.Query) > MaxQueryBytes:
 		return bad(fmt.Sprintf("query is longer than %d bytes", MaxQueryBytes))
 	case !utf8.ValidString(req.Query):

@@ -1,0 +1,258 @@
+package search
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"unicode/utf8"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// MaxRegexInsts bounds the compiled program of a regular expression; Go's
+// parser already refuses repetition counts over 1000 and nesting deeper
+// than 1000, this bounds what is left: the matching cost per byte grows
+// with the program, (a1|b2|...|j0){1000} would be 31,002 instructions.
+const MaxRegexInsts = 10_000
+
+// regexOverlap is how far a regex match is looked for across the windows
+// of a line longer than the read buffer (256 KiB); a longer match that
+// straddles two windows of such a line is missed.
+const regexOverlap = 4096
+
+// regexMatcher finds lines that hold a match of a regular expression.
+// Matches never span lines: the parsed pattern is rewritten so that no
+// part of it can match '\n' (classes lose it, "." is always [^\n], ^ and $
+// match at line boundaries, \A and \z too, as every line is searched on its
+// own). When every match must contain a literal, that literal is found
+// first with the literal engine and the regexp runs only on the lines
+// holding it, ripgrep's "inner literal" prefilter.
+type regexMatcher struct {
+	re  *regexp.Regexp
+	pre chunkMatcher // nil: no literal every match must contain
+	lit string       // the prefilter literal, for tests
+}
+
+// compileRegex parses pattern (RE2 syntax), refusing what would not fit.
+// caseSensitive false adds (?i) to the whole pattern.
+func compileRegex(pattern string, caseSensitive bool) (*regexMatcher, error) {
+	bad := func(msg string) error {
+		return &sfs.Error{Code: sfs.CodeInvalidPattern, Msg: "regular expression " + msg}
+	}
+	if len(pattern) > MaxQueryBytes {
+		return nil, bad(fmt.Sprintf("is %d bytes long, more than %d", len(pattern), MaxQueryBytes))
+	}
+	flags := syntax.Perl &^ syntax.OneLine
+	if !caseSensitive {
+		flags |= syntax.FoldCase
+	}
+	ast, err := syntax.Parse(pattern, flags)
+	if err != nil {
+		msg := err.Error()
+		if e, ok := err.(*syntax.Error); ok {
+			msg = e.Code.String()
+			if e.Expr != "" {
+				msg += ": " + displayExpr(e.Expr)
+			}
+		}
+		return nil, bad("is invalid: " + msg)
+	}
+	if err := oneLine(ast); err != nil {
+		return nil, bad(err.Error())
+	}
+	prog, err := syntax.Compile(ast.Simplify())
+	if err != nil {
+		return nil, bad("cannot be compiled: " + err.Error())
+	}
+	if n := len(prog.Inst); n > MaxRegexInsts {
+		return nil, bad(fmt.Sprintf("is too large: it compiles to %d instructions, more than %d (use smaller repetition counts)", n, MaxRegexInsts))
+	}
+	re, err := regexp.Compile(ast.String())
+	if err != nil {
+		return nil, bad("cannot be compiled: " + err.Error())
+	}
+	m := &regexMatcher{re: re}
+	if l, ok := bestLiteral(requiredLiterals(ast)); ok {
+		m.lit = l.s
+		m.pre = newMatcher(l.s, !l.fold)
+	}
+	return m, nil
+}
+
+// displayExpr quotes a part of a pattern for a message, shortened.
+func displayExpr(s string) string {
+	if len(s) > 40 {
+		n := 40
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	return "`" + s + "`"
+}
+
+// oneLine rewrites re in place so that it never matches a line break, and
+// refuses a literal line break (like ripgrep: patterns match within a line).
+func oneLine(re *syntax.Regexp) error {
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if r == '\n' {
+				return fmt.Errorf("contains a line break (\\n); it matches within one line at a time")
+			}
+		}
+	case syntax.OpAnyChar:
+		re.Op = syntax.OpAnyCharNotNL
+	case syntax.OpBeginText:
+		re.Op = syntax.OpBeginLine
+	case syntax.OpEndText:
+		re.Op, re.Flags = syntax.OpEndLine, re.Flags&^syntax.WasDollar
+	case syntax.OpCharClass:
+		re.Rune = removeNL(re.Rune)
+		if len(re.Rune) == 0 {
+			re.Op, re.Rune = syntax.OpNoMatch, nil
+		}
+	}
+	for _, s := range re.Sub {
+		if err := oneLine(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeNL removes '\n' from a class given as sorted rune ranges.
+func removeNL(ranges []rune) []rune {
+	out := make([]rune, 0, len(ranges)+2)
+	for i := 0; i+1 < len(ranges); i += 2 {
+		lo, hi := ranges[i], ranges[i+1]
+		if lo <= '\n' && '\n' <= hi {
+			if lo < '\n' {
+				out = append(out, lo, '\n'-1)
+			}
+			if hi > '\n' {
+				out = append(out, '\n'+1, hi)
+			}
+			continue
+		}
+		out = append(out, lo, hi)
+	}
+	return out
+}
+
+// reqLit is a literal every match contains; fold: compared case-insensitively.
+type reqLit struct {
+	s    string
+	fold bool
+}
+
+// requiredLiterals returns literals each of which every match of re
+// contains (a conservative analysis: alternations, optional parts and
+// classes contribute nothing).
+func requiredLiterals(re *syntax.Regexp) []reqLit {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return []reqLit{{string(re.Rune), re.Flags&syntax.FoldCase != 0}}
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredLiterals(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return requiredLiterals(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		var out []reqLit
+		var run strings.Builder
+		fold := false
+		flush := func() {
+			if run.Len() > 0 {
+				out = append(out, reqLit{run.String(), fold})
+				run.Reset()
+				fold = false
+			}
+		}
+		for _, sub := range re.Sub {
+			for sub.Op == syntax.OpCapture {
+				sub = sub.Sub[0]
+			}
+			if sub.Op == syntax.OpLiteral {
+				// Adjacent literals form one; one folded part makes the
+				// whole run case-insensitive (a superset: fine for a
+				// prefilter).
+				run.WriteString(string(sub.Rune))
+				fold = fold || sub.Flags&syntax.FoldCase != 0
+				continue
+			}
+			flush()
+			out = append(out, requiredLiterals(sub)...)
+		}
+		flush()
+		return out
+	}
+	return nil
+}
+
+// bestLiteral picks the prefilter: the longest literal, a case-sensitive
+// one on ties.
+func bestLiteral(lits []reqLit) (reqLit, bool) {
+	best, ok := reqLit{}, false
+	for _, l := range lits {
+		if l.s == "" {
+			continue
+		}
+		if !ok || len(l.s) > len(best.s) || (len(l.s) == len(best.s) && best.fold && !l.fold) {
+			best, ok = l, true
+		}
+	}
+	return best, ok
+}
+
+func (m *regexMatcher) forChunk(b []byte) matcher {
+	if m.pre == nil {
+		return regexScan{m.re}
+	}
+	return regexPre{re: m.re, pre: m.pre.forChunk(b)}
+}
+
+// regexScan runs the regexp over the buffer (no prefilter): a match lies
+// within one line, see regexMatcher.
+type regexScan struct{ re *regexp.Regexp }
+
+func (m regexScan) index(b []byte, from int) int {
+	loc := m.re.FindIndex(b[from:])
+	if loc == nil {
+		return -1
+	}
+	i := from + loc[0]
+	if i == len(b) && i > 0 && b[i-1] == '\n' {
+		return -1 // an empty match after the last line break is no line
+	}
+	return i
+}
+
+// regexPre finds the prefilter literal, then runs the regexp on the line
+// holding it.
+type regexPre struct {
+	re  *regexp.Regexp
+	pre matcher
+}
+
+func (m regexPre) index(b []byte, from int) int {
+	for pos := from; pos < len(b); {
+		i := m.pre.index(b, pos)
+		if i < 0 {
+			return -1
+		}
+		ls := bytes.LastIndexByte(b[pos:i], '\n') + 1 + pos
+		le := len(b)
+		if j := bytes.IndexByte(b[i:], '\n'); j >= 0 {
+			le = i + j
+		}
+		if m.re.Match(b[ls:le]) {
+			return ls
+		}
+		pos = le + 1
+	}
+	return -1
+}

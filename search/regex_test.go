@@ -1,0 +1,198 @@
+package search
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// rgPattern translates an RE2 pattern for ripgrep: Go's \w \d \s \b (and
+// their negations) are ASCII-only, Rust's are Unicode; (?-u:...) makes
+// ripgrep's ASCII. The patterns of the tests use these escapes outside
+// classes only.
+func rgPattern(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] == '\\' && i+1 < len(p) {
+			if strings.IndexByte("wWdDsSbB", p[i+1]) >= 0 {
+				b.WriteString(`(?-u:\` + string(p[i+1]) + `)`)
+			} else {
+				b.WriteString(p[i : i+2])
+			}
+			i++
+			continue
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
+}
+
+// diffRegexQueries are the regular expressions compared with rg on the
+// generated corpus. Documented difference, avoided here: on invalid UTF-8
+// Go's "." and negated classes match each bad byte (as U+FFFD), ripgrep's
+// do not.
+var diffRegexQueries = []diffQuery{
+	{query: `func \w+\(`},                        // literal prefix, class, repetition
+	{query: `[0-9]+`},                            // no literal
+	{query: `needle[0-9]{2}`},                    // counted repetition
+	{query: `needle\d+$`},                        // end anchor
+	{query: `^marker`},                           // start anchor
+	{query: `needle$`},                           // end anchor with CRLF lines around
+	{query: `\bneedle\b`},                        // word boundaries
+	{query: `\Bneedle`},                          // not a boundary
+	{query: `(x|y)`},                             // alternation
+	{query: `Hello|HELLO|hElLo`},                 // alternation of literals
+	{query: `h[aeiou]llo`, ignoreCase: true},     // class, folded
+	{query: `(?i)hello`},                         // inline fold
+	{query: `[[:upper:]]{3,}`},                   // POSIX class
+	{query: `\d+ and \d+`},                       // perl class
+	{query: `世界`},                                // Chinese literal
+	{query: `[世界]+`},                             // Chinese class
+	{query: `\p{Han}{2}`},                        // Unicode script
+	{query: `\p{Greek}+`},                        // Unicode script
+	{query: `σοφος`, ignoreCase: true},           // Greek fold Σ σ ς
+	{query: `(?i)жук`},                           // Cyrillic fold
+	{query: `ΣΟΦ.Σ`},                             // dot on a multibyte rune
+	{query: `(?i)kelvin`},                        // K KELVIN SIGN
+	{query: `(?i)straße`},                        // ß ẞ
+	{query: `a\.b\*c`},                           // escaped metacharacters
+	{query: `\$HOME`},                            // escaped anchor
+	{query: `\(x\|y\)`},                          // escaped group
+	{query: `^$`},                                // empty lines
+	{query: `^`},                                 // every line
+	{query: `x*`},                                // empty matches on every line
+	{query: `needle.*needle`},                    // dot-star between literals
+	{query: `straddle-\w+`},                      // across the buffer boundary
+	{query: `hugeneedle`},                        // in a line longer than the buffer
+	{query: `line \d+ filler text needle9[0-6]`}, // prefilter, class at the end
+	{query: `tail 1[0-9]{3} needle`},             // numbers in a big file
+	{query: `needle(?: in| at)`},                 // non-capturing group
+	{query: `(foo|needle)\d`},                    // alternation then class
+	{query: `\s{2,}`},                            // runs of spaces
+	{query: `[^a-z ]needle`},                     // negated class (never a line break)
+	{query: `(?s)needle.x`},                      // (?s): "." still stays in a line
+	{query: `.{490,}`},                           // long lines, cut text
+	{query: `NEEDLE`, ignoreCase: true},          // case_sensitive false
+	{query: `needle`, glob: "*.go"},              // with a glob
+	{query: `(?i)needle (in|at) [a-z]+`, glob: "*.txt"},
+	{query: `absent-(zzqx|qqqz)`},     // absent
+	{query: `-e`},                     // an option, as a pattern
+	{query: `\$\(touch /tmp/pwned\)`}, // shell, as a pattern
+}
+
+func TestDiffRegex(t *testing.T) {
+	pwned := watchPwned()
+	root := t.TempDir()
+	buildDiffCorpus(t, root)
+	c := newDiffCorpus(t, root)
+	if len(diffRegexQueries) < 30 {
+		t.Fatalf("%d regex queries, want at least 30", len(diffRegexQueries))
+	}
+	for _, q := range diffRegexQueries {
+		q.regex = true
+		n := c.compare(t, q, false)
+		t.Logf("%v: %d lines", q, n)
+	}
+	pwned.check(t)
+}
+
+func TestRegexPrefilter(t *testing.T) {
+	for _, c := range []struct {
+		pattern, lit string
+		ci           bool
+	}{
+		{`func \w+Dial`, "func ", false},
+		{`Err[A-Z]\w*EOF`, "Err", false},
+		{`(?i)unexpected eof`, "UNEXPECTED EOF", false},
+		{`unexpected eof`, "UNEXPECTED EOF", true},
+		{`[0-9]{4}-[0-9]{2}`, "-", false},
+		{`[0-9]{4}[a-z]`, "", false},
+		{`foo|bar`, "", false},
+		{`(abc)+x?`, "abc", false},
+		{`a(bcd)e`, "abcde", false},
+		{`[Ee]rror: (?:\w+)`, "Error: ", false},
+		{`x{2}yy`, "yy", false},
+		{`(ab)*cd`, "cd", false},
+	} {
+		m, err := compileRegex(c.pattern, !c.ci)
+		if err != nil {
+			t.Fatalf("%q: %v", c.pattern, err)
+		}
+		if !strings.EqualFold(m.lit, c.lit) || (m.pre == nil) != (c.lit == "") {
+			t.Errorf("%q: prefilter %q, want %q", c.pattern, m.lit, c.lit)
+		}
+	}
+}
+
+// TestRegexHostile: oversized or runaway patterns are refused before any
+// file is read, fast, and leave no goroutine behind.
+func TestRegexHostile(t *testing.T) {
+	e := newTenv(t)
+	e.write(t, "a.txt", []byte("aaaa\n"))
+	base := runtime.NumGoroutine()
+	for _, c := range []struct{ name, pattern, want string }{
+		{"100 KB pattern", strings.Repeat("a", 100<<10), "bytes long"},
+		{"1 KB + 1 pattern", strings.Repeat("(", 1025), "bytes long"},
+		{"huge repetition", `a{100000}`, "invalid repeat count"},
+		{"nested repetition", `((a{100}){100}){100}`, "invalid repeat count"},
+		{"wide repetition", `(a1|b2|c3|d4|e5|f6|g7|h8|i9|j0){1000}`, "instructions"},
+		{"classes repeated", `(\pL\pN\pM\pS\pP\w\s\d){1000}`, "instructions"},
+		{"line break", `a\nb`, "line break"},
+		{"unclosed", `(abc`, "missing closing )"},
+		{"bad escape", `\C`, "invalid escape sequence"},
+	} {
+		start := time.Now()
+		_, err := e.eng.Search(context.Background(), Request{Workdir: "wd", Query: c.pattern, Regex: true, CaseSensitive: true})
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: refused after %v", c.name, d)
+		}
+		wantCode(t, err, sfs.CodeInvalidPattern)
+		if err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want it to say %q", c.name, err, c.want)
+		}
+		if err == nil {
+			t.Errorf("%s: accepted", c.name)
+		}
+		if n := goroutinesBack(base); n != base {
+			t.Fatalf("%s: %d goroutines, baseline %d", c.name, n, base)
+		}
+	}
+	// Deep nesting within the size bound compiles and runs in linear time.
+	deep := strings.Repeat("(", 300) + "a" + strings.Repeat(")*", 300)
+	res := e.search(t, Request{Query: deep, Regex: true, CaseSensitive: true})
+	if res.Returned != 1 {
+		t.Errorf("deep nesting: %+v", res)
+	}
+}
+
+// goroutinesBack waits a bounded time for the goroutine count to return
+// to base and returns the count.
+func goroutinesBack(base int) int {
+	for deadline := time.Now().Add(2 * time.Second); runtime.NumGoroutine() != base && time.Now().Before(deadline); {
+		runtime.Gosched()
+	}
+	return runtime.NumGoroutine()
+}
+
+func TestLiteralHint(t *testing.T) {
+	e := newTenv(t)
+	e.write(t, "a.go", []byte("func Dial() {}\nfunc (c *Conn) DialContext() {}\n"))
+	res := e.search(t, Request{Query: `func.*Dial`, CaseSensitive: true})
+	if res.Returned != 0 || res.Hint != literalHint {
+		t.Errorf("literal with metacharacters: %+v", res)
+	}
+	res = e.search(t, Request{Query: `func.*Dial`, Regex: true, CaseSensitive: true})
+	if res.Returned != 2 || res.Hint != "" {
+		t.Errorf("regex: %+v", res)
+	}
+	if res := e.search(t, Request{Query: `absent`, CaseSensitive: true}); res.Hint != "" {
+		t.Errorf("plain absent word: hint %q", res.Hint)
+	}
+	if res := e.search(t, Request{Query: `Dial()`, CaseSensitive: true}); res.Returned != 1 || res.Hint != "" {
+		t.Errorf("literal that matches: %+v", res)
+	}
+}
