@@ -35,6 +35,10 @@ type CommitResult struct {
 	Added    []string `json:"added"`
 	Modified []string `json:"modified"`
 	Deleted  []string `json:"deleted"`
+	// HiddenDeleted counts paths the policy hides that the commit
+	// deleted because a named path replaced them (a directory became a
+	// file), as git add does; they are never named.
+	HiddenDeleted int `json:"hidden_deleted,omitempty"`
 }
 
 func argError(msg string) error {
@@ -177,18 +181,44 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 		}
 		entries[e.Name] = &indexEntry{Entry: e, assumeValid: idx.assumeValid[i]}
 	}
-	if p := stagedChange(entries, rest, same); p != "" {
-		return nil, &sfs.Error{Code: sfs.CodeRepoStagedChanges, Workdir: alias, Path: p,
-			Msg: "is already staged: the index differs from HEAD, and a commit would include changes not named; commit or unstage them with git first"}
-	}
+	staged := stagedChanges(entries, rest, same)
 
 	res := &CommitResult{Workdir: alias, Branch: h.branch, Added: []string{}, Modified: []string{}, Deleted: []string{}}
+	st := &stager{entries: entries, sorted: sortedNames(entries), touched: map[string]bool{}, named: map[string]bool{}}
+	for _, p := range paths {
+		st.named[p] = true
+	}
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
 			return nil, canceled(alias)
 		}
-		if err := r.stagePath(p, entries); err != nil {
+		if err := r.stagePath(p, st); err != nil {
 			return nil, err
+		}
+	}
+	// Changes staged before, on paths the commit neither names nor
+	// replaces, would be committed without being asked for: refused
+	// (staged changes on named paths are overwritten by the work tree,
+	// as git add does).
+	if err := r.unnamedStaged(staged, st.touched); err != nil {
+		return nil, err
+	}
+	// Index entries a named path replaced (a file where a directory was,
+	// or the reverse): deleted as git add deletes them.
+	var replaced []string
+	for q := range st.touched {
+		if !st.named[q] {
+			replaced = append(replaced, q)
+		}
+	}
+	sort.Strings(replaced)
+	if len(replaced) > 0 {
+		more, err := r.treeEntriesAt(headTreeHash, replaced)
+		if err != nil {
+			return nil, err
+		}
+		for q, te := range more {
+			tree[q] = te
 		}
 	}
 	// The tree the index now describes (intent-to-add entries are not
@@ -209,6 +239,17 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 			res.Deleted = append(res.Deleted, p)
 		}
 	}
+	for _, q := range replaced {
+		if _, inHead := tree[q]; !inHead {
+			continue
+		}
+		if r.visible(q) {
+			res.Deleted = append(res.Deleted, q)
+		} else {
+			res.HiddenDeleted++
+		}
+	}
+	sort.Strings(res.Deleted)
 	var parents []plumbing.Hash
 	if !h.commit.IsZero() {
 		parents = []plumbing.Hash{h.commit}
@@ -311,9 +352,10 @@ func plainEntries(entries map[string]*indexEntry) bool {
 	return true
 }
 
-// stagedChange returns a path whose index entry differs from HEAD, or "";
-// tree is HEAD's tree outside the directories same (equal to the index).
-func stagedChange(entries map[string]*indexEntry, tree map[string]treeEntry, same sameDirs) string {
+// stagedChanges returns the paths whose index entry differs from HEAD,
+// sorted; tree is HEAD's tree outside the directories same (equal to the
+// index).
+func stagedChanges(entries map[string]*indexEntry, tree map[string]treeEntry, same sameDirs) []string {
 	var diff []string
 	for p, e := range entries {
 		if e.IntentToAdd || same.covers(p) {
@@ -328,35 +370,134 @@ func stagedChange(entries map[string]*indexEntry, tree map[string]treeEntry, sam
 			diff = append(diff, p)
 		}
 	}
-	if len(diff) == 0 {
-		return ""
-	}
 	sort.Strings(diff)
-	return diff[0]
+	return diff
+}
+
+// maxNamedInRefusal bounds the staged paths a refusal lists.
+const maxNamedInRefusal = 5
+
+// unnamedStaged refuses the commit when a path of staged (the index
+// against HEAD before the commit) was not touched by staging the named
+// paths. The refusal names the visible ones (a few) and only counts those
+// the policy hides.
+func (r *Repo) unnamedStaged(staged []string, touched map[string]bool) error {
+	var shown []string
+	total, hidden := 0, 0
+	for _, p := range staged {
+		if touched[p] {
+			continue
+		}
+		total++
+		switch {
+		case !r.visible(p):
+			hidden++
+		case len(shown) < maxNamedInRefusal:
+			shown = append(shown, strconv.Quote(p))
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	var what []string
+	if len(shown) > 0 {
+		list := strings.Join(shown, ", ")
+		if n := total - hidden - len(shown); n > 0 {
+			list += fmt.Sprintf(" and %d more", n)
+		}
+		what = append(what, list)
+	}
+	if hidden > 0 {
+		what = append(what, fmt.Sprintf("%d path(s) hidden by the workdir's policy", hidden))
+	}
+	return &sfs.Error{Code: sfs.CodeRepoStagedChanges, Workdir: r.w.Alias(), Msg: fmt.Sprintf(
+		"has %d change(s) already staged on paths the commit does not name (%s): the index differs from HEAD there, and a commit would include them; name them too, or commit or unstage them with git first",
+		total, strings.Join(what, "; "))}
+}
+
+// stager is the index while a commit stages its paths.
+type stager struct {
+	entries map[string]*indexEntry
+	sorted  []string        // the index's paths when staging began
+	touched map[string]bool // index paths set or removed by staging
+	named   map[string]bool
+}
+
+func sortedNames(entries map[string]*indexEntry) []string {
+	out := make([]string, 0, len(entries))
+	for p := range entries {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// below returns the index paths beneath directory p.
+func (s *stager) below(p string) []string {
+	var out []string
+	prefix := p + "/"
+	for i := sort.SearchStrings(s.sorted, prefix); i < len(s.sorted) && strings.HasPrefix(s.sorted[i], prefix); i++ {
+		if s.entries[s.sorted[i]] != nil {
+			out = append(out, s.sorted[i])
+		}
+	}
+	return out
+}
+
+func (s *stager) remove(p string) {
+	delete(s.entries, p)
+	s.touched[p] = true
 }
 
 // stagePath does `git add -- p` for one path: the work-tree file becomes
-// its index entry, or its absence removes the entry.
-func (r *Repo) stagePath(p string, entries map[string]*indexEntry) error {
+// its index entry, or its absence removes the entry. As in git, an entry
+// that is a leading directory of p (a file that became a directory) or
+// that lies beneath p (a directory that became a file) is removed. What
+// git would do differently (stage a whole directory, or a path inside a
+// submodule) is refused.
+func (r *Repo) stagePath(p string, s *stager) error {
 	alias := r.w.Alias()
+	entries := s.entries
+	// The leading directories of p: a gitlink there means p is inside a
+	// submodule; a file entry there is a file that became a directory.
+	var leading []string
+	for i := 0; i < len(p); i++ {
+		if p[i] != '/' {
+			continue
+		}
+		if e := entries[p[:i]]; e != nil {
+			if e.Mode == filemode.Submodule {
+				return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: fmt.Sprintf(
+					"is inside the submodule %q, whose files belong to its own repository; commit there, and name the submodule itself here to record its checked-out commit", p[:i])}
+			}
+			leading = append(leading, p[:i])
+		}
+	}
 	st, err := r.ctl.Lstat(p)
 	if sfs.CodeOf(err) == sfs.CodePathNotFound || sfs.CodeOf(err) == sfs.CodeNotADirectory {
 		if _, tracked := entries[p]; !tracked {
+			if s.touched[p] {
+				return nil // removed already, replaced by an earlier named path
+			}
+			if len(s.below(p)) > 0 {
+				return argError(fmt.Sprintf("path %q is a directory in the index, deleted from the work tree; name the files in it to commit their deletion", p))
+			}
 			return &sfs.Error{Code: sfs.CodePathNotFound, Workdir: alias, Path: p, Msg: "is neither in the work tree nor in the index: nothing to commit for it"}
 		}
-		delete(entries, p)
+		s.remove(p)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	old := entries[p]
-	if old == nil {
-		for q := range entries {
-			if strings.HasPrefix(q, p+"/") {
-				return argError(fmt.Sprintf("path %q is a directory in the index; name the files in it", p))
-			}
+	if st.Type() == sfs.TypeDirectory {
+		if old != nil && old.Mode != filemode.Submodule {
+			return argError(fmt.Sprintf("path %q was a file and is now a directory; name the files in it (%q) to commit them (the file is then deleted, as git does)", p, p+"/..."))
 		}
+		return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: "is a directory; name the files to commit"}
+	}
+	if old == nil {
 		ignored, err := r.pathIgnored(p, func(q string) *index.Entry {
 			if e := entries[q]; e != nil {
 				return e.Entry
@@ -373,8 +514,6 @@ func (r *Repo) stagePath(p string, entries map[string]*indexEntry) error {
 	var data []byte
 	mode := filemode.Regular
 	switch st.Type() {
-	case sfs.TypeDirectory:
-		return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: "is a directory; name the files to commit"}
 	case sfs.TypeOther:
 		return &sfs.Error{Code: sfs.CodeUnsupportedFileType, Workdir: alias, Path: p, Msg: "is a special file; git cannot commit it"}
 	case sfs.TypeSymlink:
@@ -429,7 +568,17 @@ func (r *Repo) stagePath(p string, entries map[string]*indexEntry) error {
 	e.CreatedAt, e.ModifiedAt = st.Ctime, st.Mtime
 	e.Dev, e.Inode, e.UID, e.GID = uint32(st.Dev), uint32(st.Ino), st.Uid, st.Gid
 	e.Size = uint32(st.Size)
+	// git's directory/file conflict resolution (add_index_entry with
+	// ADD_CACHE_OK_TO_REPLACE): no entry may be a leading directory of
+	// p, and none may lie beneath it.
+	for _, q := range leading {
+		s.remove(q)
+	}
+	for _, q := range s.below(p) {
+		s.remove(q)
+	}
 	entries[p] = e
+	s.touched[p] = true
 	return nil
 }
 

@@ -6,6 +6,7 @@ package git
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -63,4 +64,157 @@ func gitApplyCheck(dir, patch string) (string, error) {
 	cmd.Stdin = strings.NewReader(patch)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// commitBoth commits paths with our Commit in dir and with `git add --
+// paths && git commit` in an exact copy, and checks that both made the
+// same tree, that ours passes git fsck --strict and that git status of
+// the two agrees. It returns our result.
+func commitBoth(t *testing.T, dir string, r *Repo, paths []string) *CommitResult {
+	t.Helper()
+	b := filepath.Join(t.TempDir(), "b")
+	if out, err := exec.Command("cp", "-a", dir, b).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	res, err := r.Commit(context.Background(), paths, "m")
+	if err != nil {
+		t.Fatalf("our commit of %q: %v", paths, err)
+	}
+	gitCLI(t, b, append([]string{"add", "--"}, paths...)...)
+	gitCLI(t, b, "commit", "-qm", "m")
+	fsckStrict(t, dir)
+	ours, theirs := gitCLI(t, dir, "rev-parse", "HEAD^{tree}"), gitCLI(t, b, "rev-parse", "HEAD^{tree}")
+	if ours != theirs {
+		t.Fatalf("commit of %q: tree %s, git made %s\nours:\n%s\ngit's:\n%s", paths, ours, theirs,
+			gitCLI(t, dir, "ls-tree", "-r", "-t", "HEAD"), gitCLI(t, b, "ls-tree", "-r", "-t", "HEAD"))
+	}
+	if wt := gitCLI(t, dir, "write-tree"); wt != ours {
+		t.Fatalf("git write-tree of our index %s, HEAD's tree %s", wt, ours)
+	}
+	sa, sb := gitCLI(t, dir, "status", "--porcelain=v2", "-uall"), gitCLI(t, b, "status", "--porcelain=v2", "-uall")
+	if sa != sb {
+		t.Fatalf("git status after our commit:\n%s\nafter git's:\n%s", sa, sb)
+	}
+	return res
+}
+
+// TestCommitFileBecameDirectory: a tracked file x replaced by a directory
+// x/ and committed by naming x/inside.txt (with another path) gives git's
+// tree: the blob x is deleted, never left beside the tree x.
+func TestCommitFileBecameDirectory(t *testing.T) {
+	dir, r := newCommitRepo(t)
+	write(t, filepath.Join(dir, "x"), "file\n")
+	write(t, filepath.Join(dir, "y.txt"), "y\n")
+	gitCLI(t, dir, "add", "x", "y.txt")
+	gitCLI(t, dir, "commit", "-qm", "x is a file")
+	gitCLI(t, dir, "rm", "-q", "--cached", "x") // not needed: git add resolves it too
+	gitCLI(t, dir, "reset", "-q")
+	if err := os.Remove(filepath.Join(dir, "x")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "x/inside.txt"), "inside\n")
+	write(t, filepath.Join(dir, "y.txt"), "y2\n")
+
+	// Naming the directory itself would be `git add x`, the whole
+	// directory: refused, changing nothing, saying what to name.
+	head := headOf(t, dir)
+	if _, err := r.Commit(context.Background(), []string{"x"}, "m"); err == nil || !strings.Contains(err.Error(), `"x/..."`) {
+		t.Fatalf("naming the new directory: %v", err)
+	}
+	if headOf(t, dir) != head || gitCLI(t, dir, "diff", "--cached", "--name-only") != "" {
+		t.Fatal("the refusal changed HEAD or the index")
+	}
+
+	res := commitBoth(t, dir, r, []string{"x/inside.txt", "y.txt"})
+	if strings.Join(res.Added, ",") != "x/inside.txt" || strings.Join(res.Modified, ",") != "y.txt" || strings.Join(res.Deleted, ",") != "x" {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+// TestCommitDirectoryBecameFile: a tracked directory replaced by a file
+// and committed by naming the file: the entries beneath it are deleted as
+// git add deletes them; a hidden one is counted, not named.
+func TestCommitDirectoryBecameFile(t *testing.T) {
+	dir, r := newCommitRepo(t)
+	for _, p := range []string{"x/a.txt", "x/deep/b.txt", "x/.secret", "xy.txt"} {
+		write(t, filepath.Join(dir, p), p+"\n")
+	}
+	gitCLI(t, dir, "add", "-A")
+	gitCLI(t, dir, "commit", "-qm", "x is a directory")
+	if err := os.RemoveAll(filepath.Join(dir, "x")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "x"), "now a file\n")
+	write(t, filepath.Join(dir, "xy.txt"), "changed\n")
+	res := commitBoth(t, dir, r, []string{"x", "xy.txt"})
+	if strings.Join(res.Added, ",") != "x" || strings.Join(res.Deleted, ",") != "x/a.txt,x/deep/b.txt" || res.HiddenDeleted != 1 {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+// TestCommitRefusalNamesNoHiddenPath: changes staged on paths the commit
+// does not name are refused; the message names the visible ones and only
+// counts those the policy hides (hidden, denied).
+func TestCommitRefusalNamesNoHiddenPath(t *testing.T) {
+	dir, r := newCommitRepo(t)
+	for _, p := range []string{".cache-secret/token", "x.key", "id_rsa", "seen.txt"} {
+		write(t, filepath.Join(dir, p), "s\n")
+		gitCLI(t, dir, "add", "-f", "--", p)
+	}
+	write(t, filepath.Join(dir, "a.txt"), "changed\n")
+	head := headOf(t, dir)
+	_, err := r.Commit(context.Background(), []string{"a.txt"}, "m")
+	if sfsCode(err) != "REPO_STAGED_CHANGES" {
+		t.Fatalf("want REPO_STAGED_CHANGES, got %v", err)
+	}
+	msg := err.Error()
+	for _, bad := range []string{".cache-secret", "token", "x.key", "id_rsa"} {
+		if strings.Contains(msg, bad) {
+			t.Errorf("refusal names the hidden path %q: %s", bad, msg)
+		}
+	}
+	if !strings.Contains(msg, `"seen.txt"`) || !strings.Contains(msg, "3 path(s) hidden") || !strings.Contains(msg, "4 change(s)") {
+		t.Errorf("refusal does not name the visible path and count the others: %s", msg)
+	}
+	if headOf(t, dir) != head {
+		t.Fatal("the refusal moved HEAD")
+	}
+}
+
+// TestCommitOverStagedDeletion: after `git rm --cached F` (a staged
+// deletion, F untracked in the work tree), status shows both entries, and
+// a commit naming F (with another path) does what git add does.
+func TestCommitOverStagedDeletion(t *testing.T) {
+	dir, r := newCommitRepo(t)
+	write(t, filepath.Join(dir, "d/f.txt"), "f\n")
+	gitCLI(t, dir, "add", "d/f.txt")
+	gitCLI(t, dir, "commit", "-qm", "f")
+	gitCLI(t, dir, "rm", "-q", "--cached", "d/f.txt", "a.txt")
+	st, err := r.Status(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Entry{{"a.txt", "D", "."}, {"a.txt", "?", "?"}, {"d/f.txt", "D", "."}, {"d/f.txt", "?", "?"}}
+	if d := orcEntryDiff(want, st.Entries); d != "" {
+		t.Fatalf("status:\n%s", d)
+	}
+	write(t, filepath.Join(dir, "n.txt"), "n\n")
+	// The deletion of d/f.txt is staged and not named: refused, naming it.
+	if _, err := r.Commit(context.Background(), []string{"a.txt", "n.txt"}, "m"); sfsCode(err) != "REPO_STAGED_CHANGES" || !strings.Contains(err.Error(), `"d/f.txt"`) {
+		t.Fatalf("want REPO_STAGED_CHANGES naming d/f.txt, got %v", err)
+	}
+	// Named, the staged paths are staged again from the work tree, as
+	// git add does.
+	res := commitBoth(t, dir, r, []string{"a.txt", "d/f.txt", "n.txt"})
+	if strings.Join(res.Added, ",") != "n.txt" || len(res.Modified)+len(res.Deleted) != 0 {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func sfsCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	code, _, _ := strings.Cut(err.Error(), ":")
+	return code
 }

@@ -542,7 +542,9 @@ func TestToolErrors(t *testing.T) {
 		{"list_directory", map[string]any{"workdir": "wd", "path": "README.md"}, "NOT_A_DIRECTORY: wd:/README.md"},
 		{"list_directory", map[string]any{"workdir": "wd", "path": ".."}, "PATH_OUTSIDE_WORKDIR: wd:/"},
 		{"stat_file", map[string]any{"workdir": "wd", "path": ".hidden.txt"}, "HIDDEN_PATH_NOT_ALLOWED: wd:/.hidden.txt"},
-		{"stat_file", map[string]any{"workdir": "wd", "path": "sub\\a.txt"}, "INVALID_PATH: "},
+		{"stat_file", map[string]any{"workdir": "wd", "path": "sub\\a.txt"}, "PATH_NOT_FOUND: "}, // one name, not sub/a.txt
+		{"stat_file", map[string]any{"workdir": "wd", "path": "\\\\host\\share"}, "INVALID_PATH: "},
+		{"stat_file", map[string]any{"workdir": "wd", "path": "C:\\x"}, "INVALID_PATH: "},
 		{"find_files", map[string]any{"workdir": "wd", "pattern": "[z-a"}, "INVALID_PATTERN: "},
 		{"search_text", map[string]any{"workdir": "nope", "query": "x"}, "WORKDIR_NOT_FOUND: "},
 	} {
