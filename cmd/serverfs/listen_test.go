@@ -188,3 +188,35 @@ func TestServeRefusesBadTokenFile(t *testing.T) {
 		t.Fatalf("the refusal holds the token or its path: %s", errb.String())
 	}
 }
+
+// TestSelfcheckClients: selfcheck says who can connect.
+func TestSelfcheckClients(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "mcp_token")
+	if err := os.WriteFile(tok, []byte(cmdTestToken+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(tok, 0o644)
+	for _, c := range []struct {
+		env  []string
+		want []string
+	}{
+		{nil, []string{"warn  clients: no client token (SERVERFS_AUTH_TOKEN_FILE): whoever can connect to 0.0.0.0:8000 can use the server"}},
+		{[]string{"SERVERFS_AUTH_TOKEN_FILE=" + tok}, []string{
+			"ok    clients: every request must carry the client token in X-ServerFS-Token",
+			"warn  SERVERFS_AUTH_TOKEN_FILE: the token file is readable by every user",
+		}},
+		{[]string{"SERVERFS_LISTEN=unix:" + filepath.Join(dir, "mcp.sock")}, []string{"ok    clients: a unix socket of mode 0660: only its owner and its group can connect"}},
+	} {
+		var out, errb bytes.Buffer
+		run([]string{"selfcheck", "--workdir", "docs=" + t.TempDir()}, c.env, &out, &errb)
+		for _, w := range c.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%q: missing %q in:\n%s", c.env, w, out.String())
+			}
+		}
+		if strings.Contains(out.String(), cmdTestToken[:12]) {
+			t.Errorf("selfcheck printed the token")
+		}
+	}
+}

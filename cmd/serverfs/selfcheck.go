@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/mcp"
 )
 
 // Selfcheck verdicts, padded to one column so the lines align.
@@ -106,7 +107,7 @@ func selfcheck(args, environ []string, stdout, stderr io.Writer) int {
 	}
 
 	// Workdirs, configured exactly as serve would.
-	cfg, _, err := loadAll(environ, wds)
+	cfg, httpCfg, err := loadAll(environ, wds)
 	if err != nil {
 		line(scFail, "configuration is invalid:")
 		var ce *sfs.ConfigError
@@ -126,6 +127,7 @@ func selfcheck(args, environ []string, stdout, stderr io.Writer) int {
 	}
 	defer f.Close()
 	line(scOK, "configuration is valid: %d workdir(s)", len(cfg.Workdirs))
+	clientsLines(line, httpCfg)
 	for _, wc := range cfg.Workdirs {
 		w, err := f.Workdir(wc.Alias)
 		if err != nil {
@@ -201,4 +203,24 @@ func effectiveCaps() (uint64, error) {
 		return 0, err
 	}
 	return uint64(data[1].Effective)<<32 | uint64(data[0].Effective), nil
+}
+
+// clientsLines reports who can connect (README "Who can reach the
+// server"): a listener without the client token is a warning, not a
+// failure, since Compose's internal network or a 0660 socket may be all
+// the operator wants.
+func clientsLines(line func(verdict, format string, a ...any), c mcp.HTTPConfig) {
+	for _, w := range c.Warnings {
+		line(scWarn, "%s", w)
+	}
+	switch {
+	case c.Network == "unix" && c.AuthToken.Set():
+		line(scOK, "clients: a unix socket of mode %04o, and the client token in %s", mcp.SocketMode, mcp.AuthHeader)
+	case c.Network == "unix":
+		line(scOK, "clients: a unix socket of mode %04o: only its owner and its group can connect", mcp.SocketMode)
+	case c.AuthToken.Set():
+		line(scOK, "clients: every request must carry the client token in %s", mcp.AuthHeader)
+	default:
+		line(scWarn, "clients: no client token (SERVERFS_AUTH_TOKEN_FILE): whoever can connect to %s can use the server", c.Listen)
+	}
 }
