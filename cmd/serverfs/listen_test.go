@@ -109,19 +109,26 @@ func TestServeUnixSocketWithToken(t *testing.T) {
 			cmd.Wait()
 		}
 	})
-	// The start-up line says the server accepts; read until it.
-	var log bytes.Buffer
-	sc := bufio.NewScanner(io.TeeReader(stderr, &log))
-	for sc.Scan() && !strings.Contains(sc.Text(), "serving streamable HTTP") {
-	}
-	if !strings.Contains(log.String(), `"client_auth":"token header X-ServerFS-Token"`) || !strings.Contains(log.String(), `"listen":"unix:`) {
-		t.Fatalf("start-up log:\n%s", log.String())
-	}
-	rest := make(chan struct{})
+	// The start-up line says the server accepts; read until it (within a
+	// bound: the cleanup kills a server that never gets there).
+	var startup, log bytes.Buffer // startup: until the line; log: after it
+	ready, rest := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(rest)
+		sc := bufio.NewScanner(io.TeeReader(stderr, &startup))
+		for sc.Scan() && !strings.Contains(sc.Text(), "serving streamable HTTP") {
+		}
+		close(ready)
 		io.Copy(&log, stderr)
-		close(rest)
 	}()
+	select {
+	case <-ready:
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not start within 60 s")
+	}
+	if !strings.Contains(startup.String(), `"client_auth":"token header X-ServerFS-Token"`) || !strings.Contains(startup.String(), `"listen":"unix:`) {
+		t.Fatalf("start-up log:\n%s", startup.String())
+	}
 
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -155,12 +162,12 @@ func TestServeUnixSocketWithToken(t *testing.T) {
 	err = cmd.Wait()
 	killed = true
 	if err != nil {
-		t.Fatalf("serve exited with %v:\n%s", err, log.String())
+		t.Fatalf("serve exited with %v:\n%s%s", err, startup.String(), log.String())
 	}
 	if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket left after shutdown: %v", err)
 	}
-	all := log.String() + stdout.String()
+	all := startup.String() + log.String() + stdout.String()
 	if strings.Contains(all, cmdTestToken[:12]) {
 		t.Fatalf("the server's output holds the token:\n%s", all)
 	}
