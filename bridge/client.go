@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -34,7 +35,12 @@ const maxResponseBytes = 4 << 20
 func NewClient(socket, tokenFile string) (*Client, error) {
 	b, err := os.ReadFile(tokenFile)
 	if err != nil {
-		return nil, fmt.Errorf("bridge token: %v", err)
+		// Without the file's path: it is a host path on bare metal.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("bridge token: the file cannot be read: %v", err)
 	}
 	tok := strings.TrimSpace(string(b))
 	if len(tok) < 16 {

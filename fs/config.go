@@ -145,15 +145,34 @@ func (e *ConfigError) Error() string {
 	return "invalid configuration:\n  " + strings.Join(e.Problems, "\n  ")
 }
 
-// LoadConfig validates the environment (a list of "KEY=value", as from
-// os.Environ) and the bare-metal --workdir flag values, and returns the
-// configuration or a *ConfigError with every problem at once.
+// Flags are the bare-metal command-line configuration: repeatable
+// --workdir ALIAS=/abs/path[:ro|:rw][:repo] and --description ALIAS=TEXT
+// values.
+type Flags struct {
+	Workdirs     []string
+	Descriptions []string
+}
+
+// WorkdirSyntax is the --workdir value's syntax, as usage texts and
+// messages show it.
+const WorkdirSyntax = "ALIAS=/abs/path[:ro|:rw][:repo]"
+
+// LoadConfig is LoadConfigFlags with --workdir values only.
+func LoadConfig(environ []string, workdirFlags []string) (*Config, error) {
+	return LoadConfigFlags(environ, Flags{Workdirs: workdirFlags})
+}
+
+// LoadConfigFlags validates the environment (a list of "KEY=value", as from
+// os.Environ) and the bare-metal flags, and returns the configuration or a
+// *ConfigError with every problem at once.
 //
 // With no --workdir flags the 16 container slots are read
 // ($SERVERFS_WORKDIRS_ROOT/NN, WORKDIR_NN_*), and each slot's
 // .serverfs-disabled sentinel is checked (seed v0.1 §11 cases A–D). With
-// flags the slots are not used, and setting both is a problem.
-func LoadConfig(environ []string, workdirFlags []string) (*Config, error) {
+// flags the slots are not used, and any WORKDIR_NN_* variable present is a
+// problem naming it; descriptions then come from --description.
+func LoadConfigFlags(environ []string, flags Flags) (*Config, error) {
+	workdirFlags := flags.Workdirs
 	env := EnvMap(environ)
 	var probs []string
 	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
@@ -212,13 +231,15 @@ func LoadConfig(environ []string, workdirFlags []string) (*Config, error) {
 	}
 
 	if len(workdirFlags) > 0 {
-		for n := 1; n <= Slots; n++ {
-			if env[slotVar(n, "ALIAS")] != "" {
-				add("slot %02d: WORKDIR_%02d_ALIAS is set, but --workdir flags are in use; use either the slots or --workdir", n, n)
-			}
+		for _, k := range slotVarsPresent(env) {
+			add("%s is set, but --workdir flags are in use: WORKDIR_NN_* variables configure the container slots; unset it (a --workdir takes its description from --description ALIAS=TEXT)", k)
 		}
 		cfg.Workdirs = loadFlagWorkdirs(workdirFlags, add)
+		applyDescriptions(cfg.Workdirs, workdirFlags, flags.Descriptions, add)
 	} else {
+		if len(flags.Descriptions) > 0 {
+			add("--description is for --workdir workdirs; a container slot takes WORKDIR_NN_DESCRIPTION")
+		}
 		root := env["SERVERFS_WORKDIRS_ROOT"]
 		if root == "" {
 			root = DefaultWorkdirsRoot
@@ -261,6 +282,66 @@ func EnvMap(environ []string) map[string]string {
 
 func slotVar(n int, suffix string) string { return fmt.Sprintf("WORKDIR_%02d_%s", n, suffix) }
 
+// slotVarsPresent lists, sorted, the well-formed slot variables
+// (WORKDIR_NN_ with a known suffix and slot) set in env, even to "".
+// Malformed ones are checkVariableNames' to report.
+func slotVarsPresent(env map[string]string) []string {
+	var out []string
+	for k := range env {
+		m := slotVarRE.FindStringSubmatch(k)
+		if m == nil || !knownSlotSuffixes[m[2]] || len(m[1]) != 2 {
+			continue
+		}
+		if n, err := strconv.Atoi(m[1]); err == nil && n >= 1 && n <= Slots {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// applyDescriptions sets the descriptions of --workdir workdirs from
+// --description ALIAS=TEXT values. An alias no --workdir value names is a
+// problem; one whose --workdir was refused already has its own.
+func applyDescriptions(workdirs []WorkdirConfig, workdirFlags, descs []string, add func(string, ...any)) {
+	named := map[string]bool{}
+	for _, spec := range workdirFlags {
+		alias, _, _ := strings.Cut(spec, "=")
+		named[alias] = true
+	}
+	seen := map[string]bool{}
+	for i, spec := range descs {
+		alias, text, ok := strings.Cut(spec, "=")
+		source := fmt.Sprintf("--description #%d", i+1)
+		if !ok {
+			add("%s: expected ALIAS=TEXT", source)
+			continue
+		}
+		if !aliasRE.MatchString(alias) {
+			checkAlias(source, alias, add)
+			continue
+		}
+		source = "--description " + alias
+		if seen[alias] {
+			add("%s: given twice", source)
+			continue
+		}
+		seen[alias] = true
+		if !checkDescription(source, text, add) {
+			continue
+		}
+		if !named[alias] {
+			add("%s: no --workdir has the alias %q", source, alias)
+			continue
+		}
+		for j := range workdirs {
+			if workdirs[j].Alias == alias {
+				workdirs[j].Description = text
+			}
+		}
+	}
+}
+
 var slotVarRE = regexp.MustCompile(`^WORKDIR_([0-9]+)_([A-Z0-9_]+)$`)
 
 // checkVariableNames reports SERVERFS_* and WORKDIR_* variables that look
@@ -280,7 +361,7 @@ func checkVariableNames(env map[string]string, add func(string, ...any)) {
 		case strings.HasPrefix(k, "WORKDIR_"):
 			m := slotVarRE.FindStringSubmatch(k)
 			if m == nil || !knownSlotSuffixes[m[2]] {
-				add("%s: unknown variable (slot variables are WORKDIR_NN_ALIAS, _DESCRIPTION, _MODE)", k)
+				add("%s: unknown variable (slot variables are WORKDIR_NN_ALIAS, _DESCRIPTION, _MODE, _READ_ONLY, _PATH, _REPO_OPS_ENABLED, _REPO_ACTIONS_JSON)", k)
 				continue
 			}
 			if n, err := strconv.Atoi(m[1]); err != nil || len(m[1]) != 2 || n < 1 || n > Slots {
@@ -464,13 +545,24 @@ func slotSentinel(dir string) (sentinel, clash bool, err error) {
 	return true, len(names) > 1, nil
 }
 
+// badSuffix returns the ":word" a --workdir path that does not exist ends
+// in, when the word holds no '/' (so it is not part of a directory name):
+// ":wr", ":RW", or ":repo" placed before the mode.
+func badSuffix(path string) string {
+	i := strings.LastIndexByte(path, ':')
+	if i < 0 || i == len(path)-1 || strings.Contains(path[i:], "/") {
+		return ""
+	}
+	return path[i:]
+}
+
 func loadFlagWorkdirs(flags []string, add func(string, ...any)) []WorkdirConfig {
 	var out []WorkdirConfig
 	for i, spec := range flags {
 		alias, rest, ok := strings.Cut(spec, "=")
 		source := fmt.Sprintf("--workdir #%d", i+1)
 		if !ok {
-			add("%s: expected ALIAS=/absolute/path[:rw][:repo]", source)
+			add("%s: expected %s", source, WorkdirSyntax)
 			continue
 		}
 		if aliasRE.MatchString(alias) {
@@ -497,6 +589,15 @@ func loadFlagWorkdirs(flags []string, add func(string, ...any)) []WorkdirConfig 
 		}
 		var st unix.Stat_t
 		if err := unix.Stat(dir, &st); err != nil {
+			if suffix := badSuffix(rest); err == unix.ENOENT && suffix != "" {
+				// A mistyped mode, not a missing directory.
+				if suffix == ":ro" || suffix == ":rw" || suffix == ":repo" {
+					add("%s: suffix %q is out of order: the mode (:ro or :rw) comes first, then optionally :repo (%s)", source, suffix, WorkdirSyntax)
+				} else {
+					add("%s: unknown suffix %q: the accepted suffixes are :ro or :rw, then optionally :repo (%s)", source, suffix, WorkdirSyntax)
+				}
+				continue
+			}
 			add("%s: the path cannot be used: %v", source, err)
 			continue
 		}

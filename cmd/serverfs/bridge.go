@@ -13,7 +13,6 @@ import (
 	"syscall"
 
 	"github.com/serverfs/serverfs/bridge"
-	sfs "github.com/serverfs/serverfs/fs"
 )
 
 // uidFlags collects repeatable --allow-uid values.
@@ -122,18 +121,4 @@ func renderPolicy(args, environ []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "policy written: %d workdirs, %d actions\n", len(p.Workdirs), n)
 	return 0
-}
-
-// bridgeClient returns the server's bridge client when SERVERFS_BRIDGE_SOCKET
-// and SERVERFS_BRIDGE_TOKEN_FILE are set, nil when neither is.
-func bridgeClient(environ []string) (*bridge.Client, error) {
-	env := sfs.EnvMap(environ)
-	socket, token := env["SERVERFS_BRIDGE_SOCKET"], env["SERVERFS_BRIDGE_TOKEN_FILE"]
-	switch {
-	case socket == "" && token == "":
-		return nil, nil
-	case socket == "" || token == "":
-		return nil, fmt.Errorf("SERVERFS_BRIDGE_SOCKET and SERVERFS_BRIDGE_TOKEN_FILE must be set together")
-	}
-	return bridge.NewClient(socket, token)
 }

@@ -1,8 +1,8 @@
 // Command serverfs is the ServerFS MCP server and its operator tools.
 //
-//	serverfs serve [--workdir ...] [--stdio] serve MCP (streamable HTTP at /mcp, or stdio)
+//	serverfs serve [--workdir ...] [--description ...] [--stdio]  serve MCP (streamable HTTP at /mcp, or stdio)
 //	serverfs healthcheck                  exit 0 if the local listen port accepts a connection within 2 s
-//	serverfs check-config [--workdir ...] validate the configuration and print the workdirs
+//	serverfs check-config [--workdir ...] run serve's validation and print the workdirs
 //	serverfs selfcheck [--workdir ...]    report the process's confinement; exit 1 on a hardening failure
 //	serverfs bridge --policy F --socket S --token-file T   run the host bridge (named actions, push, leases)
 //	serverfs bridge render-policy --out F  write the bridge's private policy from the .env fields
@@ -10,7 +10,8 @@
 //
 // Configuration comes from the environment (WORKDIR_NN_* slots and
 // SERVERFS_* limits, see README) or, on a bare-metal host, from repeatable
-// --workdir ALIAS=/abs/path[:rw] flags.
+// --workdir ALIAS=/abs/path[:ro|:rw][:repo] and --description ALIAS=TEXT
+// flags.
 package main
 
 import (
@@ -22,6 +23,7 @@ import (
 	"strings"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/mcp"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=v1.2.3".
@@ -65,15 +67,22 @@ func usage(w io.Writer) {
 
 commands:
   serve          serve MCP over streamable HTTP at http://$SERVERFS_LISTEN/mcp
-                 flags: --workdir ALIAS=/abs/path[:rw] (repeatable; bare-metal mode)
+                 flags: --workdir `+sfs.WorkdirSyntax+`
+                          (repeatable; bare-metal mode instead of the slots;
+                          :ro is the default, :rw allows writes, :repo adds
+                          the repository tools)
+                        --description ALIAS=TEXT (repeatable; what agents
+                          are told about that --workdir)
                         --stdio (serve one client on stdin/stdout instead)
   healthcheck    exit 0 if the listen port accepts a connection within 2 s, else 1
-  check-config   validate the configuration and print the workdirs (no host paths)
-                 flags: --workdir ALIAS=/abs/path[:rw] (repeatable)
+  check-config   run serve's validation (workdirs, limits, HTTP and bridge
+                 settings) without serving, and print each workdir's alias, mode,
+                 repo ops and description (no host paths); exit 1 if invalid
+                 flags: --workdir, --description as for serve
   selfcheck      report uid/gid, capabilities, whether / and each workdir are
                  writable, and whether openat2 is available (no host paths);
                  exit 1 on a hardening failure (root, writable /, writable ro workdir)
-                 flags: --workdir ALIAS=/abs/path[:rw] (repeatable)
+                 flags: --workdir, --description as for serve
   bridge         run the host bridge (named actions, git push, the shared writer
                  lease) on a Unix socket, as the operator's user on the host
                  flags: --policy FILE --socket PATH --token-file FILE
@@ -81,6 +90,7 @@ commands:
                  "bridge render-policy --out FILE" writes the policy from the
                  .env fields (WORKDIR_NN_PATH, _REPO_ACTIONS_JSON, ...)
   version        print the version
+  help           print this text
 `)
 }
 
@@ -92,34 +102,33 @@ func versionString() string {
 	return v
 }
 
-// workdirFlags collects repeatable --workdir values.
-type workdirFlags []string
-
-func (w *workdirFlags) String() string     { return strings.Join(*w, ",") }
-func (w *workdirFlags) Set(v string) error { *w = append(*w, v); return nil }
-
 func checkConfig(args, environ []string, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("check-config", flag.ContinueOnError)
 	fset.SetOutput(stderr)
-	var wds workdirFlags
-	fset.Var(&wds, "workdir", "ALIAS=/abs/path[:rw] (repeatable)")
+	var flags configFlags
+	flags.register(fset)
 	if err := fset.Parse(args); err != nil {
 		return 2
 	}
-	cfg, err := sfs.LoadConfig(environ, wds)
+	su, err := configure(environ, flags)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	f, err := sfs.New(cfg, sfs.Options{})
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
+	defer su.fs.Close()
+	bridged := "none"
+	if su.bridge != nil {
+		bridged = "configured"
 	}
-	defer f.Close()
-	fmt.Fprintf(stdout, "configuration OK: %d workdir(s), resolver %s, hidden paths %s\n", len(cfg.Workdirs), f.Resolver(), map[bool]string{true: "allowed", false: "refused"}[cfg.AllowHidden])
-	for _, w := range f.Workdirs() {
-		fmt.Fprintf(stdout, "  %-32s %s  %s\n", w.Alias, w.Mode, w.Description)
+	fmt.Fprintf(stdout, "configuration OK: %d workdir(s), resolver %s, hidden paths %s, host bridge %s, listen %s\n",
+		len(su.cfg.Workdirs), su.fs.Resolver(), map[bool]string{true: "allowed", false: "refused"}[su.cfg.AllowHidden], bridged, su.http.Listen)
+	for _, w := range su.fs.Workdirs() {
+		ops := "repo_ops off"
+		if w.RepoOps {
+			ops = "repo_ops on "
+		}
+		fmt.Fprintf(stdout, "  %-32s %s  %s  %s\n", w.Alias, w.Mode, ops, w.Description)
 	}
+	fmt.Fprintf(stdout, "tools served: %s\n", strings.Join(mcp.ToolNames(su.fs, su.bridge != nil), ", "))
 	return 0
 }

@@ -35,8 +35,8 @@ const (
 func selfcheck(args, environ []string, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("selfcheck", flag.ContinueOnError)
 	fset.SetOutput(stderr)
-	var wds workdirFlags
-	fset.Var(&wds, "workdir", "ALIAS=/abs/path[:rw] (repeatable)")
+	var flags configFlags
+	flags.register(fset)
 	if err := fset.Parse(args); err != nil {
 		return 2
 	}
@@ -107,7 +107,7 @@ func selfcheck(args, environ []string, stdout, stderr io.Writer) int {
 	}
 
 	// Workdirs, configured exactly as serve would.
-	cfg, httpCfg, err := loadAll(environ, wds)
+	su, err := configure(environ, flags)
 	if err != nil {
 		line(scFail, "configuration is invalid:")
 		var ce *sfs.ConfigError
@@ -120,14 +120,10 @@ func selfcheck(args, environ []string, stdout, stderr io.Writer) int {
 		}
 		return summary(stdout, failures)
 	}
-	f, err := sfs.New(cfg, sfs.Options{})
-	if err != nil {
-		line(scFail, "%v", err)
-		return summary(stdout, failures)
-	}
+	cfg, f := su.cfg, su.fs
 	defer f.Close()
 	line(scOK, "configuration is valid: %d workdir(s)", len(cfg.Workdirs))
-	clientsLines(line, httpCfg)
+	clientsLines(line, su.http)
 	for _, wc := range cfg.Workdirs {
 		w, err := f.Workdir(wc.Alias)
 		if err != nil {

@@ -22,28 +22,11 @@ import (
 	"github.com/serverfs/serverfs/search"
 )
 
-// loadAll validates the whole configuration and reports every problem at
-// once.
-func loadAll(environ, workdirs []string) (*sfs.Config, mcp.HTTPConfig, error) {
-	cfg, err := sfs.LoadConfig(environ, workdirs)
-	httpCfg, probs := mcp.LoadHTTPConfig(environ)
-	var ce *sfs.ConfigError
-	if errors.As(err, &ce) {
-		probs = append(ce.Problems, probs...)
-	} else if err != nil {
-		return nil, httpCfg, err
-	}
-	if len(probs) > 0 {
-		return nil, httpCfg, &sfs.ConfigError{Problems: probs}
-	}
-	return cfg, httpCfg, nil
-}
-
 func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fset.SetOutput(stderr)
-	var wds workdirFlags
-	fset.Var(&wds, "workdir", "ALIAS=/abs/path[:rw] (repeatable)")
+	var flags configFlags
+	flags.register(fset)
 	stdio := fset.Bool("stdio", false, "serve one client over stdin/stdout")
 	if err := fset.Parse(args); err != nil {
 		return 2
@@ -56,30 +39,20 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	if _, set := sfs.EnvMap(environ)["GOGC"]; !set {
 		debug.SetGCPercent(400)
 	}
-	cfg, httpCfg, err := loadAll(environ, wds)
+	// The same validation check-config runs, so that it cannot pass a
+	// configuration serve refuses.
+	su, err := configure(environ, flags)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	log := &mcp.Logger{Logger: slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: httpCfg.LogLevel}))}
-	bc, err := bridgeClient(environ)
-	if err != nil {
-		fmt.Fprintln(stderr, "invalid configuration:\n  "+err.Error())
-		return 1
-	}
-	opts := sfs.Options{}
-	if bc != nil {
-		// Writes and commits share the bridge's lease with its actions
-		// and pushes.
-		opts.Lease = bc
-	}
-	f, err := sfs.New(cfg, opts)
-	if err != nil {
-		log.Error("start-up failed", "event", "startup", "error", err.Error())
-		return 1
-	}
+	cfg, httpCfg, f := su.cfg, su.http, su.fs
 	defer f.Close()
-	deps := &mcp.Deps{FS: f, Search: search.New(f), Log: log, Bridge: bc}
+	log := &mcp.Logger{Logger: slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: httpCfg.LogLevel}))}
+	deps := &mcp.Deps{FS: f, Search: search.New(f), Log: log}
+	if su.bridge != nil {
+		deps.Bridge = su.bridge
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	attrs := []any{"event", "startup", "version", version, "workdirs", len(cfg.Workdirs), "resolver", f.Resolver().String()}

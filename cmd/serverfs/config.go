@@ -1,0 +1,92 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/serverfs/serverfs/bridge"
+	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/mcp"
+)
+
+// workdirFlags collects the values of a repeatable flag.
+type workdirFlags []string
+
+func (w *workdirFlags) String() string     { return strings.Join(*w, ",") }
+func (w *workdirFlags) Set(v string) error { *w = append(*w, v); return nil }
+
+// configFlags are the bare-metal configuration flags that serve,
+// check-config and selfcheck share, so that one command line works for all
+// three.
+type configFlags struct {
+	workdirs, descriptions workdirFlags
+}
+
+// register adds --workdir and --description to fset.
+func (c *configFlags) register(fset *flag.FlagSet) {
+	fset.Var(&c.workdirs, "workdir", sfs.WorkdirSyntax+": a workdir (repeatable; bare-metal mode)")
+	fset.Var(&c.descriptions, "description", "ALIAS=TEXT: the description agents see for a --workdir (repeatable)")
+}
+
+// setup is a validated configuration with its workdirs opened: everything
+// serve needs before it listens.
+type setup struct {
+	cfg  *sfs.Config
+	http mcp.HTTPConfig
+	// bridge is the host bridge's client; nil when none is configured.
+	bridge *bridge.Client
+	fs     *sfs.FS
+}
+
+// configure is the one validation serve, check-config and selfcheck run:
+// the workdirs and limits (environment and flags), the HTTP settings and
+// the bridge settings, every problem reported at once; then it opens the
+// workdir roots. The caller closes s.fs.
+func configure(environ []string, flags configFlags) (*setup, error) {
+	cfg, err := sfs.LoadConfigFlags(environ, sfs.Flags{Workdirs: flags.workdirs, Descriptions: flags.descriptions})
+	httpCfg, probs := mcp.LoadHTTPConfig(environ)
+	var ce *sfs.ConfigError
+	if errors.As(err, &ce) {
+		probs = append(ce.Problems, probs...)
+	} else if err != nil {
+		return nil, err
+	}
+	bc, err := bridgeClient(environ)
+	if err != nil {
+		probs = append(probs, err.Error())
+	}
+	if len(probs) > 0 {
+		return nil, &sfs.ConfigError{Problems: probs}
+	}
+	opts := sfs.Options{}
+	if bc != nil {
+		// Writes and commits share the bridge's lease with its actions
+		// and pushes.
+		opts.Lease = bc
+	}
+	f, err := sfs.New(cfg, opts)
+	if err != nil {
+		return nil, &sfs.ConfigError{Problems: []string{err.Error()}}
+	}
+	return &setup{cfg: cfg, http: httpCfg, bridge: bc, fs: f}, nil
+}
+
+// bridgeClient returns the server's bridge client when SERVERFS_BRIDGE_SOCKET
+// and SERVERFS_BRIDGE_TOKEN_FILE are set, nil when neither is.
+func bridgeClient(environ []string) (*bridge.Client, error) {
+	env := sfs.EnvMap(environ)
+	socket, token := env["SERVERFS_BRIDGE_SOCKET"], env["SERVERFS_BRIDGE_TOKEN_FILE"]
+	switch {
+	case socket == "" && token == "":
+		return nil, nil
+	case socket == "" || token == "":
+		return nil, fmt.Errorf("SERVERFS_BRIDGE_SOCKET and SERVERFS_BRIDGE_TOKEN_FILE must be set together")
+	}
+	c, err := bridge.NewClient(socket, token)
+	if err != nil {
+		return nil, fmt.Errorf("SERVERFS_BRIDGE_TOKEN_FILE: %v", err)
+	}
+	return c, nil
+}
