@@ -82,7 +82,7 @@ func instructions(s surface) string {
 		b.WriteString(`No workdir is "rw": no file tool changes files, but run_repo_action runs programs.`)
 	}
 
-	b.WriteString("\n\nCall list_workdirs first when you do not know the workdirs. To explore: list_directory, find_files (names), search_text (contents, literal text), read_text_file, stat_file.")
+	b.WriteString("\n\nCall list_workdirs first when you do not know the workdirs. To explore: list_directory, find_files (names), search_text (contents: literal text, or RE2 with regex), read_text_file, stat_file.")
 	if s.write {
 		b.WriteString("\n\nChanges (rw workdirs only; an ro workdir answers WORKDIR_READ_ONLY): write_text_file, edit_text_file, create_directory, move_path, delete_path. " +
 			"Every change is conditional: read_text_file and stat_file return the file's revision, and a change to an existing file passes it as expected_revision (creating a file passes none). " +
