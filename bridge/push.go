@@ -196,7 +196,9 @@ func urlProtocol(u string) (proto string, ok bool) {
 // never forced, with hooks disabled, the repository's SSH and askpass
 // commands neutralised, only https/ssh/file transports, no terminal
 // prompts, and the allowlisted environment (plus SSH_AUTH_SOCK) so that
-// the user's credential helpers and SSH agent work. The workdir must be
+// the user's credential helpers and SSH agent work — only the operator's
+// helpers, TLS always verified, the URL the remote's own (pushTrustArgs).
+// The workdir must be
 // read-write with repository operations enabled. A rejected push returns
 // the result (Status "rejected") together with PUSH_REJECTED. The
 // caller holds the workdir's writer lease around the call.
@@ -259,6 +261,11 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 		return nil, err
 	}
 
+	trust, err := pushTrustArgs(ctx, g, remote, urls)
+	if err != nil {
+		return nil, err
+	}
+
 	// A local remote's receive-pack runs on this host, as the operator:
 	// its hooks (pre-receive, ...) would run too, so they are switched
 	// off for it. A remote host runs its own receive-pack as it wants.
@@ -266,9 +273,9 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 	if anyLocal(urls) {
 		receivePack = "git -c core.hooksPath=/dev/null receive-pack"
 	}
-	pr, err := g.run(ctx, "git push", "push", "--porcelain", "--no-verify", "--no-follow-tags", "--no-signed",
+	pr, err := g.run(ctx, "git push", append(trust, "push", "--porcelain", "--no-verify", "--no-follow-tags", "--no-signed",
 		"--recurse-submodules=no", "--receive-pack="+receivePack,
-		"--", remote, "HEAD:refs/heads/"+upstream)
+		"--", remote, "HEAD:refs/heads/"+upstream)...)
 	if pr != nil {
 		res.Output = pushOutput(g, newScrubber(wp.Root, alias).withBridgePaths(lim.BridgePaths), remote, urls, pr)
 	}
@@ -340,6 +347,125 @@ func remoteURLs(ctx context.Context, g *gitRunner, remote string) ([]string, err
 		}
 	}
 	return urls, nil
+}
+
+// configEntry is one configuration value as `git config -z --show-scope
+// --get-regexp` reports it.
+type configEntry struct {
+	scope, key, value string
+	hasValue          bool
+}
+
+// operatorScope reports whether a value comes from the operator's own
+// files (system, global and what they include) rather than from the
+// repository (local, worktree) or the command line (our overrides).
+func (e configEntry) operatorScope() bool { return e.scope == "system" || e.scope == "global" }
+
+// pushConfigRE selects the settings pushTrustArgs looks at: credential
+// helpers, URL rewriting, and certificate authorities.
+const pushConfigRE = `^(credential\.helper|credential\..*\.helper|url\..*\.insteadof|url\..*\.pushinsteadof|http\.sslcainfo|http\.sslcapath|http\..*\.sslcainfo|http\..*\.sslcapath)$`
+
+// configEntries lists the values whose key matches re, in git's order,
+// with their scope (includes followed).
+func configEntries(ctx context.Context, g *gitRunner, re string) ([]configEntry, error) {
+	pr, err := g.run(ctx, "the configuration", "config", "-z", "--includes", "--show-scope", "--get-regexp", re)
+	if err != nil {
+		return nil, err
+	}
+	switch pr.exitCode {
+	case 0:
+	case 1:
+		return nil, nil // none
+	default:
+		return nil, bridgeErr(sfs.CodeRepoUnsupported, g.alias, "", fmt.Sprintf("git failed reading the configuration (exit %d)", pr.exitCode), nil)
+	}
+	if pr.stdoutTruncated {
+		return nil, bridgeErr(sfs.CodeRepoUnsupported, g.alias, "", "the configuration is too large to check", nil)
+	}
+	fields := strings.Split(string(pr.stdout), "\x00")
+	var out []configEntry
+	for i := 0; i+1 < len(fields); i += 2 {
+		e := configEntry{scope: fields[i]}
+		e.key, e.value, e.hasValue = strings.Cut(fields[i+1], "\n")
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// pushTrustArgs returns the -c settings for git push that keep the
+// repository's configuration from choosing what runs or whom to trust:
+//
+//   - credential helpers: the list is reset (an empty credential.helper
+//     clears every helper read before it, URL-specific ones included) and
+//     only the operator's system/global helpers are given again, in
+//     their order; a repository's `credential.helper = !cmd` never runs;
+//   - TLS: http.sslVerify=true, generically and for each remote URL (a
+//     URL-specific setting beats a generic one of any origin); a
+//     repository that sets its own certificate authorities
+//     (http.sslCAInfo/sslCAPath) is refused;
+//   - URL rewriting: a repository's url.<base>.insteadOf or
+//     pushInsteadOf that applies to the remote's configured URL is
+//     refused, so that the URL pushed to is the remote's own (as the
+//     operator's rewrite rules, if any, turn it), which remoteURLs
+//     resolved and checked.
+func pushTrustArgs(ctx context.Context, g *gitRunner, remote string, urls []string) ([]string, error) {
+	entries, err := configEntries(ctx, g, pushConfigRE)
+	if err != nil {
+		return nil, err
+	}
+	var raw []string
+	for _, key := range []string{"remote." + remote + ".url", "remote." + remote + ".pushurl"} {
+		pr, err := g.run(ctx, "the remote's URL", "config", "-z", "--get-all", key)
+		if err != nil {
+			return nil, err
+		}
+		if pr.exitCode == 0 {
+			for _, u := range strings.Split(strings.TrimSuffix(string(pr.stdout), "\x00"), "\x00") {
+				raw = append(raw, u)
+			}
+		}
+	}
+	if len(raw) == 0 {
+		return nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("remote %q has no remote.%s.url in the git configuration; push_repo pushes only to a configured URL", remote, remote), nil)
+	}
+	args := []string{"-c", "credential.helper="}
+	for _, e := range entries {
+		key := strings.ToLower(e.key)
+		switch {
+		case strings.HasPrefix(key, "credential."):
+			if e.operatorScope() && e.hasValue {
+				args = append(args, "-c", e.key+"="+e.value)
+			}
+		case strings.HasPrefix(key, "url."):
+			if e.operatorScope() || e.scope == "command" {
+				continue
+			}
+			for _, u := range raw {
+				if e.value != "" && strings.HasPrefix(u, e.value) {
+					return nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("the repository's configuration rewrites the URL of remote %q (url.*.insteadOf or pushInsteadOf); push_repo pushes only to the remote's configured URL (rewrite rules belong in the operator's global configuration)", remote), nil)
+				}
+			}
+		case strings.HasPrefix(key, "http."):
+			if !e.operatorScope() && e.scope != "command" {
+				return nil, bridgeErr(sfs.CodeRepoUnsupported, g.alias, "", "the repository's configuration sets http.sslCAInfo or http.sslCAPath; push_repo trusts only the certificate authorities of the operator's global configuration", nil)
+			}
+		}
+	}
+	args = append(args, "-c", "http.sslVerify=true")
+	seen := map[string]bool{}
+	for _, u := range append(append([]string(nil), urls...), raw...) {
+		if seen[u] || !strings.Contains(u, "://") {
+			continue
+		}
+		if strings.ContainsAny(u, "=\n\x00") {
+			// It cannot be a -c key; its URL-specific settings could
+			// not be overridden.
+			return nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("remote %q has a URL with '=' or a control character; push_repo cannot pin its TLS settings", remote), nil)
+		}
+		seen[u] = true
+		args = append(args, "-c", "http."+u+".sslVerify=true")
+	}
+	return args, nil
 }
 
 // scrubURLs replaces the remote's URLs (and the path of a local one) by

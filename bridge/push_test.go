@@ -497,7 +497,7 @@ func TestPushIgnoresRepositoryAskPass(t *testing.T) {
 	canary := filepath.Join(r.base, "askpass-ran")
 	ptFakeSSH(t, filepath.Join(r.base, "askpass"), canary)
 	ptGit(t, r.work, "config", "core.askPass", filepath.Join(r.base, "askpass"))
-	ptGit(t, r.work, "config", "http.sslVerify", "false")
+	ptTrustCert(t, r, srv)
 	ptGit(t, r.work, "remote", "set-url", "origin", srv.URL+"/repo.git")
 	t.Setenv("GIT_ASKPASS", filepath.Join(r.base, "askpass"))
 	t.Setenv("SSH_ASKPASS", filepath.Join(r.base, "askpass"))
