@@ -491,14 +491,8 @@ func (r *Repo) stagePath(p string, s *stager) error {
 		return err
 	}
 	old := entries[p]
-	if st.Type() == sfs.TypeDirectory {
-		if old != nil && old.Mode != filemode.Submodule {
-			return argError(fmt.Sprintf("path %q was a file and is now a directory; name the files in it (%q) to commit them (the file is then deleted, as git does)", p, p+"/..."))
-		}
-		return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: "is a directory; name the files to commit"}
-	}
 	if old == nil {
-		ignored, err := r.pathIgnored(p, func(q string) *index.Entry {
+		ignored, err := r.pathIgnored(p, st.Type() == sfs.TypeDirectory, func(q string) *index.Entry {
 			if e := entries[q]; e != nil {
 				return e.Entry
 			}
@@ -510,6 +504,9 @@ func (r *Repo) stagePath(p string, s *stager) error {
 		if ignored {
 			return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: "is ignored (.gitignore or excludes); git add would refuse it too"}
 		}
+	}
+	if st.Type() == sfs.TypeDirectory {
+		return r.stageDirectory(p, st, old, leading, s)
 	}
 	var data []byte
 	mode := filemode.Regular
@@ -568,23 +565,67 @@ func (r *Repo) stagePath(p string, s *stager) error {
 	e.CreatedAt, e.ModifiedAt = st.Ctime, st.Mtime
 	e.Dev, e.Inode, e.UID, e.GID = uint32(st.Dev), uint32(st.Ino), st.Uid, st.Gid
 	e.Size = uint32(st.Size)
-	// git's directory/file conflict resolution (add_index_entry with
-	// ADD_CACHE_OK_TO_REPLACE): no entry may be a leading directory of
-	// p, and none may lie beneath it.
-	for _, q := range leading {
-		s.remove(q)
-	}
-	for _, q := range s.below(p) {
-		s.remove(q)
-	}
-	entries[p] = e
-	s.touched[p] = true
+	s.set(e, leading)
 	return nil
 }
 
-// pathIgnored reports whether an untracked path is excluded, itself or
-// through an excluded parent directory, by the rules git applies.
-func (r *Repo) pathIgnored(p string, entry func(string) *index.Entry) (bool, error) {
+// set puts e in the index with git's directory/file conflict resolution
+// (add_index_entry with ADD_CACHE_OK_TO_REPLACE): no entry may be a
+// leading directory of the path (leading lists those in the index), and
+// none may lie beneath it.
+func (s *stager) set(e *indexEntry, leading []string) {
+	for _, q := range leading {
+		s.remove(q)
+	}
+	for _, q := range s.below(e.Name) {
+		s.remove(q)
+	}
+	s.entries[e.Name] = e
+	s.touched[e.Name] = true
+}
+
+// stageDirectory does `git add -- p` for a directory p when git would
+// record one gitlink: a submodule's checkout (or an untracked nested
+// repository) becomes a gitlink entry at the commit it has checked out.
+// Any other directory would be added whole by git: refused.
+func (r *Repo) stageDirectory(p string, st sfs.StatData, old *indexEntry, leading []string, s *stager) error {
+	alias := r.w.Alias()
+	if old != nil && old.Mode != filemode.Submodule {
+		return argError(fmt.Sprintf("path %q was a file and is now a directory; name the files in it (%q) to commit them (the file is then deleted, as git does)", p, p+"/..."))
+	}
+	gd, err := r.submoduleGitDir(p)
+	if err != nil {
+		return err
+	}
+	if gd == "" {
+		if old != nil {
+			// A submodule that is not checked out: git add changes nothing.
+			s.touched[p] = true
+			return nil
+		}
+		return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: "is a directory; name the files in it to commit them"}
+	}
+	head, ok, err := r.submoduleHead(p)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: "is a repository without a commit checked out; git add would refuse it too"}
+	}
+	e := &indexEntry{Entry: &index.Entry{Name: p, Hash: head, Mode: filemode.Submodule}}
+	if old != nil {
+		e.SkipWorktree = old.SkipWorktree
+	}
+	e.CreatedAt, e.ModifiedAt = st.Ctime, st.Mtime
+	e.Dev, e.Inode, e.UID, e.GID = uint32(st.Dev), uint32(st.Ino), st.Uid, st.Gid
+	s.set(e, leading)
+	return nil
+}
+
+// pathIgnored reports whether an untracked path (a directory when dir)
+// is excluded, itself or through an excluded parent directory, by the
+// rules git applies.
+func (r *Repo) pathIgnored(p string, dir bool, entry func(string) *index.Entry) (bool, error) {
 	s := r.newIgnoreStack(r.skipWorktreeBlobs(entry))
 	comps := strings.Split(p, "/")
 	for i := range comps {
@@ -597,7 +638,7 @@ func (r *Repo) pathIgnored(p string, entry func(string) *index.Entry) (bool, err
 			b = s.fromIndex(name)
 		}
 		s.frames = append(s.frames, parsePatterns(b, base))
-		isDir := i < len(comps)-1
+		isDir := i < len(comps)-1 || dir
 		if s.ignored(strings.Join(comps[:i+1], "/"), isDir, i+1) {
 			return true, nil
 		}

@@ -126,7 +126,7 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 			b = inIndex
 		} else {
 			a = inIndex
-			if b, err = r.worktreeSide(p); err != nil {
+			if b, err = r.worktreeSide(p, a); err != nil {
 				return nil, err
 			}
 			if !a.exists {
@@ -161,9 +161,10 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 
 var emptyBlob = plumbing.ComputeHash(plumbing.BlobObject, nil)
 
-// worktreeSide reads the work-tree version of p (absent, a file, or a
-// symlink's target).
-func (r *Repo) worktreeSide(p string) (side, error) {
+// worktreeSide reads the work-tree version of p (absent, a file, a
+// symlink's target, or the commit a submodule's checkout is at) against
+// its index version idx.
+func (r *Repo) worktreeSide(p string, idx side) (side, error) {
 	st, err := r.ctl.Lstat(p)
 	if sfs.CodeOf(err) == sfs.CodePathNotFound || sfs.CodeOf(err) == sfs.CodeNotADirectory {
 		return side{}, nil
@@ -199,14 +200,29 @@ func (r *Repo) worktreeSide(p string) (side, error) {
 			return side{exists: true, mode: mode, large: true}, nil
 		}
 		return side{exists: true, mode: mode, data: data, hash: plumbing.ComputeHash(plumbing.BlobObject, data)}, nil
+	case sfs.TypeDirectory:
+		if idx.exists && idx.mode == filemode.Submodule {
+			// A gitlink's work-tree side is the checkout's HEAD; a plain
+			// directory or an unborn HEAD is no change (as in git).
+			head, ok, err := r.submoduleHead(p)
+			if err != nil || !ok {
+				return idx, err
+			}
+			return side{exists: true, mode: filemode.Submodule, hash: head}, nil
+		}
+		return side{}, nil // git sees no file here
 	default:
-		return side{}, nil // a directory or special file: git sees no file here
+		return side{}, nil // a special file: git sees no file here
 	}
 }
 
 // loadSide reads a blob side's content from the object store.
 func (r *Repo) loadSide(s *side) error {
-	if !s.exists || s.data != nil || s.large || s.mode == filemode.Submodule {
+	if !s.exists || s.data != nil || s.large {
+		return nil
+	}
+	if s.mode == filemode.Submodule {
+		s.data = subprojectText(s.hash) // git's text for a gitlink
 		return nil
 	}
 	if s.hash == emptyBlob {

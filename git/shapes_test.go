@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	sfs "github.com/serverfs/serverfs/fs"
 )
 
 // fsckStrict fails the test unless git fsck --strict finds nothing.
@@ -217,4 +219,106 @@ func sfsCode(err error) string {
 	}
 	code, _, _ := strings.Cut(err.Error(), ":")
 	return code
+}
+
+// statusLikeGit fails unless our status of dir is git's, filtered by the
+// policy.
+func statusLikeGit(t *testing.T, dir string, f *sfs.FS) {
+	t.Helper()
+	r, err := Open(f, "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.Status(context.Background(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := gitStatusV2(t, dir).filtered(f.Policy())
+	if !orcSame(want, st) {
+		t.Fatalf("status differs from git's:\n%s\n%s", orcStatusDiff(want, st), want.Raw)
+	}
+}
+
+// TestSubmodules: gitlinks in status, diff, staged diff and commit, with
+// the checkout's repository in a .git directory (an embedded repository
+// added with git add) and behind a .git file (git submodule add, the
+// usual layout), agree with git.
+func TestSubmodules(t *testing.T) {
+	orcNeedGit(t)
+	orcSetHome(t)
+	base := t.TempDir()
+	src, dir := filepath.Join(base, "src"), filepath.Join(base, "wd")
+	orcGit(t, base, "init", "-q", "-b", "main", src)
+	write(t, filepath.Join(src, "s.txt"), "s\n")
+	orcGit(t, src, "add", "s.txt")
+	orcGit(t, src, "commit", "-qm", "s1")
+	orcGit(t, base, "init", "-q", "-b", "main", dir)
+	orcGit(t, dir, "config", "user.name", "Serv Er")
+	orcGit(t, dir, "config", "user.email", "s@example.invalid")
+	orcGit(t, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "mod")
+	orcGit(t, dir, "clone", "-q", src, "emb")
+	orcGit(t, dir, "add", "emb")
+	write(t, filepath.Join(dir, "a.txt"), "a\n")
+	orcGit(t, dir, "add", "a.txt")
+	orcGit(t, dir, "commit", "-qm", "base")
+	if fi, err := os.Lstat(filepath.Join(dir, "mod/.git")); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("mod/.git should be a .git file: %v", err)
+	}
+	f := newWorkdirFS(t, "wd="+dir+":rw:repo")
+	statusLikeGit(t, dir, f)
+
+	// Both checkouts move to a new commit: .M in git.
+	for _, sub := range []string{"mod", "emb"} {
+		write(t, filepath.Join(dir, sub, "s.txt"), "s2 "+sub+"\n")
+		orcGit(t, filepath.Join(dir, sub), "commit", "-qam", "s2")
+	}
+	statusLikeGit(t, dir, f)
+	r, err := Open(f, "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	d, err := r.Diff(ctx, false, []string{"mod", "emb"}, 0)
+	if err != nil || len(d.Files) != 2 || d.Files[0].Change != "modified" || d.Files[1].Change != "modified" {
+		t.Fatalf("diff: %+v %v", d, err)
+	}
+	if want := orcGit(t, dir, "diff", "--no-color", "--", "emb", "mod"); d.Patch != want {
+		t.Fatalf("work-tree diff:\n%s\ngit diff:\n%s", d.Patch, want)
+	}
+	if out, err := gitApplyCheck(dir, d.Patch); err != nil {
+		t.Fatalf("git apply --cached --check: %v\n%s\n%s", err, out, d.Patch)
+	}
+
+	// Staged: one of them, and a new gitlink.
+	orcGit(t, dir, "add", "mod")
+	orcGit(t, dir, "clone", "-q", src, "new")
+	orcGit(t, dir, "add", "new")
+	statusLikeGit(t, dir, f)
+	d, err = r.Diff(ctx, true, []string{"mod", "new"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := orcGit(t, dir, "diff", "--cached", "--no-color", "--", "mod", "new"); d.Patch != want {
+		t.Fatalf("staged diff:\n%s\ngit diff --cached:\n%s", d.Patch, want)
+	}
+
+	// Committed through ServerFS, naming the moved, unstaged one too.
+	write(t, filepath.Join(dir, "a.txt"), "a2\n")
+	res := commitBoth(t, dir, r, []string{"a.txt", "emb", "mod", "new"})
+	if strings.Join(res.Modified, ",") != "a.txt,emb,mod" || strings.Join(res.Added, ",") != "new" {
+		t.Fatalf("result %+v", res)
+	}
+	// A path inside a submodule is refused, saying why.
+	write(t, filepath.Join(dir, "mod/s.txt"), "inside\n")
+	if _, err := r.Commit(ctx, []string{"mod/s.txt"}, "m"); err == nil || !strings.Contains(err.Error(), "submodule") {
+		t.Fatalf("path inside a submodule: %v", err)
+	}
+	// (Changes inside a submodule's work tree are not looked for: git
+	// calls them "modified content"; put it back.)
+	orcGit(t, filepath.Join(dir, "mod"), "checkout", "-q", "--", "s.txt")
+	// A submodule's directory removed: deleted, as git says.
+	if err := os.RemoveAll(filepath.Join(dir, "emb")); err != nil {
+		t.Fatal(err)
+	}
+	statusLikeGit(t, dir, f)
 }

@@ -212,8 +212,12 @@ func (r *Repo) visible(path string) bool {
 
 // Status compares HEAD, the index and the work tree like `git status
 // --porcelain=v2 --untracked-files=all --no-renames`: renames show as a
-// deletion and an addition. It returns at most limit entries (Truncated
-// when there were more); paths the policy hides never appear.
+// deletion and an addition. A submodule (gitlink) is modified in the work
+// tree when its checkout is at another commit than the index records, as
+// in git; changes inside the submodule's own work tree (git's "modified
+// content", "untracked content") are not looked for. It returns at most
+// limit entries (Truncated when there were more); paths the policy hides
+// never appear.
 func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 	h, err := r.head()
 	if err != nil {
@@ -323,7 +327,7 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 	}
 	untracked := wt.untracked
 	for i, ie := range trackedList {
-		if !seen[i] && ie.Mode != filemode.Submodule && !unchecked[ie.Name] && r.visible(ie.Name) {
+		if !seen[i] && !unchecked[ie.Name] && r.visible(ie.Name) {
 			entry(ie.Name).Unstaged = "D"
 		}
 	}

@@ -179,7 +179,21 @@ func (tw *treeWalk) visit(we *sfs.WalkEntry) sfs.WalkAction {
 		return sfs.WalkContinue
 	}
 	if ie != nil && isDir && ie.Mode == filemode.Submodule {
+		// A gitlink: modified when the checkout's HEAD is another commit
+		// (git's ce_compare_gitlink); a plain directory or an unborn
+		// HEAD compares equal. What changed inside the submodule's own
+		// work tree is not looked at (see Status).
 		in.seen[te.slot] = true
+		if !ie.IntentToAdd && (len(in.unchecked) == 0 || !in.unchecked[we.Path]) && tw.r.visible(we.Path) {
+			head, ok, err := tw.r.submoduleHead(we.Path)
+			if err != nil {
+				tw.err = err
+				return sfs.WalkStop
+			}
+			if ok && head != ie.Hash {
+				tw.changes = append(tw.changes, statResult{path: we.Path, code: "M"})
+			}
+		}
 		return sfs.WalkSkipDir
 	}
 	parent := ""
