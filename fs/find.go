@@ -5,16 +5,17 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gobwas/glob"
+	"github.com/serverfs/serverfs/glob"
 )
 
 // maxPatternBytes bounds a glob pattern.
-const maxPatternBytes = 1024
+const maxPatternBytes = glob.MaxPatternBytes
 
-// Glob is a compiled file-name pattern (gobwas/glob syntax: `*`, `?`,
-// `[a-z]`, `{a,b}`, and `**` across directories). A pattern without "/"
-// matches the base name; a pattern with "/" matches the path relative to the
-// search root, and a leading "**/" also matches at the top level.
+// Glob is a compiled file-name pattern (package glob's syntax: `*`, `?`,
+// `[a-z]`, `{a,b}`, and `**` across directories), matched in linear time.
+// A pattern without "/" matches the base name; a pattern with "/" matches
+// the path relative to the search root, and a leading "**/" also matches
+// at the top level.
 type Glob struct {
 	pattern string
 	full    bool // the pattern holds "/": match the relative path
@@ -41,8 +42,10 @@ func CompileGlob(pattern string) (g *Glob, err error) {
 			g, err = nil, bad("cannot be compiled")
 		}
 	}()
-	c := glob.Compiler{Separators: []rune{'/'}, Globstar: true}
-	p, cerr := c.Compile(pattern)
+	p, cerr := glob.Compile(pattern)
+	if ge, ok := cerr.(*glob.Error); ok && ge.Limit {
+		return nil, bad(ge.Reason)
+	}
 	if cerr != nil {
 		return nil, bad(fmt.Sprintf("is malformed: %v", cerr))
 	}
@@ -82,8 +85,10 @@ type FindResult struct {
 // Find walks the directory raw and returns entries whose name (or relative
 // path, see Glob) matches pattern, in the walk's deterministic order. It
 // stops as soon as it knows there are more than limit matches (truncated,
-// reason "limit"), or after Limits.MaxWalkEntries directory entries
-// ("walk_limit"). limit 0 means the default.
+// reason "limit"), after Limits.MaxWalkEntries directory entries
+// ("walk_limit"), or when Limits.SearchTimeout (the search timeout) passes
+// or ctx ends ("timeout", keeping what it found; SEARCH_TIMEOUT or
+// CANCELED when it found nothing). limit 0 means the default.
 func (f *FS) Find(ctx context.Context, alias, raw, pattern string, limit int) (*FindResult, error) {
 	w, err := f.Workdir(alias)
 	if err != nil {
@@ -103,6 +108,8 @@ func (f *FS) Find(ctx context.Context, alias, raw, pattern string, limit int) (*
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, f.limits.SearchTimeout)
+	defer cancel()
 	prefix := rp.String()
 	res := &FindResult{Workdir: w.alias, Path: prefix, Pattern: pattern, Matches: []FindMatch{}}
 	limited := false
@@ -119,6 +126,9 @@ func (f *FS) Find(ctx context.Context, alias, raw, pattern string, limit int) (*
 			return WalkStop
 		}
 		res.Matches = append(res.Matches, FindMatch{Path: e.Path, Type: e.Type})
+		if f.onFindMatch != nil {
+			f.onFindMatch(e.Path)
+		}
 		return WalkContinue
 	}})
 	if err != nil {
@@ -129,6 +139,12 @@ func (f *FS) Find(ctx context.Context, alias, raw, pattern string, limit int) (*
 	switch {
 	case limited:
 		res.Truncated, res.TruncatedReason = true, TruncatedLimit
+	case wr.Truncated && wr.TruncatedReason == TruncatedTimeout && len(res.Matches) == 0:
+		if context.Cause(ctx) == context.Canceled {
+			return nil, newErr(CodeCanceled, w.alias, prefix, "the search was cancelled", nil)
+		}
+		return nil, newErr(CodeSearchTimeout, w.alias, prefix,
+			fmt.Sprintf("nothing found within the %s search timeout; narrow the path or the pattern", f.limits.SearchTimeout), nil)
 	case wr.Truncated:
 		res.Truncated, res.TruncatedReason = true, wr.TruncatedReason
 	}

@@ -213,9 +213,37 @@ func TestFindCancelled(t *testing.T) {
 	e.write(t, "a/b.txt", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := e.fs.Find(ctx, "wd", "", "*", 0)
+	// Nothing found before the end: coded, as search_text does.
+	if res, err := e.fs.Find(ctx, "wd", "", "*", 0); CodeOf(err) != CodeCanceled {
+		t.Fatalf("cancelled: %+v %v", res, err)
+	}
+	past, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	if res, err := e.fs.Find(past, "wd", "", "*", 0); CodeOf(err) != CodeSearchTimeout || !strings.Contains(err.Error(), "search timeout") {
+		t.Fatalf("deadline: %+v %v", res, err)
+	}
+}
+
+// TestFindTimeoutKeepsMatches: the deadline passing mid-walk ends it with
+// what was found, truncated_reason "timeout".
+func TestFindTimeoutKeepsMatches(t *testing.T) {
+	e := newEnv(t, ResolverOpenat2)
+	for i := range 20 {
+		e.write(t, fmt.Sprintf("d%02d/f.txt", i), "")
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	e.fs.onFindMatch = func(path string) {
+		if path == "d02" {
+			cancel(context.DeadlineExceeded) // as the timeout would
+		}
+	}
+	res, err := e.fs.Find(ctx, "wd", "", "d*", 0)
 	if err != nil || !res.Truncated || res.TruncatedReason != TruncatedTimeout {
 		t.Fatalf("%+v %v", res, err)
+	}
+	if got := findPaths(res); got != "d00,d01,d02" {
+		t.Fatalf("kept %s", got)
 	}
 }
 

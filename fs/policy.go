@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gobwas/glob"
+	"github.com/serverfs/serverfs/glob"
 )
 
 // DefaultDenyGlobs is the built-in deny list (seed v0.1 §39 plus common
@@ -56,8 +56,7 @@ func (p *Policy) add(pat string) error {
 		return fmt.Errorf("empty deny pattern")
 	}
 	compile := func(s string) (*glob.Pattern, error) {
-		c := glob.Compiler{Separators: []rune{'/'}, Globstar: true}
-		g, err := c.Compile(s)
+		g, err := glob.Compile(s)
 		if err != nil {
 			return nil, fmt.Errorf("deny pattern %q: %v", pat, err)
 		}

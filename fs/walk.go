@@ -192,7 +192,7 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 		}
 	}
 	enter(stack[0])
-	if !w.loadFrame(stack[0], maxEntries, &res) {
+	if !w.loadFrame(ctx, stack[0], maxEntries, &res) {
 		truncate(TruncatedWalkLimit)
 	}
 	for len(stack) > 0 {
@@ -236,7 +236,7 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 		child := &walkFrame{dir: newDirHandle(cfd), rel: fr.rel.join(d.name), path: path, depth: fr.depth + 1}
 		stack = append(stack, child)
 		enter(child)
-		if !w.loadFrame(child, maxEntries, &res) {
+		if !w.loadFrame(ctx, child, maxEntries, &res) {
 			truncate(TruncatedWalkLimit)
 		}
 	}
@@ -245,8 +245,9 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 
 // loadFrame reads the frame's directory within the remaining entry budget,
 // keeps the visible entries and sorts them. It reports false when the budget
-// ran out before the directory did.
-func (w *Workdir) loadFrame(fr *walkFrame, maxEntries int, res *WalkResult) bool {
+// ran out before the directory did. When ctx ends meanwhile the frame is
+// left empty: the walk's loop then stops with "timeout".
+func (w *Workdir) loadFrame(ctx context.Context, fr *walkFrame, maxEntries int, res *WalkResult) bool {
 	budget := maxEntries - res.Entries
 	if budget <= 0 {
 		return false
@@ -254,7 +255,10 @@ func (w *Workdir) loadFrame(fr *walkFrame, maxEntries int, res *WalkResult) bool
 	ents, more, _ := readDirents(fr.dir.fd, budget)
 	res.Entries += len(ents)
 	vis := ents[:0]
-	for _, d := range ents {
+	for i, d := range ents {
+		if i%256 == 255 && ctx.Err() != nil {
+			return true
+		}
 		if w.policy.visible(fr.rel, d.name) {
 			vis = append(vis, d)
 		}

@@ -42,6 +42,9 @@ type FS struct {
 	limits   Limits
 	resolver Resolver
 	lease    WriterLease
+
+	// onFindMatch, in tests, runs after Find keeps a match.
+	onFindMatch func(path string)
 }
 
 // Workdir is one exposed directory: an alias, a description, a mode, and an
