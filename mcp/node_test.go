@@ -124,6 +124,14 @@ func (l *lockedBuffer) String() string {
 // stops it with SIGTERM and expects a clean exit.
 func startServerfs(t *testing.T, bin, dir string) string {
 	t.Helper()
+	url, _ := startServerfsEnv(t, bin, dir, nil)
+	return url
+}
+
+// startServerfsEnv is startServerfs with extra environment variables
+// (KEY=value); it also returns the server's PID.
+func startServerfsEnv(t *testing.T, bin, dir string, extraEnv []string) (string, int) {
+	t.Helper()
 	var env []string
 	for _, kv := range os.Environ() {
 		// The fixture is the whole configuration.
@@ -141,7 +149,7 @@ func startServerfs(t *testing.T, bin, dir string) string {
 
 		log := &lockedBuffer{}
 		cmd := exec.Command(bin, "serve", "--workdir", "wd="+dir)
-		cmd.Env = append(env, "SERVERFS_LISTEN="+addr)
+		cmd.Env = append(append(env, extraEnv...), "SERVERFS_LISTEN="+addr)
 		cmd.Stderr = log
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -182,7 +190,7 @@ func startServerfs(t *testing.T, bin, dir string) string {
 				t.Logf("serverfs log:\n%s", log.String())
 			}
 		})
-		return "http://" + addr + "/mcp"
+		return "http://" + addr + "/mcp", cmd.Process.Pid
 	}
 }
 
