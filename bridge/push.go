@@ -363,7 +363,7 @@ func (e configEntry) operatorScope() bool { return e.scope == "system" || e.scop
 
 // pushConfigRE selects the settings pushTrustArgs looks at: credential
 // helpers, URL rewriting, and certificate authorities.
-const pushConfigRE = `^(credential\.helper|credential\..*\.helper|url\..*\.insteadof|url\..*\.pushinsteadof|http\.sslcainfo|http\.sslcapath|http\..*\.sslcainfo|http\..*\.sslcapath)$`
+const pushConfigRE = `^(credential\.helper|credential\..*\.helper|url\..*\.insteadof|url\..*\.pushinsteadof|http\.(.*\.)?(sslcainfo|sslcapath|sslcert|sslkey|cookiefile))$`
 
 // configEntries lists the values whose key matches re, in git's order,
 // with their scope (includes followed).
@@ -401,8 +401,10 @@ func configEntries(ctx context.Context, g *gitRunner, re string) ([]configEntry,
 //     their order; a repository's `credential.helper = !cmd` never runs;
 //   - TLS: http.sslVerify=true, generically and for each remote URL (a
 //     URL-specific setting beats a generic one of any origin); a
-//     repository that sets its own certificate authorities
-//     (http.sslCAInfo/sslCAPath) is refused;
+//     repository that names its own certificate authorities, client
+//     certificate or cookie file (http.sslCAInfo, sslCAPath, sslCert,
+//     sslKey, cookieFile: files the operator's git would read and trust
+//     or send) is refused;
 //   - URL rewriting: a repository's url.<base>.insteadOf or
 //     pushInsteadOf that applies to the remote's configured URL is
 //     refused, so that the URL pushed to is the remote's own (as the
@@ -447,7 +449,7 @@ func pushTrustArgs(ctx context.Context, g *gitRunner, remote string, urls []stri
 			}
 		case strings.HasPrefix(key, "http."):
 			if !e.operatorScope() && e.scope != "command" {
-				return nil, bridgeErr(sfs.CodeRepoUnsupported, g.alias, "", "the repository's configuration sets http.sslCAInfo or http.sslCAPath; push_repo trusts only the certificate authorities of the operator's global configuration", nil)
+				return nil, bridgeErr(sfs.CodeRepoUnsupported, g.alias, "", "the repository's configuration names TLS or cookie files (http.sslCAInfo, sslCAPath, sslCert, sslKey or cookieFile); push_repo uses only those of the operator's global configuration", nil)
 			}
 		}
 	}

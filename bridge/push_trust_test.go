@@ -184,11 +184,14 @@ func TestPushRepositoryCannotRedirect(t *testing.T) {
 		ptGit(t, r.work, "config", "--unset", "url."+evil.URL+"/."+key)
 	}
 
-	// The repository's own certificate authority: refused.
-	ptGit(t, r.work, "config", "http."+srv.URL+"/.sslCAInfo", filepath.Join(r.work, "agent-ca.pem"))
-	_, err := r.push(t)
-	rtCode(t, err, sfs.CodeRepoUnsupported)
-	ptGit(t, r.work, "config", "--unset", "http."+srv.URL+"/.sslCAInfo")
+	// The repository's own certificate authority, client key or cookie
+	// file: refused.
+	for _, key := range []string{"http." + srv.URL + "/.sslCAInfo", "http.sslCAPath", "http.sslKey", "http.cookieFile"} {
+		ptGit(t, r.work, "config", key, filepath.Join(r.work, "agent-file"))
+		_, err := r.push(t)
+		rtCode(t, err, sfs.CodeRepoUnsupported)
+		ptGit(t, r.work, "config", "--unset", key)
+	}
 
 	// The operator's rewrite rule is the operator's business.
 	ptGit(t, r.work, "config", "--global", "url."+srv.URL+"/.insteadOf", "https://git.example.invalid/")

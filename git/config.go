@@ -186,23 +186,32 @@ func (r *Repo) configFile(section, key, def string) []byte {
 		if v == "" {
 			continue
 		}
-		if r.cfg[i].repo {
-			rel, ok := repoRelative("", v)
-			if !ok {
-				return nil
-			}
-			b, err := r.readControl(rel)
-			if err != nil {
-				return nil
-			}
-			return b
+		if p := expandHome(v); !r.cfg[i].repo && filepath.IsAbs(p) {
+			return readHostFile(p)
 		}
-		return readHostFile(expandHome(v))
+		// A repository's value, or a relative one (relative to the work
+		// tree's top, where git runs): beneath the root only.
+		return r.readWorkTreeFile(v)
 	}
 	if def == "" {
 		return nil
 	}
 	return readHostFile(def)
+}
+
+// readWorkTreeFile reads the file a relative path names beneath the
+// root, through the resolver; nil for any other path or when it cannot be
+// read (absent, not a regular file, too large).
+func (r *Repo) readWorkTreeFile(p string) []byte {
+	rel, ok := repoRelative("", p)
+	if !ok {
+		return nil
+	}
+	b, err := r.readControl(rel)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // readHostFile reads an operator's file (global config, excludes or
