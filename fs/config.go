@@ -90,6 +90,9 @@ var knownServerVars = map[string]bool{
 	"SERVERFS_WORKDIRS_ROOT": true, "SERVERFS_ALLOW_HIDDEN": true, "SERVERFS_EXTRA_DENY_GLOBS": true,
 	"SERVERFS_BRIDGE_SOCKET": true, "SERVERFS_BRIDGE_TOKEN_FILE": true,
 	"SERVERFS_AUTH_TOKEN_FILE": true, "SERVERFS_LISTEN_GROUP": true, "SERVERFS_MCP_TOKEN": true,
+	// Admission control, sessions and write deadlines (read by mcp).
+	"SERVERFS_MEMORY_BUDGET_MB": true, "SERVERFS_MAX_HEAVY_CALLS": true, "SERVERFS_HEAVY_QUEUE": true,
+	"SERVERFS_HEAVY_WAIT_SECONDS": true, "SERVERFS_MAX_SESSIONS": true, "SERVERFS_WRITE_TIMEOUT_SECONDS": true,
 }
 
 // knownSlotSuffixes are the WORKDIR_NN_* variables (PATH and the repo
@@ -370,6 +373,11 @@ func checkVariableNames(env map[string]string, add func(string, ...any)) {
 		}
 	}
 }
+
+// ParseLimit is the parser of every numeric SERVERFS_* variable, for the
+// layers that read their own (mcp): a plain decimal integer in [min, max],
+// or a problem worded for the operator.
+func ParseLimit(raw string, min, max int64) (int64, string) { return parseLimit(raw, min, max) }
 
 // parseLimit accepts a plain decimal integer in [min, max]: no sign, no
 // spaces, no units, no hex, no exponent.

@@ -128,6 +128,13 @@ const (
 	// wrong one; the body of the 401 answer carries this code.
 	CodeUnauthorized Code = "UNAUTHORIZED"
 
+	// Admission codes (issue 12).
+
+	// CodeServerBusy: the server is at its limit of concurrent heavy
+	// calls (or sessions) and the short wait for a slot passed; nothing
+	// ran. Retrying after a few seconds is safe.
+	CodeServerBusy Code = "SERVER_BUSY"
+
 	// CodeInternal: a bug or an unexpected system error; details are only
 	// in the server log.
 	CodeInternal Code = "INTERNAL_ERROR"

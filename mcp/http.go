@@ -56,15 +56,22 @@ type HTTPConfig struct {
 	// Warnings are configuration smells start-up logs (a world-readable
 	// token file); they do not stop it.
 	Warnings []string
+	// Admission sizes the gate of heavy tool calls (HTTP and stdio).
+	Admission AdmissionConfig
+	// Guard bounds sessions, batches and slow readers.
+	Guard GuardConfig
 }
 
 // LoadHTTPConfig reads SERVERFS_LISTEN, SERVERFS_LISTEN_GROUP,
-// SERVERFS_ALLOWED_HOSTS, SERVERFS_AUTH_TOKEN_FILE and SERVERFS_LOG_LEVEL,
-// returning one problem line per bad value. Problems never hold the token.
+// SERVERFS_ALLOWED_HOSTS, SERVERFS_AUTH_TOKEN_FILE, SERVERFS_LOG_LEVEL and
+// the admission, session and write-timeout variables, returning one
+// problem line per bad value. Problems never hold the token.
 func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
 	env := sfs.EnvMap(environ)
 	cfg := HTTPConfig{Network: "tcp", Listen: DefaultListen, SocketGroup: -1, LogLevel: slog.LevelInfo}
 	var probs []string
+	cfg.Admission = loadAdmissionConfig(env, &probs)
+	cfg.Guard = loadGuardConfig(env, &probs)
 	if v := env["SERVERFS_LISTEN"]; strings.HasPrefix(v, "unix:") {
 		if p := unixSocketProblem(strings.TrimPrefix(v, "unix:")); p != "" {
 			probs = append(probs, fmt.Sprintf("SERVERFS_LISTEN=%q: %s", v, p))
@@ -141,7 +148,8 @@ func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
 // check Origin: a browser page must not drive the server), a body cap, and
 // nothing but /mcp. With SERVERFS_AUTH_TOKEN_FILE set, every request must
 // carry the token (requireToken, outermost: nothing else runs for a
-// request without it).
+// request without it). Then the guard (guard.go): no JSON-RPC batches, a
+// cap on live sessions, a deadline on every response write.
 func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
 	srv := NewServer(d, version)
 	bodyCap := requestCap(d)
@@ -163,7 +171,7 @@ func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
 	for _, h := range cfg.AllowedHosts {
 		allowed[h] = true
 	}
-	protected := cop.Handler(mcpHandler)
+	protected := cop.Handler(newGuard(d, cfg.Guard, srv, mcpHandler))
 	return requireToken(cfg.AuthToken, d.Log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !allowed[hostOnly(r.Host)] {
 			d.Log.Warn("refused request", "event", "http_refused", "reason", "host not allowed", "host", logString(r.Host))
@@ -188,8 +196,9 @@ func hostOnly(h string) string {
 }
 
 // NewHTTPServer returns the http.Server for handler with timeouts set. There
-// is no write timeout: a streamable GET stream is long-lived by design;
-// every tool bounds its own time.
+// is no server-wide write timeout: a streamable GET stream is long-lived by
+// design; the guard puts SERVERFS_WRITE_TIMEOUT_SECONDS on each write
+// instead, and every tool bounds its own time.
 func NewHTTPServer(listen string, handler http.Handler) *http.Server {
 	return &http.Server{
 		Addr:              listen,

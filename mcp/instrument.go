@@ -51,8 +51,10 @@ func toolError(err error) (sfs.Code, string) {
 // INTERNAL_ERROR (stack in the server log only) and the server keeps
 // serving; errors become tool results with isError and only the text; a
 // success carries the output as structuredContent and, as go-sdk's typed
-// handlers do, its JSON as one text content. Every call is logged once.
-func instrument[In, Out any](d *Deps, name string, args *argDecoder[In], fn func(context.Context, *Deps, In) (Out, callInfo, error)) sdk.ToolHandler {
+// handlers do, its JSON as one text content. A heavy call (cost) runs only
+// once the admission gate lets it (SERVER_BUSY otherwise). Every call is
+// logged once.
+func instrument[In, Out any](d *Deps, name string, cost costFn, args *argDecoder[In], fn func(context.Context, *Deps, In) (Out, callInfo, error)) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, _ error) {
 		start := time.Now()
 		var info callInfo
@@ -89,6 +91,13 @@ func instrument[In, Out any](d *Deps, name string, args *argDecoder[In], fn func
 		in, err := args.decode(req.Params.Arguments)
 		if err != nil {
 			return nil, nil
+		}
+		if cost(d, in) {
+			var release func()
+			if release, err = d.admission().Acquire(ctx); err != nil {
+				return nil, nil
+			}
+			defer release()
 		}
 		if d.testPanic != nil {
 			d.testPanic(name)

@@ -62,6 +62,13 @@ func parseResourceURI(uri string) (alias, path string, err error) {
 
 func readResource(ctx context.Context, d *Deps, uri string) (*sdk.ReadResourceResult, error) {
 	alias, path, err := parseResourceURI(uri)
+	if err == nil && compressedPath(path) {
+		// As read_text_file: a decompressing read is heavy.
+		var release func()
+		if release, err = d.admission().Acquire(ctx); err == nil {
+			defer release()
+		}
+	}
 	if err == nil {
 		var w *readTextFileOut
 		w, err = readText(ctx, d, alias, path, 1, d.FS.Limits().MaxReadLines)

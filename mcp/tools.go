@@ -119,8 +119,13 @@ type Deps struct {
 	// lease); nil when none is configured.
 	Bridge *bridge.Client
 
-	// testPanic, in tests, runs at the start of every tool call (fault
-	// injection for the panic-recovery test).
+	// Admit is the admission gate of heavy calls; nil: a default one
+	// shared by every such Deps (tests).
+	Admit *Admission
+
+	// testPanic, in tests, runs at the start of every tool call, once it
+	// is admitted (fault injection for the panic-recovery test; a heavy
+	// call blocked there holds its slot).
 	testPanic func(tool string)
 }
 
@@ -141,8 +146,10 @@ func readOnly(title string) *sdk.ToolAnnotations {
 }
 
 // register installs a tool with go-sdk's raw handler: instrument decodes
-// and checks the arguments against def's input schema itself, and the
-// output schema is derived from Out (from its element type for a pointer).
+// and checks the arguments against def's input schema itself, puts a heavy
+// call through the admission gate (toolCosts must classify every tool), and
+// the output schema is derived from Out (from its element type for a
+// pointer).
 func register[In, Out any](name string, fn func(ctx context.Context, d *Deps, in In) (Out, callInfo, error)) func(*sdk.Server, *Deps, *sdk.Tool) {
 	return func(s *sdk.Server, d *Deps, def *sdk.Tool) {
 		t := *def
@@ -155,7 +162,7 @@ func register[In, Out any](name string, fn func(ctx context.Context, d *Deps, in
 			panic(fmt.Sprintf("tool %s: output schema: %v", name, err))
 		}
 		t.OutputSchema = out
-		s.AddTool(&t, instrument(d, name, newArgDecoder[In](def.InputSchema.(*jsonschema.Schema)), fn))
+		s.AddTool(&t, instrument(d, name, costOf(name), newArgDecoder[In](def.InputSchema.(*jsonschema.Schema)), fn))
 	}
 }
 

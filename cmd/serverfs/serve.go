@@ -49,13 +49,14 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	cfg, httpCfg, f := su.cfg, su.http, su.fs
 	defer f.Close()
 	log := &mcp.Logger{Logger: slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: httpCfg.LogLevel}))}
-	deps := &mcp.Deps{FS: f, Search: search.New(f), Log: log}
+	deps := &mcp.Deps{FS: f, Search: search.New(f), Log: log, Admit: mcp.NewAdmission(httpCfg.Admission)}
 	if su.bridge != nil {
 		deps.Bridge = su.bridge
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	attrs := []any{"event", "startup", "version", version, "workdirs", len(cfg.Workdirs), "resolver", f.Resolver().String()}
+	attrs := []any{"event", "startup", "version", version, "workdirs", len(cfg.Workdirs), "resolver", f.Resolver().String(),
+		"max_heavy_calls", httpCfg.Admission.MaxHeavy, "heavy_queue", httpCfg.Admission.Queue, "memory_budget_mb", httpCfg.Admission.MemoryBudget >> 20}
 	if n := f.SweepTemporaries(); n > 0 {
 		// Temporaries of writes a crash interrupted (the files themselves
 		// hold their old or new content).

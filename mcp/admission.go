@@ -1,0 +1,249 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/search"
+)
+
+// Admission control (issue 12): the one gate every heavy tool call passes
+// before it runs. Heavy calls are those whose memory or CPU grows with the
+// data they touch (a search's workers and decompressors, a walk of a whole
+// tree, a repository status, diff or commit, the listing of a huge
+// directory, the decompression of a .gz/.zst read). At most MaxHeavy of them
+// run at once; up to Queue more wait, each at most Wait, for a slot; any
+// other is refused at once with SERVER_BUSY and a retry hint. Cheap calls
+// (stat_file, plain reads, listings of ordinary directories, writes, the
+// bridge's tools whose work runs in the host bridge) never pass the gate, so
+// they never wait behind heavy ones.
+
+// AdmissionConfig sizes the gate.
+type AdmissionConfig struct {
+	MemoryBudget int64         // SERVERFS_MEMORY_BUDGET_MB, in bytes: what heavy calls may hold together
+	MaxHeavy     int           // SERVERFS_MAX_HEAVY_CALLS: heavy calls running at once
+	Queue        int           // SERVERFS_HEAVY_QUEUE: heavy calls waiting for a slot
+	Wait         time.Duration // SERVERFS_HEAVY_WAIT_SECONDS: how long one waits before SERVER_BUSY
+}
+
+// Admission defaults.
+const (
+	DefaultMemoryBudgetMB   = 1024
+	DefaultHeavyWaitSeconds = 5
+	// defaultQueuePerHeavySlot sizes the queue: a waiting call holds a
+	// goroutine and its decoded arguments, not the memory of a heavy call,
+	// and waits at most SERVERFS_HEAVY_WAIT_SECONDS, so a hundred agents'
+	// parallel calls wait briefly rather than fail.
+	defaultQueuePerHeavySlot = 64
+	// workerBytes is the memory budgeted per search worker: the measured
+	// worst case of one worker decompressing a .zst file with the largest
+	// window SERVERFS accepts, plus its read buffers (see the README's
+	// limits section).
+	workerBytes = 64 << 20
+)
+
+// HeavyCallBytes is the memory one heavy call is budgeted at: a search
+// runs search.Workers() workers. Walks, repository calls and listings
+// measured below it.
+func HeavyCallBytes() int64 { return int64(search.Workers()) * workerBytes }
+
+// DefaultMaxHeavy is the number of heavy calls run at once when
+// SERVERFS_MAX_HEAVY_CALLS is unset: one per CPU (a search already keeps
+// two workers per CPU busy), fewer when the memory budget holds fewer
+// heavy calls, and at least one.
+func DefaultMaxHeavy(budget int64) int {
+	return max(1, min(runtime.GOMAXPROCS(0), int(budget/HeavyCallBytes())))
+}
+
+// DefaultAdmissionConfig is the configuration with no variable set.
+func DefaultAdmissionConfig() AdmissionConfig {
+	budget := int64(DefaultMemoryBudgetMB) << 20
+	n := DefaultMaxHeavy(budget)
+	return AdmissionConfig{MemoryBudget: budget, MaxHeavy: n, Queue: defaultQueuePerHeavySlot * n, Wait: DefaultHeavyWaitSeconds * time.Second}
+}
+
+// loadAdmissionConfig reads the admission variables of env, adding one
+// problem line per bad value.
+func loadAdmissionConfig(env map[string]string, probs *[]string) AdmissionConfig {
+	num := func(name string, min, max, def int64) int64 { return loadNumber(env, probs, name, min, max, def) }
+	c := AdmissionConfig{MemoryBudget: num("SERVERFS_MEMORY_BUDGET_MB", 64, 1<<20, DefaultMemoryBudgetMB) << 20}
+	c.MaxHeavy = int(num("SERVERFS_MAX_HEAVY_CALLS", 1, 1024, int64(DefaultMaxHeavy(c.MemoryBudget))))
+	c.Queue = int(num("SERVERFS_HEAVY_QUEUE", 0, 4096, int64(defaultQueuePerHeavySlot*c.MaxHeavy)))
+	c.Wait = time.Duration(num("SERVERFS_HEAVY_WAIT_SECONDS", 1, 60, DefaultHeavyWaitSeconds)) * time.Second
+	return c
+}
+
+// loadNumber reads the numeric variable name of env: def when unset, a
+// problem line (and def) when out of [min, max].
+func loadNumber(env map[string]string, probs *[]string, name string, min, max, def int64) int64 {
+	raw := env[name]
+	if raw == "" {
+		return def
+	}
+	n, prob := sfs.ParseLimit(raw, min, max)
+	if prob != "" {
+		*probs = append(*probs, fmt.Sprintf("%s=%q: %s", name, displayNumber(raw), prob))
+		return def
+	}
+	return n
+}
+
+// displayNumber bounds a bad numeric value for a problem line.
+func displayNumber(s string) string {
+	if strings.Contains(s, "/") {
+		return "<not shown: contains '/'>"
+	}
+	return logString(s)
+}
+
+// Admission is the gate. Its zero value is not usable: use NewAdmission.
+type Admission struct {
+	cfg     AdmissionConfig
+	slots   chan struct{} // a token per running heavy call
+	waiting chan struct{} // a token per heavy call waiting for a slot
+
+	running, peak atomic.Int64
+	refused       atomic.Int64
+}
+
+// NewAdmission returns a gate sized by c.
+func NewAdmission(c AdmissionConfig) *Admission {
+	return &Admission{cfg: c, slots: make(chan struct{}, max(1, c.MaxHeavy)), waiting: make(chan struct{}, max(0, c.Queue))}
+}
+
+// Config is the gate's configuration.
+func (a *Admission) Config() AdmissionConfig { return a.cfg }
+
+// AdmissionStats are counters for logs and tests.
+type AdmissionStats struct {
+	Running, Peak, Refused int64
+}
+
+// Stats returns the current counters.
+func (a *Admission) Stats() AdmissionStats {
+	return AdmissionStats{Running: a.running.Load(), Peak: a.peak.Load(), Refused: a.refused.Load()}
+}
+
+// Acquire admits one heavy call: at once when a slot is free, after a wait
+// of at most Wait when the queue has room, or never (SERVER_BUSY). ctx
+// ending while waiting is CANCELED. release must be called exactly once
+// when the call ends.
+func (a *Admission) Acquire(ctx context.Context) (release func(), err error) {
+	select {
+	case a.slots <- struct{}{}:
+		return a.admitted(), nil
+	default:
+	}
+	select {
+	case a.waiting <- struct{}{}:
+	default:
+		return nil, a.busy("and as many are waiting")
+	}
+	defer func() { <-a.waiting }()
+	t := time.NewTimer(a.cfg.Wait)
+	defer t.Stop()
+	select {
+	case a.slots <- struct{}{}:
+		return a.admitted(), nil
+	case <-t.C:
+		return nil, a.busy(fmt.Sprintf("and none freed within %s", a.cfg.Wait))
+	case <-ctx.Done():
+		return nil, &sfs.Error{Code: sfs.CodeCanceled, Msg: "the request ended while waiting for a heavy-call slot", Err: ctx.Err()}
+	}
+}
+
+func (a *Admission) admitted() func() {
+	n := a.running.Add(1)
+	for p := a.peak.Load(); n > p && !a.peak.CompareAndSwap(p, n); p = a.peak.Load() {
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			a.running.Add(-1)
+			<-a.slots
+		})
+	}
+}
+
+func (a *Admission) busy(why string) error {
+	a.refused.Add(1)
+	return &sfs.Error{Code: sfs.CodeServerBusy, Msg: fmt.Sprintf("the server is running its limit of %d heavy calls (searches, finds, repository status/diff/commit, huge listings, compressed reads) %s; nothing ran: retry in a few seconds, or meanwhile use cheap calls (stat_file, read_text_file)", a.cfg.MaxHeavy, why)}
+}
+
+// defaultAdmission is the gate of Deps built without one (tests).
+var defaultAdmission = sync.OnceValue(func() *Admission { return NewAdmission(DefaultAdmissionConfig()) })
+
+// admission is d's gate.
+func (d *Deps) admission() *Admission {
+	if d.Admit != nil {
+		return d.Admit
+	}
+	return defaultAdmission()
+}
+
+// costFn reports whether a call with these (decoded) arguments is heavy.
+type costFn func(d *Deps, in any) bool
+
+func cheap(*Deps, any) bool { return false }
+func heavy(*Deps, any) bool { return true }
+
+// heavyIf is a costFn on a tool's own input type.
+func heavyIf[In any](f func(d *Deps, in In) bool) costFn {
+	return func(d *Deps, in any) bool { return f(d, in.(In)) }
+}
+
+// hugeDirBytes is the directory size (st_size) above which listing it is
+// heavy: some thousands of entries on ext4, xfs and tmpfs. A listing reads
+// every name to sort them (up to SERVERFS_MAX_WALK_ENTRIES): 200,000
+// entries held ~23 MB per call.
+const hugeDirBytes = 256 << 10
+
+// toolCosts classifies every tool, by name. register refuses a tool that
+// is not here, so no tool can skip the gate by omission.
+var toolCosts = map[string]costFn{
+	"list_workdirs": cheap,
+	"list_directory": heavyIf(func(d *Deps, in listDirectoryIn) bool {
+		size, ok := d.FS.DirSize(in.Workdir, in.Path)
+		return ok && size > hugeDirBytes
+	}),
+	"find_files":  heavy,
+	"search_text": heavy,
+	// A plain read is bounded by SERVERFS_MAX_READ_BYTES; a compressed
+	// one runs a decompressor.
+	"read_text_file": heavyIf(func(_ *Deps, in readTextFileIn) bool { return compressedPath(in.Path) }),
+	"stat_file":      cheap,
+	// Writes hold at most a few times SERVERFS_MAX_WRITE_BYTES, like
+	// their request body.
+	"write_text_file":     cheap,
+	"edit_text_file":      cheap,
+	"create_directory":    cheap,
+	"move_path":           cheap,
+	"delete_path":         cheap,
+	"inspect_repo":        heavyIf(func(_ *Deps, in inspectRepoIn) bool { return in.View != "actions" }),
+	"commit_repo_changes": heavy,
+	// The host bridge runs actions and pushes, one at a time per
+	// workdir under its lease; this process only waits for its answer.
+	"run_repo_action": cheap,
+	"push_repo":       cheap,
+}
+
+// compressedPath reports whether a read of path decompresses.
+func compressedPath(path string) bool {
+	return search.CompressionOf(path[strings.LastIndexByte(path, '/')+1:]) != ""
+}
+
+// costOf is the classification of tool name; it panics for an
+// unclassified tool (a programming error, caught by the tests).
+func costOf(name string) costFn {
+	c, ok := toolCosts[name]
+	if !ok {
+		panic(fmt.Sprintf("tool %s is not classified heavy or cheap in toolCosts (mcp/admission.go)", name))
+	}
+	return c
+}

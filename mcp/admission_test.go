@@ -1,0 +1,545 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// heavyTools are the tools that always pass the admission gate, and
+// byArgs those that do for some arguments; every other served tool is
+// cheap. Changing a tool's class is a decision: change this list with it.
+var (
+	heavyTools = []string{"commit_repo_changes", "find_files", "search_text"}
+	byArgs     = []string{"inspect_repo", "list_directory", "read_text_file"}
+)
+
+// TestEveryToolClassified enumerates the tools every configuration serves
+// (the whole surface: read, write, repo and bridge tools) and checks each
+// is classified, as heavyTools and byArgs say.
+func TestEveryToolClassified(t *testing.T) {
+	e := newRWEnv(t)
+	withBridge(t, e, nil)
+	cs := e.client(t, e.serveHTTP(t))
+	var served []string
+	for _, tool := range listTools(t, cs) {
+		served = append(served, tool.Name)
+	}
+	if !slices.Contains(served, "push_repo") || !slices.Contains(served, "write_text_file") || !slices.Contains(served, "commit_repo_changes") {
+		t.Fatalf("not the whole surface: %v", served)
+	}
+	sort.Strings(served)
+	var classified []string
+	for name := range toolCosts {
+		classified = append(classified, name)
+	}
+	sort.Strings(classified)
+	if !slices.Equal(served, classified) {
+		t.Errorf("served tools %v, classified %v", served, classified)
+	}
+	d := e.deps
+	for _, name := range served {
+		c := toolCosts[name]
+		if c == nil {
+			continue
+		}
+		var isHeavy bool
+		switch name { // arguments that make the by-args tools cheap
+		case "inspect_repo":
+			isHeavy = c(d, inspectRepoIn{Workdir: "wd", View: "actions"})
+		case "list_directory":
+			isHeavy = c(d, listDirectoryIn{Workdir: "wd"})
+		case "read_text_file":
+			isHeavy = c(d, readTextFileIn{Workdir: "wd", Path: "README.md"})
+		default:
+			isHeavy = c(d, nil)
+		}
+		if want := slices.Contains(heavyTools, name); isHeavy != want {
+			t.Errorf("%s: heavy %v, want %v", name, isHeavy, want)
+		}
+	}
+	for name, in := range map[string]any{
+		"inspect_repo":   inspectRepoIn{Workdir: "wd", View: "status"},
+		"read_text_file": readTextFileIn{Workdir: "wd", Path: "logs/app.log.1.gz"},
+	} {
+		if !toolCosts[name](d, in) {
+			t.Errorf("%s(%+v) is cheap, want heavy", name, in)
+		}
+	}
+	// An unclassified tool cannot be registered.
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "not classified") {
+			t.Errorf("registering an unclassified tool: %v", r)
+		}
+	}()
+	register("no_such_tool", listWorkdirs)(sdk.NewServer(&sdk.Implementation{Name: "x"}, nil), d, &sdk.Tool{Name: "no_such_tool", InputSchema: inputSchema[listWorkdirsIn](nil)})
+}
+
+// TestHugeDirectoryListingIsHeavy: a directory of some thousands of
+// entries is listed through the gate, a small one is not.
+func TestHugeDirectoryListingIsHeavy(t *testing.T) {
+	e := newEnv(t)
+	for i := range 20_000 {
+		writeFile(t, filepath.Join(e.root, "huge", fmt.Sprintf("entry-with-a-longish-name-%06d", i)), nil)
+	}
+	cost := toolCosts["list_directory"]
+	if !cost(e.deps, listDirectoryIn{Workdir: "wd", Path: "huge"}) {
+		size, _ := e.deps.FS.DirSize("wd", "huge")
+		t.Errorf("listing 20,000 entries (directory size %d) is cheap", size)
+	}
+	for _, p := range []string{"", "sub", "nonexistent", "README.md", "../outside"} {
+		if cost(e.deps, listDirectoryIn{Workdir: "wd", Path: p}) {
+			t.Errorf("listing %q is heavy", p)
+		}
+	}
+}
+
+// blockHeavy makes every heavy call block, once admitted, until release
+// is closed; entered receives one value per call admitted.
+func blockHeavy(e *testEnv) (entered chan string, release chan struct{}) {
+	entered, release = make(chan string, 1000), make(chan struct{})
+	e.deps.testPanic = func(tool string) {
+		if slices.Contains(heavyTools, tool) {
+			entered <- tool
+			<-release
+		}
+	}
+	return entered, release
+}
+
+// TestAdmissionBoundsHeavyCalls: 50 concurrent heavy calls over real HTTP
+// on a gate of 2 slots and a queue of 3: 2 run, 3 wait and run once the
+// first end, 45 are refused at once with SERVER_BUSY; meanwhile stat_file
+// answers without waiting (p99 < 100 ms).
+func TestAdmissionBoundsHeavyCalls(t *testing.T) {
+	e := newEnv(t)
+	e.deps.Admit = NewAdmission(AdmissionConfig{MaxHeavy: 2, Queue: 3, Wait: time.Minute})
+	entered, release := blockHeavy(e)
+	url := e.serveHTTP(t)
+	const n = 50
+	type outcome struct {
+		busy bool
+		err  error
+	}
+	done := make(chan outcome, n)
+	for i := range n {
+		go func() {
+			cs, err := connectHTTP(t.Context(), url)
+			if err != nil {
+				done <- outcome{err: err}
+				return
+			}
+			defer cs.Close()
+			args := map[string]any{"workdir": "wd", "query": "demo"}
+			tool := "search_text"
+			if i%2 == 1 {
+				tool, args = "find_files", map[string]any{"workdir": "wd", "pattern": "*.md"}
+			}
+			res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: tool, Arguments: args})
+			if err != nil {
+				done <- outcome{err: err}
+				return
+			}
+			text := resultText(res)
+			switch {
+			case res.IsError && strings.HasPrefix(text, "SERVER_BUSY: ") && strings.Contains(text, "retry"):
+				done <- outcome{busy: true}
+			case res.IsError:
+				done <- outcome{err: fmt.Errorf("%s: %s", tool, text)}
+			default:
+				done <- outcome{}
+			}
+		}()
+	}
+	for range 2 {
+		<-entered
+	}
+	// With both slots held and the queue full, the other 45 are refused
+	// without waiting.
+	var busy, ok int
+	for range n - 5 {
+		o := <-done
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		if !o.busy {
+			t.Fatal("a heavy call succeeded while both slots were held")
+		}
+		busy++
+	}
+	select {
+	case tool := <-entered:
+		t.Fatalf("a third heavy call (%s) ran while two held the slots", tool)
+	default:
+	}
+	if s := e.deps.Admit.Stats(); s.Running != 2 || s.Refused != n-5 {
+		t.Errorf("stats %+v, want 2 running, %d refused", s, n-5)
+	}
+
+	// Cheap calls do not wait behind the heavy ones.
+	cs := e.client(t, url)
+	var lat []time.Duration
+	for range 200 {
+		start := time.Now()
+		res := e.call(t, cs, "stat_file", map[string]any{"workdir": "wd", "path": "README.md"})
+		lat = append(lat, time.Since(start))
+		structured[sfs.FileInfo](t, res)
+	}
+	slices.Sort(lat)
+	if p99 := lat[len(lat)*99/100]; p99 > 100*time.Millisecond {
+		t.Errorf("stat_file p99 %v while heavy calls hold every slot, want < 100 ms", p99)
+	}
+	structured[sfs.Listing](t, e.call(t, cs, "list_directory", map[string]any{"workdir": "wd"}))
+
+	close(release)
+	for range 5 {
+		o := <-done
+		if o.err != nil || o.busy {
+			t.Errorf("an admitted or queued call: %+v", o)
+		}
+		ok++
+	}
+	if s := e.deps.Admit.Stats(); s.Peak != 2 || s.Running != 0 {
+		t.Errorf("stats %+v, want peak 2, none running", s)
+	}
+	t.Logf("%d refused, %d ran; stat_file p50 %v p99 %v", busy, ok, lat[len(lat)/2], lat[len(lat)*99/100])
+}
+
+// TestAdmissionWaitDeadline: a queued call waits at most Wait, and a
+// request that ends while waiting frees its place.
+func TestAdmissionWaitDeadline(t *testing.T) {
+	a := NewAdmission(AdmissionConfig{MaxHeavy: 1, Queue: 1, Wait: 50 * time.Millisecond})
+	release, err := a.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := a.Acquire(t.Context()); sfs.CodeOf(err) != sfs.CodeServerBusy || !strings.Contains(err.Error(), "none freed within 50ms") {
+		t.Fatalf("queued call: %v", err)
+	}
+	if d := time.Since(start); d < 50*time.Millisecond || d > 5*time.Second {
+		t.Errorf("refused after %v, want the wait of 50 ms", d)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := a.Acquire(ctx); sfs.CodeOf(err) != sfs.CodeCanceled {
+		t.Errorf("cancelled wait: %v", err)
+	}
+	release()
+	release() // a second release is harmless
+	r2, err := a.Acquire(t.Context())
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	r2()
+}
+
+// rawSession opens a session with a raw initialize at protocolVersion and
+// returns its ID.
+func rawSession(t testing.TB, url, protocolVersion string) string {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + protocolVersion + `","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
+	resp, err := rawRPC(t.Context(), url, "", protocolVersion, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	sid := resp.Header.Get(sessionHeader)
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %s, session %q", resp.Status, sid)
+	}
+	resp, err = rawRPC(t.Context(), url, sid, protocolVersion, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return sid
+}
+
+// rawRPC posts body, with the session and protocol headers when set.
+func rawRPC(ctx context.Context, url, sid, protocolVersion, body string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set(sessionHeader, sid)
+	}
+	if protocolVersion != "" {
+		req.Header.Set("Mcp-Protocol-Version", protocolVersion)
+	}
+	return http.DefaultClient.Do(req)
+}
+
+// TestBatchRefused: a JSON-RPC batch is refused whole, whatever protocol
+// version the header claims (go-sdk v1.8.0 accepts one on a 2025-06-18
+// session when the header says 2025-03-26): 5,000 search_text calls in one
+// POST run none.
+func TestBatchRefused(t *testing.T) {
+	e := newEnv(t)
+	url := e.serveHTTP(t)
+	sid := rawSession(t, url, "2025-06-18")
+	var calls []string
+	for i := range 5000 {
+		calls = append(calls, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search_text","arguments":{"workdir":"wd","query":"demo"}}}`, i+2))
+	}
+	for _, c := range []struct{ name, sid, version, body string }{
+		{"5,000 calls, header 2025-03-26", sid, "2025-03-26", "[" + strings.Join(calls, ",") + "]"},
+		{"leading white space", sid, "2025-03-26", " \r\n\t[" + calls[0] + "]"},
+		{"initialize in a batch", "", "2025-03-26", `[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}]`},
+	} {
+		resp, err := rawRPC(t.Context(), url, c.sid, c.version, c.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var msg struct {
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(b, &msg) != nil || msg.Error.Code != -32600 || !strings.Contains(msg.Error.Message, "batches are not supported") {
+			t.Errorf("%s: %s %s", c.name, resp.Status, b)
+		}
+	}
+	// A single request with leading white space still works.
+	resp, err := rawRPC(t.Context(), url, sid, "2025-06-18", "\n  "+calls[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "README.md") {
+		t.Errorf("single call after white space: %s %s", resp.Status, b)
+	}
+	var ran int
+	for _, m := range logLines(t, e.log.String()) {
+		if m["event"] == "tool_call" {
+			ran++
+		}
+	}
+	if ran != 1 {
+		t.Errorf("%d tool calls ran, want only the single one", ran)
+	}
+}
+
+// TestSessionCap: past SERVERFS_MAX_SESSIONS a new session evicts the one
+// idle the longest; when every session has a request in flight (here an
+// open GET stream), a new one is refused with SERVER_BUSY.
+func TestSessionCap(t *testing.T) {
+	e := newEnv(t)
+	cfg, _ := LoadHTTPConfig([]string{"SERVERFS_MAX_SESSIONS=3"})
+	ts := httptest.NewServer(NewHandler(e.deps, cfg, testVer))
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	url := ts.URL + Path
+	statusOf := func(sid string) int {
+		resp, err := rawRPC(t.Context(), url, sid, "2025-06-18", `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	s1 := rawSession(t, url, "2025-06-18")
+	s2 := rawSession(t, url, "2025-06-18")
+	s3 := rawSession(t, url, "2025-06-18")
+	statusOf(s1) // s2 is now the longest idle
+	s4 := rawSession(t, url, "2025-06-18")
+	if got := statusOf(s2); got != http.StatusNotFound {
+		t.Errorf("the longest-idle session after eviction: %d, want 404", got)
+	}
+	for _, s := range []string{s1, s3, s4} {
+		if got := statusOf(s); got != http.StatusOK {
+			t.Errorf("session kept: %d", got)
+		}
+	}
+	// Hold a GET stream on each: none is idle.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	for _, s := range []string{s1, s3, s4} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set(sessionHeader, s)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET stream: %v %v", resp, err)
+		}
+		defer resp.Body.Close()
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
+	resp, err := rawRPC(t.Context(), url, "", "2025-06-18", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "SERVER_BUSY") || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a session past the cap with none idle: %s %s", resp.Status, b)
+	}
+	cancel()
+	if log := e.log.String(); !strings.Contains(log, `"event":"session_evicted"`) || !strings.Contains(log, `"reason":"session cap"`) {
+		t.Errorf("eviction and refusal not logged:\n%s", log)
+	}
+}
+
+// TestSlowReadersDropped: 300 clients that send a call with a ~1 MB answer
+// and never read it lose their connections after the write timeout (1 s
+// here); without it they hold them as long as they like.
+func TestSlowReadersDropped(t *testing.T) {
+	e := newEnv(t)
+	line := strings.Repeat("x", 1000) + "\n"
+	writeFile(t, filepath.Join(e.root, "large.txt"), []byte(strings.Repeat(line, 500)))
+	cfg, probs := LoadHTTPConfig([]string{"SERVERFS_WRITE_TIMEOUT_SECONDS=1"})
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	h := NewHandler(e.deps, cfg, testVer)
+	ts := httptest.NewUnstartedServer(h)
+	ts.Config = NewHTTPServer("", h)
+	var open atomic.Int64
+	allClosed := make(chan struct{})
+	var started atomic.Bool
+	var once sync.Once
+	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			if open.Add(-1) == 0 && started.Load() {
+				once.Do(func() { close(allClosed) })
+			}
+		}
+	}
+	// On loopback the kernel takes ~3-4 MB of a connection's answer before
+	// a write blocks (send-buffer autotuning, even with the reader's window
+	// closed); a small send buffer makes a ~1 MB answer block as it does
+	// past a slow network path. The server's code is unchanged.
+	ts.Listener = sndbufListener{ts.Listener}
+	ts.Start()
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	url := ts.URL + Path
+	sid := rawSession(t, url, "2025-06-18")
+	http.DefaultClient.CloseIdleConnections()
+
+	const n = 300
+	request := func(i int) string {
+		// Distinct ids: go-sdk refuses an id already in flight.
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read_text_file","arguments":{"workdir":"wd","path":"large.txt"}}}`, 100+i)
+		return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s: %s\r\nMcp-Protocol-Version: 2025-06-18\r\nContent-Length: %d\r\n\r\n%s", Path, sessionHeader, sid, len(body), body)
+	}
+	dialer := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		// A small receive window, as a client that reads nothing.
+		return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	var conns []net.Conn
+	var mu sync.Mutex
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := range n {
+		c, err := dialer.Dial("tcp", ts.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		conns = append(conns, c)
+		mu.Unlock()
+		if _, err := io.WriteString(c, request(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started.Store(true)
+	if open.Load() == 0 {
+		t.Fatal("no connection open")
+	}
+	start := time.Now()
+	select {
+	case <-allClosed:
+		t.Logf("all %d connections closed %v after the last request", n, time.Since(start).Round(time.Millisecond))
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%d of %d non-reading connections still open 20 s after their requests (write timeout 1 s)", open.Load(), n)
+	}
+}
+
+// sndbufListener gives accepted connections a 64 KiB send buffer.
+type sndbufListener struct{ net.Listener }
+
+func (l sndbufListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(64 << 10)
+	}
+	return c, err
+}
+
+// TestAdmissionConfig: defaults from the CPU count and the budget, explicit
+// values, and one problem line per bad value; the fs loader knows the
+// variables (no "unknown variable").
+func TestAdmissionConfig(t *testing.T) {
+	cfg, probs := LoadHTTPConfig(nil)
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	if a := cfg.Admission; a.MaxHeavy != DefaultMaxHeavy(a.MemoryBudget) || a.MaxHeavy < 1 || a.Queue != defaultQueuePerHeavySlot*a.MaxHeavy || a.Wait != 5*time.Second || a.MemoryBudget != 1<<30 {
+		t.Errorf("defaults: %+v", a)
+	}
+	if g := cfg.Guard; g.MaxSessions != DefaultMaxSessions || g.WriteTimeout != 30*time.Second {
+		t.Errorf("guard defaults: %+v", g)
+	}
+	if n := DefaultMaxHeavy(64 << 20); n != 1 {
+		t.Errorf("a budget below one heavy call: %d slots, want 1", n)
+	}
+	env := []string{"SERVERFS_MEMORY_BUDGET_MB=512", "SERVERFS_MAX_HEAVY_CALLS=3", "SERVERFS_HEAVY_QUEUE=0", "SERVERFS_HEAVY_WAIT_SECONDS=2", "SERVERFS_MAX_SESSIONS=10", "SERVERFS_WRITE_TIMEOUT_SECONDS=7"}
+	cfg, probs = LoadHTTPConfig(env)
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	want := AdmissionConfig{MemoryBudget: 512 << 20, MaxHeavy: 3, Queue: 0, Wait: 2 * time.Second}
+	if cfg.Admission != want || cfg.Guard != (GuardConfig{MaxSessions: 10, WriteTimeout: 7 * time.Second}) {
+		t.Errorf("explicit: %+v %+v", cfg.Admission, cfg.Guard)
+	}
+	if _, err := sfs.LoadConfig(env, []string{"wd=" + t.TempDir()}); err != nil {
+		t.Errorf("fs.LoadConfig: %v", err)
+	}
+	_, probs = LoadHTTPConfig([]string{"SERVERFS_MEMORY_BUDGET_MB=1", "SERVERFS_MAX_HEAVY_CALLS=0", "SERVERFS_HEAVY_QUEUE=-1", "SERVERFS_HEAVY_WAIT_SECONDS=5s", "SERVERFS_MAX_SESSIONS=/etc", "SERVERFS_WRITE_TIMEOUT_SECONDS=99999"})
+	if len(probs) != 6 {
+		t.Errorf("%d problems, want 6: %q", len(probs), probs)
+	}
+	for _, p := range probs {
+		if strings.Contains(p, "/etc") {
+			t.Errorf("problem echoes a path: %s", p)
+		}
+	}
+}
