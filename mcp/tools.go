@@ -145,6 +145,23 @@ func readOnly(title string) *sdk.ToolAnnotations {
 	return &sdk.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}
 }
 
+// openObjects drops additionalProperties: false from every object of an
+// output schema: it tells a model nothing (the server writes the output),
+// costs 28 bytes per object in every tools/list, and an added output field
+// then cannot break a client that validates structured content.
+func openObjects(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Not != nil {
+		s.AdditionalProperties = nil
+	}
+	for _, p := range s.Properties {
+		openObjects(p)
+	}
+	openObjects(s.Items)
+}
+
 // register installs a tool with go-sdk's raw handler: instrument decodes
 // and checks the arguments against def's input schema itself, puts a heavy
 // call through the admission gate (toolCosts must classify every tool), and
@@ -161,6 +178,7 @@ func register[In, Out any](name string, fn func(ctx context.Context, d *Deps, in
 		if err != nil {
 			panic(fmt.Sprintf("tool %s: output schema: %v", name, err))
 		}
+		openObjects(out)
 		t.OutputSchema = out
 		s.AddTool(&t, instrument(d, name, costOf(name), newArgDecoder[In](def.InputSchema.(*jsonschema.Schema)), fn))
 	}
