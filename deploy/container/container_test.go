@@ -37,9 +37,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,6 +73,11 @@ const (
 	caBundle   = "/etc/ssl/certs/ca-certificates.crt"
 	// apiKeyCanary is the CONTROL_PLANE_API_KEY podman itself runs with.
 	apiKeyCanary = "sk-smoke-canary-not-a-key"
+	// clientToken is the MCP client token, as compose's mcp_token secret
+	// holds it (head -c 32 /dev/urandom | base64); tokenHeader is the
+	// header the tunnel sends it in (mcp.AuthHeader).
+	clientToken = "c21va2UtdGVzdC1jbGllbnQtdG9rZW4tMzItYnl0ZXM="
+	tokenHeader = "X-ServerFS-Token"
 	// serverUID is the user the image runs as (compose: user 10001:10001).
 	serverUID = 10001
 )
@@ -454,6 +461,17 @@ func TestContainerSmoke(t *testing.T) {
 	if err := os.Chmod(empty, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The client token file as compose mounts its secret: the host file
+	// itself, root:10001 mode 0640 (the quick start's one-liner), which the
+	// server reads through its gid.
+	tokFile := filepath.Join(t.TempDir(), "mcp_token")
+	writeFile(t, tokFile, clientToken+"\n")
+	if err := os.Chown(tokFile, 0, serverUID); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tokFile, 0o640); err != nil {
+		t.Fatal(err)
+	}
 	runArgs := []string{"run", "-d",
 		// Docker mounts a compose `tmpfs: /tmp` with mode 1777; podman's
 		// default is 0755 root, which the server user could not write.
@@ -462,6 +480,8 @@ func TestContainerSmoke(t *testing.T) {
 		"--user", "10001:10001",
 		"-p", "127.0.0.1::8000",
 		"-e", "SERVERFS_ALLOWED_HOSTS=localhost,127.0.0.1",
+		"-v", tokFile + ":/run/secrets/mcp_token:ro",
+		"-e", "SERVERFS_AUTH_TOKEN_FILE=/run/secrets/mcp_token",
 		"-e", "WORKDIR_01_ALIAS=fixture",
 		"-e", "WORKDIR_01_READ_ONLY=true",
 		"-v", fixture + ":/workdirs/01:ro",
@@ -493,6 +513,7 @@ func TestContainerSmoke(t *testing.T) {
 
 	addr := publishedAddr(t, ctx, p, id)
 	cs := connect(t, ctx, p, id, "http://"+addr+"/mcp")
+	refusedWithoutToken(t, ctx, "http://"+addr+"/mcp")
 
 	// (e) the MCP chain and the refusals, from the host.
 	mcpChain(t, ctx, cs, fixture)
@@ -603,6 +624,47 @@ func publishedAddr(t *testing.T, ctx context.Context, p *podman, id string) stri
 	return addr
 }
 
+// tokenRT adds one header to every request, as the tunnel's
+// MCP_EXTRA_HEADERS does.
+type tokenRT struct{ name, value string }
+
+func (h tokenRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if h.name != "" {
+		r.Header.Set(h.name, h.value)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func tokenClient(name, value string) *http.Client {
+	return &http.Client{Transport: tokenRT{name, value}}
+}
+
+// refusedWithoutToken: the image answers 401 with the coded body to an
+// initialize without the token, with a wrong one, or with it in
+// Authorization.
+func refusedWithoutToken(t *testing.T, ctx context.Context, url string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
+	for _, h := range []tokenRT{{}, {tokenHeader, "x" + clientToken[1:]}, {"Authorization", "Bearer " + clientToken}} {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := tokenClient(h.name, h.value).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(b), `"message":"UNAUTHORIZED: `) {
+			t.Errorf("header %q: status %d, body %.200s", h.name, resp.StatusCode, b)
+		}
+	}
+}
+
 // connect polls until the server answers an MCP initialize through the
 // published port, failing early if the container exits.
 func connect(t *testing.T, ctx context.Context, p *podman, id, url string) *sdk.ClientSession {
@@ -612,7 +674,7 @@ func connect(t *testing.T, ctx context.Context, p *podman, id, url string) *sdk.
 	start := time.Now()
 	for {
 		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
-		cs, err := client.Connect(cctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+		cs, err := client.Connect(cctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: tokenClient(tokenHeader, clientToken), MaxRetries: -1}, nil)
 		ccancel()
 		if err == nil {
 			t.Cleanup(func() { cs.Close() })
@@ -937,6 +999,7 @@ func selfcheck(t *testing.T, ctx context.Context, p *podman, id string) {
 		"root filesystem is read-only",
 		"workdir fixture",
 		"configuration is valid: 2 workdir(s)",
+		"ok    clients: every request must carry the client token in " + tokenHeader,
 		"info  workdir " + scratchAlias + " (slot 02, mode rw): writable by this process (read-write mount)",
 		"no hardening failure",
 	} {
