@@ -15,6 +15,7 @@ import (
 
 	"github.com/serverfs/serverfs/bridge"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git"
 )
 
 // Tests that what the server says is true of the configuration it serves:
@@ -259,6 +260,14 @@ func TestServedTextsAreTrue(t *testing.T) {
 				}
 				if !strings.Contains(ir.Description, "It cannot show history (log)") {
 					t.Error("inspect_repo does not say what it cannot show")
+				}
+				for _, want := range []string{
+					fmt.Sprintf("up to limit entries (default %d, at most %d); when truncated, raise limit", defaultStatusEntries, maxStatusEntries),
+					fmt.Sprintf("The patch stops at max_bytes (default %d, at most %d): when truncated, diff fewer paths or raise max_bytes", git.DefaultDiffBytes, git.MaxDiffBytes),
+				} {
+					if !strings.Contains(ir.Description, want) {
+						t.Errorf("inspect_repo does not say %q", want)
+					}
 				}
 			}
 
