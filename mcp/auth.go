@@ -47,13 +47,21 @@ func (t Token) Matches(presented string) bool {
 	return t.set && subtle.ConstantTimeCompare(d[:], t.digest[:]) == 1
 }
 
-// String, GoString, Format, LogValue and MarshalText keep the digest out of
-// every log line and message.
-func (t Token) String() string                        { return "[redacted]" }
-func (t Token) GoString() string                      { return "[redacted]" }
-func (t Token) Format(f fmt.State, _ rune)            { io.WriteString(f, "[redacted]") }
-func (t Token) LogValue() slog.Value                  { return slog.StringValue("[redacted]") }
-func (t Token) MarshalText() (text []byte, err error) { return []byte("[redacted]"), nil }
+// String shows "[redacted]": the digest never reaches a log line or a
+// message.
+func (t Token) String() string { return "[redacted]" }
+
+// GoString shows "[redacted]" for %#v.
+func (t Token) GoString() string { return "[redacted]" }
+
+// Format shows "[redacted]" for every verb (%x and %d included).
+func (t Token) Format(f fmt.State, _ rune) { io.WriteString(f, "[redacted]") }
+
+// LogValue shows "[redacted]" in slog records.
+func (t Token) LogValue() slog.Value { return slog.StringValue("[redacted]") }
+
+// MarshalText shows "[redacted]" in JSON and other text encodings.
+func (t Token) MarshalText() ([]byte, error) { return []byte("[redacted]"), nil }
 
 // tokenChar reports whether c may appear in a token: base64, base64url and
 // hex all fit, and none of the characters is one the tunnel's header list
