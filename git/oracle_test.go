@@ -27,6 +27,9 @@ type gitOracle struct {
 	Behind   *int
 	Entries  []Entry // sorted by path (byte order), tracked before untracked
 	Raw      string  // the porcelain output, NULs shown as newlines
+	// Subs holds the submodule field ("S.C.", "S.MU", ...) of each
+	// gitlink's ordinary entry, by path.
+	Subs map[string]string
 }
 
 // orcDate is the fixed base of author and committer dates; orcEnv adds
@@ -155,6 +158,12 @@ func parseStatusV2(out []byte) (gitOracle, error) {
 				return o, fmt.Errorf("malformed ordinary entry %q", r)
 			}
 			o.Entries = append(o.Entries, Entry{Path: f[8], Staged: f[1][:1], Unstaged: f[1][1:]})
+			if strings.HasPrefix(f[2], "S") {
+				if o.Subs == nil {
+					o.Subs = map[string]string{}
+				}
+				o.Subs[f[8]] = f[2]
+			}
 		case 'u':
 			f := strings.SplitN(r, " ", 11)
 			if len(f) != 11 || len(f[1]) != 2 {
@@ -215,7 +224,10 @@ func (o *gitOracle) header(r string) error {
 
 // filtered drops the entries ServerFS never shows: a path with a hidden
 // component (unless the policy allows hidden paths) or on the deny list.
-// An untracked nested repository keeps its trailing '/'.
+// An untracked nested repository keeps its trailing '/'. A submodule whose
+// checkout is at the recorded commit but whose own work tree has changes
+// (git's "S.M." / "S..U": modified or untracked content) is unchanged for
+// ServerFS, which documents that it does not look inside submodules.
 func (o gitOracle) filtered(p *sfs.Policy) gitOracle {
 	out := o
 	out.Entries = nil
@@ -223,6 +235,12 @@ func (o gitOracle) filtered(p *sfs.Policy) gitOracle {
 		comps := strings.Split(strings.TrimSuffix(e.Path, "/"), "/")
 		if orcHiddenPath(p, comps) || p.Denied(comps) {
 			continue
+		}
+		if sub := o.Subs[e.Path]; len(sub) == 4 && sub[1] == '.' && e.Staged != "?" && e.Unstaged == "M" {
+			e.Unstaged = "."
+			if e.Staged == "." {
+				continue
+			}
 		}
 		out.Entries = append(out.Entries, e)
 	}

@@ -15,6 +15,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ const (
 // names (which the policy hides), names the ignore patterns aim at.
 var (
 	orcDirs = []string{"", "", "", "", "src", "src/deep", "a b", "ünï", "-x", "build", "logs", "tmp", "src/tmp",
-		"docs", "x/y/z", "keys", ".hidden", "deep/er/est", "sub", "sub/in"}
+		"docs", "x/y/z", "keys", ".hidden", "deep/er/est", "sub", "sub/in", `back\dir`, "#dir", "ünï/日本"}
 	orcNames = []string{"f.txt", "g.txt", "f.txt", "a b.txt", "ünïcode.md", "日本.txt", "-x", "--help", "keep.log",
 		"debug.log", "main.o", "README", "Makefile", "rootonly.txt", "id_rsa", "secret.pem", ".env", ".dotfile",
 		"tab\there", "q\"uote", "back\\slash", "[br]", "star*", "#hash", " lead", "trail ", "new\nline", "é",
@@ -63,6 +64,7 @@ type orcWorld struct {
 	excludes string // the global excludes file in use ("" for none)
 	features []string
 	has      map[string]bool
+	subsrc   string   // a repository submodules are made from ("" until the first)
 	ops      []string // every operation, "round N:" markers between rounds
 	n        int      // a counter for unique names and messages
 }
@@ -310,6 +312,7 @@ func (w *orcWorld) setup() {
 	feature("index-formats", 0.2) // index v4, untracked cache, gc, pack-refs
 	feature("branches", 0.3)
 	feature("nested-repo", 0.4)
+	feature("submodules", 0.35)
 	if feature("filemode-false", 0.1) {
 		orcGit(t, w.dir, "config", "core.fileMode", "false")
 	}
@@ -441,6 +444,8 @@ func (w *orcWorld) tree() (files, links, dirs []string) {
 			dirs = append(dirs, rel)
 		case d.Type()&fs.ModeSymlink != 0:
 			links = append(links, rel)
+		case rel == ".gitmodules":
+			// Left to git submodule: git refuses to run on a garbled one.
 		case d.Type().IsRegular():
 			files = append(files, rel)
 		}
@@ -759,7 +764,7 @@ func (w *orcWorld) step() {
 			}
 		}},
 		{3, func() { w.git("add", "-u") }},
-		{3, func() {
+		{5, func() { // a staged deletion, the file left untracked in the work tree
 			if p, ok := anyOf(w.tracked()); ok {
 				w.git("rm", "-q", "--cached", "-f", "--", p)
 			}
@@ -792,7 +797,9 @@ func (w *orcWorld) step() {
 			}
 		}},
 		{1, func() {
-			if p, ok := anyOf(w.tracked()); ok {
+			if p, ok := anyOf(w.tracked()); ok && !slices.Contains(orcSubmodules, p) {
+				// (Not a submodule: git mv rewrites its .git file, and a
+				// later removal of the checkout leaves git status failing.)
 				w.git("mv", "-k", "--", p, path2(w.pick(orcDirs), "moved"+strconv.Itoa(r.Intn(3))))
 			}
 		}},
@@ -825,6 +832,9 @@ func (w *orcWorld) step() {
 				w.logf("write %q", p+"/untracked.txt")
 			}
 		}})
+	}
+	if w.has["submodules"] {
+		ops = append(ops, op{4, func() { w.submoduleOp() }})
 	}
 	if w.has["branches"] {
 		ops = append(ops, op{3, func() {
@@ -882,6 +892,59 @@ func (w *orcWorld) step() {
 			return
 		}
 		n -= o.weight
+	}
+}
+
+// orcSubmodules are where submodules go.
+var orcSubmodules = []string{"mod", "deps/lib", "ünï mod", `back\mod`}
+
+// submoduleOp adds a submodule (git submodule add: a .git file and the
+// repository in .git/modules; or an embedded clone added with git add: a
+// .git directory), moves its checkout to another commit, commits inside
+// it, stages the move, dirties its work tree or removes it.
+func (w *orcWorld) submoduleOp() {
+	t := w.t
+	if w.subsrc == "" {
+		w.subsrc = filepath.Join(w.base, "subsrc")
+		orcGit(t, w.base, "init", "-q", "-b", "main", w.subsrc)
+		for i := range 3 {
+			w.writeHost(filepath.Join(w.subsrc, "s.txt"), []byte(fmt.Sprintf("s %d\n", i)))
+			orcGit(t, w.subsrc, "add", "-f", "s.txt")
+			orcGit(t, w.subsrc, "commit", "-q", "-m", w.msg("sub"))
+		}
+	}
+	p := w.pick(orcSubmodules)
+	abs := w.abs(p)
+	if _, err := os.Lstat(filepath.Join(abs, ".git")); err != nil {
+		if !w.parentsOK(p) {
+			return
+		}
+		if err := os.RemoveAll(abs); err != nil {
+			t.Fatal(err)
+		}
+		if w.rng.Intn(2) == 0 {
+			w.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", "-f", "--", w.subsrc, p)
+		} else if w.gitIn(w.base, nil, "clone", "-q", w.subsrc, abs) {
+			w.git("add", "--", p)
+		}
+		return
+	}
+	switch w.rng.Intn(7) {
+	case 0, 1: // the checkout moves to another commit (unstaged: .M)
+		w.gitIn(abs, nil, "checkout", "-q", "--detach", w.pick([]string{"HEAD~1", "HEAD~2", "main", "HEAD@{1}"}))
+	case 2: // a new commit inside
+		w.writeFile(p+"/s.txt", w.content(), 0o644)
+		w.gitIn(abs, nil, "commit", "-q", "-a", "--allow-empty", "-m", w.msg("inner"))
+	case 3, 4: // the move staged (M.)
+		w.git("add", "--", p)
+	case 5: // modified or untracked content inside (git: .M with S.M. or S..U)
+		w.writeFile(p+"/"+w.pick([]string{"s.txt", "dirt.txt"}), w.content(), 0o644)
+		w.logf("dirty submodule %q", p)
+	default: // the checkout removed (.D)
+		if err := os.RemoveAll(abs); err != nil {
+			t.Fatal(err)
+		}
+		w.logf("remove submodule checkout %q", p)
 	}
 }
 

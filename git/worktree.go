@@ -196,6 +196,24 @@ func (tw *treeWalk) visit(we *sfs.WalkEntry) sfs.WalkAction {
 		}
 		return sfs.WalkSkipDir
 	}
+	if isDir && (ie != nil || in.stages[we.Path] != 0) && we.HasChild(".git") {
+		// A path of the index (a file, or unmerged) that is now a
+		// repository: git neither descends nor calls it untracked; a
+		// tracked file there is type-changed when the repository has a
+		// commit checked out, and deleted otherwise (check_removed).
+		if ie != nil && !ie.IntentToAdd && !in.unchecked[we.Path] && tw.r.visible(we.Path) {
+			_, ok, err := tw.r.submoduleHead(we.Path)
+			if err != nil {
+				tw.err = err
+				return sfs.WalkStop
+			}
+			if ok {
+				in.seen[te.slot] = true
+				tw.changes = append(tw.changes, statResult{path: we.Path, code: "T"})
+			}
+		}
+		return sfs.WalkSkipDir
+	}
 	parent := ""
 	if i := strings.LastIndexByte(we.Path, '/'); i >= 0 {
 		parent = we.Path[:i]
