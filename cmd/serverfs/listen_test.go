@@ -227,3 +227,27 @@ func TestSelfcheckClients(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckConfigClientToken: check-config names the listener and whether
+// the client token is required, and shows the token file's warnings.
+func TestCheckConfigClientToken(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "mcp_token")
+	if err := os.WriteFile(tok, []byte(cmdTestToken+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(tok, 0o644)
+	var out, errb bytes.Buffer
+	code := run([]string{"check-config", "--workdir", "docs=" + t.TempDir()}, []string{"SERVERFS_AUTH_TOKEN_FILE=" + tok, "SERVERFS_LISTEN=unix:" + filepath.Join(dir, "mcp.sock")}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{", listen unix:" + dir + "/mcp.sock, client token required\n", "warning: SERVERFS_AUTH_TOKEN_FILE: the token file is readable by every user"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String()+errb.String(), cmdTestToken[:12]) {
+		t.Error("check-config printed the token")
+	}
+}

@@ -120,8 +120,15 @@ func checkConfig(args, environ []string, stdout, stderr io.Writer) int {
 	if su.bridge != nil {
 		bridged = "configured"
 	}
-	fmt.Fprintf(stdout, "configuration OK: %d workdir(s), resolver %s, hidden paths %s, host bridge %s, listen %s\n",
-		len(su.cfg.Workdirs), su.fs.Resolver(), map[bool]string{true: "allowed", false: "refused"}[su.cfg.AllowHidden], bridged, su.http.Listen)
+	clientToken := "none"
+	if su.http.AuthToken.Set() {
+		clientToken = "required"
+	}
+	fmt.Fprintf(stdout, "configuration OK: %d workdir(s), resolver %s, hidden paths %s, host bridge %s, listen %s, client token %s\n",
+		len(su.cfg.Workdirs), su.fs.Resolver(), map[bool]string{true: "allowed", false: "refused"}[su.cfg.AllowHidden], bridged, listenName(su.http, nil), clientToken)
+	for _, w := range su.http.Warnings {
+		fmt.Fprintln(stdout, "warning: "+w)
+	}
 	for _, w := range su.fs.Workdirs() {
 		ops := "repo_ops off"
 		if w.RepoOps {
