@@ -98,3 +98,52 @@ func TestRepoTools(t *testing.T) {
 		t.Fatalf("%d commits after the refusals, want 2", n)
 	}
 }
+
+// TestCommitFileBecameDirectory: through commit_repo_changes over HTTP, a
+// tracked file replaced by a directory (committed by naming the file in
+// it) and a tracked directory replaced by a file, in one call with another
+// path, make the commit `git add -- paths && git commit` makes of the
+// same paths in a copy: git fsck --strict is clean, the trees and git
+// status agree.
+func TestCommitFileBecameDirectory(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	e := newRWEnv(t)
+	gitIn(t, e.root, "init", "-q", "-b", "main")
+	gitIn(t, e.root, "config", "user.name", "Agent Via ServerFS")
+	gitIn(t, e.root, "config", "user.email", "agent@example.invalid")
+	gitIn(t, e.root, "add", "-A")
+	gitIn(t, e.root, "commit", "-qm", "base")
+	if err := os.Remove(filepath.Join(e.root, "marker.txt")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(e.root, "marker.txt", "inside.txt"), []byte("now a directory\n"))
+	if err := os.RemoveAll(filepath.Join(e.root, "config")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(e.root, "config"), []byte("now a file\n"))
+	writeFile(t, filepath.Join(e.root, "README.md"), []byte("changed\n"))
+	paths := []string{"marker.txt/inside.txt", "config", "README.md"}
+
+	copyDir := filepath.Join(t.TempDir(), "copy")
+	if out, err := exec.Command("cp", "-a", e.root, copyDir).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	gitIn(t, copyDir, append([]string{"add", "--"}, paths...)...)
+	gitIn(t, copyDir, "commit", "-qm", "replace")
+
+	cs := e.client(t, e.serveHTTP(t))
+	res := structured[git.CommitResult](t, e.call(t, cs, "commit_repo_changes", map[string]any{"workdir": "wd", "paths": paths, "message": "replace"}))
+	if strings.Join(res.Added, ",") != "config,marker.txt/inside.txt" || strings.Join(res.Deleted, ",") != "config/settings.ini,marker.txt" || strings.Join(res.Modified, ",") != "README.md" {
+		t.Fatalf("commit result %+v", res)
+	}
+	if out := gitIn(t, e.root, "fsck", "--strict", "--no-dangling"); strings.TrimSpace(out) != "" {
+		t.Fatalf("git fsck --strict: %s", out)
+	}
+	if ours, theirs := gitIn(t, e.root, "ls-tree", "-r", "-t", "HEAD"), gitIn(t, copyDir, "ls-tree", "-r", "-t", "HEAD"); ours != theirs {
+		t.Fatalf("our tree:\n%s\ngit's:\n%s", ours, theirs)
+	}
+	if ours, theirs := gitIn(t, e.root, "status", "--porcelain=v2", "-uall"), gitIn(t, copyDir, "status", "--porcelain=v2", "-uall"); ours != theirs {
+		t.Fatalf("git status after our commit:\n%s\nafter git's:\n%s", ours, theirs)
+	}
+}
