@@ -138,6 +138,10 @@ type WalkResult struct {
 	Entries         int    // directory entries read (visible or not)
 	Truncated       bool   // the walk ended early or skipped something
 	TruncatedReason string // one of the Truncated* reasons
+	// ResumeAfter, with WalkOptions.StopAtLimit, is where a walk cut by
+	// MaxEntries stopped: every entry up to it in walk order was visited,
+	// the contents of the directory it names (when one) were not.
+	ResumeAfter string
 }
 
 type walkFrame struct {
@@ -159,6 +163,11 @@ type WalkOptions struct {
 	Enter func(d *Dir)
 	// Visit is called for every visible entry; its answer steers the walk.
 	Visit func(e *WalkEntry) WalkAction
+	// StopAtLimit ends the walk where MaxEntries runs out (see
+	// WalkResult.ResumeAfter) instead of visiting what is left of the
+	// directories already read: what was visited is then a prefix of the
+	// walk order, which a continuation can resume after.
+	StopAtLimit bool
 }
 
 // Walk visits the visible entries under the directory raw in a
@@ -194,6 +203,10 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 	enter(stack[0])
 	if !w.loadFrame(ctx, stack[0], maxEntries, &res) {
 		truncate(TruncatedWalkLimit)
+		if opts.StopAtLimit {
+			res.ResumeAfter = stack[0].path
+			return res, nil
+		}
 	}
 	for len(stack) > 0 {
 		if ctx.Err() != nil {
@@ -227,6 +240,10 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 		}
 		if res.Entries >= maxEntries {
 			truncate(TruncatedWalkLimit)
+			if opts.StopAtLimit {
+				res.ResumeAfter = path
+				return res, nil
+			}
 			continue
 		}
 		cfd, err := openatRetry(fr.dir.fd, d.name, flagsDir)
@@ -238,6 +255,12 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 		enter(child)
 		if !w.loadFrame(ctx, child, maxEntries, &res) {
 			truncate(TruncatedWalkLimit)
+			if opts.StopAtLimit {
+				child.dir.release()
+				stack = stack[:len(stack)-1]
+				res.ResumeAfter = path
+				return res, nil
+			}
 		}
 	}
 	return res, nil

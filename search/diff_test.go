@@ -114,6 +114,7 @@ func newDiffCorpus(t testing.TB, root string) *diffCorpus {
 		"SERVERFS_MAX_WALK_ENTRIES=100000000",
 		"SERVERFS_SEARCH_TIMEOUT_SECONDS=120",
 		"SERVERFS_SEARCH_MAX_FILE_BYTES=68719476736",
+		"SERVERFS_MAX_READ_BYTES=16777216", // context answers
 	}
 	cfg, err := sfs.LoadConfig(env, []string{"d=" + root})
 	if err != nil {

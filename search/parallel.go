@@ -17,6 +17,7 @@ const minRange = 16 << 20
 // rangeResult is what one range produced.
 type rangeResult struct {
 	matches []lineMatch
+	count   int // countOnly: matching lines
 	lines   int // lines that start in the range
 	outcome fileOutcome
 	err     error
@@ -27,7 +28,8 @@ type rangeResult struct {
 // numbers. A range owns the lines that start inside it: it skips the line
 // that began before it and finishes its own last line past its end. Every
 // range has its own fixed buffer; all goroutines are joined before return.
-func searchRanges(f io.ReaderAt, size int64, n int, cm chunkMatcher, maxLen, perFile int, stopped func() bool) ([]lineMatch, fileOutcome, error) {
+// With countOnly the matching lines are counted, not kept.
+func searchRanges(f io.ReaderAt, size int64, n int, cm chunkMatcher, maxLen, perFile int, countOnly bool, stopped func() bool) ([]lineMatch, int, fileOutcome, error) {
 	bounds := make([]int64, n+1)
 	for i := range bounds {
 		bounds[i] = size * int64(i) / int64(n)
@@ -39,13 +41,17 @@ func searchRanges(f io.ReaderAt, size int64, n int, cm chunkMatcher, maxLen, per
 		go func() {
 			defer wg.Done()
 			s := newSearcher()
-			s.midFile = i > 0
+			s.midFile, s.countOnly = i > 0, countOnly
 			rr := &rangeReader{f: f, pos: bounds[i], end: bounds[i+1], size: size}
 			if i > 0 {
 				rr.pos, rr.skipping = bounds[i]-1, true
 			}
 			res := &results[i]
 			res.outcome, res.err = s.search(rr, cm, maxLen, stopped, func(m lineMatch) bool {
+				if countOnly {
+					res.count++
+					return true
+				}
 				res.matches = append(res.matches, m)
 				return len(res.matches) < perFile
 			})
@@ -55,17 +61,19 @@ func searchRanges(f io.ReaderAt, size int64, n int, cm chunkMatcher, maxLen, per
 	wg.Wait()
 
 	var out []lineMatch
+	count := 0
 	offset := 0
 	for i, r := range results {
 		if r.err != nil && r.err != errStopped {
-			return nil, outcomeSearched, r.err
+			return nil, 0, outcomeSearched, r.err
 		}
 		if i == 0 && r.outcome == outcomeBinary {
-			return nil, outcomeBinary, nil
+			return nil, 0, outcomeBinary, nil
 		}
+		count += r.count
 		for _, m := range r.matches {
 			if len(out) == perFile {
-				return out, outcomeSearched, errStopped
+				return out, count, outcomeSearched, errStopped
 			}
 			m.line += offset
 			out = append(out, m)
@@ -73,14 +81,14 @@ func searchRanges(f io.ReaderAt, size int64, n int, cm chunkMatcher, maxLen, per
 		if r.outcome == outcomeBinaryLate || (r.outcome == outcomeBinary && i > 0) {
 			// Binary data in this range: nothing after it counts, as
 			// when one searcher stops at it.
-			return out, outcomeBinaryLate, nil
+			return out, count, outcomeBinaryLate, nil
 		}
 		if r.err == errStopped {
-			return out, outcomeSearched, errStopped
+			return out, count, outcomeSearched, errStopped
 		}
 		offset += r.lines
 	}
-	return out, outcomeSearched, nil
+	return out, count, outcomeSearched, nil
 }
 
 // rangeReader reads the lines that start in [pos, end) of a file: when

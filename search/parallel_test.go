@@ -41,9 +41,13 @@ func TestSearchRangesMatchesOneSearcher(t *testing.T) {
 			return true
 		})
 		for n := 2; n <= 7; n++ {
-			got, outcome, err := searchRanges(bytes.NewReader(data), int64(len(data)), n, cm, 6, 1<<30, func() bool { return false })
+			got, _, outcome, err := searchRanges(bytes.NewReader(data), int64(len(data)), n, cm, 6, 1<<30, false, func() bool { return false })
 			if err != nil || outcome != outcomeSearched {
 				t.Fatalf("iter %d n %d: %v %v", iter, n, outcome, err)
+			}
+			_, count, _, err := searchRanges(bytes.NewReader(data), int64(len(data)), n, cm, 6, 0, true, func() bool { return false })
+			if err != nil || count != len(want) {
+				t.Fatalf("iter %d n %d: count %d, want %d (%v)", iter, n, count, len(want), err)
 			}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("iter %d n %d: %d matches, want %d\n got %.200v\nwant %.200v", iter, n, len(got), len(want), got, want)
@@ -53,7 +57,7 @@ func TestSearchRangesMatchesOneSearcher(t *testing.T) {
 	// Boundaries exactly at line starts.
 	data := bytes.Repeat([]byte("0123456NEEDLE89\n"), 4096)
 	cm := newMatcher("NEEDLE", true)
-	got, _, _ := searchRanges(bytes.NewReader(data), int64(len(data)), 4, cm, 6, 1<<30, func() bool { return false })
+	got, _, _, _ := searchRanges(bytes.NewReader(data), int64(len(data)), 4, cm, 6, 1<<30, false, func() bool { return false })
 	if len(got) != 4096 || got[4095].line != 4096 {
 		t.Fatalf("aligned boundaries: %d matches, last %+v", len(got), got[len(got)-1])
 	}

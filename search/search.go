@@ -13,7 +13,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +24,20 @@ import (
 // MaxQueryBytes bounds a query.
 const MaxQueryBytes = 1024
 
+// Output modes of a search.
+const (
+	OutputLines = "lines" // each matching line (the default)
+	OutputFiles = "files" // each file with a match, once (rg -l)
+	OutputCount = "count" // matching lines per file and in total (rg -c)
+)
+
+// MaxContext bounds Request.Context, Before and After.
+const MaxContext = 10
+
+// TruncatedBytes is the truncation reason when the text of the answer
+// reached Limits.MaxReadBytes.
+const TruncatedBytes = "bytes"
+
 // Request is one search.
 type Request struct {
 	Workdir       string
@@ -33,10 +46,17 @@ type Request struct {
 	Regex         bool
 	CaseSensitive bool
 	Glob          string // optional; without "/" it matches base names, with "/" the path below Path
-	Limit         int    // 0: Limits.DefaultSearchResults
+	Limit         int    // 0: Limits.DefaultSearchResults; matching lines, or files in the files and count modes
 	// IncludeIgnored searches files that .gitignore or .git/info/exclude
 	// would skip. Hidden and denied paths stay unreachable regardless.
 	IncludeIgnored bool
+	// Context lines before and after each match (0 to MaxContext); Before
+	// and After, when set, override it on their side. Lines mode only.
+	Context, Before, After int
+	Output                 string // OutputLines (""), OutputFiles or OutputCount
+	// Cursor is the next_cursor of an earlier answer to the same request:
+	// the search resumes right after that answer's last result.
+	Cursor string
 }
 
 // Match is one matching line.
@@ -46,6 +66,30 @@ type Match struct {
 	Text          string `json:"text"`
 	TextTruncated bool   `json:"text_truncated,omitempty"`
 	Compressed    bool   `json:"compressed,omitempty"`
+}
+
+// Block is a run of consecutive lines of one file around matches, as
+// `rg -C` prints them: overlapping or touching windows merge into one
+// block; a gap between windows starts a new block.
+type Block struct {
+	Path       string      `json:"path"`
+	Compressed bool        `json:"compressed,omitempty"`
+	Lines      []BlockLine `json:"lines"`
+}
+
+// BlockLine is one line of a Block; Match marks the matching lines.
+type BlockLine struct {
+	Line          int    `json:"line"`
+	Text          string `json:"text"`
+	Match         bool   `json:"match,omitempty"`
+	TextTruncated bool   `json:"text_truncated,omitempty"`
+}
+
+// FileHit is one file of the files and count modes.
+type FileHit struct {
+	Path       string `json:"path"`
+	Count      int    `json:"count,omitempty"` // matching lines (count mode)
+	Compressed bool   `json:"compressed,omitempty"`
 }
 
 // Skipped counts files the search did not search, by reason.
@@ -59,19 +103,27 @@ type Skipped struct {
 	BinaryLate int `json:"binary_late,omitempty"` // binary data after the first 8 KiB: searched up to it
 }
 
-// Result is the answer of a search. Matches are sorted by path (in the
-// walk's order: each directory sorted by name) and line.
+// Result is the answer of a search. Results are sorted by path (in the
+// walk's order: each directory sorted by name) and line. Exactly one of
+// Matches (lines), Blocks (lines with context) and Files (files, count)
+// is set.
 type Result struct {
-	Workdir         string  `json:"workdir"`
-	Path            string  `json:"path"`
-	Query           string  `json:"query"`
-	Matches         []Match `json:"matches"`
-	Returned        int     `json:"returned"`
-	Truncated       bool    `json:"truncated"`
-	TruncatedReason string  `json:"truncated_reason,omitempty"` // limit, timeout, walk_limit, depth
-	FilesScanned    int     `json:"files_scanned"`
-	FilesSkipped    int     `json:"files_skipped,omitempty"`
-	Skipped         Skipped `json:"skipped,omitzero"` // absent when nothing was skipped
+	Workdir         string    `json:"workdir"`
+	Path            string    `json:"path"`
+	Query           string    `json:"query"`
+	Matches         []Match   `json:"matches,omitzero"`
+	Blocks          []Block   `json:"blocks,omitzero"`
+	Files           []FileHit `json:"files,omitzero"`
+	Total           int       `json:"total,omitempty"`     // count mode: the sum of the counts listed
+	Returned        int       `json:"returned"`            // matching lines, or files in the files and count modes
+	Truncated       bool      `json:"truncated"`           // false: complete (in count mode: every count is exact and final)
+	TruncatedReason string    `json:"truncated_reason,omitempty"` // limit, bytes, timeout, walk_limit, depth
+	// NextCursor, on a truncated answer that can be continued, resumes
+	// right after its last result when passed back as cursor.
+	NextCursor   string  `json:"next_cursor,omitempty"`
+	FilesScanned int     `json:"files_scanned"`
+	FilesSkipped int     `json:"files_skipped,omitempty"`
+	Skipped      Skipped `json:"skipped,omitzero"` // absent when nothing was skipped
 	// Hint, when set, says why a search may have found nothing.
 	Hint string `json:"hint,omitempty"`
 }
@@ -106,6 +158,7 @@ type job struct {
 	ref        *sfs.FileRef
 	path       string
 	compressed string // "", "gz" or "zst"
+	after      int    // report only the lines after this one (resuming in this file)
 }
 
 // fileResult is what a worker found in one file.
@@ -114,10 +167,24 @@ type fileResult struct {
 	path       string
 	compressed bool
 	matches    []lineMatch
+	count      int         // count mode: matching lines
+	context    []lineMatch // context lines around matches (not the matches)
 	outcome    fileOutcome
 	capped     bool // decompression stopped at the cap
 	tooLarge   bool
+	partial    bool // stopped from outside before the end of the file
 	err        error
+}
+
+// plan is what every worker needs to know about a request.
+type plan struct {
+	cm            chunkMatcher
+	maxLen        int
+	perFile       int // matches kept per file (one more than needed tells "more")
+	countOnly     bool
+	before, after int
+	capBytes      int64
+	stopped       func() bool
 }
 
 // Search runs req. It returns when every goroutine it started has ended.
@@ -128,6 +195,9 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	lim := e.fs.Limits()
 	if req.Limit == 0 {
 		req.Limit = lim.DefaultSearchResults
+	}
+	if req.Output == "" {
+		req.Output = OutputLines
 	}
 	if err := validate(req, lim); err != nil {
 		return nil, err
@@ -142,25 +212,6 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 			return nil, err
 		}
 	}
-	root, err := w.OpenDir(req.Path)
-	if err != nil {
-		return nil, err
-	}
-	rootPath := root.Path
-	root.Close()
-
-	rules := &ignoreRules{}
-	if !req.IncludeIgnored {
-		rules.ancestors = ancestorFrames(w, rootPath)
-	}
-
-	ctx, cancel := context.WithTimeout(ctx, lim.SearchTimeout)
-	defer cancel()
-	// stop ends every worker's current file at its next buffer; set on
-	// the limit, and checked together with ctx (timeout, cancellation).
-	var stop atomic.Bool
-	stopped := func() bool { return stop.Load() || ctx.Err() != nil }
-
 	var cm chunkMatcher
 	var maxLen int
 	if req.Regex {
@@ -176,12 +227,46 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 			maxLen = utf8.RuneCountInString(req.Query) * utf8.UTFMax
 		}
 	}
-	perFile := req.Limit + 1 // one more than the limit tells "truncated"
+	root, err := w.OpenDir(req.Path)
+	if err != nil {
+		return nil, err
+	}
+	rootPath := root.Path
+	root.Close()
+	key := sfs.CursorKey("search", w.Alias(), rootPath, req.Query, fmt.Sprint(req.Regex, req.CaseSensitive, req.IncludeIgnored),
+		req.Glob, req.Output, fmt.Sprint(req.before(), req.after()))
+	var cursor *sfs.Cursor
+	if req.Cursor != "" {
+		c, err := sfs.DecodeCursor(req.Cursor, key)
+		if err != nil {
+			return nil, err
+		}
+		cursor = &c
+	}
+
+	rules := &ignoreRules{}
+	if !req.IncludeIgnored {
+		rules.ancestors = ancestorFrames(w, rootPath)
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, lim.SearchTimeout)
+	defer cancel()
+	// stop ends every worker's current file at its next buffer; set on
+	// the limit, and checked together with ctx (timeout, cancellation).
+	var stop atomic.Bool
+	pl := &plan{cm: cm, maxLen: maxLen, perFile: req.Limit + 1, before: req.before(), after: req.after(),
+		capBytes: lim.SearchMaxFileBytes, stopped: func() bool { return stop.Load() || ctx.Err() != nil }}
+	switch req.Output {
+	case OutputFiles:
+		pl.perFile = 1
+	case OutputCount:
+		pl.perFile, pl.countOnly = 0, true
+	}
 
 	// Files in flight or finished out of order, waiting to be collected in
 	// path order. A wide window keeps workers busy past one slow file; its
 	// worst case holds window*(limit+1) matches, kept near 100,000.
-	window := max(64, min(1024, 100_000/perFile))
+	window := max(64, min(1024, 100_000/(req.Limit+1)))
 	jobs := make(chan job, e.workers)
 	results := make(chan fileResult, window)
 	tokens := make(chan struct{}, window)
@@ -197,7 +282,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 				if e.beforeFile != nil {
 					e.beforeFile(ctx, j.path)
 				}
-				results <- e.searchFile(s, j, cm, maxLen, perFile, lim.SearchMaxFileBytes, stopped)
+				results <- e.searchFile(s, j, pl)
 			}
 		}()
 	}
@@ -217,7 +302,8 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		seq := 0
 		prefix := rootPath
 		walkRes, walkErr = w.Walk(ctx, rootPath, sfs.WalkOptions{
-			MaxEntries: lim.MaxWalkEntries,
+			MaxEntries:  lim.MaxWalkEntries,
+			StopAtLimit: true,
 			Enter: func(d *sfs.Dir) {
 				if !req.IncludeIgnored {
 					rules.enter(d)
@@ -227,9 +313,10 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 				if ctx.Err() != nil {
 					return sfs.WalkStop
 				}
+				resume := cursor.Resume(ent.Path, ent.Type == sfs.TypeDirectory)
 				switch ent.Type {
 				case sfs.TypeDirectory:
-					if ent.Name == ".git" {
+					if ent.Name == ".git" || resume == sfs.ResumeSkip {
 						return sfs.WalkSkipDir // repository internals are never searched
 					}
 					if !req.IncludeIgnored && rules.ignored(ent.Path, true, ent.Depth) {
@@ -239,6 +326,9 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 				case sfs.TypeFile:
 				default:
 					return sfs.WalkContinue // symlinks and special files are never searched
+				}
+				if resume == sfs.ResumeSkip {
+					return sfs.WalkContinue
 				}
 				rel := ent.Path
 				if prefix != "" {
@@ -261,8 +351,12 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 				}
 				// The worker opens the file: the walk only reads directories.
 				ref := ent.Ref()
+				j := job{seq: seq, ref: ref, path: ent.Path, compressed: CompressionOf(ent.Name)}
+				if resume == sfs.ResumePartial {
+					j.after = cursor.Line
+				}
 				select {
-				case jobs <- job{seq: seq, ref: ref, path: ent.Path, compressed: CompressionOf(ent.Name)}:
+				case jobs <- j:
 					seq++
 				case <-ctx.Done():
 					ref.Release()
@@ -274,22 +368,11 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	}()
 
 	// Collector: consume results in walk order.
-	res := &Result{Workdir: w.Alias(), Path: rootPath, Query: req.Query, Matches: []Match{}}
+	col := newCollector(w.Alias(), rootPath, req, lim)
 	pending := map[int]fileResult{}
 	next := 0
-	limited := false
-	take := func(r fileResult) {
-		res.count(r)
-		for _, m := range r.matches {
-			if len(res.Matches) == req.Limit {
-				limited = true
-				break
-			}
-			res.Matches = append(res.Matches, Match{Path: r.path, Line: m.line, Text: m.text, TextTruncated: m.cut, Compressed: r.compressed})
-		}
-	}
 	for r := range results {
-		if limited {
+		if col.done {
 			continue // draining after the limit: every worker is stopping
 		}
 		pending[r.seq] = r
@@ -301,8 +384,8 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 			delete(pending, next)
 			next++
 			<-tokens
-			take(r)
-			if limited {
+			col.take(r)
+			if col.done {
 				stop.Store(true)
 				cancel()
 				break
@@ -310,34 +393,25 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	<-walkerDone // every goroutine of this call has ended
-	timedOut := !limited && ctx.Err() != nil
-	if timedOut {
-		// Keep what finished out of order: true matches, still in path order.
-		seqs := make([]int, 0, len(pending))
-		for s := range pending {
-			seqs = append(seqs, s)
-		}
-		sort.Ints(seqs)
-		for _, s := range seqs {
-			if !limited {
-				take(pending[s])
-			}
-		}
-	}
 	if walkErr != nil {
 		return nil, walkErr
 	}
+	res := col.res
+	limited := col.reason == sfs.TruncatedLimit || col.reason == TruncatedBytes
+	timedOut := !limited && ctx.Err() != nil
 	res.Skipped.Ignored += walkSkipped.Ignored
 	res.FilesSkipped = res.Skipped.Binary + res.Skipped.TooLarge + res.Skipped.Unreadable + res.Skipped.Corrupt + res.Skipped.Ignored
-	res.Returned = len(res.Matches)
+	res.Returned = col.returned
 	if res.Returned == 0 && !req.Regex && strings.ContainsAny(req.Query, regexMeta) {
 		res.Hint = literalHint
 	}
+	var resumeAt *sfs.Cursor
 	switch {
 	case limited:
-		res.Truncated, res.TruncatedReason = true, sfs.TruncatedLimit
+		res.Truncated, res.TruncatedReason = true, col.reason
+		resumeAt = &col.last
 	case timedOut:
-		if len(res.Matches) == 0 {
+		if res.Returned == 0 {
 			if err := context.Cause(ctx); err == context.Canceled {
 				return nil, &sfs.Error{Code: sfs.CodeCanceled, Workdir: w.Alias(), Path: rootPath, Msg: "the search was cancelled"}
 			}
@@ -345,10 +419,168 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 				Msg: fmt.Sprintf("nothing found within the %s search timeout; narrow the path or add a glob", lim.SearchTimeout)}
 		}
 		res.Truncated, res.TruncatedReason = true, sfs.TruncatedTimeout
+		resumeAt = &col.last
 	case walkRes.Truncated:
 		res.Truncated, res.TruncatedReason = true, walkRes.TruncatedReason
+		if walkRes.ResumeAfter != "" && walkRes.ResumeAfter != rootPath {
+			resumeAt = &sfs.Cursor{Path: walkRes.ResumeAfter}
+		}
+	}
+	if resumeAt != nil && resumeAt.Path != "" && (cursor == nil || *resumeAt != (sfs.Cursor{Path: cursor.Path, Line: cursor.Line})) {
+		resumeAt.Key = key
+		res.NextCursor = resumeAt.Encode()
 	}
 	return res, nil
+}
+
+func (req Request) before() int {
+	if req.Before > 0 {
+		return req.Before
+	}
+	return req.Context
+}
+
+func (req Request) after() int {
+	if req.After > 0 {
+		return req.After
+	}
+	return req.Context
+}
+
+// collector builds the answer from file results taken in walk order.
+type collector struct {
+	req      Request
+	res      *Result
+	capBytes int
+	bytes    int
+	returned int
+	done     bool       // nothing more is taken
+	reason   string     // why done: limit, bytes or "" (a partial file: timeout)
+	last     sfs.Cursor // the position after the last result taken
+}
+
+func newCollector(alias, rootPath string, req Request, lim sfs.Limits) *collector {
+	res := &Result{Workdir: alias, Path: rootPath, Query: req.Query}
+	switch {
+	case req.Output != OutputLines:
+		res.Files = []FileHit{}
+	case req.before()+req.after() > 0:
+		res.Blocks = []Block{}
+	default:
+		res.Matches = []Match{}
+	}
+	// The byte cap is SERVERFS_MAX_READ_BYTES, as for one read; matching
+	// lines without context are bounded by the limit already.
+	capBytes := lim.MaxReadBytes
+	if res.Blocks == nil {
+		capBytes = max(capBytes, req.Limit*MaxLineText)
+	}
+	return &collector{req: req, res: res, capBytes: capBytes}
+}
+
+// full reports whether one more result would exceed the limit or the
+// byte cap; it sets the reason.
+func (c *collector) full() bool {
+	switch {
+	case c.returned == c.req.Limit:
+		c.done, c.reason = true, sfs.TruncatedLimit
+	case c.bytes >= c.capBytes:
+		c.done, c.reason = true, TruncatedBytes
+	}
+	return c.done
+}
+
+// take folds one file's result into the answer.
+func (c *collector) take(r fileResult) {
+	c.res.count(r)
+	switch {
+	case c.req.Output == OutputCount:
+		if r.partial {
+			c.done = true // a partial count is not a count: resume at this file
+			return
+		}
+		if r.count > 0 {
+			if c.full() {
+				return
+			}
+			c.res.Files = append(c.res.Files, FileHit{Path: r.path, Count: r.count, Compressed: r.compressed})
+			c.res.Total += r.count
+			c.returned++
+		}
+	case c.req.Output == OutputFiles:
+		if len(r.matches) > 0 {
+			if c.full() {
+				return
+			}
+			c.res.Files = append(c.res.Files, FileHit{Path: r.path, Compressed: r.compressed})
+			c.returned++
+		} else if r.partial {
+			c.done = true
+			return
+		}
+	case c.res.Blocks != nil:
+		c.takeBlocks(r)
+	default:
+		for _, m := range r.matches {
+			if c.full() {
+				return
+			}
+			c.res.Matches = append(c.res.Matches, Match{Path: r.path, Line: m.line, Text: m.text, TextTruncated: m.cut, Compressed: r.compressed})
+			c.bytes += len(m.text)
+			c.returned++
+			c.last = sfs.Cursor{Path: r.path, Line: m.line}
+		}
+	}
+	if c.done {
+		return
+	}
+	if r.partial {
+		// Stopped from outside (timeout) inside this file: what it found
+		// is a true prefix; resume after it.
+		c.done = true
+		return
+	}
+	c.last = sfs.Cursor{Path: r.path}
+}
+
+// takeBlocks adds a file's matches with their context lines, merged into
+// blocks.
+func (c *collector) takeBlocks(r fileResult) {
+	before, after := c.req.before(), c.req.after()
+	var blk *Block
+	lastLine := 0
+	add := func(m lineMatch, match bool) {
+		if blk == nil || m.line != lastLine+1 {
+			c.res.Blocks = append(c.res.Blocks, Block{Path: r.path, Compressed: r.compressed})
+			blk = &c.res.Blocks[len(c.res.Blocks)-1]
+		}
+		blk.Lines = append(blk.Lines, BlockLine{Line: m.line, Text: m.text, Match: match, TextTruncated: m.cut})
+		lastLine = m.line
+		c.bytes += len(m.text)
+	}
+	ci := 0
+	prev := -1 // line of the previous match taken
+	for _, m := range r.matches {
+		if c.full() {
+			break
+		}
+		for ci < len(r.context) && r.context[ci].line < m.line {
+			if l := r.context[ci].line; l >= m.line-before || (prev >= 0 && l <= prev+after) {
+				add(r.context[ci], false)
+			}
+			ci++
+		}
+		add(m, true)
+		c.returned++
+		c.last = sfs.Cursor{Path: r.path, Line: m.line}
+		prev = m.line
+	}
+	for prev >= 0 && ci < len(r.context) && r.context[ci].line <= prev+after {
+		if r.context[ci].line > prev {
+			add(r.context[ci], false)
+		}
+		ci++
+	}
 }
 
 // count folds one file's outcome into the statistics.
@@ -390,6 +622,12 @@ func validate(req Request, lim sfs.Limits) error {
 		return bad("query must be a single line of text (no newline, carriage return or NUL)")
 	case req.Limit < 1 || req.Limit > lim.MaxSearchResults:
 		return bad(fmt.Sprintf("limit must be between 1 and %d", lim.MaxSearchResults))
+	case req.Context < 0 || req.Context > MaxContext || req.Before < 0 || req.Before > MaxContext || req.After < 0 || req.After > MaxContext:
+		return bad(fmt.Sprintf("context, before and after must be between 0 and %d", MaxContext))
+	case req.Output != OutputLines && req.Output != OutputFiles && req.Output != OutputCount:
+		return bad(fmt.Sprintf("output must be %q, %q or %q", OutputLines, OutputFiles, OutputCount))
+	case req.Output != OutputLines && req.before()+req.after() > 0:
+		return bad("context lines go with output \"lines\" only")
 	}
 	return nil
 }
@@ -417,11 +655,11 @@ func ancestorFrames(w *sfs.Workdir, rootPath string) []ignoreFrame {
 }
 
 // searchFile searches one job's file and closes it.
-func (e *Engine) searchFile(s *searcher, j job, cm chunkMatcher, maxLen, perFile int, capBytes int64, stopped func() bool) fileResult {
+func (e *Engine) searchFile(s *searcher, j job, pl *plan) fileResult {
 	r := fileResult{seq: j.seq, path: j.path, compressed: j.compressed != ""}
-	if stopped() {
+	if pl.stopped() {
 		j.ref.Release()
-		r.err = errStopped
+		r.err, r.partial = errStopped, true
 		return r
 	}
 	file, size, err := j.ref.Open()
@@ -430,41 +668,67 @@ func (e *Engine) searchFile(s *searcher, j job, cm chunkMatcher, maxLen, perFile
 		return r
 	}
 	defer file.Close()
-	if size > capBytes {
+	if size > pl.capBytes {
 		r.tooLarge = true
 		return r
 	}
 	// Read what fstat saw and no more: a snapshot of a growing log, and
 	// no extra read to learn about EOF. (Size 0 may be a lie, as in procfs.)
-	var src io.Reader = file
-	if size > 0 {
-		src = &io.LimitedReader{R: file, N: size}
-	}
-	var cr *capReader
-	if j.compressed != "" {
-		dec, err := NewDecompressor(j.compressed, file)
-		if err != nil {
-			r.err = errCorrupt
-			return r
+	open := func() (io.Reader, *capReader, func(), error) {
+		var src io.Reader = file
+		n := size
+		if n == 0 {
+			n = 1 << 62
 		}
-		defer dec.Close()
-		cr = &capReader{r: dec, left: capBytes}
-		src = cr
+		src = io.NewSectionReader(file, 0, n)
+		if j.compressed == "" {
+			return src, nil, func() {}, nil
+		}
+		dec, err := NewDecompressor(j.compressed, src)
+		if err != nil {
+			return nil, nil, nil, errCorrupt
+		}
+		cr := &capReader{r: dec, left: pl.capBytes}
+		return cr, cr, func() { dec.Close() }, nil
 	}
-	if n := min(e.workers, int(size/minRange)); cr == nil && size >= rangeThreshold && n > 1 {
-		r.matches, r.outcome, r.err = searchRanges(file, size, n, cm, maxLen, perFile, stopped)
+	src, cr, closeSrc, err := open()
+	if err != nil {
+		r.err = err
+		return r
+	}
+	defer closeSrc()
+	emit := func(m lineMatch) bool {
+		if m.line <= j.after {
+			return true // reported by the answer this one continues
+		}
+		if pl.countOnly {
+			r.count++
+			return true
+		}
+		r.matches = append(r.matches, m)
+		return len(r.matches) < pl.perFile
+	}
+	s.countOnly = pl.countOnly
+	if n := min(e.workers, int(size/minRange)); cr == nil && j.after == 0 && size >= rangeThreshold && n > 1 {
+		r.matches, r.count, r.outcome, r.err = searchRanges(file, size, n, pl.cm, pl.maxLen, pl.perFile, pl.countOnly, pl.stopped)
 	} else {
-		r.outcome, r.err = s.search(src, cm, maxLen, stopped, func(m lineMatch) bool {
-			r.matches = append(r.matches, m)
-			return len(r.matches) < perFile
-		})
+		r.outcome, r.err = s.search(src, pl.cm, pl.maxLen, pl.stopped, emit)
 	}
-	if r.err == errStopped && len(r.matches) >= perFile {
+	if r.err == errStopped && !pl.countOnly && len(r.matches) >= pl.perFile {
 		r.err = nil // stopped because this file alone filled the limit
 	}
 	if r.err != nil && cr != nil && r.err != errStopped {
-		r.err, r.matches = errCorrupt, nil
+		r.err, r.matches, r.count = errCorrupt, nil, 0
 	}
+	r.partial = r.err == errStopped
 	r.capped = cr != nil && cr.capped
+	if (pl.before > 0 || pl.after > 0) && len(r.matches) > 0 && r.err == nil {
+		// Context: a second pass over the file, for the lines around the
+		// matches only (it stops after the last window).
+		if src, _, closeCtx, err := open(); err == nil {
+			r.context = s.readContext(src, r.matches, pl.before, pl.after, pl.stopped)
+			closeCtx()
+		}
+	}
 	return r
 }

@@ -366,6 +366,12 @@ func TestSearchTimeoutKeepsResults(t *testing.T) {
 	if lines(res) != "a.txt:1:hit a\n" || !res.Truncated || res.TruncatedReason != "timeout" {
 		t.Fatalf("%+v", res)
 	}
+	// The continuation resumes after a.txt.
+	e.eng.beforeFile = nil
+	next := e.search(t, Request{Query: "hit", CaseSensitive: true, Cursor: res.NextCursor})
+	if lines(next) != "b.txt:1:hit b\nc.txt:1:hit c\n" || next.Truncated || next.NextCursor != "" {
+		t.Fatalf("continuation: %+v", next)
+	}
 }
 
 func TestSearchBinaryAndLimits(t *testing.T) {

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -51,6 +52,10 @@ type searcher struct {
 	// lines is the number of lines the last search went through (up to
 	// where it stopped), so ranges can number their lines globally.
 	lines int
+	// countOnly: matches are reported without their text (count mode).
+	countOnly bool
+	// ctxBuf is the reader of context passes, reused.
+	ctxBuf *bufio.Reader
 }
 
 func newSearcher() *searcher { return newSearcherSize(bufferSize) }
@@ -164,7 +169,7 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 			if j := bytes.IndexByte(chunk[i:cut], '\n'); j >= 0 {
 				le = i + j
 			}
-			if !emit(makeLine(lineNo, chunk[ls:le])) {
+			if !emit(s.makeLine(lineNo, chunk[ls:le])) {
 				return outcome, errStopped
 			}
 			pos = le + 1
@@ -185,8 +190,19 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 	}
 }
 
+// makeLine is makeLine, or the bare line number when counting.
+func (s *searcher) makeLine(lineNo int, line []byte) lineMatch {
+	if s.countOnly {
+		return lineMatch{line: lineNo}
+	}
+	return makeLine(lineNo, line)
+}
+
 // longLine reports a line that did not fit the buffer, by its head.
 func (s *searcher) longLine(lineNo int) lineMatch {
+	if s.countOnly {
+		return lineMatch{line: lineNo}
+	}
 	m := makeLine(lineNo, s.head)
 	m.cut = true
 	return m
@@ -227,4 +243,65 @@ func fill(r io.Reader, b []byte) (n int, eof bool, err error) {
 		}
 	}
 	return n, false, nil
+}
+
+// readContext reads r from its start and returns the lines within before
+// lines before or after lines after a match (the matches themselves left
+// out), in order. It stops after the last window, at a NUL (binary data,
+// where the search stopped too) and when stopped says so. Lines are cut at
+// MaxLineText as matches are; memory is the reader's buffer.
+func (s *searcher) readContext(r io.Reader, matches []lineMatch, before, after int, stopped func() bool) []lineMatch {
+	if s.ctxBuf == nil {
+		s.ctxBuf = bufio.NewReaderSize(r, 64<<10)
+	} else {
+		s.ctxBuf.Reset(r)
+	}
+	br := s.ctxBuf
+	defer br.Reset(nil)
+	var out []lineMatch
+	win := 0 // the first match whose window may still hold lines
+	at := 0  // the first match at or after the current line
+	for lineNo := 1; win < len(matches); lineNo++ {
+		if lineNo%1024 == 0 && stopped() {
+			break
+		}
+		for win < len(matches) && matches[win].line+after < lineNo {
+			win++
+		}
+		for at < len(matches) && matches[at].line < lineNo {
+			at++
+		}
+		want := win < len(matches) && matches[win].line-before <= lineNo && !(at < len(matches) && matches[at].line == lineNo)
+		line, err := br.ReadSlice('\n')
+		long := false
+		if want {
+			s.head = append(s.head[:0], line[:min(len(line), MaxLineText+1)]...)
+		}
+		for err == bufio.ErrBufferFull {
+			long = true
+			line, err = br.ReadSlice('\n')
+		}
+		if err != nil && (err != io.EOF || (len(line) == 0 && !long)) {
+			break
+		}
+		text := line
+		if long {
+			text = s.head
+		}
+		if bytes.IndexByte(text, 0) >= 0 {
+			break
+		}
+		if lineNo == 1 {
+			text = bytes.TrimPrefix(text, []byte{0xEF, 0xBB, 0xBF})
+		}
+		if want {
+			m := makeLine(lineNo, bytes.TrimSuffix(text, []byte{'\n'}))
+			m.cut = m.cut || long
+			out = append(out, m)
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	return out
 }
