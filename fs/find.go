@@ -80,6 +80,9 @@ type FindResult struct {
 	Truncated       bool        `json:"truncated"`
 	TruncatedReason string      `json:"truncated_reason,omitempty"`
 	EntriesScanned  int         `json:"entries_scanned"`
+	// NextCursor, on a truncated answer that can be continued: pass it as
+	// cursor to resume right after the last match.
+	NextCursor string `json:"next_cursor,omitempty"`
 }
 
 // Find walks the directory raw and returns entries whose name (or relative
@@ -90,6 +93,13 @@ type FindResult struct {
 // or ctx ends ("timeout", keeping what it found; SEARCH_TIMEOUT or
 // CANCELED when it found nothing). limit 0 means the default.
 func (f *FS) Find(ctx context.Context, alias, raw, pattern string, limit int) (*FindResult, error) {
+	return f.FindFrom(ctx, alias, raw, pattern, limit, "")
+}
+
+// FindFrom is Find resuming after cursor, the NextCursor of an earlier
+// answer with the same workdir, path and pattern ("" starts at the top).
+// A truncated answer carries NextCursor when it can be continued.
+func (f *FS) FindFrom(ctx context.Context, alias, raw, pattern string, limit int, cursor string) (*FindResult, error) {
 	w, err := f.Workdir(alias)
 	if err != nil {
 		return nil, err
@@ -111,9 +121,26 @@ func (f *FS) Find(ctx context.Context, alias, raw, pattern string, limit int) (*
 	ctx, cancel := context.WithTimeout(ctx, f.limits.SearchTimeout)
 	defer cancel()
 	prefix := rp.String()
+	key := CursorKey("find", w.alias, prefix, pattern)
+	var from *Cursor
+	if cursor != "" {
+		c, err := DecodeCursor(cursor, key)
+		if err != nil {
+			return nil, err
+		}
+		from = &c
+	}
 	res := &FindResult{Workdir: w.alias, Path: prefix, Pattern: pattern, Matches: []FindMatch{}}
 	limited := false
-	wr, err := w.Walk(ctx, raw, WalkOptions{MaxEntries: f.limits.MaxWalkEntries, Visit: func(e *WalkEntry) WalkAction {
+	visited := "" // the last entry visited: all before it in walk order are done
+	wr, err := w.Walk(ctx, raw, WalkOptions{MaxEntries: f.limits.MaxWalkEntries, StopAtLimit: true, Visit: func(e *WalkEntry) WalkAction {
+		switch from.Resume(e.Path, e.Type == TypeDirectory) {
+		case ResumeSkip:
+			return WalkSkipDir
+		case ResumeDescend:
+			return WalkContinue
+		}
+		visited = e.Path
 		rel := e.Path
 		if prefix != "" {
 			rel = strings.TrimPrefix(rel, prefix+"/")
@@ -136,9 +163,11 @@ func (f *FS) Find(ctx context.Context, alias, raw, pattern string, limit int) (*
 	}
 	res.EntriesScanned = wr.Entries
 	res.Returned = len(res.Matches)
+	next := ""
 	switch {
 	case limited:
 		res.Truncated, res.TruncatedReason = true, TruncatedLimit
+		next = res.Matches[len(res.Matches)-1].Path
 	case wr.Truncated && wr.TruncatedReason == TruncatedTimeout && len(res.Matches) == 0:
 		if context.Cause(ctx) == context.Canceled {
 			return nil, newErr(CodeCanceled, w.alias, prefix, "the search was cancelled", nil)
@@ -147,6 +176,15 @@ func (f *FS) Find(ctx context.Context, alias, raw, pattern string, limit int) (*
 			fmt.Sprintf("nothing found within the %s search timeout; narrow the path or the pattern", f.limits.SearchTimeout), nil)
 	case wr.Truncated:
 		res.Truncated, res.TruncatedReason = true, wr.TruncatedReason
+		switch wr.TruncatedReason {
+		case TruncatedTimeout:
+			next = visited
+		case TruncatedWalkLimit:
+			next = wr.ResumeAfter
+		}
+	}
+	if next != "" && next != prefix && (from == nil || from.Path != next) {
+		res.NextCursor = Cursor{Path: next, Key: key}.Encode()
 	}
 	return res, nil
 }

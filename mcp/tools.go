@@ -204,6 +204,7 @@ type findFilesIn struct {
 	Path    string `json:"path,omitempty" jsonschema:"directory to search below, relative to the workdir root; empty for the root"`
 	Pattern string `json:"pattern" jsonschema:"glob: * ? [a-z] {a,b} and ** across directories; without / it matches file names (*.py), with / the path below path (src/**/*.go)"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"maximum matches to return"`
+	Cursor  string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous answer, to get the next page (same workdir, path and pattern)"`
 }
 
 type searchTextIn struct {
@@ -215,6 +216,11 @@ type searchTextIn struct {
 	CaseSensitive  bool   `json:"case_sensitive,omitempty" jsonschema:"false: ASCII letters match either case (other letters still match exactly)"`
 	Limit          int    `json:"limit,omitempty" jsonschema:"maximum matching lines to return"`
 	IncludeIgnored bool   `json:"include_ignored,omitempty" jsonschema:"also search files that .gitignore rules exclude (hidden and credential files stay excluded)"`
+	Output         string `json:"output,omitempty" jsonschema:"lines: each matching line; files: each matching file once (like rg -l); count: matching lines per file and their total (like rg -c); limit then counts files"`
+	Context        int    `json:"context,omitempty" jsonschema:"lines before and after each match (output lines only), merged into blocks like rg -C"`
+	Before         int    `json:"before,omitempty" jsonschema:"lines before each match, overriding context on that side"`
+	After          int    `json:"after,omitempty" jsonschema:"lines after each match, overriding context on that side"`
+	Cursor         string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous answer, to get the next page (same arguments; limit may change)"`
 }
 
 type readTextFileIn struct {
@@ -298,7 +304,10 @@ func toolsFor(f *sfs.FS, bridged bool) []tool {
 // the write tools only when s serves them.
 func readTools(lim sfs.Limits, s surface) []tool {
 	maxRead := min(sfs.DefaultReadLines, lim.MaxReadLines)
-	searchSchema := inputSchema[searchTextIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults}})
+	searchSchema := inputSchema[searchTextIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults},
+		"context": {0, search.MaxContext, 0}, "before": {0, search.MaxContext, 0}, "after": {0, search.MaxContext, 0}})
+	searchSchema.Properties["output"].Enum = []any{search.OutputLines, search.OutputFiles, search.OutputCount}
+	searchSchema.Properties["output"].Default = json.RawMessage(`"lines"`)
 	searchSchema.Properties["case_sensitive"].Default = json.RawMessage("true")
 	searchSchema.Properties["include_ignored"].Default = json.RawMessage("false")
 	searchSchema.Properties["regex"].Default = json.RawMessage("false")
@@ -342,7 +351,7 @@ func readTools(lim sfs.Limits, s surface) []tool {
 				Name: "find_files",
 				Description: fmt.Sprintf("Find files and directories by name with a glob below a directory of a workdir, e.g. *compose*.yml or src/**/*.go (matches names and paths only, never contents: use search_text for those). "+
 					"Returns up to limit matches (default %d, at most %d) in path order. truncated is true when the answer is incomplete; truncated_reason says why: limit (more matches exist: narrow path or pattern), walk_limit (%d directory entries were read) or timeout: search a smaller path. "+
-					"Hidden and credential files never match; symlinks are reported, never followed.", lim.DefaultSearchResults, lim.MaxSearchResults, lim.MaxWalkEntries),
+					"When next_cursor is set, pass it as cursor to get the next page. Hidden and credential files never match; symlinks are reported, never followed.", lim.DefaultSearchResults, lim.MaxSearchResults, lim.MaxWalkEntries),
 				Annotations: readOnly("Find files"),
 				InputSchema: inputSchema[findFilesIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults}}),
 			},
@@ -354,6 +363,7 @@ func readTools(lim sfs.Limits, s surface) []tool {
 				Description: fmt.Sprintf("Search the contents of text files below a directory of a workdir for literal text (like grep -F: no wildcards, one line) or, with regex, an RE2 regular expression: each matching line with its path, 1-based line number and text (cut at %d bytes), sorted by path then line. "+
 					"Returns up to limit matches (default %d, at most %d). When truncated is true, truncated_reason says why: limit (more matches exist: narrow path or glob, or raise limit), timeout (after %s) or walk_limit (%d directory entries read): search a smaller path or add a glob. "+
 					"Skipped, and counted in skipped: binary files, files over %d bytes, and files .gitignore excludes in git repositories (unless include_ignored); hidden and credential files are never searched. .gz and .zst logs are searched too. "+
+					"output files or count lists files instead of lines; context adds the lines around each match. When next_cursor is set, pass it as cursor to get the next page. "+
 					"Read around a match with read_text_file.", search.MaxLineText, lim.DefaultSearchResults, lim.MaxSearchResults, lim.SearchTimeout, lim.MaxWalkEntries, lim.SearchMaxFileBytes),
 				Annotations: readOnly("Search text"),
 				InputSchema: searchSchema,
@@ -420,12 +430,13 @@ func listDirectory(_ context.Context, d *Deps, in listDirectoryIn) (*sfs.Listing
 }
 
 func findFiles(ctx context.Context, d *Deps, in findFilesIn) (*sfs.FindResult, callInfo, error) {
-	r, err := d.FS.Find(ctx, in.Workdir, in.Path, in.Pattern, in.Limit)
+	r, err := d.FS.FindFrom(ctx, in.Workdir, in.Path, in.Pattern, in.Limit, in.Cursor)
 	return r, callInfo{workdir: in.Workdir, path: in.Path}, err
 }
 
 func searchText(ctx context.Context, d *Deps, in searchTextIn) (*search.Result, callInfo, error) {
-	r, err := d.Search.Search(ctx, search.Request{Workdir: in.Workdir, Path: in.Path, Query: in.Query, Regex: in.Regex, Glob: in.Glob, CaseSensitive: in.CaseSensitive, Limit: in.Limit, IncludeIgnored: in.IncludeIgnored})
+	r, err := d.Search.Search(ctx, search.Request{Workdir: in.Workdir, Path: in.Path, Query: in.Query, Regex: in.Regex, Glob: in.Glob, CaseSensitive: in.CaseSensitive, Limit: in.Limit, IncludeIgnored: in.IncludeIgnored,
+		Output: in.Output, Context: in.Context, Before: in.Before, After: in.After, Cursor: in.Cursor})
 	return r, callInfo{workdir: in.Workdir, path: in.Path}, err
 }
 

@@ -114,9 +114,9 @@ type Result struct {
 	Matches         []Match   `json:"matches,omitzero"`
 	Blocks          []Block   `json:"blocks,omitzero"`
 	Files           []FileHit `json:"files,omitzero"`
-	Total           int       `json:"total,omitempty"`     // count mode: the sum of the counts listed
-	Returned        int       `json:"returned"`            // matching lines, or files in the files and count modes
-	Truncated       bool      `json:"truncated"`           // false: complete (in count mode: every count is exact and final)
+	Total           int       `json:"total,omitempty"`            // count mode: the sum of the counts listed
+	Returned        int       `json:"returned"`                   // matching lines, or files in the files and count modes
+	Truncated       bool      `json:"truncated"`                  // false: complete (in count mode: every count is exact and final)
 	TruncatedReason string    `json:"truncated_reason,omitempty"` // limit, bytes, timeout, walk_limit, depth
 	// NextCursor, on a truncated answer that can be continued, resumes
 	// right after its last result when passed back as cursor.
