@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/serverfs/serverfs/unidiff"
 )
 
 // Writes. Every change to a workdir:
@@ -72,6 +74,10 @@ type Edit struct {
 
 // MaxEdits bounds the replacements of one EditFile call.
 const MaxEdits = 100
+
+// DiffMaxBytes bounds the diff a write returns: enough to show what an
+// edit did, never a second copy of a large file.
+const DiffMaxBytes = 8 << 10
 
 // writableWorkdir returns the workdir for a write.
 func (f *FS) writableWorkdir(alias string) (*Workdir, error) {
@@ -522,7 +528,7 @@ func (t *target) result(action string, content, old []byte, created bool) *Write
 	size := int64(len(content))
 	r := &WriteResult{Workdir: t.w.alias, Path: t.rp.String(), Action: action, Revision: Revision(content), Size: &size}
 	if action != "unchanged" {
-		r.Diff, r.DiffTruncated = UnifiedDiff(r.Path, old, content, created, DiffMaxBytes)
+		r.Diff, r.DiffTruncated = unidiff.Unified(r.Path, old, content, created, DiffMaxBytes)
 	}
 	return r
 }

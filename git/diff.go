@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/unidiff"
 )
 
 // Diff limits.
@@ -325,7 +326,7 @@ func renderDiff(p string, a, b side) (DiffFile, string) {
 	} else {
 		out.WriteString("+++ /dev/null\n")
 	}
-	out.WriteString(sfs.DiffHunks(a.data, b.data))
+	out.WriteString(unidiff.Hunks(a.data, b.data))
 	return f, out.String()
 }
 

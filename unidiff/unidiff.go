@@ -1,14 +1,13 @@
-package fs
+// Package unidiff renders line diffs as unified-diff hunks that git apply
+// and patch -p1 accept. It is leaf code shared by fs (the diff a write
+// returns) and git (patches of the work tree, the index and commits).
+package unidiff
 
 import (
 	"bytes"
 	"fmt"
 	"strings"
 )
-
-// DiffMaxBytes bounds the diff a write returns: enough to show what an
-// edit did, never a second copy of a large file.
-const DiffMaxBytes = 8 << 10
 
 // diffMaxEdits bounds the Myers search (its time and memory grow with the
 // square of it). Past it the changed middle is shown as one replacement:
@@ -17,12 +16,12 @@ const diffMaxEdits = 500
 
 const diffContext = 3
 
-// UnifiedDiff renders the change from old to new of the file at path as a
+// Unified renders the change from old to new of the file at path as a
 // unified diff (git's "a/" and "b/" prefixes; /dev/null for a created
 // file) that `git apply` and `patch -p1` accept. It returns at most
 // maxBytes of it, cut at a line boundary, and whether it was cut.
 // Identical contents, and a created empty file, give "".
-func UnifiedDiff(path string, old, new []byte, created bool, maxBytes int) (string, bool) {
+func Unified(path string, old, new []byte, created bool, maxBytes int) (string, bool) {
 	if bytes.Equal(old, new) {
 		return "", false
 	}
@@ -33,7 +32,7 @@ func UnifiedDiff(path string, old, new []byte, created bool, maxBytes int) (stri
 		fmt.Fprintf(&out, "--- a/%s\n", path)
 	}
 	fmt.Fprintf(&out, "+++ b/%s\n", path)
-	out.WriteString(DiffHunks(old, new))
+	out.WriteString(Hunks(old, new))
 	s := out.String()
 	if len(s) <= maxBytes {
 		return s, false
@@ -42,18 +41,34 @@ func UnifiedDiff(path string, old, new []byte, created bool, maxBytes int) (stri
 	return s[:cut+1], true
 }
 
-// DiffHunks is the body of a unified diff from old to new: its "@@"
+// Hunks is the body of a unified diff from old to new: its "@@"
 // hunks with three lines of context, without file headers ("" when equal).
 // The edit search is bounded (diffMaxEdits); past it the changed middle is
 // one replacement hunk, still a correct patch.
-func DiffHunks(old, new []byte) string {
+func Hunks(old, new []byte) string {
+	h, _, _ := HunksStat(old, new)
+	return h
+}
+
+// HunksStat is Hunks with the numbers of lines added and deleted, as
+// git diff --numstat counts them.
+func HunksStat(old, new []byte) (hunks string, added, deleted int) {
 	if bytes.Equal(old, new) {
-		return ""
+		return "", 0, 0
 	}
 	a, b := splitLines(old), splitLines(new)
+	ops := diffLines(a, b)
+	for _, op := range ops {
+		switch op {
+		case opInsert:
+			added++
+		case opDelete:
+			deleted++
+		}
+	}
 	var out strings.Builder
-	writeHunks(&out, a, b, diffLines(a, b))
-	return out.String()
+	writeHunks(&out, a, b, ops)
+	return out.String(), added, deleted
 }
 
 // splitLines splits b into lines that keep their "\n"; the last line may

@@ -1,4 +1,4 @@
-package fs
+package unidiff
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 
 // TestUnifiedDiffGitApply: git is the oracle. For random old/new pairs
 // (line edits, CRLF, missing final newlines, empty files, creates), the
-// diff UnifiedDiff returns must make `git apply` turn the old file into
+// diff Unified returns must make `git apply` turn the old file into
 // the new one exactly.
 func TestUnifiedDiffGitApply(t *testing.T) {
 	git, err := exec.LookPath("git")
@@ -69,7 +69,7 @@ func TestUnifiedDiffGitApply(t *testing.T) {
 		if created {
 			old = ""
 		}
-		d, cut := UnifiedDiff("sub/f.txt", []byte(old), []byte(new), created, 1<<20)
+		d, cut := Unified("sub/f.txt", []byte(old), []byte(new), created, 1<<20)
 		if old == new {
 			if d != "" {
 				t.Fatalf("case %d: no change, diff %q", n, d)
@@ -98,7 +98,7 @@ func TestUnifiedDiffGitApply(t *testing.T) {
 }
 
 func TestUnifiedDiffBounds(t *testing.T) {
-	if d, cut := UnifiedDiff("f", []byte("a\n"), []byte("a\n"), false, 100); d != "" || cut {
+	if d, cut := Unified("f", []byte("a\n"), []byte("a\n"), false, 100); d != "" || cut {
 		t.Fatalf("identical: %q %v", d, cut)
 	}
 	// Far more changes than the Myers bound: still a correct replacement.
@@ -107,11 +107,11 @@ func TestUnifiedDiffBounds(t *testing.T) {
 		fmt.Fprintf(&a, "a%d\n", i)
 		fmt.Fprintf(&b, "b%d\n", i)
 	}
-	d, cut := UnifiedDiff("f", []byte(a.String()), []byte(b.String()), false, 1<<30)
+	d, cut := Unified("f", []byte(a.String()), []byte(b.String()), false, 1<<30)
 	if cut || !strings.Contains(d, "@@ -1,5000 +1,5000 @@\n") {
 		t.Fatalf("fallback hunk missing: %.200q", d)
 	}
-	d, cut = UnifiedDiff("f", []byte(a.String()), []byte(b.String()), false, 1000)
+	d, cut = Unified("f", []byte(a.String()), []byte(b.String()), false, 1000)
 	if !cut || len(d) > 1000 || !strings.HasSuffix(d, "\n") {
 		t.Fatalf("cap: %d bytes, cut %v", len(d), cut)
 	}
