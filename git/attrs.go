@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"strings"
+
+	"github.com/serverfs/serverfs/gitignore"
 )
 
 // Attributes. A commit stores a file's bytes as they are; git would first
@@ -13,7 +15,7 @@ import (
 // attrRule is one line of a .gitattributes file: a pattern and the
 // attributes it sets ("text", "-text", "eol=lf", "!filter").
 type attrRule struct {
-	pattern ignorePattern
+	pattern gitignore.Pattern
 	attrs   []string
 }
 
@@ -59,8 +61,8 @@ func parseAttrs(data []byte, base []string) []attrRule {
 		if len(fields) < 2 || strings.HasPrefix(fields[0], "#") || strings.HasPrefix(fields[0], "[attr]") {
 			continue
 		}
-		p, ok := parseIgnoreLine(fields[0], base)
-		if !ok || p.negate {
+		p, ok := gitignore.ParseLine(fields[0], base)
+		if !ok || p.Negate() {
 			continue // git ignores negative patterns in attributes
 		}
 		rules = append(rules, attrRule{pattern: p, attrs: fields[1:]})
@@ -74,7 +76,7 @@ func parseAttrs(data []byte, base []string) []attrRule {
 func attrState(rules []attrRule, path string) map[string]string {
 	state := map[string]string{}
 	for _, r := range rules {
-		if !r.pattern.matches(path, false) {
+		if !r.pattern.Match(path, false) {
 			continue
 		}
 		for _, a := range r.attrs {

@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/gitignore"
 )
 
 // Commit limits.
@@ -637,7 +638,7 @@ func (r *Repo) pathIgnored(p string, dir bool, entry func(string) *index.Entry) 
 		if err != nil || b == nil {
 			b = s.fromIndex(name)
 		}
-		s.frames = append(s.frames, parsePatterns(b, base))
+		s.frames = append(s.frames, gitignore.Parse(b, base))
 		isDir := i < len(comps)-1 || dir
 		if s.ignored(strings.Join(comps[:i+1], "/"), isDir, i+1) {
 			return true, nil

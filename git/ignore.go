@@ -1,7 +1,6 @@
 package git
 
 import (
-	"bytes"
 	"io"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/gitignore"
 )
 
 // ignoreStack holds the exclude patterns in force during a work-tree walk,
@@ -20,8 +20,8 @@ import (
 // the path itself only; that an excluded directory excludes everything
 // below it is the walk's business (git never looks inside one).
 type ignoreStack struct {
-	base   []ignorePattern
-	frames [][]ignorePattern // frames[d] = patterns of the directory at depth d
+	base   []gitignore.Pattern
+	frames [][]gitignore.Pattern // frames[d] = patterns of the directory at depth d
 	// fromIndex returns the content of a .gitignore that cannot be read
 	// from the work tree (absent, or a symlink, which git does not
 	// follow) when its index entry is skip-worktree, as git's dir.c
@@ -35,7 +35,7 @@ type ignoreStack struct {
 // below returns a stack for a walk starting at depth offset, sharing the
 // repository-wide rules and the frames above it.
 func (s *ignoreStack) below(offset int) *ignoreStack {
-	return &ignoreStack{base: s.base, frames: append([][]ignorePattern(nil), s.frames[:min(offset, len(s.frames))]...), fromIndex: s.fromIndex, offset: offset}
+	return &ignoreStack{base: s.base, frames: append([][]gitignore.Pattern(nil), s.frames[:min(offset, len(s.frames))]...), fromIndex: s.fromIndex, offset: offset}
 }
 
 // newIgnoreStack loads the repository-wide rules; fromIndex may be nil.
@@ -43,9 +43,9 @@ func (r *Repo) newIgnoreStack(fromIndex func(string) []byte) *ignoreStack {
 	s := &ignoreStack{fromIndex: fromIndex}
 	// core.excludesFile, or the default $XDG_CONFIG_HOME/git/ignore;
 	// a repository's own value is confined to the workdir (config.go).
-	s.base = append(s.base, parsePatterns(r.configFile("core", "excludesfile", xdgGitFile("ignore")), nil)...)
+	s.base = append(s.base, gitignore.Parse(r.configFile("core", "excludesfile", xdgGitFile("ignore")), nil)...)
 	if b, err := r.readControl(".git/info/exclude"); err == nil {
-		s.base = append(s.base, parsePatterns(b, nil)...)
+		s.base = append(s.base, gitignore.Parse(b, nil)...)
 	}
 	return s
 }
@@ -57,11 +57,11 @@ func (s *ignoreStack) enter(d *sfs.Dir) {
 	if d.Path != "" {
 		base = strings.Split(d.Path, "/")
 	}
-	var ps []ignorePattern
+	var ps []gitignore.Pattern
 	if b, ok, err := d.ReadControlFile(".gitignore", maxConfigBytes); ok && err == nil {
-		ps = parsePatterns(b, base)
+		ps = gitignore.Parse(b, base)
 	} else if s.fromIndex != nil {
-		ps = parsePatterns(s.fromIndex(strings.Join(append(base, ".gitignore"), "/")), base)
+		ps = gitignore.Parse(s.fromIndex(strings.Join(append(base, ".gitignore"), "/")), base)
 	}
 	s.frames = append(s.frames, ps)
 }
@@ -93,29 +93,10 @@ func (r *Repo) skipWorktreeBlobs(entry func(path string) *index.Entry) func(stri
 func (s *ignoreStack) ignored(path string, isDir bool, depth int) bool {
 	frames := s.frames[:min(depth+s.offset, len(s.frames))]
 	for i := len(frames) - 1; i >= 0; i-- {
-		if m, ok := match(frames[i], path, isDir); ok {
+		if m, ok := gitignore.Decide(frames[i], path, isDir); ok {
 			return m
 		}
 	}
-	m, _ := match(s.base, path, isDir)
+	m, _ := gitignore.Decide(s.base, path, isDir)
 	return m
-}
-
-func match(ps []ignorePattern, path string, isDir bool) (ignored, decided bool) {
-	for j := len(ps) - 1; j >= 0; j-- {
-		if ps[j].matches(path, isDir) {
-			return !ps[j].negate, true
-		}
-	}
-	return false, false
-}
-
-func parsePatterns(data []byte, base []string) []ignorePattern {
-	var ps []ignorePattern
-	for _, line := range bytes.Split(data, []byte{'\n'}) {
-		if p, ok := parseIgnoreLine(string(line), base); ok {
-			ps = append(ps, p)
-		}
-	}
-	return ps
 }

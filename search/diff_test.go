@@ -377,21 +377,15 @@ func buildDiffCorpus(t testing.TB, root string) {
 	w := func(rel, content string) { diffWrite(t, root, rel, []byte(content)) }
 	m := func(rel, content string) { w(rel, "marker "+rel+"\n"+content) }
 
-	// Ignore rules. go-git's gitignore package differs from git (and
-	// ripgrep) on a few patterns, left out of this corpus (checked by hand
-	// against rg 13):
-	//   (go-git's "dir/**" also matches the directory itself; ignore.go's
-	//   parsePattern fixes that, and "v/**" + "!v/keep.txt" below checks it)
-	//   - "[!ab]*" is read as a class of '!', 'a', 'b' (filepath.Match),
-	//     git reads it as a negated class;
-	//   - "**" inside a component ("x/foo**/y.txt") never matches, git
-	//     treats it as "*";
-	//   - "z/**/" (directories below z) also matches the files below z.
-	// "vendor/**" below agrees because nothing re-includes or globs a file
-	// under vendor/.
+	// Ignore rules, matched by the gitignore package (git's semantics,
+	// checked against git in git/). Among them the patterns go-git's
+	// matcher, used here before, got wrong: "dir/**" matching dir itself
+	// ("v/**" + "!v/keep.txt"), "[!ab]*" as a negated class, "**" inside a
+	// component as "*", and "z/**/" matching directories only.
 	w(".git/info/exclude", "# local excludes\nexcluded-by-info.txt\n*.secretlog\n")
 	w(".gitignore", "# root rules\n*.log\n!keep.log\nbuild/\n/root-only.txt\n**/gen/*.go\n*.tmp\ndocs/**/draft.md\n"+
-		"file?.cls\n[ab]*.cls\nvendor/**\n**/cache\nign/\n!ign/keep.txt\nv/**\n!v/keep.txt\n")
+		"file?.cls\n[ab]*.cls\nvendor/**\n**/cache\nign/\n!ign/keep.txt\nv/**\n!v/keep.txt\n"+
+		"[!ab]*.neg\nx/foo**/y.txt\nz/**/\n")
 	w("sub/.gitignore", "# a deeper file re-includes and adds\n!important.tmp\nlocal.txt\ndeep/anchored.txt\n")
 	w("sub/deep/.gitignore", "!*.log\n")
 	m("keep.log", "needle in a kept log\n")
@@ -430,6 +424,13 @@ func buildDiffCorpus(t testing.TB, root string) {
 	m("sub/cache/c.txt", "needle in a cache dir\n")
 	m("sub/cachefile/c.txt", "needle in cachefile\n")
 	m("ign/keep.txt", "needle: a parent directory excluded cannot be re-included\n")
+	m("apple.neg", "needle kept: [!ab] does not match a\n")
+	m("cherry.neg", "needle ignored by [!ab]*.neg\n")
+	m("x/foobar/y.txt", "needle ignored: foo** is foo*\n")
+	m("x/foo/y.txt", "needle ignored: foo** matches foo\n")
+	m("x/other/y.txt", "needle kept\n")
+	m("z/f.txt", "needle kept: z/**/ names directories\n")
+	m("z/d/f.txt", "needle ignored below z/d/\n")
 
 	// A nested repository: its own rules apply below it.
 	if err := os.MkdirAll(filepath.Join(root, "nested", ".git", "info"), 0o755); err != nil {
@@ -584,14 +585,14 @@ func TestDiffCorpus(t *testing.T) {
 		searched[h.path] = true
 	}
 	for _, p := range []string{"keep.log", "sub/deep/reincluded.log", "sub/important.tmp", "sub/root-only.txt",
-		"sub/build2/build", "a/gen/deeper/z.go", "nested/c.tmp", "nested/excluded-by-info.txt", "crlf.txt", "bom.txt", "big.txt"} {
+		"sub/build2/build", "a/gen/deeper/z.go", "nested/c.tmp", "apple.neg", "x/other/y.txt", "z/f.txt", "nested/excluded-by-info.txt", "crlf.txt", "bom.txt", "big.txt"} {
 		if !searched[p] {
 			t.Errorf("%s was not searched", p)
 		}
 	}
 	for _, p := range []string{"drop.log", "build/out.txt", "sub/build/out.txt", "root-only.txt", "gen/x.go", "a/gen/y.go",
 		"excluded-by-info.txt", "sub/local.txt", "sub/deep/anchored.txt", "docs/draft.md", "vendor/v.dat", "ign/keep.txt",
-		"nested/a.nested", "nested/own-exclude.txt", ".hidden.txt", "secrets/id_rsa", "link-to-file.txt", "bin/start.bin"} {
+		"nested/a.nested", "nested/own-exclude.txt", "cherry.neg", "x/foobar/y.txt", "x/foo/y.txt", "z/d/f.txt", ".hidden.txt", "secrets/id_rsa", "link-to-file.txt", "bin/start.bin"} {
 		if searched[p] {
 			t.Errorf("%s was searched", p)
 		}

@@ -1,11 +1,10 @@
 package search
 
 import (
-	"bytes"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/gitignore"
 )
 
 // maxIgnoreFileBytes bounds one .gitignore or info/exclude file.
@@ -21,8 +20,9 @@ type ignoreFrame struct {
 // ignoreRules applies git's ignore rules the way ripgrep does by default:
 // only inside a git work tree (a directory holding ".git", or below one),
 // from ".gitignore" in every directory and ".git/info/exclude" of the
-// repository root, deeper files taking precedence. Patterns are parsed by
-// go-git's gitignore package. frames[i] belongs to the walk directory at
+// repository root, deeper files taking precedence. Patterns are parsed and
+// matched by the gitignore package, the matcher git/ checks against git.
+// frames[i] belongs to the walk directory at
 // depth i; ancestors are the directories between the workdir root and the
 // search root.
 type ignoreRules struct {
@@ -47,54 +47,14 @@ func loadFrame(d *sfs.Dir, parent ignoreFrame) ignoreFrame {
 	return fr
 }
 
-// readPatterns parses an ignore file the way go-git does (comments and
-// blank lines skipped). An unreadable file contributes nothing.
+// readPatterns parses an ignore file of the directory whose path
+// components are domain. An unreadable file contributes nothing.
 func readPatterns(d *sfs.Dir, name string, domain []string) []gitignore.Pattern {
 	data, ok, err := d.ReadControlFile(name, maxIgnoreFileBytes)
 	if !ok || err != nil {
 		return nil
 	}
-	var ps []gitignore.Pattern
-	for _, line := range bytes.Split(data, []byte{'\n'}) {
-		s := strings.TrimSuffix(string(line), "\r")
-		if strings.HasPrefix(s, "#") || strings.TrimSpace(s) == "" {
-			continue
-		}
-		ps = append(ps, parsePattern(s, domain))
-	}
-	return ps
-}
-
-// parsePattern is go-git's ParsePattern, except that "dir/**" does not
-// match dir itself (go-git's does, so "v/**" plus "!v/keep.txt" would lose
-// v/keep.txt, and git and ripgrep keep it).
-func parsePattern(line string, domain []string) gitignore.Pattern {
-	p := gitignore.ParsePattern(line, domain)
-	body := strings.TrimPrefix(strings.TrimRight(line, " "), "!")
-	prefix, ok := strings.CutSuffix(body, "/**")
-	if !ok || prefix == "" || strings.Contains(prefix, "**") {
-		return p
-	}
-	n := 0
-	for _, c := range strings.Split(prefix, "/") {
-		if c != "" {
-			n++
-		}
-	}
-	return contentsOnly{Pattern: p, depth: len(domain) + n}
-}
-
-// contentsOnly matches only paths strictly below depth components.
-type contentsOnly struct {
-	gitignore.Pattern
-	depth int
-}
-
-func (c contentsOnly) Match(path []string, isDir bool) gitignore.MatchResult {
-	if len(path) <= c.depth {
-		return gitignore.NoMatch
-	}
-	return c.Pattern.Match(path, isDir)
+	return gitignore.Parse(data, domain)
 }
 
 // enter records the rules of a walk directory at depth d.Depth.
@@ -118,19 +78,12 @@ func (r *ignoreRules) ignored(relPath string, isDir bool, depth int) bool {
 	if !hasPatterns(frames) && !hasPatterns(r.ancestors) {
 		return false // outside a repository, or no rules: no path to split
 	}
-	path := strings.Split(relPath, "/")
 	// check returns (ignored, decided); decided is also true when a
 	// repository root ends the search without a matching rule.
 	check := func(frames []ignoreFrame) (bool, bool) {
 		for i := len(frames) - 1; i >= 0; i-- {
-			ps := frames[i].patterns
-			for j := len(ps) - 1; j >= 0; j-- {
-				switch ps[j].Match(path, isDir) {
-				case gitignore.Exclude:
-					return true, true
-				case gitignore.Include:
-					return false, true
-				}
+			if ign, ok := gitignore.Decide(frames[i].patterns, relPath, isDir); ok {
+				return ign, true
 			}
 			if frames[i].repoRoot {
 				return false, true

@@ -1,12 +1,18 @@
-package git
+// Package gitignore parses and matches the patterns of gitignore files
+// (and the pattern column of gitattributes) as git's dir.c and wildmatch
+// do; git/ checks it against git itself on randomized repositories, search/
+// against ripgrep. It knows nothing about repositories or walks: callers
+// stack the patterns of each directory and decide precedence (Decide).
+package gitignore
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 )
 
-// ignorePattern is one line of a gitignore file, as git's dir.c reads it.
-type ignorePattern struct {
+// Pattern is one line of a gitignore file, as git's dir.c reads it.
+type Pattern struct {
 	negate   bool
 	dirOnly  bool
 	pathname bool   // the pattern has a '/' (besides a trailing one): matched against the path below base
@@ -17,15 +23,16 @@ type ignorePattern struct {
 	re      *regexp.Regexp // everything else
 }
 
-// parseIgnoreLine parses one line; ok is false for blank lines and
-// comments.
-func parseIgnoreLine(line string, base []string) (ignorePattern, bool) {
+// ParseLine parses one line of an ignore file in the directory base (its
+// path components below the repository root, nil for the root); ok is
+// false for blank lines, comments and patterns git cannot match.
+func ParseLine(line string, base []string) (Pattern, bool) {
 	line = strings.TrimSuffix(line, "\r")
 	line = trimTrailingSpaces(line)
 	if line == "" || strings.HasPrefix(line, "#") {
-		return ignorePattern{}, false
+		return Pattern{}, false
 	}
-	p := ignorePattern{baseDir: strings.Join(base, "/")}
+	p := Pattern{baseDir: strings.Join(base, "/")}
 	if strings.HasPrefix(line, "!") {
 		p.negate, line = true, line[1:]
 	}
@@ -33,7 +40,7 @@ func parseIgnoreLine(line string, base []string) (ignorePattern, bool) {
 		p.dirOnly, line = true, strings.TrimRight(line, "/")
 	}
 	if line == "" {
-		return ignorePattern{}, false
+		return Pattern{}, false
 	}
 	if strings.Contains(line, "/") {
 		p.pathname = true
@@ -47,7 +54,7 @@ func parseIgnoreLine(line string, base []string) (ignorePattern, bool) {
 	default:
 		re, err := regexp.Compile("^" + translateGlob(line, p.pathname) + "$")
 		if err != nil {
-			return ignorePattern{}, false // git ignores a pattern it cannot match, too
+			return Pattern{}, false // git ignores a pattern it cannot match, too
 		}
 		p.re = re
 	}
@@ -203,9 +210,14 @@ func latin1(s string) string {
 	return string(r)
 }
 
-// matches reports whether the pattern matches path (relative to the
-// repository root, '/'-separated) itself; isDir for directories.
-func (p *ignorePattern) matches(path string, isDir bool) bool {
+// Negate reports whether the pattern re-includes ("!pattern").
+func (p *Pattern) Negate() bool { return p.negate }
+
+// Match reports whether the pattern matches path (relative to the
+// repository root, '/'-separated) itself; isDir for directories. That an
+// excluded directory excludes what it holds is the walk's business (git
+// never looks inside one).
+func (p *Pattern) Match(path string, isDir bool) bool {
 	if p.dirOnly && !isDir {
 		return false
 	}
@@ -228,4 +240,27 @@ func (p *ignorePattern) matches(path string, isDir bool) bool {
 	default:
 		return target == p.literal
 	}
+}
+
+// Parse parses an ignore file's content (see ParseLine).
+func Parse(data []byte, base []string) []Pattern {
+	var ps []Pattern
+	for _, line := range bytes.Split(data, []byte{'\n'}) {
+		if p, ok := ParseLine(string(line), base); ok {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// Decide applies the patterns of one source (lowest priority first) to
+// path: the last one that matches decides. decided is false when none
+// matches.
+func Decide(ps []Pattern, path string, isDir bool) (ignored, decided bool) {
+	for j := len(ps) - 1; j >= 0; j-- {
+		if ps[j].Match(path, isDir) {
+			return !ps[j].negate, true
+		}
+	}
+	return false, false
 }
