@@ -193,19 +193,65 @@ func requiredLiterals(re *syntax.Regexp) []reqLit {
 	return nil
 }
 
-// bestLiteral picks the prefilter: the longest literal, a case-sensitive
-// one on ties.
+// bestLiteral picks the prefilter among the required literals: one of at
+// least 3 bytes if there is one (a shorter literal hits too many lines),
+// then the one whose rarest byte is rarest (the literal matcher scans for
+// that byte; see byteRank), then the rarer on average, then the longer, a
+// case-sensitive one on ties. In `func \w+Dial` that is "Dial", not
+// "func ".
 func bestLiteral(lits []reqLit) (reqLit, bool) {
-	best, ok := reqLit{}, false
+	type score struct{ short, minRank, sumRank, negLen, fold int }
+	scoreOf := func(l reqLit) score {
+		sc := score{minRank: 1 << 30, negLen: -len(l.s)}
+		if len(l.s) < 3 {
+			sc.short = 1
+		}
+		if l.fold {
+			sc.fold = 1
+		}
+		for i := 0; i < len(l.s); i++ {
+			r := int(byteRank[l.s[i]])
+			if l.fold {
+				r += int(byteRank[toUpperASCII(l.s[i])]) + int(byteRank[toLowerASCII(l.s[i])]) - r
+			}
+			sc.minRank = min(sc.minRank, r)
+			sc.sumRank += r
+		}
+		sc.sumRank /= max(1, len(l.s))
+		return sc
+	}
+	less := func(a, b score) bool {
+		switch {
+		case a.short != b.short:
+			return a.short < b.short
+		case a.minRank != b.minRank:
+			return a.minRank < b.minRank
+		case a.sumRank != b.sumRank:
+			return a.sumRank < b.sumRank
+		case a.negLen != b.negLen:
+			return a.negLen < b.negLen
+		}
+		return a.fold < b.fold
+	}
+	var best reqLit
+	var bestScore score
+	ok := false
 	for _, l := range lits {
 		if l.s == "" {
 			continue
 		}
-		if !ok || len(l.s) > len(best.s) || (len(l.s) == len(best.s) && best.fold && !l.fold) {
-			best, ok = l, true
+		if sc := scoreOf(l); !ok || less(sc, bestScore) {
+			best, bestScore, ok = l, sc, true
 		}
 	}
 	return best, ok
+}
+
+func toUpperASCII(b byte) byte {
+	if 'a' <= b && b <= 'z' {
+		return b - 'a' + 'A'
+	}
+	return b
 }
 
 func (m *regexMatcher) forChunk(b []byte) matcher {

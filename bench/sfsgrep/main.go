@@ -3,7 +3,9 @@
 // `rg -F` and tests can compare the two. It is a benchmark tool, not part of
 // the product.
 //
-//	sfsgrep [-i] [-g GLOB] [--no-ignore] [--limit N] QUERY DIR
+//	sfsgrep [-i] [-e] [-g GLOB] [--no-ignore] [--limit N] QUERY DIR
+//
+// -e reads QUERY as an RE2 regular expression (search_text's regex).
 package main
 
 import (
@@ -22,6 +24,7 @@ import (
 
 func main() {
 	ignoreCase := flag.Bool("i", false, "case-insensitive")
+	regex := flag.Bool("e", false, "QUERY is an RE2 regular expression")
 	glob := flag.String("g", "", "glob on the path")
 	noIgnore := flag.Bool("no-ignore", false, "include .gitignore'd files")
 	limit := flag.Int("limit", 1<<30, "result limit")
@@ -39,7 +42,7 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	if flag.NArg() != 2 {
-		fmt.Fprintln(os.Stderr, "usage: sfsgrep [-i] [-g GLOB] [--no-ignore] [--limit N] QUERY DIR")
+		fmt.Fprintln(os.Stderr, "usage: sfsgrep [-i] [-e] [-g GLOB] [--no-ignore] [--limit N] QUERY DIR")
 		os.Exit(2)
 	}
 	env := []string{"SERVERFS_MAX_WALK_ENTRIES=100000000", "SERVERFS_SEARCH_MAX_FILE_BYTES=68719476736", "SERVERFS_SEARCH_TIMEOUT_SECONDS=300"}
@@ -63,7 +66,7 @@ func main() {
 	var res *search.Result
 	for range *repeat {
 		res, err = search.New(f).Search(context.Background(), search.Request{
-			Workdir: "d", Query: flag.Arg(0), CaseSensitive: !*ignoreCase, Glob: *glob, Limit: *limit, IncludeIgnored: *noIgnore,
+			Workdir: "d", Query: flag.Arg(0), Regex: *regex, CaseSensitive: !*ignoreCase, Glob: *glob, Limit: *limit, IncludeIgnored: *noIgnore,
 		})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
