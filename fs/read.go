@@ -257,5 +257,9 @@ func canceled(ctx context.Context) error {
 }
 
 func readErr(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e // a decoder's coded refusal, e.g. a zstd window over the limit
+	}
 	return newErr(CodeInternal, "", "", "could not be read", err)
 }

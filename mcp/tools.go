@@ -464,7 +464,7 @@ func readText(ctx context.Context, d *Deps, alias, path string, start, max int) 
 	if kind != "" {
 		capBytes := d.FS.Limits().SearchMaxFileBytes
 		decode = func(r io.Reader) (io.ReadCloser, error) {
-			dec, err := search.NewDecompressor(kind, r)
+			dec, err := search.NewDecompressor(ctx, kind, r)
 			if err != nil {
 				return nil, err
 			}

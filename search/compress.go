@@ -1,19 +1,50 @@
 package search
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+	sfs "github.com/serverfs/serverfs/fs"
 )
 
-// errCorrupt marks a compressed file that does not decompress.
-var errCorrupt = errors.New("corrupt compressed file")
+// errCorrupt marks a compressed file that does not decompress; errWindow
+// a .zst file whose window is over MaxZstdWindow.
+var (
+	errCorrupt = errors.New("corrupt compressed file")
+	errWindow  = errors.New("zstd window over the limit")
+)
 
-// maxZstdWindow bounds the memory a zstd frame may ask for.
-const maxZstdWindow = 32 << 20
+// MaxZstdWindow bounds the window a zstd frame may ask for, which is what
+// its decoder holds in memory (plus about 0.5 MiB): 8 MiB is the window of
+// zstd -19, so every level from 1 to 19 decodes; --long and --ultra frames
+// ask for more and are refused (READ_LIMIT_EXCEEDED when read, skipped as
+// window_too_large by search).
+const MaxZstdWindow = 8 << 20
+
+// zstdDecoders are idle decoders, reused so that a search does not
+// allocate a window per file; zstdSlots bounds the decoders in use in the
+// whole process to the CPUs (decoding is CPU-bound: more would only hold
+// more windows), so concurrent searches and reads stay within
+// zstdSlots × (MaxZstdWindow + 0.5 MiB) of decoder memory.
+var (
+	zstdDecoders = sync.Pool{New: func() any {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(MaxZstdWindow))
+		if err != nil {
+			panic(err) // constant options
+		}
+		return d
+	}}
+	zstdSlots = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+
+	gzipReaders sync.Pool // *gzip.Reader
+)
 
 // CompressionOf tells from the file name whether it is a rotated log to
 // decompress: "gz" for ".gz", "zst" for ".zst", "" otherwise.
@@ -29,26 +60,97 @@ func CompressionOf(name string) string {
 }
 
 // NewDecompressor returns a reader of the decompressed text of r for the
-// kind "gz" or "zst". The caller must Close it. Memory is bounded: gzip
-// needs its fixed window, zstd frames asking for a window over 32 MiB are
-// refused.
-func NewDecompressor(kind string, r io.Reader) (io.ReadCloser, error) {
+// kind "gz" or "zst". The caller must Close it, which returns the decoder
+// for reuse. Memory is bounded: gzip needs its 32 KiB window; a zstd
+// decoder holds at most MaxZstdWindow (a frame asking for more fails its
+// first Read with READ_LIMIT_EXCEEDED), and when all the process's zstd
+// decoders are in use NewDecompressor waits for one until ctx ends.
+func NewDecompressor(ctx context.Context, kind string, r io.Reader) (io.ReadCloser, error) {
 	switch kind {
 	case "gz":
-		return gzip.NewReader(r)
-	case "zst":
-		d, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(maxZstdWindow))
-		if err != nil {
+		z, _ := gzipReaders.Get().(*gzip.Reader)
+		if z == nil {
+			z = new(gzip.Reader)
+		}
+		if err := z.Reset(r); err != nil {
+			gzipReaders.Put(z)
 			return nil, err
 		}
-		return zstdCloser{d}, nil
+		return &gzipReader{z: z}, nil
+	case "zst":
+		select {
+		case zstdSlots <- struct{}{}:
+		default:
+			select {
+			case zstdSlots <- struct{}{}:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		d := zstdDecoders.Get().(*zstd.Decoder)
+		if err := d.Reset(r); err != nil {
+			zstdDecoders.Put(d)
+			<-zstdSlots
+			return nil, err
+		}
+		return &zstdReader{d: d}, nil
 	}
 	return nil, errors.New("unknown compression " + kind)
 }
 
-type zstdCloser struct{ *zstd.Decoder }
+type gzipReader struct{ z *gzip.Reader }
 
-func (z zstdCloser) Close() error { z.Decoder.Close(); return nil }
+// eofReader is an empty stream.
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+func (g *gzipReader) Read(p []byte) (int, error) {
+	if g.z == nil {
+		return 0, errors.New("read after close")
+	}
+	return g.z.Read(p)
+}
+
+func (g *gzipReader) Close() error {
+	if g.z != nil {
+		g.z.Reset(eofReader{}) // drop the file, keep the buffers
+		gzipReaders.Put(g.z)
+		g.z = nil
+	}
+	return nil
+}
+
+type zstdReader struct{ d *zstd.Decoder }
+
+func (z *zstdReader) Read(p []byte) (int, error) {
+	if z.d == nil {
+		return 0, errors.New("read after close")
+	}
+	n, err := z.d.Read(p)
+	if errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+		err = &sfs.Error{Code: sfs.CodeReadLimitExceeded, Err: err, Msg: fmt.Sprintf(
+			"is zstd data whose frame needs a window over the %d MiB this server decodes (compressed with --long or --ultra); recompress it at a level up to 19 without --long", MaxZstdWindow>>20)}
+	}
+	return n, err
+}
+
+func (z *zstdReader) Close() error {
+	if z.d != nil {
+		z.d.Reset(nil) // drop the file, keep the buffers
+		zstdDecoders.Put(z.d)
+		z.d = nil
+		<-zstdSlots
+	}
+	return nil
+}
+
+// windowTooLarge reports whether err is a zstd frame's window over
+// MaxZstdWindow.
+func windowTooLarge(err error) bool {
+	var e *sfs.Error
+	return errors.As(err, &e) && e.Code == sfs.CodeReadLimitExceeded
+}
 
 // capReader ends a decompressed stream at the cap as if it ended there,
 // and remembers that it did: a zip bomb stops at the cap, and everything

@@ -101,6 +101,10 @@ type Skipped struct {
 	Ignored    int `json:"ignored,omitempty"`     // excluded by .gitignore rules (files only)
 	CutAtCap   int `json:"cut_at_cap,omitempty"`  // compressed files searched only up to the decompressed-bytes cap
 	BinaryLate int `json:"binary_late,omitempty"` // binary data after the first 8 KiB: searched up to it
+
+	// WindowTooLarge: .zst files whose frame needs a window over
+	// MaxZstdWindow (zstd --long or --ultra), not decompressed.
+	WindowTooLarge int `json:"window_too_large,omitempty"`
 }
 
 // Result is the answer of a search. Results are sorted by path (in the
@@ -282,7 +286,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 				if e.beforeFile != nil {
 					e.beforeFile(ctx, j.path)
 				}
-				results <- e.searchFile(s, j, pl)
+				results <- e.searchFile(ctx, s, j, pl)
 			}
 		}()
 	}
@@ -400,7 +404,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	limited := col.reason == sfs.TruncatedLimit || col.reason == TruncatedBytes
 	timedOut := !limited && ctx.Err() != nil
 	res.Skipped.Ignored += walkSkipped.Ignored
-	res.FilesSkipped = res.Skipped.Binary + res.Skipped.TooLarge + res.Skipped.Unreadable + res.Skipped.Corrupt + res.Skipped.Ignored
+	res.FilesSkipped = res.Skipped.Binary + res.Skipped.TooLarge + res.Skipped.Unreadable + res.Skipped.Corrupt + res.Skipped.WindowTooLarge + res.Skipped.Ignored
 	res.Returned = col.returned
 	if res.Returned == 0 && !req.Regex && strings.ContainsAny(req.Query, regexMeta) {
 		res.Hint = literalHint
@@ -590,6 +594,8 @@ func (res *Result) count(r fileResult) {
 		res.Skipped.TooLarge++
 	case r.err == errCorrupt:
 		res.Skipped.Corrupt++
+	case r.err == errWindow:
+		res.Skipped.WindowTooLarge++
 	case r.err != nil && r.err != errStopped:
 		res.Skipped.Unreadable++
 	case r.outcome == outcomeBinary:
@@ -655,7 +661,7 @@ func ancestorFrames(w *sfs.Workdir, rootPath string) []ignoreFrame {
 }
 
 // searchFile searches one job's file and closes it.
-func (e *Engine) searchFile(s *searcher, j job, pl *plan) fileResult {
+func (e *Engine) searchFile(ctx context.Context, s *searcher, j job, pl *plan) fileResult {
 	r := fileResult{seq: j.seq, path: j.path, compressed: j.compressed != ""}
 	if pl.stopped() {
 		j.ref.Release()
@@ -684,8 +690,11 @@ func (e *Engine) searchFile(s *searcher, j job, pl *plan) fileResult {
 		if j.compressed == "" {
 			return src, nil, func() {}, nil
 		}
-		dec, err := NewDecompressor(j.compressed, src)
+		dec, err := NewDecompressor(ctx, j.compressed, src)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, nil, errStopped
+			}
 			return nil, nil, nil, errCorrupt
 		}
 		cr := &capReader{r: dec, left: pl.capBytes}
@@ -693,10 +702,10 @@ func (e *Engine) searchFile(s *searcher, j job, pl *plan) fileResult {
 	}
 	src, cr, closeSrc, err := open()
 	if err != nil {
-		r.err = err
+		r.err, r.partial = err, err == errStopped
 		return r
 	}
-	defer closeSrc()
+	defer closeSrc() // idempotent
 	emit := func(m lineMatch) bool {
 		if m.line <= j.after {
 			return true // reported by the answer this one continues
@@ -718,8 +727,13 @@ func (e *Engine) searchFile(s *searcher, j job, pl *plan) fileResult {
 		r.err = nil // stopped because this file alone filled the limit
 	}
 	if r.err != nil && cr != nil && r.err != errStopped {
-		r.err, r.matches, r.count = errCorrupt, nil, 0
+		if windowTooLarge(r.err) {
+			r.err, r.matches, r.count = errWindow, nil, 0
+		} else {
+			r.err, r.matches, r.count = errCorrupt, nil, 0
+		}
 	}
+	closeSrc() // before the context pass opens its own: a worker holds one decoder at a time
 	r.partial = r.err == errStopped
 	r.capped = cr != nil && cr.capped
 	if (pl.before > 0 || pl.after > 0) && len(r.matches) > 0 && r.err == nil {
