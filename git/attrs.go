@@ -102,12 +102,16 @@ func attrState(rules []attrRule, path string) map[string]string {
 // git add, or "" when it would not: a filter driver (always), a
 // working-tree-encoding (always), line-ending normalisation (text, eol,
 // crlf) of content holding a CR, $Id$ expansion of content holding "$Id".
-func conversionProblem(state map[string]string, content []byte) string {
+// With content nil, only what needs no content (asked before reading).
+func conversionProblem(state map[string]string, content *contentScan) string {
 	if v, ok := state["filter"]; ok && v != "unset" {
 		return "its attributes select the filter " + v + " (e.g. Git LFS), which ServerFS does not run"
 	}
 	if v, ok := state["working-tree-encoding"]; ok && v != "unset" {
 		return "its attributes set working-tree-encoding=" + v
+	}
+	if content == nil {
+		return ""
 	}
 	normalises := false
 	if v, ok := state["text"]; ok && v != "unset" {
@@ -119,11 +123,35 @@ func conversionProblem(state map[string]string, content []byte) string {
 	if v, ok := state["crlf"]; ok && v != "unset" {
 		normalises = true
 	}
-	if normalises && bytes.IndexByte(content, '\r') >= 0 {
+	if normalises && content.cr {
 		return "its attributes ask git to normalise line endings (text/eol) and it contains CR bytes"
 	}
-	if v, ok := state["ident"]; ok && v != "unset" && bytes.Contains(content, []byte("$Id")) {
+	if v, ok := state["ident"]; ok && v != "unset" && content.id {
 		return "its attributes set ident and it contains $Id"
 	}
 	return ""
+}
+
+// contentScan notes, as content streams through it, what
+// conversionProblem asks about: a CR byte, the string "$Id".
+type contentScan struct {
+	cr, id bool
+	tail   []byte // the last bytes written, for "$Id" across writes
+}
+
+var idMark = []byte("$Id")
+
+func (s *contentScan) Write(p []byte) (int, error) {
+	if !s.cr && bytes.IndexByte(p, '\r') >= 0 {
+		s.cr = true
+	}
+	if !s.id {
+		var j [4]byte
+		n := copy(j[:], s.tail)
+		n += copy(j[n:], p[:min(len(p), 2)])
+		s.id = bytes.Contains(j[:n], idMark) || bytes.Contains(p, idMark)
+		t := append(s.tail, p[max(0, len(p)-2):]...)
+		s.tail = append(s.tail[:0:0], t[max(0, len(t)-2):]...)
+	}
+	return len(p), nil
 }

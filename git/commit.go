@@ -24,6 +24,9 @@ const (
 	MaxCommitPaths    = 1000
 	MaxMessageBytes   = 64 << 10
 	maxStagedFileSize = maxBlobBytes
+	// maxCommitBytes bounds the content one commit reads (every file
+	// named): checked from the files' sizes before any is read.
+	maxCommitBytes = 1 << 30
 )
 
 // CommitResult describes a commit made.
@@ -185,6 +188,19 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 	staged := stagedChanges(entries, rest, same)
 
 	res := &CommitResult{Workdir: alias, Branch: h.branch, Added: []string{}, Modified: []string{}, Deleted: []string{}}
+	// The sizes first: a commit larger than it may be is refused before
+	// anything is read (stagePath checks each file again once opened).
+	budget := int64(maxCommitBytes)
+	for _, p := range paths {
+		if fst, err := r.ctl.Lstat(p); err == nil && fst.Type() == sfs.TypeFile {
+			if fst.Size > maxStagedFileSize {
+				return nil, tooLargeToCommit(alias, p, fst.Size)
+			}
+			if budget -= fst.Size; budget < 0 {
+				return nil, &sfs.Error{Code: sfs.CodeWriteLimitExceeded, Workdir: alias, Msg: fmt.Sprintf("the files named hold more than a commit through ServerFS takes (%d bytes); commit them in parts", maxCommitBytes)}
+			}
+		}
+	}
 	st := &stager{entries: entries, sorted: sortedNames(entries), touched: map[string]bool{}, named: map[string]bool{}}
 	for _, p := range paths {
 		st.named[p] = true
@@ -193,7 +209,10 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 		if err := ctx.Err(); err != nil {
 			return nil, canceled(alias)
 		}
-		if err := r.stagePath(p, st); err != nil {
+		if err := r.stagePath(ctx, p, st); err != nil {
+			if ctx.Err() != nil {
+				return nil, canceled(alias)
+			}
 			return nil, err
 		}
 	}
@@ -456,7 +475,7 @@ func (s *stager) remove(p string) {
 // that lies beneath p (a directory that became a file) is removed. What
 // git would do differently (stage a whole directory, or a path inside a
 // submodule) is refused.
-func (r *Repo) stagePath(p string, s *stager) error {
+func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
 	alias := r.w.Alias()
 	entries := s.entries
 	// The leading directories of p: a gitlink there means p is inside a
@@ -509,8 +528,8 @@ func (r *Repo) stagePath(p string, s *stager) error {
 	if st.Type() == sfs.TypeDirectory {
 		return r.stageDirectory(p, st, old, leading, s)
 	}
-	var data []byte
 	mode := filemode.Regular
+	var hash plumbing.Hash
 	switch st.Type() {
 	case sfs.TypeOther:
 		return &sfs.Error{Code: sfs.CodeUnsupportedFileType, Workdir: alias, Path: p, Msg: "is a special file; git cannot commit it"}
@@ -519,25 +538,33 @@ func (r *Repo) stagePath(p string, s *stager) error {
 		if err != nil {
 			return err
 		}
-		data, mode = []byte(target), filemode.Symlink
+		mode = filemode.Symlink
+		if hash, err = r.writeObject(plumbing.BlobObject, []byte(target)); err != nil {
+			return err
+		}
 	default:
+		rules, err := r.loadAttrRules(p)
+		if err != nil {
+			return err
+		}
+		state := attrState(rules, p)
+		unsupported := func(why string) error {
+			return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: alias, Path: p, Msg: "cannot be committed exactly like git would: " + why}
+		}
+		if why := conversionProblem(state, nil); why != "" {
+			return unsupported(why)
+		}
 		f, err := r.ctl.Open(p)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
+		// The size of what was opened decides, before anything is read.
 		if st, err = f.Fstat(); err != nil {
 			return err
 		}
 		if st.Size > maxStagedFileSize {
-			return &sfs.Error{Code: sfs.CodeWriteLimitExceeded, Workdir: alias, Path: p, Msg: "is too large to commit through ServerFS"}
-		}
-		data, err = io.ReadAll(io.LimitReader(f, st.Size+1))
-		if err != nil {
-			return err
-		}
-		if int64(len(data)) != st.Size {
-			return &sfs.Error{Code: sfs.CodeRevisionMismatch, Workdir: alias, Path: p, Msg: "changed while it was being committed; try again"}
+			return tooLargeToCommit(alias, p, st.Size)
 		}
 		exec := st.Mode&0o100 != 0
 		if !r.fileMode {
@@ -546,17 +573,22 @@ func (r *Repo) stagePath(p string, s *stager) error {
 		if exec {
 			mode = filemode.Executable
 		}
-	}
-	rules, err := r.loadAttrRules(p)
-	if err != nil {
-		return err
-	}
-	if why := conversionProblem(attrState(rules, p), data); why != "" && mode != filemode.Symlink {
-		return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: alias, Path: p, Msg: "cannot be committed exactly like git would: " + why}
-	}
-	hash, err := r.writeObject(plumbing.BlobObject, data)
-	if err != nil {
-		return err
+		// Streamed into the object store: hashed, compressed and checked
+		// for what line-ending or ident conversion would change, in one
+		// pass with a bounded buffer.
+		scan := &contentScan{}
+		hash, err = r.writeBlob(ctxReader{ctx, f}, st.Size, scan, func() error {
+			if why := conversionProblem(state, scan); why != "" {
+				return unsupported(why)
+			}
+			return nil
+		})
+		if err == errContentChanged {
+			return &sfs.Error{Code: sfs.CodeRevisionMismatch, Workdir: alias, Path: p, Msg: "changed while it was being committed; try again"}
+		}
+		if err != nil {
+			return err
+		}
 	}
 	e := &indexEntry{Entry: &index.Entry{Name: p}}
 	if old != nil {
@@ -621,6 +653,23 @@ func (r *Repo) stageDirectory(p string, st sfs.StatData, old *indexEntry, leadin
 	e.Dev, e.Inode, e.UID, e.GID = uint32(st.Dev), uint32(st.Ino), st.Uid, st.Gid
 	s.set(e, leading)
 	return nil
+}
+
+func tooLargeToCommit(alias, p string, size int64) error {
+	return &sfs.Error{Code: sfs.CodeWriteLimitExceeded, Workdir: alias, Path: p, Msg: fmt.Sprintf("is too large to commit through ServerFS (%d bytes; at most %d)", size, maxStagedFileSize)}
+}
+
+// ctxReader reads r until ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // pathIgnored reports whether an untracked path (a directory when dir)

@@ -3,12 +3,14 @@ package git
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
@@ -21,9 +23,15 @@ const (
 	// DefaultDiffBytes and MaxDiffBytes bound the patch text returned.
 	DefaultDiffBytes = 64 << 10
 	MaxDiffBytes     = 1 << 20
-	// maxDiffFileBytes bounds each side of one file's diff; larger files
-	// are listed as too large instead.
+	// maxDiffFileBytes bounds each side of one file's diff, and
+	// maxDiffFileLines the lines of a text side; a larger file is listed
+	// as too large. Its size is known before it is read (fstat of the
+	// opened work-tree file, the blob's object header), so it never is.
 	maxDiffFileBytes = 8 << 20
+	maxDiffFileLines = 1 << 18
+	// maxDiffCallBytes bounds the content one call reads (both sides of
+	// every path); the paths after it are not compared (read_limit).
+	maxDiffCallBytes = 64 << 20
 	// binarySniff is how much git checks for a NUL to call content binary.
 	binarySniff = 8000
 )
@@ -33,20 +41,47 @@ type DiffFile struct {
 	Path string `json:"path"`
 	// Change is "added", "modified", "deleted", "type_changed",
 	// "mode_changed", "unchanged", "untracked" (git diff shows nothing
-	// for it), "unmerged" or "too_large".
+	// for it), "unmerged" or "too_large" (a side over 8 MiB or 262,144
+	// lines: not read, no patch).
 	Change string `json:"change"`
 	Binary bool   `json:"binary,omitempty"`
 }
 
 // DiffResult is a patch for explicit paths.
 type DiffResult struct {
-	Workdir string     `json:"workdir"`
-	Staged  bool       `json:"staged"`
-	Files   []DiffFile `json:"files"`
+	Workdir string `json:"workdir"`
+	Staged  bool   `json:"staged"`
+	// Files are the paths compared, in path order; a diff cut by
+	// read_limit or timeout leaves the later ones out.
+	Files []DiffFile `json:"files"`
 	// Patch is a unified diff `git apply` accepts (binary files appear
 	// as "Binary files ... differ" lines, which it does not apply).
 	Patch     string `json:"patch"`
 	Truncated bool   `json:"truncated"`
+	// TruncatedReason says why: max_bytes (the patch was cut),
+	// read_limit (the call read 64 MiB of content) or timeout (the
+	// call's time cap passed).
+	TruncatedReason string `json:"truncated_reason,omitempty"`
+}
+
+// Why a diff was cut (DiffResult.TruncatedReason; and fs.TruncatedTimeout).
+const (
+	DiffCutMaxBytes  = "max_bytes"
+	DiffCutReadLimit = "read_limit"
+)
+
+// errReadLimit stops a diff whose call read maxDiffCallBytes.
+var errReadLimit = errors.New("the diff read its limit of content")
+
+// readBudget is what a diff call may still read.
+type readBudget struct{ left int64 }
+
+func (b *readBudget) take(n int64) error {
+	if n > b.left {
+		return errReadLimit
+	}
+	b.left -= n
+	return nil
 }
 
 // side is one version of a path in a diff.
@@ -61,7 +96,10 @@ type side struct {
 // Diff is `git diff -- paths` (work tree against the index), or with
 // staged `git diff --cached -- paths` (index against HEAD), for explicit
 // paths only, each passing the path policy. The patch is cut at maxBytes
-// (at a file boundary when possible) with Truncated set.
+// (at a file boundary when possible) with Truncated set. A file's size is
+// learnt before it is read; the call reads at most maxDiffCallBytes and
+// takes at most the search timeout (SERVERFS_SEARCH_TIMEOUT_SECONDS, the
+// time inspect_repo advertises), answering what it compared until then.
 func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes int) (*DiffResult, error) {
 	alias := r.w.Alias()
 	if len(paths) == 0 || len(paths) > MaxDiffPaths {
@@ -75,7 +113,7 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 	if err != nil {
 		return nil, err
 	}
-	idx, _, err := r.readIndex()
+	idx, idxStat, err := r.readIndex()
 	if err != nil {
 		return nil, err
 	}
@@ -94,12 +132,25 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 		}
 	}
 	res := &DiffResult{Workdir: alias, Staged: staged, Files: []DiffFile{}}
+	cut := func(reason string) {
+		if !res.Truncated || res.TruncatedReason == DiffCutMaxBytes {
+			res.Truncated, res.TruncatedReason = true, reason
+		}
+	}
+	dctx, cancel := context.WithTimeout(ctx, r.fs.Limits().SearchTimeout)
+	defer cancel()
+	budget := &readBudget{left: maxDiffCallBytes}
 	var patch strings.Builder
 	for _, p := range clean {
 		if ctx.Err() != nil {
 			return nil, canceled(alias)
 		}
+		if dctx.Err() != nil {
+			cut(sfs.TruncatedTimeout)
+			break
+		}
 		var inIndex side
+		var entry *index.Entry
 		unmerged := false
 		for _, e := range idx.entries {
 			if e.Name != p {
@@ -111,6 +162,7 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 			}
 			if !e.IntentToAdd {
 				inIndex = side{exists: true, mode: e.Mode, hash: e.Hash}
+				entry = e
 			} else if !staged {
 				inIndex = side{exists: true, mode: e.Mode, hash: emptyBlob}
 			}
@@ -127,30 +179,49 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 			b = inIndex
 		} else {
 			a = inIndex
-			if b, err = r.worktreeSide(p, a); err != nil {
-				return nil, err
-			}
 			if !a.exists {
+				// Untracked or absent: its content is not needed.
 				change := "unchanged"
-				if b.exists {
+				st, err := r.ctl.Lstat(p)
+				switch {
+				case err == nil && (st.Type() == sfs.TypeFile || st.Type() == sfs.TypeSymlink):
 					change = "untracked"
+				case err != nil && sfs.CodeOf(err) != sfs.CodePathNotFound && sfs.CodeOf(err) != sfs.CodeNotADirectory:
+					return nil, err
 				}
 				res.Files = append(res.Files, DiffFile{Path: p, Change: change})
 				continue
 			}
-		}
-		for _, s := range []*side{&a, &b} {
-			if err := r.loadSide(s); err != nil {
+			if b, err = r.worktreeSide(p, a, entry, idxStat, budget); err == errReadLimit {
+				cut(DiffCutReadLimit)
+				break
+			} else if err != nil {
 				return nil, err
 			}
 		}
-		f, text := renderDiff(p, a, b)
+		if err := r.loadSides(&a, &b, budget); err == errReadLimit {
+			cut(DiffCutReadLimit)
+			break
+		} else if err != nil {
+			return nil, err
+		}
+		// The patch text beyond what still fits is not rendered (one
+		// byte more tells that it did not fit).
+		room := maxBytes - patch.Len() + 1
+		f, text, err := renderDiff(dctx, p, a, b, room)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, canceled(alias)
+			}
+			cut(sfs.TruncatedTimeout)
+			break
+		}
 		res.Files = append(res.Files, f)
 		if patch.Len()+len(text) > maxBytes {
-			res.Truncated = true
+			cut(DiffCutMaxBytes)
 			if patch.Len() == 0 {
-				cut := strings.LastIndexByte(text[:maxBytes], '\n')
-				patch.WriteString(text[:cut+1])
+				end := strings.LastIndexByte(text[:maxBytes], '\n')
+				patch.WriteString(text[:end+1])
 			}
 			continue
 		}
@@ -164,8 +235,10 @@ var emptyBlob = plumbing.ComputeHash(plumbing.BlobObject, nil)
 
 // worktreeSide reads the work-tree version of p (absent, a file, a
 // symlink's target, or the commit a submodule's checkout is at) against
-// its index version idx.
-func (r *Repo) worktreeSide(p string, idx side) (side, error) {
+// its index version idx (entry ie). A file whose stat data matches ie
+// (git's stat-cache check) has the entry's content and is not read; a
+// file's size is the opened descriptor's, known before reading it.
+func (r *Repo) worktreeSide(p string, idx side, ie *index.Entry, idxStat sfs.StatData, budget *readBudget) (side, error) {
 	st, err := r.ctl.Lstat(p)
 	if sfs.CodeOf(err) == sfs.CodePathNotFound || sfs.CodeOf(err) == sfs.CodeNotADirectory {
 		return side{}, nil
@@ -181,24 +254,37 @@ func (r *Repo) worktreeSide(p string, idx side) (side, error) {
 		}
 		return side{exists: true, mode: filemode.Symlink, data: []byte(t), hash: plumbing.ComputeHash(plumbing.BlobObject, []byte(t))}, nil
 	case sfs.TypeFile:
-		mode := filemode.Regular
-		if st.Mode&0o100 != 0 && r.fileMode {
-			mode = filemode.Executable
+		execMode := func(st sfs.StatData) filemode.FileMode {
+			if st.Mode&0o100 != 0 && r.fileMode {
+				return filemode.Executable
+			}
+			return filemode.Regular
 		}
-		if st.Size > maxDiffFileBytes {
-			return side{exists: true, mode: mode, large: true}, nil
+		if ie != nil && (ie.Mode == filemode.Regular || ie.Mode == filemode.Executable) && r.statMatches(st, ie, idxStat) {
+			return side{exists: true, mode: execMode(st), hash: ie.Hash}, nil
 		}
 		f, err := r.ctl.Open(p)
 		if err != nil {
 			return side{}, err
 		}
 		defer f.Close()
-		data, err := io.ReadAll(io.LimitReader(f, maxDiffFileBytes+1))
-		if err != nil {
+		if st, err = f.Fstat(); err != nil {
 			return side{}, err
 		}
-		if len(data) > maxDiffFileBytes {
+		mode := execMode(st)
+		if st.Size > maxDiffFileBytes {
 			return side{exists: true, mode: mode, large: true}, nil
+		}
+		if err := budget.take(st.Size); err != nil {
+			return side{}, err
+		}
+		data := make([]byte, 0, st.Size+1)
+		buf := bytes.NewBuffer(data)
+		if _, err := buf.ReadFrom(io.LimitReader(f, maxDiffFileBytes+1)); err != nil {
+			return side{}, err
+		}
+		if data = buf.Bytes(); len(data) > maxDiffFileBytes {
+			return side{exists: true, mode: mode, large: true}, nil // it grew while read
 		}
 		return side{exists: true, mode: mode, data: data, hash: plumbing.ComputeHash(plumbing.BlobObject, data)}, nil
 	case sfs.TypeDirectory:
@@ -217,66 +303,74 @@ func (r *Repo) worktreeSide(p string, idx side) (side, error) {
 	}
 }
 
-// loadSide reads a blob side's content from the object store.
-func (r *Repo) loadSide(s *side) error {
-	if !s.exists || s.data != nil || s.large {
+// loadSides reads the blob sides' content from the object store, each
+// after its size (from the object header) passed the limits; sides of the
+// same content are not read (nothing of them is shown).
+func (r *Repo) loadSides(a, b *side, budget *readBudget) error {
+	if a.exists && b.exists && a.hash == b.hash && !a.hash.IsZero() {
 		return nil
 	}
-	if s.mode == filemode.Submodule {
-		s.data = subprojectText(s.hash) // git's text for a gitlink
-		return nil
+	for _, s := range []*side{a, b} {
+		if !s.exists || s.data != nil || s.large {
+			continue
+		}
+		if s.mode == filemode.Submodule {
+			s.data = subprojectText(s.hash) // git's text for a gitlink
+			continue
+		}
+		size, err := r.blobSize(s.hash)
+		if err != nil {
+			return err
+		}
+		if size > maxDiffFileBytes {
+			s.large = true
+			continue
+		}
+		if err := budget.take(size); err != nil {
+			return err
+		}
+		if s.data, err = r.readBlob(s.hash, size); err != nil {
+			return err
+		}
 	}
-	if s.hash == emptyBlob {
-		s.data = []byte{}
-		return nil
-	}
-	b, err := object.GetBlob(r.storage, s.hash)
-	if err != nil {
-		return fmt.Errorf("reading blob: %w", err)
-	}
-	if b.Size > maxDiffFileBytes {
-		s.large = true
-		return nil
-	}
-	rd, err := b.Reader()
-	if err != nil {
-		return err
-	}
-	defer rd.Close()
-	s.data, err = io.ReadAll(rd)
-	return err
+	return nil
 }
 
-// renderDiff writes git's patch for one path.
-func renderDiff(p string, a, b side) (DiffFile, string) {
+// renderDiff writes git's patch for one path: at most about room bytes
+// of it (the caller cuts), and an error when ctx is done first.
+func renderDiff(ctx context.Context, p string, a, b side, room int) (DiffFile, string, error) {
 	f := DiffFile{Path: p}
 	switch {
 	case !a.exists && !b.exists:
 		f.Change = "unchanged"
-		return f, ""
+		return f, "", nil
 	case !a.exists:
 		f.Change = "added"
 	case !b.exists:
 		f.Change = "deleted"
 	case kind(a.mode) != kind(b.mode):
 		f.Change = "type_changed"
-	case a.hash == b.hash && a.mode == b.mode && !a.large && !b.large:
+	case a.hash == b.hash && a.mode == b.mode && !a.hash.IsZero():
+		// (A large work-tree side has no hash: it was not read.)
 		f.Change = "unchanged"
-		return f, ""
-	case a.hash == b.hash && !a.large && !b.large:
+		return f, "", nil
+	case a.hash == b.hash && !a.hash.IsZero():
 		f.Change = "mode_changed"
 	default:
 		f.Change = "modified"
 	}
-	if a.large || b.large {
+	if (a.large || b.large) && f.Change != "mode_changed" {
 		f.Change = "too_large"
-		return f, ""
+		return f, "", nil
 	}
 	if f.Change == "type_changed" {
 		// git shows a type change as a deletion and an addition.
-		_, del := renderDiff(p, a, side{})
-		_, add := renderDiff(p, side{}, b)
-		return f, del + add
+		_, del, err := renderDiff(ctx, p, a, side{}, room)
+		if err != nil {
+			return f, "", err
+		}
+		_, add, err := renderDiff(ctx, p, side{}, b, room-len(del))
+		return f, del + add, err
 	}
 	qa, qb := quotePath("a/"+p), quotePath("b/"+p)
 	var out strings.Builder
@@ -299,7 +393,7 @@ func renderDiff(p string, a, b side) (DiffFile, string) {
 		}
 	}
 	if a.hash == b.hash && a.exists && b.exists {
-		return f, out.String() // a mode change alone
+		return f, out.String(), nil // a mode change alone
 	}
 	if isBinary(a.data) || isBinary(b.data) {
 		f.Binary = true
@@ -311,10 +405,14 @@ func renderDiff(p string, a, b side) (DiffFile, string) {
 			to = "/dev/null"
 		}
 		fmt.Fprintf(&out, "Binary files %s and %s differ\n", from, to)
-		return f, out.String()
+		return f, out.String(), nil
 	}
 	if len(a.data) == 0 && len(b.data) == 0 {
-		return f, out.String() // an empty file added or deleted: headers only
+		return f, out.String(), nil // an empty file added or deleted: headers only
+	}
+	if bytes.Count(a.data, newline) > maxDiffFileLines || bytes.Count(b.data, newline) > maxDiffFileLines {
+		f.Change = "too_large"
+		return f, "", nil
 	}
 	if a.exists {
 		fmt.Fprintf(&out, "--- %s\n", qa)
@@ -326,9 +424,15 @@ func renderDiff(p string, a, b side) (DiffFile, string) {
 	} else {
 		out.WriteString("+++ /dev/null\n")
 	}
-	out.WriteString(unidiff.Hunks(a.data, b.data))
-	return f, out.String()
+	hunks, _, err := unidiff.HunksBounded(ctx, a.data, b.data, max(0, room-out.Len()))
+	if err != nil {
+		return f, "", err
+	}
+	out.WriteString(hunks)
+	return f, out.String(), nil
 }
+
+var newline = []byte{'\n'}
 
 func short(h plumbing.Hash) string { return h.String()[:7] }
 

@@ -1,12 +1,10 @@
 package git
 
 import (
-	"io"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/gitignore"
@@ -74,16 +72,16 @@ func (r *Repo) skipWorktreeBlobs(entry func(path string) *index.Entry) func(stri
 		if e == nil || !e.SkipWorktree || e.Mode == filemode.Symlink {
 			return nil
 		}
-		b, err := object.GetBlob(r.storage, e.Hash)
-		if err != nil || b.Size > maxConfigBytes {
+		// Its size from the object header first: a large one is not read
+		// (nor inflated) at all.
+		size, err := r.blobSize(e.Hash)
+		if err != nil || size > maxConfigBytes {
 			return nil
 		}
-		rd, err := b.Reader()
+		data, err := r.readBlob(e.Hash, size)
 		if err != nil {
 			return nil
 		}
-		defer rd.Close()
-		data, _ := io.ReadAll(io.LimitReader(rd, maxConfigBytes))
 		return data
 	}
 }

@@ -17,6 +17,11 @@ import (
 // maxConfigBytes bounds every config, ignore and HEAD file read.
 const maxConfigBytes = 1 << 20
 
+// lazyObjectBytes is the size above which go-git reads an object's content
+// only when asked, streaming, instead of inflating it whole when the object
+// is looked up (and caching it).
+const lazyObjectBytes = 1 << 20
+
 // Repo is the repository whose work tree is a workdir's root.
 type Repo struct {
 	fs      *sfs.FS
@@ -79,7 +84,10 @@ func Open(f *sfs.FS, alias string) (*Repo, error) {
 	r.trustCtime = parseBool(r.get("core", "", "trustctime"), true)
 	r.minimalStat = strings.EqualFold(r.get("core", "", "checkstat"), "minimal")
 	r.globalAttrs = r.loadGlobalAttrs()
-	r.storage = filesystem.NewStorage(&controlFS{c: ctl, root: ".git"}, cache.NewObjectLRUDefault())
+	// Objects above lazyObjectBytes are read when their content is asked
+	// for, streaming, and never cached: getting one (its type, its size
+	// from the object header) inflates nothing.
+	r.storage = filesystem.NewStorageWithOptions(&controlFS{c: ctl, root: ".git"}, cache.NewObjectLRUDefault(), filesystem.Options{LargeObjectThreshold: lazyObjectBytes})
 	return r, nil
 }
 

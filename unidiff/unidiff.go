@@ -5,6 +5,7 @@ package unidiff
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 )
@@ -57,7 +58,7 @@ func HunksStat(old, new []byte) (hunks string, added, deleted int) {
 		return "", 0, 0
 	}
 	a, b := splitLines(old), splitLines(new)
-	ops := diffLines(a, b)
+	ops, _ := diffLines(nil, a, b)
 	for _, op := range ops {
 		switch op {
 		case opInsert:
@@ -67,22 +68,42 @@ func HunksStat(old, new []byte) (hunks string, added, deleted int) {
 		}
 	}
 	var out strings.Builder
-	writeHunks(&out, a, b, ops)
+	writeHunks(&out, a, b, ops, -1)
 	return out.String(), added, deleted
 }
 
+// HunksBounded is Hunks for a caller with a deadline and a budget:
+// it gives up with ctx's error when ctx is done (checked at every step of
+// the edit search), and stops writing once more than
+// maxBytes are written (cut: the text is then incomplete, and longer
+// than maxBytes).
+func HunksBounded(ctx context.Context, old, new []byte, maxBytes int) (hunks string, cut bool, err error) {
+	if bytes.Equal(old, new) {
+		return "", false, nil
+	}
+	a, b := splitLines(old), splitLines(new)
+	ops, err := diffLines(ctx, a, b)
+	if err != nil {
+		return "", false, err
+	}
+	var out strings.Builder
+	cut = writeHunks(&out, a, b, ops, maxBytes)
+	return out.String(), cut, nil
+}
+
 // splitLines splits b into lines that keep their "\n"; the last line may
-// lack one.
+// lack one. The lines share one copy of b.
 func splitLines(b []byte) []string {
-	var lines []string
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
+	s := string(b)
+	lines := make([]string, 0, bytes.Count(b, []byte{'\n'})+1)
+	for len(s) > 0 {
+		i := strings.IndexByte(s, '\n')
 		if i < 0 {
-			lines = append(lines, string(b))
+			lines = append(lines, s)
 			break
 		}
-		lines = append(lines, string(b[:i+1]))
-		b = b[i+1:]
+		lines = append(lines, s[:i+1])
+		s = s[i+1:]
 	}
 	return lines
 }
@@ -96,8 +117,9 @@ const (
 )
 
 // diffLines returns an edit script turning a into b: one op per line of
-// a (equal or delete) and per inserted line of b, in order.
-func diffLines(a, b []string) []diffOp {
+// a (equal or delete) and per inserted line of b, in order; ctx (nil for
+// none) is checked at every step of the search.
+func diffLines(ctx context.Context, a, b []string) ([]diffOp, error) {
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
 		pre++
@@ -110,16 +132,20 @@ func diffLines(a, b []string) []diffOp {
 	for range pre {
 		ops = append(ops, opEqual)
 	}
-	ops = append(ops, myers(a[pre:len(a)-suf], b[pre:len(b)-suf])...)
+	mid, err := myers(ctx, a[pre:len(a)-suf], b[pre:len(b)-suf])
+	if err != nil {
+		return nil, err
+	}
+	ops = append(ops, mid...)
 	for range suf {
 		ops = append(ops, opEqual)
 	}
-	return ops
+	return ops, nil
 }
 
 // myers is the O((N+M)D) shortest edit script of Myers (1986), giving up
 // past diffMaxEdits with "delete all of a, insert all of b".
-func myers(a, b []string) []diffOp {
+func myers(ctx context.Context, a, b []string) ([]diffOp, error) {
 	n, m := len(a), len(b)
 	fallback := func() []diffOp {
 		ops := make([]diffOp, 0, n+m)
@@ -132,13 +158,16 @@ func myers(a, b []string) []diffOp {
 		return ops
 	}
 	if n == 0 || m == 0 {
-		return fallback()
+		return fallback(), nil
 	}
 	maxD := min(n+m, diffMaxEdits)
 	off := maxD + 1
 	v := make([]int, 2*maxD+3)
 	var trace [][]int
 	for d := 0; d <= maxD; d++ {
+		if ctx != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		// Only the diagonals -d-1..d+1 matter at step d (backtrack reads
 		// them); saving just those keeps memory at about D² ints.
 		trace = append(trace, append([]int(nil), v[off-d-1:off+d+2]...))
@@ -155,11 +184,11 @@ func myers(a, b []string) []diffOp {
 			}
 			v[off+k] = x
 			if x >= n && y >= m {
-				return backtrack(trace, n, m, d)
+				return backtrack(trace, n, m, d), nil
 			}
 		}
 	}
-	return fallback()
+	return fallback(), nil
 }
 
 // backtrack walks the saved frontiers back from (n, m) and emits the ops.
@@ -199,8 +228,9 @@ func backtrack(trace [][]int, x, y, d int) []diffOp {
 	return ops
 }
 
-// writeHunks groups ops into hunks with diffContext lines of context.
-func writeHunks(out *strings.Builder, a, b []string, ops []diffOp) {
+// writeHunks groups ops into hunks with diffContext lines of context. With
+// limit >= 0 it stops once more than limit bytes are written, and says so.
+func writeHunks(out *strings.Builder, a, b []string, ops []diffOp, limit int) (cut bool) {
 	// Positions (in a and b) at the start of each op.
 	type pos struct{ i, j int }
 	at := make([]pos, len(ops)+1)
@@ -218,6 +248,9 @@ func writeHunks(out *strings.Builder, a, b []string, ops []diffOp) {
 	}
 	at[len(ops)] = pos{i, j}
 	for k := 0; k < len(ops); {
+		if limit >= 0 && out.Len() > limit {
+			return true
+		}
 		if ops[k] == opEqual {
 			k++
 			continue
@@ -245,6 +278,9 @@ func writeHunks(out *strings.Builder, a, b []string, ops []diffOp) {
 		s, e := at[start], at[end]
 		fmt.Fprintf(out, "@@ -%s +%s @@\n", hunkRange(s.i, e.i-s.i), hunkRange(s.j, e.j-s.j))
 		for x := start; x < end; x++ {
+			if limit >= 0 && out.Len() > limit {
+				return true
+			}
 			p := at[x]
 			var line string
 			switch ops[x] {
@@ -261,6 +297,7 @@ func writeHunks(out *strings.Builder, a, b []string, ops []diffOp) {
 		}
 		k = end
 	}
+	return false
 }
 
 // hunkRange renders "start,count" as diff does: a 1-based start, or the

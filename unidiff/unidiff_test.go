@@ -1,6 +1,7 @@
 package unidiff
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"os"
@@ -114,5 +115,26 @@ func TestUnifiedDiffBounds(t *testing.T) {
 	d, cut = Unified("f", []byte(a.String()), []byte(b.String()), false, 1000)
 	if !cut || len(d) > 1000 || !strings.HasSuffix(d, "\n") {
 		t.Fatalf("cap: %d bytes, cut %v", len(d), cut)
+	}
+}
+
+func TestHunksBounded(t *testing.T) {
+	var a, b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&a, "line %d\n", i)
+		fmt.Fprintf(&b, "line %d%s\n", i, strings.Repeat("!", i%2))
+	}
+	old, new := []byte(a.String()), []byte(b.String())
+	full := Hunks(old, new)
+	if h, cut, err := HunksBounded(context.Background(), old, new, len(full)); h != full || cut || err != nil {
+		t.Fatalf("within the budget: %d bytes, cut %v, %v; want %d bytes", len(h), cut, err, len(full))
+	}
+	if h, cut, err := HunksBounded(context.Background(), old, new, 1000); !cut || err != nil || len(h) <= 1000 || !strings.HasPrefix(full, h) {
+		t.Fatalf("over the budget: %d bytes, cut %v, %v", len(h), cut, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := HunksBounded(ctx, old, new, 1<<20); err != context.Canceled {
+		t.Fatalf("canceled: %v", err)
 	}
 }
