@@ -156,7 +156,11 @@ func New(f *sfs.FS) *Engine {
 	return &Engine{fs: f, workers: Workers()}
 }
 
-// job is one file handed from the walker to a worker.
+// batchFiles is how many files the walker hands a worker at once.
+const batchFiles = 8
+
+// job is one file handed from the walker to a worker (in a batch whose
+// files share seq, the batch's place in walk order).
 type job struct {
 	seq        int
 	ref        *sfs.FileRef
@@ -269,11 +273,13 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 
 	// Files in flight or finished out of order, waiting to be collected in
 	// path order. A wide window keeps workers busy past one slow file; its
-	// worst case holds window*(limit+1) matches, kept near 100,000.
+	// worst case holds window*(limit+1) matches, kept near 100,000. Files
+	// travel in batches of up to batchFiles: one channel handoff (and
+	// goroutine wake-up) per batch instead of three per file.
 	window := max(64, min(1024, 100_000/(req.Limit+1)))
-	jobs := make(chan job, e.workers)
-	results := make(chan fileResult, window)
-	tokens := make(chan struct{}, window)
+	jobs := make(chan []job, e.workers)
+	results := make(chan []fileResult, window/batchFiles)
+	tokens := make(chan struct{}, window/batchFiles)
 
 	// Workers.
 	var wg sync.WaitGroup
@@ -282,11 +288,15 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			s := newSearcher()
-			for j := range jobs {
-				if e.beforeFile != nil {
-					e.beforeFile(ctx, j.path)
+			for batch := range jobs {
+				out := make([]fileResult, 0, len(batch))
+				for _, j := range batch {
+					if e.beforeFile != nil {
+						e.beforeFile(ctx, j.path)
+					}
+					out = append(out, e.searchFile(ctx, s, j, pl))
 				}
-				results <- e.searchFile(ctx, s, j, pl)
+				results <- out
 			}
 		}()
 	}
@@ -304,6 +314,34 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 			close(results)
 		}()
 		seq := 0
+		var batch []job
+		release := func() {
+			for _, j := range batch {
+				j.ref.Release()
+			}
+			batch = nil
+		}
+		// flush hands the batch to a worker; false when the search ended.
+		flush := func() bool {
+			if len(batch) == 0 {
+				return true
+			}
+			select {
+			case tokens <- struct{}{}:
+			case <-ctx.Done():
+				release()
+				return false
+			}
+			select {
+			case jobs <- batch:
+				seq++
+				batch = nil
+				return true
+			case <-ctx.Done():
+				release()
+				return false
+			}
+		}
 		prefix := rootPath
 		walkRes, walkErr = w.Walk(ctx, rootPath, sfs.WalkOptions{
 			MaxEntries:  lim.MaxWalkEntries,
@@ -348,51 +386,45 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 					walkSkipped.Ignored++
 					return sfs.WalkContinue
 				}
-				select {
-				case tokens <- struct{}{}:
-				case <-ctx.Done():
-					return sfs.WalkStop
-				}
 				// The worker opens the file: the walk only reads directories.
-				ref := ent.Ref()
-				j := job{seq: seq, ref: ref, path: ent.Path, compressed: CompressionOf(ent.Name)}
+				j := job{seq: seq, ref: ent.Ref(), path: ent.Path, compressed: CompressionOf(ent.Name)}
 				if resume == sfs.ResumePartial {
 					j.after = cursor.Line
 				}
-				select {
-				case jobs <- j:
-					seq++
-				case <-ctx.Done():
-					ref.Release()
+				batch = append(batch, j)
+				if len(batch) == batchFiles && !flush() {
 					return sfs.WalkStop
 				}
 				return sfs.WalkContinue
 			},
 		})
+		flush()
 	}()
 
 	// Collector: consume results in walk order.
 	col := newCollector(w.Alias(), rootPath, req, lim)
-	pending := map[int]fileResult{}
+	pending := map[int][]fileResult{}
 	next := 0
-	for r := range results {
-		if col.done {
+	for rs := range results {
+		if col.done || len(rs) == 0 {
 			continue // draining after the limit: every worker is stopping
 		}
-		pending[r.seq] = r
-		for {
-			r, ok := pending[next]
+		pending[rs[0].seq] = rs
+		for !col.done {
+			rs, ok := pending[next]
 			if !ok {
 				break
 			}
 			delete(pending, next)
 			next++
 			<-tokens
-			col.take(r)
-			if col.done {
-				stop.Store(true)
-				cancel()
-				break
+			for _, r := range rs {
+				col.take(r)
+				if col.done {
+					stop.Store(true)
+					cancel()
+					break
+				}
 			}
 		}
 	}
