@@ -512,7 +512,7 @@ func TestAdmissionConfig(t *testing.T) {
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
-	if a := cfg.Admission; a.MaxHeavy != DefaultMaxHeavy(a.MemoryBudget) || a.MaxHeavy < 1 || a.Queue != defaultQueuePerHeavySlot*a.MaxHeavy || a.Wait != 5*time.Second || a.MemoryBudget != 1<<30 {
+	if a := cfg.Admission; a.MaxHeavy != DefaultMaxHeavy(a.MemoryBudget) || a.MaxHeavy < 1 || a.Queue != DefaultHeavyQueue || a.Wait != 5*time.Second || a.MemoryBudget != 1<<30 {
 		t.Errorf("defaults: %+v", a)
 	}
 	if g := cfg.Guard; g.MaxSessions != DefaultMaxSessions || g.WriteTimeout != 30*time.Second {

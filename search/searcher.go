@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"unicode/utf8"
 )
@@ -81,6 +82,13 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 		if stopped() {
 			return outcome, errStopped
 		}
+		// A worker decompressing or matching what the page cache holds
+		// never blocks: it yields once per buffer, so that the goroutines of
+		// cheap calls (stat_file) waiting behind busy CPUs run within a
+		// buffer's time, not after several 10 ms preemption slices
+		// (measured with a .zst search on 2 CPUs: stat_file p99 83-132 ms
+		// without, 55-80 ms with; issue 12).
+		runtime.Gosched()
 		n, eof, err := fill(r, buf[keep:])
 		if err != nil {
 			return outcome, err

@@ -49,6 +49,15 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	cfg, httpCfg, f := su.cfg, su.http, su.fs
 	defer f.Close()
 	log := &mcp.Logger{Logger: slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: httpCfg.LogLevel}))}
+	// GOGC=400 lets garbage grow to four times the live heap: with heavy
+	// calls live (decompressor windows), that alone would pass the memory
+	// budget. The runtime's soft limit keeps the heap, garbage included,
+	// within it: 7/8 of the budget, the rest for what the limit does not
+	// count (the binary's pages) and its overshoot. An operator's
+	// GOMEMLIMIT wins.
+	if _, set := sfs.EnvMap(environ)["GOMEMLIMIT"]; !set {
+		debug.SetMemoryLimit(mcp.RuntimeMemoryLimit(httpCfg.Admission.MemoryBudget))
+	}
 	deps := &mcp.Deps{FS: f, Search: search.New(f), Log: log, Admit: mcp.NewAdmission(httpCfg.Admission)}
 	if su.bridge != nil {
 		deps.Bridge = su.bridge

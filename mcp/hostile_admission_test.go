@@ -1,0 +1,304 @@
+package mcp_test
+
+// Hostile load against the real serverfs binary (issue 12): concurrent
+// heavy calls stay within the memory budget while a cheap call still
+// answers quickly; an initialize flood stays within the session cap's
+// memory.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// zstFixture writes n .zst logs of 16 MiB of text each, compressed with a
+// 32 MiB window (the largest the server accepts): decompressing one holds
+// the window.
+func zstFixture(t *testing.T, dir string, n int) {
+	t.Helper()
+	var plain bytes.Buffer
+	for i := 0; plain.Len() < 16<<20; i++ {
+		fmt.Fprintf(&plain, "2026-01-01T00:00:%02dZ INFO request %d served in %d ms from worker %d\n", i%60, i, i%997, i%13)
+	}
+	var z bytes.Buffer
+	enc, err := zstd.NewWriter(&z, zstd.WithWindowSize(32<<20), zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc.Write(plain.Bytes())
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("app-%02d.log.zst", i)), z.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "small.txt"), []byte("small\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func connect(t *testing.T, url string) *sdk.ClientSession {
+	t.Helper()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "hostile-test", Version: "0"}, nil).
+		Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestHeavyCallsWithinBudget: 50 concurrent searches of .zst logs (each
+// decompressing with a 32 MiB window in 4 workers) against a 256 MiB
+// budget: the server's peak RSS grows by less than the budget, every call
+// is answered or refused with SERVER_BUSY, and stat_file on another session
+// answers in < 100 ms p99 meanwhile. Without the gate (SERVERFS_MAX_HEAVY_CALLS=50)
+// the peak passes 1 GiB.
+func TestHeavyCallsWithinBudget(t *testing.T) {
+	const budgetMiB = 256
+	dir := t.TempDir()
+	zstFixture(t, dir, 8)
+	url, pid := startServerfsEnv(t, buildServerfs(t, repoRoot(t)), dir, []string{
+		"GOMAXPROCS=2", // 4 search workers: a heavy call is budgeted at 256 MiB
+		fmt.Sprintf("SERVERFS_MEMORY_BUDGET_MB=%d", budgetMiB),
+		"SERVERFS_LOG_LEVEL=WARN",
+	})
+	// The cheap calls go over plain HTTP on one session: the client's own
+	// cost (under -race too) stays out of the measurement.
+	client := &http.Client{}
+	sid := rawInitialize(t, client, url)
+	stat := func() (time.Duration, error) {
+		start := time.Now()
+		body, err := rawPost(t.Context(), client, url, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"stat_file","arguments":{"workdir":"wd","path":"small.txt"}}}`)
+		if err == nil && !strings.Contains(body, `\"type\":\"file\"`) {
+			err = fmt.Errorf("stat_file: %s", body)
+		}
+		return time.Since(start), err
+	}
+	for range 20 { // warm up
+		if _, err := stat(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := procStatusKiB(t, pid, "VmRSS")
+
+	const n = 50
+	sessions := make([]*sdk.ClientSession, n)
+	for i := range sessions {
+		sessions[i] = connect(t, url)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var ok, busy int
+	var errs []string
+	for _, cs := range sessions {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "search_text", Arguments: map[string]any{"workdir": "wd", "query": "served in 996 ms from worker 5", "limit": 5}})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				errs = append(errs, err.Error())
+			case !res.IsError:
+				ok++
+			case strings.HasPrefix(textOf(res), "SERVER_BUSY: "):
+				busy++
+			default:
+				errs = append(errs, textOf(res))
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	var lat []time.Duration
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+			d, err := stat()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lat = append(lat, d)
+		}
+	}
+	peak := procStatusKiB(t, pid, "VmHWM")
+	growth := (peak - base) >> 10
+	slices.Sort(lat)
+	p99 := lat[len(lat)*99/100]
+	t.Logf("50 heavy calls: %d answered, %d SERVER_BUSY; RSS %d MiB -> peak %d MiB (+%d MiB, budget %d MiB); stat_file during them: %d calls, p50 %v, p99 %v",
+		ok, busy, base>>10, peak>>10, growth, budgetMiB, len(lat), lat[len(lat)/2], p99)
+	if len(errs) > 0 {
+		t.Errorf("%d calls failed otherwise: %q", len(errs), errs[:min(3, len(errs))])
+	}
+	if ok == 0 {
+		t.Error("no heavy call was answered")
+	}
+	if growth >= budgetMiB {
+		t.Errorf("peak RSS grew by %d MiB, over the %d MiB budget", growth, budgetMiB)
+	}
+	if p99 >= 100*time.Millisecond {
+		t.Errorf("stat_file p99 %v during the heavy calls, want < 100 ms", p99)
+	}
+}
+
+// TestInitializeFlood: 5,000 initialize calls against a cap of 100
+// sessions: the server holds at most 100 (the longest idle evicted) and
+// its RSS grows by less than the bound the README documents for the cap
+// (100 x 64 KiB, plus 32 MiB of slack for the runtime); without the cap the
+// same flood holds 5,000 sessions (~190 MB at the issue's ~38 KB each).
+func TestInitializeFlood(t *testing.T) {
+	const flood, capSessions = 5000, 100
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, pid := startServerfsEnv(t, buildServerfs(t, repoRoot(t)), dir, []string{
+		fmt.Sprintf("SERVERFS_MAX_SESSIONS=%d", capSessions),
+		"SERVERFS_LOG_LEVEL=WARN",
+	})
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	initialize := func() (string, error) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"flood","version":"0"}}}`
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := client.Do(req)
+		if err != nil {
+			return "", err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return "", fmt.Errorf("initialize: %s", resp.Status)
+		}
+		return resp.Header.Get("Mcp-Session-Id"), nil
+	}
+	ping := func(sid string) int {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for range 50 { // warm up
+		if _, err := initialize(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := procStatusKiB(t, pid, "VmRSS")
+	ids := make(chan string, flood)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < flood; i += 8 {
+				sid, err := initialize()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ids <- sid
+			}
+		})
+	}
+	wg.Wait()
+	took := time.Since(start)
+	close(ids)
+	var all []string
+	for id := range ids {
+		all = append(all, id)
+	}
+	rss := procStatusKiB(t, pid, "VmRSS")
+	peak := procStatusKiB(t, pid, "VmHWM")
+	// Sessions still served: at most the cap (the newest survive).
+	var live int
+	for _, sid := range all[len(all)-2*capSessions:] {
+		if ping(sid) == http.StatusOK {
+			live++
+		}
+	}
+	if ping(all[0]) != http.StatusNotFound {
+		t.Error("the first session of the flood is still served")
+	}
+	boundKiB := capSessions*64 + 32<<10
+	t.Logf("%d initialize calls in %v (%.0f/s): RSS %d KiB -> %d KiB (+%d KiB, peak +%d KiB; bound +%d KiB); %d of the last %d sessions live",
+		len(all), took.Round(time.Millisecond), float64(len(all))/took.Seconds(), base, rss, rss-base, peak-base, boundKiB, live, 2*capSessions)
+	if live > capSessions {
+		t.Errorf("%d sessions live, cap %d", live, capSessions)
+	}
+	if rss-base > boundKiB {
+		t.Errorf("RSS grew by %d KiB, over the bound of %d KiB", rss-base, boundKiB)
+	}
+}
+
+// rawPost posts one JSON-RPC message on session sid ("" for none) and
+// returns the response body.
+func rawPost(ctx context.Context, client *http.Client, url, sid, body string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode/100 != 2 {
+		err = fmt.Errorf("%s: %s", resp.Status, b)
+	}
+	return string(b), err
+}
+
+// rawInitialize opens a session over plain HTTP and returns its ID.
+func rawInitialize(t *testing.T, client *http.Client, url string) string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: %s, no session", resp.Status)
+	}
+	if _, err := rawPost(t.Context(), client, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		t.Fatal(err)
+	}
+	return sid
+}
