@@ -425,3 +425,41 @@ func TestContentScanAcrossWrites(t *testing.T) {
 		t.Errorf("$xId: id %v cr %v", s.id, s.cr)
 	}
 }
+
+// TestStatusHashesLargeFilesWithinTheCap: status hashes a work-tree file
+// whose stat data differs from the index streaming; four 1 GiB files stop
+// at the time cap (here 1 s) inside the hashing, not after it.
+func TestStatusHashesLargeFilesWithinTheCap(t *testing.T) {
+	dir, _ := newCommitRepo(t)
+	args := []string{"update-index", "--add", "--info-only"}
+	for i := range 4 {
+		p := fmt.Sprintf("big%d.bin", i)
+		sparseFile(t, filepath.Join(dir, p), 1<<30, map[int64]byte{int64(i) << 20: 'x'})
+		// Size 0 in the index: only the content can tell.
+		args = append(args, "--cacheinfo", "100644,"+strings.Repeat(strconv.Itoa(i+1), 40)+","+p)
+	}
+	gitCLI(t, dir, args...)
+	cfg, err := sfs.LoadConfig([]string{"SERVERFS_SEARCH_TIMEOUT_SECONDS=1"}, []string{"wd=" + dir + ":ro:repo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sfs.New(cfg, sfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := Open(f, "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	st, err := r.Status(context.Background(), 100)
+	elapsed := time.Since(start)
+	t.Logf("status of 4 GiB to hash: %v in %v", err, elapsed.Round(time.Millisecond))
+	if elapsed > 3*time.Second {
+		t.Errorf("status took %v, more than the 1 s cap allows", elapsed)
+	}
+	if sfs.CodeOf(err) != sfs.CodeCanceled {
+		t.Errorf("status: %+v, %v; want the time cap's CANCELED", st, err)
+	}
+}

@@ -391,7 +391,7 @@ func kind(m filemode.FileMode) int {
 // content must be hashed, as in git: a stat match means unchanged, unless
 // the entry is racily clean (modified no earlier than the index was
 // written).
-func (r *Repo) worktreeChange(we worktreeEntry, ie *index.Entry, idxStat sfs.StatData) (string, error) {
+func (r *Repo) worktreeChange(ctx context.Context, we worktreeEntry, ie *index.Entry, idxStat sfs.StatData) (string, error) {
 	sd, err := we.Lstat()
 	if err != nil {
 		if sfs.CodeOf(err) == sfs.CodePathNotFound {
@@ -441,7 +441,11 @@ func (r *Repo) worktreeChange(we worktreeEntry, ie *index.Entry, idxStat sfs.Sta
 	defer f.Close()
 	if sd.Size > maxConvertBytes {
 		h := plumbing.NewHasher(plumbing.BlobObject, sd.Size)
-		n, err := io.Copy(h, f)
+		// Streamed, and stopped when the status's time is up.
+		n, err := io.Copy(h, ctxReader{ctx, f})
+		if ctx.Err() != nil {
+			return "", canceled(r.w.Alias())
+		}
 		if err != nil {
 			return "", err
 		}

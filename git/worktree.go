@@ -61,6 +61,7 @@ type subtree struct {
 // treeWalk is one walk's state; the walks share only read-only input,
 // the job channel and the entry budget.
 type treeWalk struct {
+	ctx     context.Context // the scan's deadline, for hashing inside a file
 	r       *Repo
 	in      *scanInput
 	ign     *ignoreStack
@@ -83,7 +84,7 @@ func (r *Repo) scanWorktree(ctx context.Context, in scanInput) (*scanResult, err
 
 	fromIndex := r.skipWorktreeBlobs(func(p string) *index.Entry { return in.tracked[p].Entry })
 	rootIgn := r.newIgnoreStack(fromIndex)
-	root := &treeWalk{r: r, in: &in, ign: rootIgn, budget: budget, root: true, ignored: map[string]bool{}}
+	root := &treeWalk{ctx: ctx, r: r, in: &in, ign: rootIgn, budget: budget, root: true, ignored: map[string]bool{}}
 	rootRes, rootErr := r.w.Walk(ctx, "", sfs.WalkOptions{MaxEntries: r.fs.Limits().MaxWalkEntries, Enter: rootIgn.enter, Visit: root.visit})
 
 	walks := []*treeWalk{root}
@@ -106,7 +107,7 @@ func (r *Repo) scanWorktree(ctx context.Context, in scanInput) (*scanResult, err
 					}
 					st := root.queue[i]
 					ign := rootIgn.below(1)
-					tw := &treeWalk{r: r, in: &in, ign: ign, budget: budget, ignored: map[string]bool{st.path: st.ignored}}
+					tw := &treeWalk{ctx: ctx, r: r, in: &in, ign: ign, budget: budget, ignored: map[string]bool{st.path: st.ignored}}
 					sub[i] = tw
 					subRes[i], subErrs[i] = r.w.Walk(ctx, st.path, sfs.WalkOptions{MaxEntries: r.fs.Limits().MaxWalkEntries, Enter: ign.enter, Visit: tw.visit})
 				}
@@ -167,7 +168,7 @@ func (tw *treeWalk) visit(we *sfs.WalkEntry) sfs.WalkAction {
 	if ie != nil && !isDir {
 		in.seen[te.slot] = true
 		if !ie.IntentToAdd && (len(in.unchecked) == 0 || !in.unchecked[we.Path]) {
-			code, err := tw.r.worktreeChange(we, ie, in.idxStat)
+			code, err := tw.r.worktreeChange(tw.ctx, we, ie, in.idxStat)
 			if err != nil {
 				tw.err = err
 				return sfs.WalkStop
