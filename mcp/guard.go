@@ -50,6 +50,9 @@ type guard struct {
 	srv  *sdk.Server
 	log  *Logger
 	next http.Handler
+	// sessionless: next is the stateless lane (lanes.go), which holds no
+	// sessions to count: only batches and write deadlines apply.
+	sessionless bool
 
 	mu sync.Mutex
 	// lastSeen is when each live session (that this guard saw created)
@@ -84,6 +87,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rpcRefusal(w, http.StatusBadRequest, -32600, "JSON-RPC batches are not supported: send one request per POST")
 			return
 		}
+	}
+	if g.sessionless {
+		g.next.ServeHTTP(w, r)
+		return
 	}
 	id := r.Header.Get(sessionHeader)
 	if id == "" && r.Method == http.MethodPost {

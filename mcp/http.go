@@ -136,12 +136,14 @@ func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
 	return cfg, probs
 }
 
-// NewHandler serves the MCP endpoint over streamable HTTP.
-//
-// Sessions are stateful: the OpenAI tunnel carries Mcp-Session-Id and ends
-// sessions explicitly, and go-sdk's stateless mode drops the GET stream and
-// the session-scoped initialization. Idle sessions are closed after 30
-// minutes so an abandoned client cannot leak them.
+// NewHandler serves the MCP endpoint over streamable HTTP, in two lanes
+// behind one dispatcher (lanes.go): go-sdk's stateful handler for clients
+// of 2025-03-26 ... 2025-11-25 (initialize, Mcp-Session-Id, DELETE, the GET
+// stream: the OpenAI tunnel is one) and its stateless handler for
+// 2026-07-28 requests (server/discover, the version in each request's
+// _meta). Both serve the same *sdk.Server: the same tools, limits and
+// policy. Idle sessions are closed after 30 minutes so an abandoned
+// client cannot leak them.
 //
 // In front of go-sdk: a Host-header allowlist (go-sdk checks Host only on
 // loopback binds: DNS rebinding), cross-origin protection (go-sdk does not
@@ -149,11 +151,16 @@ func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
 // nothing but /mcp. With SERVERFS_AUTH_TOKEN_FILE set, every request must
 // carry the token (requireToken, outermost: nothing else runs for a
 // request without it). Then the guard (guard.go): no JSON-RPC batches, a
-// cap on live sessions, a deadline on every response write.
+// cap on live sessions, a deadline on every response write. go-sdk's
+// plain-text refusals become JSON-RPC errors (calls.go), and a call stops
+// when its HTTP request ends or the client cancels it.
 func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
 	srv := NewServer(d, version)
+	tracked := &calls{}
+	srv.AddReceivingMiddleware(tracked.middleware)
 	bodyCap := requestCap(d)
-	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
+	getServer := func(*http.Request) *sdk.Server { return srv }
+	stateful := sdk.NewStreamableHTTPHandler(getServer, &sdk.StreamableHTTPOptions{
 		SessionTimeout:      sessionIdleTimeout,
 		MaxRequestBodyBytes: bodyCap,
 		// The allowlist below is the one Host check. go-sdk's own (on
@@ -161,6 +168,12 @@ func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
 		// loopback IPs, case-sensitively) would refuse hosts the operator
 		// allowed, e.g. a reverse proxy on the same machine.
 		DisableLocalhostProtection: true,
+	})
+	stateless := sdk.NewStreamableHTTPHandler(getServer, &sdk.StreamableHTTPOptions{
+		Stateless:                    true,
+		MaxRequestBodyBytes:          bodyCap,
+		DisableLocalhostProtection:   true,
+		PropagateRequestCancellation: true,
 	})
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -171,7 +184,9 @@ func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
 	for _, h := range cfg.AllowedHosts {
 		allowed[h] = true
 	}
-	protected := cop.Handler(newGuard(d, cfg.Guard, srv, mcpHandler))
+	statelessGuard := newGuard(d, cfg.Guard, srv, stateless).(*guard)
+	statelessGuard.sessionless = true
+	protected := cop.Handler(&lanes{stateful: newGuard(d, cfg.Guard, srv, stateful), stateless: statelessGuard, calls: tracked})
 	return requireToken(cfg.AuthToken, d.Log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !allowed[hostOnly(r.Host)] {
 			d.Log.Warn("refused request", "event", "http_refused", "reason", "host not allowed", "host", logString(r.Host))
@@ -183,7 +198,9 @@ func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, bodyCap)
-		protected.ServeHTTP(w, r)
+		ew := &rpcErrorWriter{ResponseWriter: w}
+		protected.ServeHTTP(ew, r)
+		ew.finish()
 	}))
 }
 

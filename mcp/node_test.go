@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,13 +35,21 @@ const (
 	nodeFixtureContent = "hello from serverfs\nsecond line, ünïcödé\n"
 )
 
+// conformanceRevisions are the specification revisions the suite runs
+// (--requirements): the session lane's newest and the stateless lane's.
+var conformanceRevisions = []string{"2025-11-25", "2026-07-28"}
+
 // mustPassScenarios are the conformance scenarios that apply to a server
-// with ServerFS's capabilities (tools, a resource template, logging): they
-// must exist in the suite and pass. Every other scenario passes too unless
-// testdata/conformance-expected-failures.txt lists it.
+// with ServerFS's capabilities (tools, a resource template, logging, an
+// empty prompt list): each must be run by some revision and pass without
+// a failure or a warning, apart from the checks the expected-failures file
+// lists by ID (those exercise the suite's own diagnostic tools). Every
+// other scenario passes too unless testdata/conformance-expected-failures.txt
+// lists it.
 var mustPassScenarios = []string{
-	"server-initialize", "ping", "tools-list", "dns-rebinding-protection", "resources-list",
-	"logging-set-level", "prompts-list", "server-sse-multiple-streams",
+	"server-initialize", "server-session-lifecycle", "server-stateless", "ping", "tools-list",
+	"dns-rebinding-protection", "resources-list", "logging-set-level", "prompts-list",
+	"server-sse-multiple-streams", "caching", "sep-2164-resource-not-found", "http-header-validation",
 }
 
 // nodeTools are the Node programs the tests run.
@@ -268,7 +275,9 @@ func TestNodeClient(t *testing.T) {
 }
 
 // readExpectedFailures parses testdata/conformance-expected-failures.txt:
-// "scenario  # reason" lines; lines starting with # are comments.
+// "scenario  # reason" (the whole scenario) or "scenario/check-id  # reason"
+// (one check of a scenario that must otherwise pass); lines starting with
+// # are comments.
 func readExpectedFailures(t *testing.T) map[string]string {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "conformance-expected-failures.txt"))
@@ -286,7 +295,7 @@ func readExpectedFailures(t *testing.T) map[string]string {
 		name, reason, _ := strings.Cut(line, "#")
 		name, reason = strings.TrimSpace(name), strings.TrimSpace(reason)
 		if strings.ContainsAny(name, " \t") || reason == "" {
-			t.Fatalf("conformance-expected-failures.txt:%d: want `scenario  # reason`, got %q", n, line)
+			t.Fatalf("conformance-expected-failures.txt:%d: want `scenario[/check-id]  # reason`, got %q", n, line)
 		}
 		if _, dup := expected[name]; dup {
 			t.Fatalf("conformance-expected-failures.txt:%d: %s listed twice", n, name)
@@ -299,20 +308,32 @@ func readExpectedFailures(t *testing.T) map[string]string {
 	return expected
 }
 
-// conformanceScenarios lists the suite's server scenarios (all of them,
-// pending ones included).
-func conformanceScenarios(t *testing.T, nt nodeTools) []string {
+// conformanceScenarios lists the server scenarios the suite runs for a
+// revision (--requirements): the required ones and those it runs but does
+// not score (extensions, pending, added after the release).
+func conformanceScenarios(t *testing.T, nt nodeTools, revision string) []string {
 	t.Helper()
-	out, err := exec.Command(nt.node22, nt.conformance, "list", "--server").CombinedOutput()
+	out, err := exec.Command(nt.node22, nt.conformance, "list", "--server", "--requirements", revision).CombinedOutput()
 	if err != nil {
-		t.Fatalf("conformance list --server: %v\n%s", err, out)
+		t.Fatalf("conformance list --server --requirements %s: %v\n%s", revision, err, out)
 	}
 	var names []string
-	for _, m := range regexp.MustCompile(`(?m)^\s+- (\S+)`).FindAllStringSubmatch(string(out), -1) {
+	client := false
+	for _, line := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, "Client scenarios"):
+			client = true
+		case strings.HasPrefix(line, "Server scenarios"), strings.HasPrefix(line, "Run and reported"):
+			client = false
+		}
+		m := regexp.MustCompile(`^\s+- (\S+)(?: \[(server|client)\])?$`).FindStringSubmatch(line)
+		if m == nil || (m[2] == "" && client) || m[2] == "client" {
+			continue
+		}
 		names = append(names, m[1])
 	}
 	if len(names) == 0 {
-		t.Fatalf("conformance list --server listed no scenarios:\n%s", out)
+		t.Fatalf("conformance list --server --requirements %s listed no scenarios:\n%s", revision, out)
 	}
 	return names
 }
@@ -320,86 +341,122 @@ func conformanceScenarios(t *testing.T, nt nodeTools) []string {
 // conformanceCheck is one entry of a scenario's checks.json.
 type conformanceCheck struct {
 	ID           string `json:"id"`
-	Status       string `json:"status"` // SUCCESS, FAILURE, WARNING, INFO
+	Status       string `json:"status"` // SUCCESS, FAILURE, WARNING, INFO, SKIPPED
 	Description  string `json:"description"`
 	ErrorMessage string `json:"errorMessage"`
 }
 
-// TestConformance runs every server scenario of the MCP conformance suite
-// against the binary: each passes unless the expected-failures file lists
-// it (scenarios built on the suite's own test tools, prompts and
-// resources), and a listed scenario that starts passing fails the test so
-// the list stays honest.
+// TestConformance runs the MCP conformance suite against the binary for
+// each revision of conformanceRevisions (one suite run each, all its
+// scenarios): every scenario passes without failure or warning unless the
+// expected-failures file lists it (scenarios built on the suite's own
+// test tools, prompts and resources) or lists its failing checks; a listed
+// scenario or check that starts passing fails the test so the list stays
+// honest.
 func TestConformance(t *testing.T) {
 	nt := needNodeTools(t)
 	expected := readExpectedFailures(t)
-	scenarios := conformanceScenarios(t, nt)
+	url := startServerfs(t, buildServerfs(t, nt.root), nodeFixture(t))
+	var mu sync.Mutex
+	ran := map[string]bool{}      // scenarios some revision ran
+	seenChecks := map[string]bool{} // scenario/check IDs some revision reported failing
+	t.Run("revisions", func(t *testing.T) {
+		for _, rev := range conformanceRevisions {
+			t.Run(rev, func(t *testing.T) {
+				t.Parallel()
+				scenarios := conformanceScenarios(t, nt, rev)
+				results := runRequirements(t, nt, url, rev)
+				for _, s := range scenarios {
+					checks, ok := results[s]
+					if !ok {
+						t.Errorf("%s: scenario %s wrote no checks.json", rev, s)
+						continue
+					}
+					mu.Lock()
+					ran[s] = true
+					mu.Unlock()
+					var failed, tolerated []string
+					for _, c := range checks {
+						if c.Status != "FAILURE" && c.Status != "WARNING" {
+							continue
+						}
+						line := fmt.Sprintf("%s %s: %s %s", c.Status, c.ID, c.Description, c.ErrorMessage)
+						if _, ok := expected[s+"/"+c.ID]; ok {
+							mu.Lock()
+							seenChecks[s+"/"+c.ID] = true
+							mu.Unlock()
+							tolerated = append(tolerated, line)
+							continue
+						}
+						failed = append(failed, line)
+					}
+					reason, isExpected := expected[s]
+					switch {
+					case len(failed) > 0 && isExpected:
+						t.Logf("%s: expected failure (%s): %s", s, reason, strings.Join(failed, "; "))
+					case len(failed) > 0:
+						t.Errorf("%s: scenario %s failed:\n  %s", rev, s, strings.Join(failed, "\n  "))
+					case isExpected:
+						t.Errorf("%s: scenario %s passes now: remove it from testdata/conformance-expected-failures.txt", rev, s)
+					default:
+						t.Logf("%s: passed: %d checks (%d tolerated: %s)", s, len(checks), len(tolerated), strings.Join(tolerated, "; "))
+					}
+				}
+			})
+		}
+	})
 	for _, s := range mustPassScenarios {
-		if !slices.Contains(scenarios, s) {
-			t.Errorf("scenario %s is not in the suite (renamed?); the suite has %v", s, scenarios)
+		if !ran[s] {
+			t.Errorf("scenario %s applies to ServerFS but no revision ran it (renamed?)", s)
 		}
 		if _, ok := expected[s]; ok {
 			t.Errorf("scenario %s applies to ServerFS: it must not be an expected failure", s)
 		}
 	}
-	for s := range expected {
-		if !slices.Contains(scenarios, s) {
-			t.Errorf("expected failure %s is not a scenario of the suite", s)
+	for name := range expected {
+		s, check, isCheck := strings.Cut(name, "/")
+		switch {
+		case !ran[s]:
+			t.Errorf("expected failure %s: scenario %s was not run by any revision", name, s)
+		case isCheck && !seenChecks[name]:
+			t.Errorf("expected failure %s: check %s of %s passes now (or was renamed): remove it", name, check, s)
 		}
-	}
-	url := startServerfs(t, buildServerfs(t, nt.root), nodeFixture(t))
-
-	for _, s := range scenarios {
-		t.Run(s, func(t *testing.T) {
-			t.Parallel()
-			checks, out, err := runScenario(t, nt, url, s)
-			var failed []string
-			for _, c := range checks {
-				switch c.Status {
-				case "FAILURE":
-					failed = append(failed, fmt.Sprintf("%s: %s %s", c.ID, c.Description, c.ErrorMessage))
-				case "WARNING":
-					t.Logf("warning: %s: %s %s", c.ID, c.Description, c.ErrorMessage)
-				}
-			}
-			if err != nil && len(failed) == 0 {
-				failed = append(failed, fmt.Sprintf("the suite exited with %v", err))
-			}
-			reason, isExpected := expected[s]
-			switch {
-			case len(failed) > 0 && isExpected:
-				t.Logf("expected failure (%s): %s", reason, strings.Join(failed, "; "))
-			case len(failed) > 0:
-				t.Errorf("scenario %s failed:\n  %s\nsuite output:\n%s", s, strings.Join(failed, "\n  "), out)
-			case isExpected:
-				t.Errorf("scenario %s passes now: remove it from testdata/conformance-expected-failures.txt", s)
-			default:
-				t.Logf("passed: %d checks", len(checks))
-			}
-		})
 	}
 }
 
-// runScenario runs one scenario and returns its checks.json, the suite's
-// output and its exit error.
-func runScenario(t *testing.T, nt nodeTools, url, scenario string) ([]conformanceCheck, string, error) {
+// runRequirements runs the suite once for a revision and returns each
+// scenario's checks.json by scenario name.
+func runRequirements(t *testing.T, nt nodeTools, url, revision string) map[string][]conformanceCheck {
 	t.Helper()
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, nt.node22, nt.conformance, "server", "--url", url, "--scenario", scenario, "-o", dir)
+	cmd := exec.CommandContext(ctx, nt.node22, nt.conformance, "server", "--url", url, "--requirements", revision, "-o", dir)
 	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("conformance --requirements %s did not finish in 5 minutes; output:\n%s", revision, out)
+	}
+	_ = err // the suite exits non-zero when any scenario fails: the checks decide
 	files, _ := filepath.Glob(filepath.Join(dir, "*", "checks.json"))
-	if len(files) != 1 {
-		t.Fatalf("scenario %s wrote %d checks.json files (exit: %v); output:\n%s", scenario, len(files), err, out)
+	stamp := regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$`)
+	results := map[string][]conformanceCheck{}
+	for _, f := range files {
+		m := stamp.FindStringSubmatch(filepath.Base(filepath.Dir(f)))
+		if m == nil {
+			t.Fatalf("unexpected result directory %s", f)
+		}
+		data, err := os.ReadFile(f)
+		var checks []conformanceCheck
+		if err == nil {
+			err = json.Unmarshal(data, &checks)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		results[m[1]] = checks
 	}
-	data, rerr := os.ReadFile(files[0])
-	var checks []conformanceCheck
-	if rerr == nil {
-		rerr = json.Unmarshal(data, &checks)
+	if len(results) == 0 {
+		t.Fatalf("conformance --requirements %s wrote no results (exit: %v); output:\n%s", revision, err, out)
 	}
-	if rerr != nil || len(checks) == 0 {
-		t.Fatalf("scenario %s: no checks in %s (%v); output:\n%s", scenario, files[0], rerr, out)
-	}
-	return checks, string(out), err
+	return results
 }

@@ -398,7 +398,8 @@ func readTools(lim sfs.Limits, s surface) []tool {
 func NewServer(d *Deps, version string) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "serverfs", Title: "ServerFS", Version: version}, &sdk.ServerOptions{
 		Instructions: instructions(surfaceOf(d.FS, d.Bridge != nil)),
-		Capabilities: &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}},
+		Capabilities: serverCapabilities(),
+		SetCacheable: setCacheable,
 	})
 	for _, t := range toolsFor(d.FS, d.Bridge != nil) {
 		t.register(s, d, t.def)

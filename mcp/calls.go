@@ -1,0 +1,198 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Cancellation (issue 19). go-sdk runs a stateful session's calls on the
+// session's context, detached from the HTTP request that carried them: a
+// call whose client went away (a disconnect, the tunnel's
+// response_timeout) ran to its end. And after notifications/cancelled
+// go-sdk still writes the call's answer, which the specification says a
+// server should not send. Both are fixed here, outside go-sdk:
+//
+//   - every POST gets a call record, keyed by a value the HTTP layer puts
+//     in the request's header (go-sdk hands the same header map to the
+//     method handler as RequestExtra.Header; a client's own value of the
+//     header is removed first);
+//   - a receiving middleware cancels the context of a tools/call or
+//     resources/read when the record's HTTP request ends, and when the
+//     call's own context was cancelled (notifications/cancelled) it mutes
+//     the record's response writer, so the answer go-sdk then writes
+//     never reaches the wire.
+//
+// Upstream, go-sdk would need a way to tie a stateful call's context to
+// its POST (as PropagateRequestCancellation does for the stateless lane)
+// and to drop the response of a cancelled request.
+
+// callHeader carries a POST's call-record key to the method middleware.
+const callHeader = "X-Serverfs-Call"
+
+// errRequestGone is the cause of a call cancelled because its HTTP request
+// ended.
+var errRequestGone = errors.New("the HTTP request of the call ended")
+
+// httpCall is one POST's record.
+type httpCall struct {
+	ctx   context.Context // the HTTP request's
+	muted atomic.Bool     // the answer must not be written
+}
+
+// calls holds the records of POSTs in progress.
+type calls struct {
+	seq atomic.Uint64
+	m   sync.Map // key -> *httpCall
+}
+
+// track registers r's record and returns the writer and request go-sdk
+// must be given, and the function that drops the record when r is done.
+func (c *calls) track(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
+	key := strconv.FormatUint(c.seq.Add(1), 36)
+	hc := &httpCall{ctx: r.Context()}
+	r.Header.Del(callHeader)
+	r.Header.Set(callHeader, key)
+	c.m.Store(key, hc)
+	return &muteWriter{ResponseWriter: w, hc: hc}, func() { c.m.Delete(key) }
+}
+
+// middleware ties tools/call and resources/read to their HTTP request.
+func (c *calls) middleware(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method != "tools/call" && method != "resources/read" {
+			return next(ctx, method, req)
+		}
+		var hc *httpCall
+		if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+			if v, ok := c.m.Load(ex.Header.Get(callHeader)); ok {
+				hc = v.(*httpCall)
+			}
+		}
+		if hc == nil { // stdio
+			return next(ctx, method, req)
+		}
+		callCtx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		stop := context.AfterFunc(hc.ctx, func() { cancel(errRequestGone) })
+		defer stop()
+		res, err := next(callCtx, method, req)
+		if ctx.Err() != nil {
+			// notifications/cancelled (or the session's end): no answer.
+			hc.muted.Store(true)
+		}
+		return res, err
+	}
+}
+
+// muteWriter is a POST's response writer; once its call is muted, writes
+// are dropped (reported as written, so go-sdk completes the request).
+type muteWriter struct {
+	http.ResponseWriter
+	hc *httpCall
+}
+
+func (m *muteWriter) WriteHeader(code int) {
+	if !m.hc.muted.Load() {
+		m.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (m *muteWriter) Write(p []byte) (int, error) {
+	if m.hc.muted.Load() {
+		return len(p), nil
+	}
+	return m.ResponseWriter.Write(p)
+}
+
+// Flush is http.Flusher, which go-sdk's event streams need.
+func (m *muteWriter) Flush() {
+	if !m.hc.muted.Load() {
+		_ = http.NewResponseController(m.ResponseWriter).Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (m *muteWriter) Unwrap() http.ResponseWriter { return m.ResponseWriter }
+
+// rpcErrorWriter turns go-sdk's plain-text HTTP refusals (http.Error: an
+// unknown method, a malformed body, an unknown session, a wrong Accept)
+// into JSON-RPC error responses with the same status: the transport
+// specification allows a JSON-RPC error without id in the body of such a
+// response, and clients then show the reason instead of a bare status.
+type rpcErrorWriter struct {
+	http.ResponseWriter
+	status int             // a refusal being rewritten; 0: passing through
+	text   strings.Builder // its plain text, bounded
+}
+
+func (e *rpcErrorWriter) WriteHeader(code int) {
+	h := e.Header()
+	if code >= 400 && e.status == 0 && strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
+		e.status = code
+		return
+	}
+	e.ResponseWriter.WriteHeader(code)
+}
+
+func (e *rpcErrorWriter) Write(p []byte) (int, error) {
+	if e.status == 0 {
+		return e.ResponseWriter.Write(p)
+	}
+	if room := 1024 - e.text.Len(); room > 0 {
+		e.text.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// Flush is http.Flusher.
+func (e *rpcErrorWriter) Flush() {
+	if e.status == 0 {
+		_ = http.NewResponseController(e.ResponseWriter).Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (e *rpcErrorWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
+
+// finish writes the rewritten refusal, if any.
+func (e *rpcErrorWriter) finish() {
+	if e.status == 0 {
+		return
+	}
+	msg := strings.TrimSpace(e.text.String())
+	code := rpcCodeOf(e.status, msg)
+	if after, ok := strings.CutPrefix(msg, "JSON RPC not handled: "); ok {
+		msg = "method not found: " + after
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+	h := e.Header()
+	h.Set("Content-Type", "application/json")
+	h.Del("X-Content-Type-Options")
+	e.ResponseWriter.WriteHeader(e.status)
+	e.ResponseWriter.Write(b)
+}
+
+// rpcCodeOf is the JSON-RPC code of a go-sdk refusal.
+func rpcCodeOf(status int, msg string) int {
+	switch {
+	case strings.Contains(msg, "JSON RPC not handled"):
+		return -32601 // method not found
+	case strings.Contains(msg, "malformed payload"), strings.Contains(msg, "failed to read body"), strings.Contains(msg, "non-empty body"):
+		return -32700 // parse error
+	case status == http.StatusNotFound:
+		return -32001 // session not found (as the TypeScript SDK words it)
+	case status >= 500:
+		return -32603
+	case strings.Contains(msg, "invalid request"), strings.Contains(msg, "missing id"), strings.Contains(msg, "unexpected id"):
+		return -32600
+	}
+	return -32000 // transport-level refusal
+}
