@@ -358,7 +358,7 @@ func TestConformance(t *testing.T) {
 	expected := readExpectedFailures(t)
 	url := startServerfs(t, buildServerfs(t, nt.root), nodeFixture(t))
 	var mu sync.Mutex
-	ran := map[string]bool{}      // scenarios some revision ran
+	ran := map[string]bool{}        // scenarios some revision ran
 	seenChecks := map[string]bool{} // scenario/check IDs some revision reported failing
 	t.Run("revisions", func(t *testing.T) {
 		for _, rev := range conformanceRevisions {

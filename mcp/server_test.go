@@ -420,8 +420,13 @@ func TestToolsList(t *testing.T) {
 // TestChain is the seed §68 acceptance chain end to end over HTTP.
 func TestChain(t *testing.T) {
 	e := newEnv(t)
-	cs := e.client(t, e.serveHTTP(t))
+	readChain(t, e, e.client(t, e.serveHTTP(t)))
+}
 
+// readChain is the read tools' chain on an environment of newEnv: list,
+// find, search, read (plain and .gz) and stat.
+func readChain(t *testing.T, e *testEnv, cs *sdk.ClientSession) {
+	t.Helper()
 	wds := structured[struct {
 		Workdirs []sfs.WorkdirInfo `json:"workdirs"`
 	}](t, e.call(t, cs, "list_workdirs", nil))
