@@ -98,6 +98,16 @@ const (
 	// configuration file.
 	CodeRepoIdentityMissing Code = "REPO_IDENTITY_MISSING"
 
+	// History codes (issue 18).
+
+	// CodeRevNotFound: a log, show or blame revision names no branch,
+	// tag or commit (or a commit id prefix is ambiguous, or HEAD is
+	// unborn).
+	CodeRevNotFound Code = "REV_NOT_FOUND"
+	// CodeRepoIncomplete: an object the answer needs is missing from the
+	// repository (a partial clone, or a damaged object store).
+	CodeRepoIncomplete Code = "REPO_INCOMPLETE"
+
 	// Host bridge codes (issue 8).
 
 	// CodeBridgeUnavailable: the host bridge is not configured, not

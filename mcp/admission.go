@@ -181,7 +181,7 @@ func (a *Admission) admitted() func() {
 
 func (a *Admission) busy(why string) error {
 	a.refused.Add(1)
-	return &sfs.Error{Code: sfs.CodeServerBusy, Msg: fmt.Sprintf("the server is running its limit of %d heavy calls (searches, finds, repository status/diff/commit, huge listings, compressed reads) %s; nothing ran: retry in a few seconds, or meanwhile use cheap calls (stat_file, read_text_file)", a.cfg.MaxHeavy, why)}
+	return &sfs.Error{Code: sfs.CodeServerBusy, Msg: fmt.Sprintf("the server is running its limit of %d heavy calls (searches, finds, repository status/diff/commit/history, huge listings, compressed reads) %s; nothing ran: retry in a few seconds, or meanwhile use cheap calls (stat_file, read_text_file)", a.cfg.MaxHeavy, why)}
 }
 
 // defaultAdmission is the gate of Deps built without one (tests).
@@ -235,6 +235,8 @@ var toolCosts = map[string]costFn{
 	"delete_path":         cheap,
 	"inspect_repo":        heavyIf(func(_ *Deps, in inspectRepoIn) bool { return in.View != "actions" }),
 	"commit_repo_changes": heavy,
+	// History walks up to git.MaxWalkCommits commits and reads blobs.
+	"read_repo_history": heavy,
 	// The host bridge runs actions and pushes, one at a time per
 	// workdir under its lease; this process only waits for its answer.
 	"run_repo_action": cheap,

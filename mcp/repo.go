@@ -69,12 +69,12 @@ func repoTools(lim sfs.Limits, s surface) []tool {
 			Description: fmt.Sprintf("Inspect the git repository at the root of a workdir (repo_ops true in list_workdirs); it never changes anything. "+
 				"view \"status\": branch (empty when HEAD is detached), HEAD commit, upstream with ahead/behind, and every changed path with staged (index vs HEAD) and unstaged (work tree vs index) codes as in git status --porcelain=v2: . unchanged, A added, M modified, D deleted, T type changed, U/A/D pairs unmerged, ? untracked (an untracked nested repository is one entry ending in /); a submodule is M when its checkout is at another commit (changes inside its own work tree are not looked for); renames show as D plus A; sorted by path; up to limit entries (default %d, at most %d); when truncated, raise limit. "+
 				"view \"diff\" / \"staged_diff\": a unified patch (git apply accepts it) of the explicit paths given (1 to %d; there is no whole-repository diff), work tree against the index or index against HEAD; binary files are reported as such; a file over 8 MiB or 262,144 lines is too_large (never read). The patch stops at max_bytes (default %d, at most %d): when truncated, diff fewer paths or raise max_bytes. One call reads at most 64 MiB of content and stops at its time limit: the paths compared until then are answered, truncated_reason read_limit or timeout; diff the rest in another call. "+
-				"%sIt cannot show history (log), other commits or branches, blame, or whole files: read_text_file reads the work tree. Hidden and credential paths never appear. Takes at most %s.", defaultStatusEntries, maxStatusEntries, git.MaxDiffPaths, git.DefaultDiffBytes, git.MaxDiffBytes, actionsText, lim.SearchTimeout),
+				"%sIt cannot show history, other commits or branches: read_repo_history does; read_text_file reads whole work-tree files. Hidden and credential paths never appear. Takes at most %s.", defaultStatusEntries, maxStatusEntries, git.MaxDiffPaths, git.DefaultDiffBytes, git.MaxDiffBytes, actionsText, lim.SearchTimeout),
 			Annotations: readOnly("Inspect repository"),
 			InputSchema: schema,
 		},
 		register: register("inspect_repo", inspectRepo),
-	}}
+	}, historyTool(lim)}
 	if s.commit {
 		cs := inputSchema[commitRepoChangesIn](nil)
 		cs.Properties["paths"].MinItems, cs.Properties["paths"].MaxItems = ptr(1), ptr(git.MaxCommitPaths)

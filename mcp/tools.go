@@ -90,7 +90,7 @@ func instructions(s surface) string {
 			"These tools are atomic, never follow symlinks and never touch hidden, credential or .git paths.")
 	}
 	if s.inspect {
-		b.WriteString("\n\nWorkdirs with repo_ops true in list_workdirs are git repositories: inspect_repo shows their status and diffs.")
+		b.WriteString("\n\nWorkdirs with repo_ops true in list_workdirs are git repositories: inspect_repo shows their status and diffs, read_repo_history their commits.")
 		if s.commit {
 			b.WriteString(" On rw ones commit_repo_changes commits named files to the current branch: it writes the repository's .git (objects, index, branch), nothing else.")
 		}

@@ -24,7 +24,7 @@ import (
 
 var (
 	writeFamily  = []string{"write_text_file", "edit_text_file", "create_directory", "move_path", "delete_path"}
-	allToolNames = slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "commit_repo_changes", "run_repo_action", "push_repo"})
+	allToolNames = slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes", "run_repo_action", "push_repo"})
 )
 
 // truthConfig is one configuration and what it must serve, written out by
@@ -57,12 +57,12 @@ var truthConfigs = []truthConfig{
 	{
 		name:  "rw_repo",
 		flags: func(e *testEnv) []string { return []string{"wd=" + e.root + ":rw:repo"} },
-		tools: slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "commit_repo_changes"}),
+		tools: slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes"}),
 	},
 	{
 		name:  "ro_repo",
 		flags: func(e *testEnv) []string { return []string{"wd=" + e.root + ":repo"} },
-		tools: slices.Concat(toolNames, []string{"inspect_repo"}),
+		tools: slices.Concat(toolNames, []string{"inspect_repo", "read_repo_history"}),
 	},
 	{
 		name:  "bridge",
@@ -71,7 +71,7 @@ var truthConfigs = []truthConfig{
 			return &bridge.Policy{Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, ReadWrite: true, RepoOps: true,
 				Actions: map[string]bridge.Action{"lint": {Argv: []string{"/bin/true"}, Argument: "none"}}}}}
 		},
-		tools: slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "commit_repo_changes", "run_repo_action", "push_repo"}),
+		tools: slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes", "run_repo_action", "push_repo"}),
 	},
 	{
 		name:  "ro_repo_bridge",
@@ -79,7 +79,7 @@ var truthConfigs = []truthConfig{
 		policy: func(e *testEnv) *bridge.Policy {
 			return &bridge.Policy{Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, RepoOps: true}}}
 		},
-		tools: slices.Concat(toolNames, []string{"inspect_repo", "run_repo_action"}),
+		tools: slices.Concat(toolNames, []string{"inspect_repo", "read_repo_history", "run_repo_action"}),
 	},
 }
 
@@ -258,8 +258,21 @@ func TestServedTextsAreTrue(t *testing.T) {
 				if withActions != has("run_repo_action") || strings.Contains(ir.Description, `view "actions"`) != has("run_repo_action") {
 					t.Errorf("inspect_repo offers view actions (%v) though actions served is %v", withActions, has("run_repo_action"))
 				}
-				if !strings.Contains(ir.Description, "It cannot show history (log)") {
-					t.Error("inspect_repo does not say what it cannot show")
+				if !strings.Contains(ir.Description, "It cannot show history, other commits or branches: read_repo_history does") {
+					t.Error("inspect_repo does not say what it cannot show, and which tool does")
+				}
+				rh := byName["read_repo_history"]
+				if rh == nil {
+					t.Fatal("inspect_repo is served without read_repo_history")
+				}
+				for _, want := range []string{
+					fmt.Sprintf("Up to limit commits (default %d, at most %d); next_cursor continues", git.DefaultLogCommits, git.MaxLogCommits),
+					fmt.Sprintf("Every walk stops after %d commits or %s", git.MaxWalkCommits, lim.SearchTimeout),
+					"never named", "runs no git program",
+				} {
+					if !strings.Contains(rh.Description, want) {
+						t.Errorf("read_repo_history does not say %q", want)
+					}
 				}
 				for _, want := range []string{
 					fmt.Sprintf("up to limit entries (default %d, at most %d); when truncated, raise limit", defaultStatusEntries, maxStatusEntries),

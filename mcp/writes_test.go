@@ -37,7 +37,7 @@ func TestWriteToolsListed(t *testing.T) {
 			t.Errorf("%s: description too thin for a model: %q", tool.Name, tool.Description)
 		}
 	}
-	want := append(append(slices.Clone(toolNames), writeToolNames...), "inspect_repo", "commit_repo_changes")
+	want := append(append(slices.Clone(toolNames), writeToolNames...), "inspect_repo", "read_repo_history", "commit_repo_changes")
 	if !slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(want))) {
 		t.Fatalf("tools/list = %v, want %v", names, want)
 	}

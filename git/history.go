@@ -1,0 +1,756 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// History (issue 18): log, show and blame, read in process from the object
+// store with go-git's plumbing, never by running git. Every walk is bounded
+// by a commit cap and by the search timeout; what was found by then is
+// answered with truncated set.
+
+// History limits.
+const (
+	// MaxLogCommits bounds the commits one log answer returns.
+	MaxLogCommits = 100
+	// DefaultLogCommits is log's default limit.
+	DefaultLogCommits = 20
+	// MaxHistoryPaths bounds the paths log and show are restricted to.
+	MaxHistoryPaths = 20
+	// MaxWalkCommits bounds the commits one request walks (log, blame).
+	MaxWalkCommits = 100_000
+	// maxLogFiles bounds the changed files log lists per commit.
+	maxLogFiles = 50
+	// maxBodyBytes bounds a commit body in log and show.
+	maxBodyBytes = 4 << 10
+	// maxRevLen bounds a revision argument.
+	maxRevLen = 256
+)
+
+// Person is an author or committer: name, email and date (RFC 3339, UTC).
+type Person struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
+	Date  string `json:"date"`
+}
+
+// ChangedFile is one path a commit changed against its (first) parent,
+// with git's --name-status letter (renames are not detected: a rename is
+// a D and an A, as with git --no-renames).
+type ChangedFile struct {
+	Status string `json:"status"` // A added, D deleted, M modified, T type changed
+	Path   string `json:"path"`
+}
+
+// CommitInfo is one commit's metadata.
+type CommitInfo struct {
+	ID      string   `json:"id"`
+	Parents []string `json:"parents,omitempty"`
+	Author  Person   `json:"author"`
+	// Committer is present only when it differs from Author.
+	Committer *Person `json:"committer,omitempty"`
+	// Subject is git's %s: the first paragraph of the message, its lines
+	// joined by spaces; Body is the rest (%b), cut at maxBodyBytes.
+	Subject       string `json:"subject"`
+	Body          string `json:"body,omitempty"`
+	BodyTruncated bool   `json:"body_truncated,omitempty"`
+	// Shallow marks a commit at the boundary of a shallow clone: its
+	// parents are not in the repository and git, like this, treats it as
+	// a root commit.
+	Shallow bool `json:"shallow,omitempty"`
+}
+
+// LogCommit is one commit of a log, with the files it changed.
+type LogCommit struct {
+	CommitInfo
+	// Files are the visible paths changed against the parent (a root
+	// commit: against nothing; a merge lists none, as git log does), at
+	// most maxLogFiles, restricted to the log's paths when it has some.
+	Files          []ChangedFile `json:"files,omitempty"`
+	FilesTruncated bool          `json:"files_truncated,omitempty"`
+	// HiddenFiles counts changed paths the policy hides; never named.
+	HiddenFiles int `json:"hidden_files,omitempty"`
+}
+
+// LogResult is one page of `git log`.
+type LogResult struct {
+	Commits []LogCommit `json:"commits"`
+	// Truncated: the walk stopped before the end of history, for
+	// TruncatedReason: "limit" (NextCursor continues), "commit_cap" or
+	// "timeout" (narrow with paths, since or until).
+	Truncated       bool   `json:"truncated,omitempty"`
+	TruncatedReason string `json:"truncated_reason,omitempty"`
+	NextCursor      string `json:"next_cursor,omitempty"`
+}
+
+// LogOptions are the arguments of Log.
+type LogOptions struct {
+	Rev    string   // "" or HEAD, a local branch, a tag, a commit id or a unique prefix of >= 7 hex digits
+	Paths  []string // literal paths (files or directories): commits that changed them
+	Since  string   // RFC 3339: stop at commits committed before
+	Until  string   // RFC 3339: skip commits committed after
+	Limit  int      // 1..MaxLogCommits (default DefaultLogCommits)
+	Cursor string   // NextCursor of the previous page
+	// MaxWalk overrides MaxWalkCommits (tests); 0 is the default.
+	MaxWalk int
+}
+
+// history is the state of one history request.
+type history struct {
+	r       *Repo
+	alias   string
+	shallow map[plumbing.Hash]bool
+	commits map[plumbing.Hash]*object.Commit
+	trees   map[plumbing.Hash]*object.Tree
+}
+
+func (r *Repo) newHistory() (*history, error) {
+	h := &history{r: r, alias: r.w.Alias(), commits: map[plumbing.Hash]*object.Commit{}, trees: map[plumbing.Hash]*object.Tree{}}
+	b, err := r.readControl(".git/shallow")
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); plumbing.IsHash(l) {
+			if h.shallow == nil {
+				h.shallow = map[plumbing.Hash]bool{}
+			}
+			h.shallow[plumbing.NewHash(l)] = true
+		}
+	}
+	return h, nil
+}
+
+func (h *history) missing(what string, id plumbing.Hash, err error) error {
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return &sfs.Error{Code: sfs.CodeRepoIncomplete, Workdir: h.alias, Msg: fmt.Sprintf("lacks the %s %s (a partial clone or a damaged object store); git would fail here too", what, id), Err: err}
+	}
+	return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: h.alias, Msg: fmt.Sprintf("has a %s %s that cannot be read", what, id), Err: err}
+}
+
+// commit reads a commit (cached for the request).
+func (h *history) commit(id plumbing.Hash) (*object.Commit, error) {
+	if c, ok := h.commits[id]; ok {
+		return c, nil
+	}
+	c, err := object.GetCommit(h.r.storage, id)
+	if err != nil {
+		return nil, h.missing("commit", id, err)
+	}
+	if len(h.commits) < 1<<16 {
+		h.commits[id] = c
+	}
+	return c, nil
+}
+
+// parents are a commit's parent ids as git sees them: none at a shallow
+// boundary.
+func (h *history) parents(c *object.Commit) []plumbing.Hash {
+	if h.shallow[c.Hash] {
+		return nil
+	}
+	return c.ParentHashes
+}
+
+// tree reads a tree (cached for the request); the zero hash is empty.
+func (h *history) tree(id plumbing.Hash) (*object.Tree, error) {
+	if id.IsZero() || id == emptyTree {
+		return &object.Tree{}, nil
+	}
+	if t, ok := h.trees[id]; ok {
+		return t, nil
+	}
+	t, err := object.GetTree(h.r.storage, id)
+	if err != nil {
+		return nil, h.missing("tree", id, err)
+	}
+	if len(h.trees) < 1<<15 {
+		h.trees[id] = t
+	}
+	return t, nil
+}
+
+// resolveRev turns a revision argument into a commit id. Only HEAD, local
+// branches (refs/heads), tags (refs/tags, peeled to their commit) and
+// commit ids (full, or a unique prefix of at least 7 hex digits) are
+// accepted: no options, no reflog (@{...}), no ranges or navigation
+// (.., ~, ^, :), no other refs. Like git, a name that is both a ref and
+// a hex prefix is the ref, and a tag wins over a branch of the same name.
+func (h *history) resolveRev(rev string) (plumbing.Hash, error) {
+	if rev == "" || rev == "HEAD" {
+		hd, err := h.r.head()
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if hd.commit.IsZero() {
+			return plumbing.ZeroHash, &sfs.Error{Code: sfs.CodeRevNotFound, Workdir: h.alias, Msg: "has no commits yet (HEAD is unborn)"}
+		}
+		return hd.commit, nil
+	}
+	if len(rev) > maxRevLen || !utf8.ValidString(rev) {
+		return plumbing.ZeroHash, argError("rev is too long or not UTF-8")
+	}
+	if strings.HasPrefix(rev, "-") {
+		return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q looks like an option; name a branch, a tag or a commit id", rev))
+	}
+	if strings.Contains(rev, "@{") || strings.Contains(rev, "..") || strings.ContainsAny(rev, "~^:?*[\\ \t\n\x7f") {
+		return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q uses revision syntax (ranges, ~, ^, :, @{...}) that is not accepted; name a branch, a tag or a commit id", rev))
+	}
+	for _, c := range rev {
+		if c < 0x20 {
+			return plumbing.ZeroHash, argError("rev contains a control character")
+		}
+	}
+	var names []string
+	switch {
+	case strings.HasPrefix(rev, "refs/heads/") || strings.HasPrefix(rev, "refs/tags/"):
+		names = []string{rev}
+	case strings.HasPrefix(rev, "refs/"):
+		return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q is outside refs/heads and refs/tags; only local branches and tags are read", rev))
+	default:
+		names = []string{"refs/tags/" + rev, "refs/heads/" + rev}
+	}
+	for _, n := range names {
+		if !validRefName(n) {
+			return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q is not a valid branch or tag name", rev))
+		}
+		ref, err := h.r.storage.Reference(plumbing.ReferenceName(n))
+		if err == plumbing.ErrReferenceNotFound {
+			continue
+		}
+		if err != nil {
+			return plumbing.ZeroHash, &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: h.alias, Msg: fmt.Sprintf("has a ref %s that cannot be read", n), Err: err}
+		}
+		if ref.Type() != plumbing.HashReference {
+			return plumbing.ZeroHash, argError(fmt.Sprintf("%s is a symbolic reference; name the branch it points at", n))
+		}
+		return h.peel(ref.Hash(), rev)
+	}
+	if isHex(rev) && len(rev) >= 7 && len(rev) <= 40 {
+		rev = strings.ToLower(rev)
+		if len(rev) == 40 {
+			return h.peel(plumbing.NewHash(rev), rev)
+		}
+		ids, err := h.r.storage.HashesWithPrefix(hexPrefixBytes(rev))
+		if err != nil {
+			return plumbing.ZeroHash, &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: h.alias, Msg: "has an object store that cannot be searched", Err: err}
+		}
+		var match []plumbing.Hash
+		for _, id := range ids {
+			if strings.HasPrefix(id.String(), rev) {
+				match = append(match, id)
+			}
+		}
+		switch len(match) {
+		case 1:
+			return h.peel(match[0], rev)
+		case 0:
+		default:
+			return plumbing.ZeroHash, &sfs.Error{Code: sfs.CodeRevNotFound, Workdir: h.alias, Msg: fmt.Sprintf("has %d objects whose ids start with %s; give more digits", len(match), rev)}
+		}
+	} else if isHex(rev) && len(rev) < 7 {
+		return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q: a commit id prefix needs at least 7 hex digits", rev))
+	}
+	return plumbing.ZeroHash, &sfs.Error{Code: sfs.CodeRevNotFound, Workdir: h.alias, Msg: fmt.Sprintf("has no branch, tag or commit %q", rev)}
+}
+
+// hexPrefixBytes is the whole bytes of a hex prefix (HashesWithPrefix
+// compares bytes; the odd digit is checked by the caller).
+func hexPrefixBytes(s string) []byte {
+	b := make([]byte, len(s)/2)
+	for i := range b {
+		v, _ := strconv.ParseUint(s[2*i:2*i+2], 16, 8)
+		b[i] = byte(v)
+	}
+	return b
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// peel follows annotated tags to the commit they name.
+func (h *history) peel(id plumbing.Hash, rev string) (plumbing.Hash, error) {
+	for range 10 {
+		o, err := h.r.storage.EncodedObject(plumbing.AnyObject, id)
+		if err != nil {
+			if errors.Is(err, plumbing.ErrObjectNotFound) {
+				return plumbing.ZeroHash, &sfs.Error{Code: sfs.CodeRevNotFound, Workdir: h.alias, Msg: fmt.Sprintf("has no commit %s", rev)}
+			}
+			return plumbing.ZeroHash, h.missing("object", id, err)
+		}
+		switch o.Type() {
+		case plumbing.CommitObject:
+			return id, nil
+		case plumbing.TagObject:
+			t, err := object.DecodeTag(h.r.storage, o)
+			if err != nil {
+				return plumbing.ZeroHash, h.missing("tag", id, err)
+			}
+			id = t.Target
+		default:
+			return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q names a %s, not a commit", rev, o.Type()))
+		}
+	}
+	return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q: too many nested tags", rev))
+}
+
+// pathspec is a set of literal paths (files or directories); empty
+// matches everything.
+type pathspec []string
+
+// matches reports whether the file p is one of the paths or below one.
+func (ps pathspec) matches(p string) bool {
+	if len(ps) == 0 {
+		return true
+	}
+	for _, x := range ps {
+		if p == x || strings.HasPrefix(p, x) && p[len(x)] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+// enter reports whether the directory d can hold a match.
+func (ps pathspec) enter(d string) bool {
+	if len(ps) == 0 || d == "" {
+		return true
+	}
+	for _, x := range ps {
+		if d == x || strings.HasPrefix(x, d) && x[len(d)] == '/' || strings.HasPrefix(d, x) && d[len(x)] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+// checkHistoryPaths cleans log/show paths: literal, visible, outside .git.
+func (r *Repo) checkHistoryPaths(paths []string) (pathspec, error) {
+	if len(paths) > MaxHistoryPaths {
+		return nil, argError(fmt.Sprintf("paths names at most %d paths", MaxHistoryPaths))
+	}
+	seen := map[string]bool{}
+	var out pathspec
+	for _, raw := range paths {
+		if strings.HasPrefix(raw, "-") || strings.HasPrefix(raw, ":") {
+			return nil, argError(fmt.Sprintf("path %q looks like an option or pathspec magic; name files or directories by their path", sfs.DisplayPath(raw)))
+		}
+		p, err := r.w.CleanPath(raw)
+		if err != nil {
+			return nil, err
+		}
+		if p == "" {
+			return nil, argError("a path of the root is the whole repository: leave paths out instead")
+		}
+		if sfs.InGitDir(p) {
+			return nil, &sfs.Error{Code: sfs.CodeDeniedPath, Workdir: r.w.Alias(), Path: p, Msg: "is inside .git, which has no history"}
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// change is one leaf difference between two trees.
+type change struct {
+	path     string
+	from, to object.TreeEntry // zero Hash: absent
+}
+
+func (c change) status() string {
+	switch {
+	case c.from.Hash.IsZero():
+		return "A"
+	case c.to.Hash.IsZero():
+		return "D"
+	case kind(c.from.Mode) != kind(c.to.Mode):
+		return "T"
+	}
+	return "M"
+}
+
+func entryKey(e *object.TreeEntry) string {
+	if e.Mode == filemode.Dir {
+		return e.Name + "/"
+	}
+	return e.Name
+}
+
+// diffTrees calls fn for every file (blob or gitlink) that differs
+// between trees a and b (zero: empty) below base, restricted to ps, in
+// git's order; fn returns false to stop early.
+func (h *history) diffTrees(a, b plumbing.Hash, base string, ps pathspec, fn func(change) bool) (bool, error) {
+	if a == b {
+		return true, nil
+	}
+	ta, err := h.tree(a)
+	if err != nil {
+		return false, err
+	}
+	tb, err := h.tree(b)
+	if err != nil {
+		return false, err
+	}
+	ea, eb := ta.Entries, tb.Entries
+	i, j := 0, 0
+	for i < len(ea) || j < len(eb) {
+		var x, y *object.TreeEntry
+		switch {
+		case i >= len(ea):
+			y = &eb[j]
+			j++
+		case j >= len(eb):
+			x = &ea[i]
+			i++
+		default:
+			ka, kb := entryKey(&ea[i]), entryKey(&eb[j])
+			switch {
+			case ka < kb:
+				x = &ea[i]
+				i++
+			case ka > kb:
+				y = &eb[j]
+				j++
+			default:
+				x, y = &ea[i], &eb[j]
+				i, j = i+1, j+1
+			}
+		}
+		if x != nil && y != nil && x.Hash == y.Hash && x.Mode == y.Mode {
+			continue
+		}
+		e := x
+		if e == nil {
+			e = y
+		}
+		p := e.Name
+		if base != "" {
+			p = base + "/" + e.Name
+		}
+		if e.Mode == filemode.Dir {
+			if !ps.enter(p) {
+				continue
+			}
+			var ha, hb plumbing.Hash
+			if x != nil {
+				ha = x.Hash
+			}
+			if y != nil {
+				hb = y.Hash
+			}
+			if ok, err := h.diffTrees(ha, hb, p, ps, fn); !ok || err != nil {
+				return ok, err
+			}
+			continue
+		}
+		if !ps.matches(p) {
+			continue
+		}
+		c := change{path: p}
+		if x != nil {
+			c.from = *x
+		}
+		if y != nil {
+			c.to = *y
+		}
+		if !fn(c) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// treesame reports whether trees a and b agree on ps.
+func (h *history) treesame(a, b plumbing.Hash, ps pathspec) (bool, error) {
+	same := true
+	_, err := h.diffTrees(a, b, "", ps, func(change) bool { same = false; return false })
+	return same, err
+}
+
+// info renders a commit's metadata.
+func (h *history) info(c *object.Commit) CommitInfo {
+	ci := CommitInfo{ID: c.Hash.String(), Author: person(c.Author), Shallow: h.shallow[c.Hash]}
+	for _, p := range h.parents(c) {
+		ci.Parents = append(ci.Parents, p.String())
+	}
+	if cm := person(c.Committer); cm != ci.Author {
+		ci.Committer = &cm
+	}
+	ci.Subject, ci.Body = splitMessage(c.Message)
+	ci.Body = strings.TrimRight(ci.Body, "\n")
+	if len(ci.Body) > maxBodyBytes {
+		cut := maxBodyBytes
+		for cut > 0 && !utf8.RuneStart(ci.Body[cut]) {
+			cut--
+		}
+		ci.Body, ci.BodyTruncated = ci.Body[:cut], true
+	}
+	return ci
+}
+
+func person(s object.Signature) Person {
+	return Person{Name: s.Name, Email: s.Email, Date: s.When.UTC().Format(time.RFC3339)}
+}
+
+// splitMessage is git's %s and %b (pretty.c): blank lines skipped, the
+// subject is the first paragraph with each line's trailing whitespace
+// removed and lines joined by a space; the body starts after the blank
+// lines that follow it.
+func splitMessage(msg string) (subject, body string) {
+	skipBlank := func(s string) string {
+		for s != "" {
+			line, rest, _ := strings.Cut(s, "\n")
+			if strings.TrimRight(line, " \t\r\n\v\f") != "" {
+				break
+			}
+			s = rest
+		}
+		return s
+	}
+	msg = skipBlank(msg)
+	var sub []string
+	for msg != "" {
+		line, rest, _ := strings.Cut(msg, "\n")
+		t := strings.TrimRight(line, " \t\r\n\v\f")
+		if t == "" {
+			break
+		}
+		sub = append(sub, t)
+		msg = rest
+	}
+	return strings.Join(sub, " "), skipBlank(msg)
+}
+
+// commitQueue is git's date-ordered commit list (commit_list_insert_by_date:
+// a commit goes after every commit with the same or a later date).
+type dateQueue []*object.Commit
+
+func (q *dateQueue) insert(c *object.Commit) {
+	d := c.Committer.When.Unix()
+	i := sort.Search(len(*q), func(i int) bool { return (*q)[i].Committer.When.Unix() < d })
+	*q = append(*q, nil)
+	copy((*q)[i+1:], (*q)[i:])
+	(*q)[i] = c
+}
+
+func (q *dateQueue) pop() *object.Commit {
+	c := (*q)[0]
+	*q = (*q)[1:]
+	return c
+}
+
+func parseTime(name, s string) (int64, bool, error) {
+	if s == "" {
+		return 0, false, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return 0, false, argError(fmt.Sprintf("%s must be an RFC 3339 time such as 2024-05-01T00:00:00Z", name))
+	}
+	return t.Unix(), true, nil
+}
+
+func logCursor(start plumbing.Hash, skip int, key uint32) string {
+	return fmt.Sprintf("%s.%d.%08x", start, skip, key)
+}
+
+func (o *LogOptions) key(paths pathspec) uint32 {
+	f := fnv.New32a()
+	fmt.Fprintf(f, "%q %q %q %q", o.Rev, []string(paths), o.Since, o.Until)
+	return f.Sum32()
+}
+
+// Log is `git log [rev] [--since] [--until] -- paths` as git walks it by
+// default: newest committer date first, and with paths git's default
+// history simplification (a commit is shown when it differs from its
+// parents on the paths; a merge that equals one of its parents there
+// follows only that parent; a root commit is shown when it has the paths).
+// Each commit carries the files it changed (git log --name-status
+// --no-renames). At most Limit commits; NextCursor continues.
+func (r *Repo) Log(ctx context.Context, o LogOptions) (*LogResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.fs.Limits().SearchTimeout)
+	defer cancel()
+	if o.Limit <= 0 {
+		o.Limit = DefaultLogCommits
+	}
+	if o.Limit > MaxLogCommits {
+		return nil, argError(fmt.Sprintf("limit must be between 1 and %d", MaxLogCommits))
+	}
+	maxWalk := MaxWalkCommits
+	if o.MaxWalk > 0 {
+		maxWalk = o.MaxWalk
+	}
+	ps, err := r.checkHistoryPaths(o.Paths)
+	if err != nil {
+		return nil, err
+	}
+	since, hasSince, err := parseTime("since", o.Since)
+	if err != nil {
+		return nil, err
+	}
+	until, hasUntil, err := parseTime("until", o.Until)
+	if err != nil {
+		return nil, err
+	}
+	h, err := r.newHistory()
+	if err != nil {
+		return nil, err
+	}
+	key := o.key(ps)
+	var start plumbing.Hash
+	skip := 0
+	if o.Cursor != "" {
+		f := strings.Split(o.Cursor, ".")
+		n, nerr := strconv.Atoi(safeIndex(f, 1))
+		if len(f) != 3 || !plumbing.IsHash(f[0]) || nerr != nil || n < 0 || f[2] != fmt.Sprintf("%08x", key) {
+			return nil, argError("cursor is not a next_cursor of a log with these rev, paths, since and until")
+		}
+		start, skip = plumbing.NewHash(f[0]), n
+	} else if start, err = h.resolveRev(o.Rev); err != nil {
+		return nil, err
+	}
+	first, err := h.commit(start)
+	if err != nil {
+		return nil, err
+	}
+	res := &LogResult{Commits: []LogCommit{}}
+	q := dateQueue{first}
+	seen := map[plumbing.Hash]bool{start: true}
+	shown, walked := 0, 0
+	for len(q) > 0 {
+		if walked++; walked > maxWalk {
+			res.Truncated, res.TruncatedReason = true, "commit_cap"
+			return res, nil
+		}
+		if walked%64 == 0 && ctx.Err() != nil {
+			if ctx.Err() == context.DeadlineExceeded {
+				res.Truncated, res.TruncatedReason = true, "timeout"
+				return res, nil
+			}
+			return nil, canceled(h.alias)
+		}
+		c := q.pop()
+		if hasSince && c.Committer.When.Unix() < since {
+			continue // git stops walking this line here
+		}
+		parents := h.parents(c)
+		same := false
+		if len(ps) > 0 {
+			if same, parents, err = h.simplify(c, parents, ps); err != nil {
+				return nil, err
+			}
+		}
+		for _, p := range parents {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			pc, err := h.commit(p)
+			if err != nil {
+				return nil, err
+			}
+			q.insert(pc)
+		}
+		if same || hasUntil && c.Committer.When.Unix() > until {
+			continue
+		}
+		if shown++; shown <= skip {
+			continue
+		}
+		if len(res.Commits) == o.Limit {
+			res.Truncated, res.TruncatedReason = true, "limit"
+			res.NextCursor = logCursor(start, skip+o.Limit, key)
+			return res, nil
+		}
+		lc, err := h.logCommit(c, ps)
+		if err != nil {
+			return nil, err
+		}
+		res.Commits = append(res.Commits, lc)
+	}
+	return res, nil
+}
+
+func safeIndex(f []string, i int) string {
+	if i < len(f) {
+		return f[i]
+	}
+	return ""
+}
+
+// simplify is git's try_to_simplify_commit with every commit relevant:
+// whether c is TREESAME on ps, and the parents the walk follows.
+func (h *history) simplify(c *object.Commit, parents []plumbing.Hash, ps pathspec) (bool, []plumbing.Hash, error) {
+	if len(parents) == 0 {
+		same, err := h.treesame(plumbing.ZeroHash, c.TreeHash, ps)
+		return same, parents, err
+	}
+	for _, p := range parents {
+		pc, err := h.commit(p)
+		if err != nil {
+			return false, nil, err
+		}
+		same, err := h.treesame(pc.TreeHash, c.TreeHash, ps)
+		if err != nil {
+			return false, nil, err
+		}
+		if same {
+			return true, []plumbing.Hash{p}, nil
+		}
+	}
+	return false, parents, nil
+}
+
+// logCommit is a commit with its changed files against its only parent
+// (or nothing for a root); merges list none.
+func (h *history) logCommit(c *object.Commit, ps pathspec) (LogCommit, error) {
+	lc := LogCommit{CommitInfo: h.info(c)}
+	parents := h.parents(c)
+	if len(parents) > 1 {
+		return lc, nil
+	}
+	var from plumbing.Hash
+	if len(parents) == 1 {
+		pc, err := h.commit(parents[0])
+		if err != nil {
+			return lc, err
+		}
+		from = pc.TreeHash
+	}
+	_, err := h.diffTrees(from, c.TreeHash, "", ps, func(ch change) bool {
+		switch {
+		case !h.r.visible(ch.path):
+			lc.HiddenFiles++
+		case len(lc.Files) == maxLogFiles:
+			lc.FilesTruncated = true
+		default:
+			lc.Files = append(lc.Files, ChangedFile{Status: ch.status(), Path: ch.path})
+		}
+		return true
+	})
+	return lc, err
+}

@@ -1,0 +1,655 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// The history differential tests: repositories generated with git
+// fast-import (branches, merges that take either side or a mix, several
+// root commits, renames as delete+add, binary files, symlinks, executable
+// bits, empty commits, file<->directory replacements, unicode and odd
+// names, hidden files, equal and skewed commit dates), then log, show and
+// blame compared with the git CLI on the same repository.
+
+// genFile is one file of a generated tree.
+type genFile struct {
+	mode    string // 100644, 100755, 120000
+	content string
+}
+
+type genRepo struct {
+	rng      *rand.Rand
+	buf      bytes.Buffer
+	mark     int
+	blobs    map[string]int // content -> mark
+	heads    []string       // branch names
+	state    map[string]map[string]genFile
+	tip      map[string]int // branch -> commit mark
+	when     int64
+	lineSeq  int
+	commits  int
+	branches int
+}
+
+var genNames = []string{
+	"a.txt", "b.txt", "src/main.go", "src/lib/util.go", "src/lib/deep/x.go", "docs/read me.md",
+	"dïr/ñame.txt", "日本/語.txt", "odd\tname.txt", "quote\"d.txt", "back\\slash.txt", "x", "x/y.txt",
+	"x-a", "x.b/c", "big.txt", "bin.dat", "link", ".hidden/secret.txt", ".env", "src/.cache/c.txt",
+	"src/lib", "#hash.txt", "sp ace/f", "z/z/z/z.txt",
+}
+
+func quoteFI(p string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func (g *genRepo) lines(n int) string {
+	var b strings.Builder
+	for range n {
+		g.lineSeq++
+		fmt.Fprintf(&b, "line %d %x\n", g.lineSeq, g.rng.Int63())
+	}
+	return b.String()
+}
+
+func (g *genRepo) blob(content string) int {
+	if m, ok := g.blobs[content]; ok {
+		return m
+	}
+	g.mark++
+	fmt.Fprintf(&g.buf, "blob\nmark :%d\ndata %d\n%s\n", g.mark, len(content), content)
+	g.blobs[content] = g.mark
+	return g.mark
+}
+
+// put sets path in st, removing what a file there replaces (a file that
+// is a leading directory of it, or files below it).
+func put(st map[string]genFile, p string, f genFile) {
+	for q := range st {
+		if strings.HasPrefix(p, q+"/") || strings.HasPrefix(q, p+"/") {
+			delete(st, q)
+		}
+	}
+	st[p] = f
+}
+
+func (g *genRepo) edit(st map[string]genFile) {
+	keys := make([]string, 0, len(st))
+	for k := range st {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	pick := func() (string, bool) {
+		if len(keys) == 0 {
+			return "", false
+		}
+		return keys[g.rng.Intn(len(keys))], true
+	}
+	switch op := g.rng.Intn(20); {
+	case op < 4 || len(keys) == 0: // add
+		p := genNames[g.rng.Intn(len(genNames))]
+		switch {
+		case p == "bin.dat":
+			put(st, p, genFile{"100644", "\x00\x01bin" + g.lines(2)})
+		case p == "link":
+			put(st, p, genFile{"120000", "target/" + strconv.Itoa(g.rng.Intn(5))})
+		case p == "big.txt":
+			put(st, p, genFile{"100644", g.lines(60 + g.rng.Intn(60))})
+		default:
+			put(st, p, genFile{"100644", g.lines(1 + g.rng.Intn(12))})
+		}
+	case op < 13: // modify lines
+		p, _ := pick()
+		f := st[p]
+		if f.mode == "120000" {
+			f.content += "x"
+			st[p] = f
+			return
+		}
+		ls := strings.SplitAfter(f.content, "\n")
+		if ls[len(ls)-1] == "" {
+			ls = ls[:len(ls)-1]
+		}
+		for range 1 + g.rng.Intn(3) {
+			i := g.rng.Intn(len(ls) + 1)
+			switch g.rng.Intn(3) {
+			case 0:
+				ls = append(ls[:i], append([]string{g.lines(1 + g.rng.Intn(3))}, ls[i:]...)...)
+			case 1:
+				if i < len(ls) {
+					ls = append(ls[:i], ls[i+1:]...)
+				}
+			case 2:
+				if i < len(ls) {
+					ls[i] = g.lines(1)
+				}
+			}
+		}
+		f.content = strings.Join(ls, "")
+		if g.rng.Intn(15) == 0 {
+			f.content = strings.TrimSuffix(f.content, "\n") // no final newline
+		}
+		st[p] = f
+	case op < 15: // delete
+		p, _ := pick()
+		delete(st, p)
+	case op < 17: // rename (git sees D + A)
+		p, _ := pick()
+		f := st[p]
+		delete(st, p)
+		put(st, genNames[g.rng.Intn(len(genNames))], f)
+	case op < 18: // chmod
+		p, _ := pick()
+		f := st[p]
+		switch f.mode {
+		case "100644":
+			f.mode = "100755"
+		case "100755":
+			f.mode = "100644"
+		}
+		st[p] = f
+	case op < 19: // type change: a file becomes a symlink or back
+		p, _ := pick()
+		f := st[p]
+		if f.mode == "120000" {
+			st[p] = genFile{"100644", g.lines(2)}
+		} else {
+			st[p] = genFile{"120000", "t/" + p}
+		}
+	default: // nothing: an empty commit
+	}
+}
+
+func (g *genRepo) tick() int64 {
+	switch n := g.rng.Intn(20); {
+	case n == 0: // the same second as the previous commit
+	case n == 1:
+		g.when -= 1000 // clock skew
+	default:
+		g.when += int64(1 + g.rng.Intn(300))
+	}
+	return g.when
+}
+
+func (g *genRepo) commit(branch string, parents []int, st map[string]genFile) {
+	g.commits++
+	cw := g.tick()
+	aw := cw - int64(g.rng.Intn(5000))
+	msg := fmt.Sprintf("commit %d on %s", g.commits, branch)
+	switch g.rng.Intn(6) {
+	case 0:
+		msg += "\nsecond subject line  \n\nbody paragraph\nwith ünïcode\n\n\nand more\n"
+	case 1:
+		msg = "\n\n  " + msg + "\t\n\nbody\n"
+	case 2:
+		msg += "\n\nbody only\n"
+	}
+	// Blobs first: fast-import wants them before the commit that uses them.
+	paths := make([]string, 0, len(st))
+	for p := range st {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	marks := make([]int, len(paths))
+	for i, p := range paths {
+		marks[i] = g.blob(st[p].content)
+	}
+	g.mark++
+	m := g.mark
+	fmt.Fprintf(&g.buf, "commit refs/heads/%s\nmark :%d\nauthor Ä Author <a%d@example.invalid> %d +0000\ncommitter C Committer <c@example.invalid> %d +0000\ndata %d\n%s\n",
+		branch, m, g.rng.Intn(3), aw, cw, len(msg), msg)
+	if len(parents) > 0 {
+		fmt.Fprintf(&g.buf, "from :%d\n", parents[0])
+	}
+	for i := 1; i < len(parents); i++ {
+		fmt.Fprintf(&g.buf, "merge :%d\n", parents[i])
+	}
+	g.buf.WriteString("deleteall\n")
+	for i, p := range paths {
+		fmt.Fprintf(&g.buf, "M %s :%d %s\n", st[p].mode, marks[i], quoteFI(p))
+	}
+	g.buf.WriteString("\n")
+	g.tip[branch] = m
+	g.state[branch] = st
+}
+
+func clone(st map[string]genFile) map[string]genFile {
+	out := make(map[string]genFile, len(st))
+	for k, v := range st {
+		out[k] = v
+	}
+	return out
+}
+
+// genHistory builds a repository of about n commits in dir with seed.
+func genHistory(t testing.TB, dir string, seed int64, n int) {
+	t.Helper()
+	g := &genRepo{rng: rand.New(rand.NewSource(seed)), blobs: map[string]int{}, state: map[string]map[string]genFile{}, tip: map[string]int{}, when: 1_600_000_000}
+	g.heads = []string{"main"}
+	g.commit("main", nil, map[string]genFile{"a.txt": {"100644", g.lines(5)}})
+	for g.commits < n {
+		b := g.heads[g.rng.Intn(len(g.heads))]
+		switch r := g.rng.Intn(20); {
+		case r == 0 && len(g.heads) < 6: // a new branch from a tip
+			from := g.heads[g.rng.Intn(len(g.heads))]
+			nb := fmt.Sprintf("b%d", len(g.heads))
+			g.heads = append(g.heads, nb)
+			st := clone(g.state[from])
+			g.edit(st)
+			g.commit(nb, []int{g.tip[from]}, st)
+		case r == 1 && len(g.heads) < 6 && g.rng.Intn(3) == 0: // another root
+			nb := fmt.Sprintf("r%d", len(g.heads))
+			g.heads = append(g.heads, nb)
+			st := map[string]genFile{}
+			g.edit(st)
+			g.commit(nb, nil, st)
+		case r < 5 && len(g.heads) > 1: // a merge of another branch into b
+			o := g.heads[g.rng.Intn(len(g.heads))]
+			if o == b || g.tip[o] == g.tip[b] {
+				continue
+			}
+			ours, theirs := g.state[b], g.state[o]
+			var st map[string]genFile
+			switch g.rng.Intn(4) {
+			case 0:
+				st = clone(ours) // "ours": TREESAME to the first parent
+			case 1:
+				st = clone(theirs) // TREESAME to the second parent
+			default:
+				st = clone(ours)
+				for p, f := range theirs {
+					if g.rng.Intn(2) == 0 {
+						put(st, p, f)
+					}
+				}
+				for p := range ours {
+					if _, ok := theirs[p]; !ok && g.rng.Intn(3) == 0 {
+						delete(st, p)
+					}
+				}
+				if g.rng.Intn(3) == 0 {
+					g.edit(st)
+				}
+			}
+			parents := []int{g.tip[b], g.tip[o]}
+			if g.rng.Intn(8) == 0 && len(g.heads) > 2 { // an octopus
+				if x := g.heads[g.rng.Intn(len(g.heads))]; x != b && x != o && g.tip[x] != g.tip[b] && g.tip[x] != g.tip[o] {
+					parents = append(parents, g.tip[x])
+				}
+			}
+			g.commit(b, parents, st)
+		default:
+			st := clone(g.state[b])
+			for range 1 + g.rng.Intn(3) {
+				g.edit(st)
+			}
+			g.commit(b, []int{g.tip[b]}, st)
+		}
+	}
+	g.buf.WriteString("reset refs/tags/v1\nfrom :" + strconv.Itoa(g.tip["main"]) + "\n\n")
+	orcGit(t, dir, "init", "-q", "-b", "main")
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, orcEnv(), &g.buf
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("fast-import: %v\n%s", err, out)
+	}
+	orcGit(t, dir, "tag", "-a", "-m", "annotated", "v1a", "v1")
+	orcGit(t, dir, "checkout", "-q", "-f", "main")
+}
+
+// gitLog runs git log with the format fields this test compares and
+// parses it, files included (--name-status --no-renames).
+func gitLog(t *testing.T, dir string, args ...string) []LogCommit {
+	t.Helper()
+	const f = "--format=%x01%H%x00%P%x00%an%x00%ae%x00%at%x00%cn%x00%ce%x00%ct%x00%s%x00%b%x00"
+	out := orcGit(t, dir, append([]string{"log", "--no-renames", "--name-status", "-z", f}, args...)...)
+	var cs []LogCommit
+	for _, chunk := range strings.Split(out, "\x01")[1:] {
+		fs := strings.Split(chunk, "\x00")
+		at, _ := strconv.ParseInt(fs[4], 10, 64)
+		ct, _ := strconv.ParseInt(fs[7], 10, 64)
+		c := LogCommit{CommitInfo: CommitInfo{ID: fs[0], Author: Person{fs[2], fs[3], time.Unix(at, 0).UTC().Format(time.RFC3339)},
+			Subject: fs[8], Body: strings.TrimRight(fs[9], "\n")}}
+		if fs[1] != "" {
+			c.Parents = strings.Split(fs[1], " ")
+		}
+		if cm := (Person{fs[5], fs[6], time.Unix(ct, 0).UTC().Format(time.RFC3339)}); cm != c.Author {
+			c.Committer = &cm
+		}
+		rest := fs[10:]
+		for i := 0; i < len(rest); i++ {
+			st := strings.TrimLeft(rest[i], "\n")
+			if st == "" || i+1 >= len(rest) {
+				continue
+			}
+			c.Files = append(c.Files, ChangedFile{Status: st, Path: rest[i+1]})
+			i++
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// visibleOnly applies the policy to git's file lists as Log does.
+func visibleOnly(r *Repo, cs []LogCommit) {
+	for i := range cs {
+		var keep []ChangedFile
+		for _, f := range cs[i].Files {
+			if r.visible(f.Path) {
+				keep = append(keep, f)
+			} else {
+				cs[i].HiddenFiles++
+			}
+		}
+		if len(keep) > maxLogFiles {
+			keep, cs[i].FilesTruncated = keep[:maxLogFiles], true
+		}
+		cs[i].Files = keep
+	}
+}
+
+func logAll(t *testing.T, r *Repo, o LogOptions) []LogCommit {
+	t.Helper()
+	var all []LogCommit
+	for page := 0; ; page++ {
+		res, err := r.Log(context.Background(), o)
+		if err != nil {
+			t.Fatalf("Log(%+v): %v", o, err)
+		}
+		all = append(all, res.Commits...)
+		if res.NextCursor == "" {
+			if res.Truncated {
+				t.Fatalf("Log(%+v) truncated: %s", o, res.TruncatedReason)
+			}
+			return all
+		}
+		o.Cursor = res.NextCursor
+	}
+}
+
+func diffLogs(want, got []LogCommit) string {
+	for i := 0; i < len(want) || i < len(got); i++ {
+		if i >= len(want) {
+			return fmt.Sprintf("extra commit #%d %s", i, got[i].ID)
+		}
+		if i >= len(got) {
+			return fmt.Sprintf("missing commit #%d %s (%d commits)", i, want[i].ID, len(got))
+		}
+		wj, _ := json.Marshal(want[i])
+		gj, _ := json.Marshal(got[i])
+		if w, g := string(wj), string(gj); w != g {
+			return fmt.Sprintf("commit #%d:\n git: %s\nours: %s", i, w, g)
+		}
+	}
+	return ""
+}
+
+// historyRepos are the generated repositories the history tests share
+// (generated once per test binary run).
+var historyRepos = map[int64]string{}
+
+func historyRepo(t *testing.T, seed int64, n int) (string, *Repo) {
+	t.Helper()
+	dir, ok := historyRepos[seed]
+	if !ok {
+		var err error
+		if dir, err = os.MkdirTemp("", "sfshistory"); err != nil {
+			t.Fatal(err)
+		}
+		genHistory(t, dir, seed, n)
+		historyRepos[seed] = dir
+	}
+	r, err := Open(newWorkdirFS(t, "wd="+dir), "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, r
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, d := range historyRepos {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
+}
+
+// TestLogMatchesGit: log equals git log (--no-renames --name-status) from
+// every branch and tag, whole and restricted to paths (git's default
+// history simplification, merges included), with since/until, read page
+// by page through next_cursor.
+func TestLogMatchesGit(t *testing.T) {
+	orcNeedGit(t)
+	orcSetHome(t)
+	cases := 0
+	for _, seed := range []int64{1, 2} {
+		dir, r := historyRepo(t, seed, 300)
+		rng := rand.New(rand.NewSource(seed))
+		revs := []string{"", "main", "v1", "v1a"}
+		for _, l := range strings.Fields(orcGit(t, dir, "for-each-ref", "--format=%(refname:short)", "refs/heads")) {
+			revs = append(revs, l)
+		}
+		allIDs := strings.Fields(orcGit(t, dir, "rev-list", "--all"))
+		revs = append(revs, allIDs[rng.Intn(len(allIDs))][:9])
+		check := func(o LogOptions, args ...string) {
+			t.Helper()
+			cases++
+			want := gitLog(t, dir, args...)
+			visibleOnly(r, want)
+			got := logAll(t, r, o)
+			if d := diffLogs(want, got); d != "" {
+				t.Fatalf("seed %d: log %+v (git log %q): %s", seed, o, args, d)
+			}
+		}
+		for _, rev := range revs {
+			gitRev := rev
+			if gitRev == "" {
+				gitRev = "HEAD"
+			}
+			check(LogOptions{Rev: rev, Limit: 100}, gitRev)
+			for range 6 {
+				var paths []string
+				for range 1 + rng.Intn(2) {
+					p := genNames[rng.Intn(len(genNames))]
+					if rng.Intn(3) == 0 && strings.Contains(p, "/") {
+						p = p[:strings.LastIndex(p, "/")] // a directory
+					}
+					if r.visible(p) {
+						paths = append(paths, p)
+					}
+				}
+				if len(paths) == 0 {
+					continue
+				}
+				check(LogOptions{Rev: rev, Paths: paths, Limit: 1 + rng.Intn(40)}, append([]string{gitRev, "--"}, paths...)...)
+			}
+		}
+		// since and until, at commit dates of the history.
+		dates := strings.Fields(orcGit(t, dir, "log", "--format=%ct", "HEAD"))
+		for range 6 {
+			s, _ := strconv.ParseInt(dates[rng.Intn(len(dates))], 10, 64)
+			u, _ := strconv.ParseInt(dates[rng.Intn(len(dates))], 10, 64)
+			if s > u {
+				s, u = u, s
+			}
+			check(LogOptions{Since: time.Unix(s, 0).UTC().Format(time.RFC3339), Until: time.Unix(u, 0).UTC().Format(time.RFC3339), Limit: 50},
+				"HEAD", fmt.Sprintf("--since=@%d", s), fmt.Sprintf("--until=@%d", u))
+			check(LogOptions{Since: time.Unix(s, 0).UTC().Format(time.RFC3339), Paths: []string{"src"}, Limit: 7},
+				"HEAD", fmt.Sprintf("--since=@%d", s), "--", "src")
+		}
+	}
+	t.Logf("%d log cases", cases)
+}
+
+// TestHistoryRefusals: the hostile corpus of revisions, paths and limits
+// is refused with a code, and changes nothing.
+func TestHistoryRefusals(t *testing.T) {
+	orcNeedGit(t)
+	orcSetHome(t)
+	dir, r := historyRepo(t, 1, 300)
+	orcGit(t, dir, "update-ref", "refs/remotes/origin/main", "HEAD")
+	orcGit(t, dir, "update-ref", "refs/notes/x", "HEAD")
+	orcGit(t, dir, "stash", "list")
+	before := orcGit(t, dir, "for-each-ref")
+	entries, _ := os.ReadDir(filepath.Join(dir, ".git"))
+	ctx := context.Background()
+	for _, c := range []struct {
+		o    LogOptions
+		code sfs.Code
+	}{
+		{LogOptions{Rev: "--output=probe-out"}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "-p"}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "HEAD@{1}"}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "@{-1}"}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "main..b1"}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "main...b1"}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "HEAD~1"}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "HEAD^"}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "HEAD:a.txt"}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "refs/remotes/origin/main"}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "origin/main"}, sfs.CodeRevNotFound},
+		{LogOptions{Rev: "refs/notes/x"}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "refs/stash"}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "FETCH_HEAD"}, sfs.CodeRevNotFound},
+		{LogOptions{Rev: "ORIG_HEAD"}, sfs.CodeRevNotFound},
+		{LogOptions{Rev: "../../etc/passwd"}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "refs/heads/../../config"}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "abc"}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "0000000"}, sfs.CodeRevNotFound},
+		{LogOptions{Rev: strings.Repeat("a", 300)}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "a\nb"}, sfs.CodeInvalidArgument},
+		{LogOptions{Rev: "--all"}, sfs.CodeInvalidArgument},
+		{LogOptions{Limit: 101}, sfs.CodeInvalidArgument},
+		{LogOptions{Limit: 1 << 40}, sfs.CodeInvalidArgument},
+		{LogOptions{Paths: []string{"-p"}}, sfs.CodeInvalidArgument},
+		{LogOptions{Paths: []string{":(glob)*"}}, sfs.CodeInvalidArgument},
+		{LogOptions{Paths: []string{".env"}}, sfs.CodeDeniedPath},
+		{LogOptions{Paths: []string{".hidden/secret.txt"}}, sfs.CodeHiddenPathNotAllowed},
+		{LogOptions{Paths: []string{"../x"}}, sfs.CodePathOutsideWorkdir},
+		{LogOptions{Paths: []string{"/etc"}}, sfs.CodeInvalidPath},
+		{LogOptions{Since: "yesterday"}, sfs.CodeInvalidArgument},
+		{LogOptions{Until: "--since=1"}, sfs.CodeInvalidArgument},
+		{LogOptions{Cursor: "x"}, sfs.CodeInvalidArgument},
+		{LogOptions{Cursor: "0000000000000000000000000000000000000000.1.00000000"}, sfs.CodeInvalidArgument},
+	} {
+		_, err := r.Log(ctx, c.o)
+		if sfs.CodeOf(err) != c.code {
+			t.Errorf("Log(%+v) = %v, want %s", c.o, err, c.code)
+		}
+	}
+	if after := orcGit(t, dir, "for-each-ref"); after != before {
+		t.Errorf("refs changed:\n%s\n%s", before, after)
+	}
+	after, _ := os.ReadDir(filepath.Join(dir, ".git"))
+	if len(after) != len(entries) {
+		t.Errorf(".git changed: %d entries, then %d", len(entries), len(after))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "probe-out")); err == nil {
+		t.Errorf("--output=probe-out wrote a file")
+	}
+	// A walk cap answers what it found, truncated.
+	res, err := r.Log(ctx, LogOptions{Paths: []string{"no/such/path"}, MaxWalk: 50})
+	if err != nil || !res.Truncated || res.TruncatedReason != "commit_cap" || res.NextCursor != "" {
+		t.Errorf("capped walk: %+v %v", res, err)
+	}
+	// Hidden files are counted, never named, in a log without paths.
+	all := logAll(t, r, LogOptions{Limit: 100})
+	hidden := 0
+	for _, c := range all {
+		hidden += c.HiddenFiles
+		for _, f := range c.Files {
+			if strings.Contains(f.Path, ".hidden") || strings.Contains(f.Path, ".env") || strings.Contains(f.Path, ".cache") {
+				t.Fatalf("hidden path named: %+v", c)
+			}
+		}
+	}
+	if hidden == 0 {
+		t.Errorf("the generated history has no hidden file changes to count")
+	}
+}
+
+// TestHistoryShallowAndMissing: a shallow clone's boundary commits are
+// roots (as git shows them) marked shallow; a missing object is
+// REPO_INCOMPLETE.
+func TestHistoryShallowAndMissing(t *testing.T) {
+	orcNeedGit(t)
+	orcSetHome(t)
+	src, _ := historyRepo(t, 1, 300)
+	dir := t.TempDir()
+	orcGit(t, dir, "clone", "-q", "--depth=5", "--no-local", "file://"+src, "c")
+	dir = filepath.Join(dir, "c")
+	r, err := Open(newWorkdirFS(t, "wd="+dir), "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := gitLog(t, dir, "HEAD")
+	visibleOnly(r, want)
+	got := logAll(t, r, LogOptions{Limit: 100})
+	shallow := 0
+	for i := range got {
+		if got[i].Shallow {
+			shallow++
+			got[i].Shallow = false
+		}
+	}
+	if d := diffLogs(want, got); d != "" || shallow == 0 {
+		t.Fatalf("shallow log (%d boundary commits): %s", shallow, d)
+	}
+	// Remove one commit object of a full copy: REPO_INCOMPLETE.
+	full := filepath.Join(t.TempDir(), "f")
+	orcGit(t, filepath.Dir(full), "clone", "-q", "--no-local", "file://"+src, "f")
+	ids := strings.Fields(orcGit(t, full, "rev-list", "HEAD"))
+	victim := ids[20]
+	packs, _ := filepath.Glob(filepath.Join(full, ".git/objects/pack/*.pack"))
+	for _, p := range packs {
+		data, _ := os.ReadFile(p)
+		os.Remove(p)
+		os.Remove(strings.TrimSuffix(p, ".pack") + ".idx")
+		cmd := exec.Command("git", "unpack-objects", "-q")
+		cmd.Dir, cmd.Env, cmd.Stdin = full, orcEnv(), bytes.NewReader(data)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("unpack: %v %s", err, out)
+		}
+	}
+	os.Remove(filepath.Join(full, ".git/objects", victim[:2], victim[2:]))
+	r2, err := Open(newWorkdirFS(t, "wd="+full), "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r2.Log(context.Background(), LogOptions{Limit: 100})
+	if err == nil {
+		t.Fatal("log over a missing commit succeeded")
+	}
+	if sfs.CodeOf(err) != sfs.CodeRepoIncomplete {
+		t.Fatalf("missing commit: %v", err)
+	}
+}

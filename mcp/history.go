@@ -1,0 +1,81 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git"
+)
+
+// read_repo_history (issue 18): the committed history of a repository
+// workdir, read in process. It is a tool of its own rather than more
+// inspect_repo views: inspect_repo is about the uncommitted state (work
+// tree, index), this one about commits, and their arguments (rev, since,
+// until, cursor) have no meaning for each other's views; a model picks
+// by the question ("what changed recently, who wrote this line" or "what
+// have I not committed"), and each schema stays short.
+
+type readRepoHistoryIn struct {
+	Workdir string   `json:"workdir" jsonschema:"alias of a workdir with repo_ops true in list_workdirs"`
+	View    string   `json:"view"` // described by historyTool
+	Rev     string   `json:"rev,omitempty" jsonschema:"log: the commit to start from; default HEAD. A local branch, a tag, a full commit id or a unique prefix of at least 7 hex digits (no ranges, ~, ^, @{...}, remote branches)"`
+	Paths   []string `json:"paths,omitempty" jsonschema:"log: only commits that changed these files or directories (literal paths, like git log -- paths; renames are not followed)"`
+	Since   string   `json:"since,omitempty" jsonschema:"log: RFC 3339 time; stop at commits committed before it (git log --since)"`
+	Until   string   `json:"until,omitempty" jsonschema:"log: RFC 3339 time; skip commits committed after it (git log --until)"`
+	Limit   int      `json:"limit,omitempty" jsonschema:"log: maximum commits to return"`
+	Cursor  string   `json:"cursor,omitempty" jsonschema:"log: next_cursor of the previous answer, to get the next page (same rev, paths, since and until)"`
+}
+
+type readRepoHistoryOut struct {
+	Workdir string         `json:"workdir"`
+	View    string         `json:"view"`
+	Log     *git.LogResult `json:"log,omitempty"`
+}
+
+func historyTool(lim sfs.Limits) tool {
+	schema := inputSchema[readRepoHistoryIn](map[string]bound{
+		"limit": {1, git.MaxLogCommits, git.DefaultLogCommits},
+	})
+	schema.Properties["view"].Enum = []any{"log"}
+	schema.Properties["view"].Description = "log"
+	schema.Properties["paths"].MaxItems = ptr(git.MaxHistoryPaths)
+	return tool{
+		def: &sdk.Tool{
+			Name: "read_repo_history",
+			Description: fmt.Sprintf("Read the committed history of the git repository at the root of a workdir (repo_ops true in list_workdirs), like git log; it never changes anything and runs no git program. "+
+				"view \"log\": commits newest first as git log orders them (committer date), from rev (default HEAD), optionally only those that changed paths (git's default history simplification: a merge that kept one side's version of the paths is not shown and only that side is followed); each with id, parents, author (and committer when different) with RFC 3339 UTC dates, subject, body, and the files it changed against its parent with git's status letters A, M, D, T (renames show as D plus A; merges list no files, as git log). Up to limit commits (default %d, at most %d); next_cursor continues. "+
+				"Every walk stops after %d commits or %s (truncated_reason commit_cap or timeout: narrow with paths, since or until). "+
+				"Hidden and credential paths are refused as paths and never named: a commit counts them in hidden_files. A shallow clone's oldest commits are marked shallow (their parents are absent, git shows them as roots). "+
+				"For uncommitted changes use inspect_repo.", git.DefaultLogCommits, git.MaxLogCommits, git.MaxWalkCommits, lim.SearchTimeout),
+			Annotations: readOnly("Read repository history"),
+			InputSchema: schema,
+		},
+		register: register("read_repo_history", readRepoHistory),
+	}
+}
+
+func readRepoHistory(ctx context.Context, d *Deps, in readRepoHistoryIn) (*readRepoHistoryOut, callInfo, error) {
+	info := callInfo{workdir: in.Workdir}
+	r, err := openRepo(d, in.Workdir)
+	if err != nil {
+		return nil, info, err
+	}
+	out := &readRepoHistoryOut{Workdir: in.Workdir, View: in.View}
+	switch in.View {
+	case "log":
+		out.Log, err = r.Log(ctx, git.LogOptions{Rev: in.Rev, Paths: in.Paths, Since: in.Since, Until: in.Until, Limit: in.Limit, Cursor: in.Cursor})
+	default:
+		return nil, info, argErr("view must be log")
+	}
+	if err != nil {
+		return nil, info, err
+	}
+	if b, err := json.Marshal(out); err == nil {
+		info.bytes = len(b)
+	}
+	return out, info, nil
+}
