@@ -64,7 +64,10 @@ func CompressionOf(name string) string {
 // for reuse. Memory is bounded: gzip needs its 32 KiB window; a zstd
 // decoder holds at most MaxZstdWindow (a frame asking for more fails its
 // first Read with READ_LIMIT_EXCEEDED), and when all the process's zstd
-// decoders are in use NewDecompressor waits for one until ctx ends.
+// decoders are in use NewDecompressor waits for one until ctx ends. A
+// caller must therefore never hold one zstd reader open while it opens
+// another (close the first): concurrent callers doing so could wait for
+// each other until their deadlines.
 func NewDecompressor(ctx context.Context, kind string, r io.Reader) (io.ReadCloser, error) {
 	switch kind {
 	case "gz":
