@@ -15,7 +15,7 @@ import (
 
 // TestGolden replays testdata/gobwas.txt: what gobwas/glob v1.1.0 (the
 // matcher ServerFS used before) said about generated patterns and paths,
-// recorded by the differential test of commit 191db17 before the
+// recorded by TestWriteGolden (glob/diff_test.go, commit 75f1703) before the
 // dependency was dropped. The same patterns compile, and every path
 // matches as the meaning of gobwas's compiled tree says (where gobwas's
 // backtracking matcher itself missed a match, the line says so).
