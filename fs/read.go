@@ -28,7 +28,9 @@ var (
 // own line endings ("\n" or "\r\n"); a UTF-8 byte order mark is stripped.
 // When the file has no more lines after the window, HasMore is false and
 // NextStartLine is nil. An empty window (EndLine == StartLine-1) happens only
-// for an empty file.
+// for an empty file. A tail window of a plain file too large to number
+// (see ReadTail) has negative line numbers counted from the end: -1 is the
+// last line.
 type TextWindow struct {
 	Workdir       string `json:"workdir"`
 	Path          string `json:"path"`
@@ -38,6 +40,9 @@ type TextWindow struct {
 	BytesReturned int    `json:"bytes_returned"`
 	HasMore       bool   `json:"has_more"`
 	NextStartLine *int   `json:"next_start_line,omitempty"`
+	// TotalLines is the number of lines of the file, in every window that
+	// reached its end and knows its line numbers.
+	TotalLines *int `json:"total_lines,omitempty"`
 	// Revision is "sha256:<hex>" of the whole file (not the window), for
 	// files up to SERVERFS_MAX_WRITE_BYTES read as they are (not
 	// decompressed): the expected revision of a write that changes it.
@@ -65,10 +70,6 @@ type Decoder func(r io.Reader) (io.ReadCloser, error)
 // (nil: read as they are). Arguments, policy and limits are exactly
 // ReadText's.
 func (f *FS) ReadTextDecoded(ctx context.Context, alias, raw string, startLine, maxLines int, decode Decoder) (*TextWindow, error) {
-	w, err := f.Workdir(alias)
-	if err != nil {
-		return nil, err
-	}
 	if startLine == 0 {
 		startLine = 1
 	}
@@ -77,6 +78,20 @@ func (f *FS) ReadTextDecoded(ctx context.Context, alias, raw string, startLine, 
 	}
 	if startLine < 1 || maxLines < 1 || maxLines > f.limits.MaxReadLines {
 		return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("start_line must be >= 1 and max_lines between 1 and %d", f.limits.MaxReadLines), nil)
+	}
+	return f.readWith(alias, raw, decode, func(src io.Reader, _ *File, hint int64) (*TextWindow, error) {
+		return readLines(ctx, src, startLine, maxLines, f.limits.MaxReadBytes, hint)
+	})
+}
+
+// readWith opens the text file raw, passes its bytes (through decode when
+// set) to read, and fills in the window's workdir, path and revision. hint
+// is the file's size when read undecoded, -1 otherwise; file is the open
+// file itself (for readers that seek).
+func (f *FS) readWith(alias, raw string, decode Decoder, read func(src io.Reader, file *File, hint int64) (*TextWindow, error)) (*TextWindow, error) {
+	w, err := f.Workdir(alias)
+	if err != nil {
+		return nil, err
 	}
 	file, info, err := w.OpenFile(raw)
 	if err != nil {
@@ -97,7 +112,7 @@ func (f *FS) ReadTextDecoded(ctx context.Context, alias, raw string, startLine, 
 		defer dec.Close()
 		src = dec
 	}
-	win, err := readLines(ctx, src, startLine, maxLines, f.limits.MaxReadBytes, hint)
+	win, err := read(src, file, hint)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -233,6 +248,9 @@ func readLines(ctx context.Context, r io.Reader, startLine, maxLines, maxBytes i
 	if hasMore {
 		next := startLine + n
 		win.NextStartLine = &next
+	} else {
+		total := win.EndLine
+		win.TotalLines = &total
 	}
 	return win, nil
 }
