@@ -47,6 +47,9 @@ type TextWindow struct {
 	// files up to SERVERFS_MAX_WRITE_BYTES read as they are (not
 	// decompressed): the expected revision of a write that changes it.
 	Revision string `json:"revision,omitempty"`
+	// CutByBytes: the byte cap, not the line count, ended the window
+	// early (for callers sharing one cap between files; never shown).
+	CutByBytes bool `json:"-"`
 }
 
 // ReadText reads up to maxLines lines (0: the default) starting at the
@@ -70,6 +73,38 @@ type Decoder func(r io.Reader) (io.ReadCloser, error)
 // (nil: read as they are). Arguments, policy and limits are exactly
 // ReadText's.
 func (f *FS) ReadTextDecoded(ctx context.Context, alias, raw string, startLine, maxLines int, decode Decoder) (*TextWindow, error) {
+	return f.ReadWindow(ctx, alias, raw, ReadOptions{StartLine: startLine, MaxLines: maxLines, Decode: decode})
+}
+
+// ReadOptions select the window of a ReadWindow.
+type ReadOptions struct {
+	StartLine int // 1-based; 0: 1
+	MaxLines  int // 0: the default
+	// Tail, when > 0, asks for the last Tail lines instead (see ReadTail);
+	// StartLine and MaxLines must then be 0.
+	Tail int
+	// MaxBytes lowers the byte cap below Limits.MaxReadBytes (0: the
+	// limit): what is left of a multi-file read's total.
+	MaxBytes int
+	Decode   Decoder // nil: the bytes as they are
+}
+
+// ReadWindow is ReadText and ReadTail with every option.
+func (f *FS) ReadWindow(ctx context.Context, alias, raw string, o ReadOptions) (*TextWindow, error) {
+	maxBytes := f.limits.MaxReadBytes
+	if o.MaxBytes < 0 || o.MaxBytes > maxBytes {
+		return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("max_bytes must be between 1 and %d", maxBytes), nil)
+	}
+	if o.MaxBytes > 0 {
+		maxBytes = o.MaxBytes
+	}
+	if o.Tail != 0 {
+		if o.StartLine != 0 || o.MaxLines != 0 {
+			return nil, newErr(CodeInvalidArgument, "", "", "tail reads the last lines: it cannot be combined with start_line or max_lines", nil)
+		}
+		return f.readTail(ctx, alias, raw, o.Tail, maxBytes, o.Decode)
+	}
+	startLine, maxLines := o.StartLine, o.MaxLines
 	if startLine == 0 {
 		startLine = 1
 	}
@@ -79,8 +114,8 @@ func (f *FS) ReadTextDecoded(ctx context.Context, alias, raw string, startLine, 
 	if startLine < 1 || maxLines < 1 || maxLines > f.limits.MaxReadLines {
 		return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("start_line must be >= 1 and max_lines between 1 and %d", f.limits.MaxReadLines), nil)
 	}
-	return f.readWith(alias, raw, decode, func(src io.Reader, _ *File, hint int64) (*TextWindow, error) {
-		return readLines(ctx, src, startLine, maxLines, f.limits.MaxReadBytes, hint)
+	return f.readWith(alias, raw, o.Decode, func(src io.Reader, _ *File, hint int64) (*TextWindow, error) {
+		return readLines(ctx, src, startLine, maxLines, maxBytes, hint)
 	})
 }
 
@@ -244,7 +279,7 @@ func readLines(ctx context.Context, r io.Reader, startLine, maxLines, maxBytes i
 			return nil, readErr(err)
 		}
 	}
-	win := &TextWindow{StartLine: startLine, EndLine: startLine + n - 1, Content: string(out), BytesReturned: len(out), HasMore: hasMore}
+	win := &TextWindow{StartLine: startLine, EndLine: startLine + n - 1, Content: string(out), BytesReturned: len(out), HasMore: hasMore, CutByBytes: full}
 	if hasMore {
 		next := startLine + n
 		win.NextStartLine = &next

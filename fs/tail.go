@@ -31,10 +31,13 @@ const tailChunk = 64 << 10
 // the stream, only the last lines that can still be in the window are
 // held, and the lines are always numbered.
 func (f *FS) ReadTail(ctx context.Context, alias, raw string, n int, decode Decoder) (*TextWindow, error) {
+	return f.readTail(ctx, alias, raw, n, f.limits.MaxReadBytes, decode)
+}
+
+func (f *FS) readTail(ctx context.Context, alias, raw string, n, maxBytes int, decode Decoder) (*TextWindow, error) {
 	if n < 1 || n > f.limits.MaxReadLines {
 		return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("tail must be between 1 and %d", f.limits.MaxReadLines), nil)
 	}
-	maxBytes := f.limits.MaxReadBytes
 	return f.readWith(alias, raw, decode, func(src io.Reader, file *File, size int64) (*TextWindow, error) {
 		if decode != nil || size < 0 {
 			return tailStream(ctx, src, n, maxBytes)
@@ -132,7 +135,7 @@ func tailFile(ctx context.Context, file *File, size int64, n, maxBytes int, coun
 	if err := checkWindow(out, startLine, numbered); err != nil {
 		return nil, err
 	}
-	win := &TextWindow{StartLine: startLine, EndLine: startLine + k - 1, Content: string(out), BytesReturned: len(out)}
+	win := &TextWindow{StartLine: startLine, EndLine: startLine + k - 1, Content: string(out), BytesReturned: len(out), CutByBytes: k < n && start > 0}
 	if numbered {
 		total := win.EndLine
 		win.TotalLines = &total
@@ -272,7 +275,7 @@ func tailStream(ctx context.Context, r io.Reader, n, maxBytes int) (*TextWindow,
 		return nil, err
 	}
 	total := lines
-	return &TextWindow{StartLine: startLine, EndLine: lines, Content: string(out), BytesReturned: len(out), TotalLines: &total}, nil
+	return &TextWindow{StartLine: startLine, EndLine: lines, Content: string(out), BytesReturned: len(out), TotalLines: &total, CutByBytes: k < n && startLine > 1}, nil
 }
 
 // compact moves the kept lines (from starts[0], or the line being read

@@ -225,7 +225,15 @@ var toolCosts = map[string]costFn{
 	// A plain read is bounded by SERVERFS_MAX_READ_BYTES; a compressed
 	// one runs a decompressor.
 	"read_text_file": heavyIf(func(_ *Deps, in readTextFileIn) bool { return compressedPath(in.Path) }),
-	"stat_file":      cheap,
+	"read_text_files": heavyIf(func(_ *Deps, in readTextFilesIn) bool {
+		for _, p := range in.Paths {
+			if compressedPath(p) {
+				return true
+			}
+		}
+		return false
+	}),
+	"stat_file": cheap,
 	// Writes hold at most a few times SERVERFS_MAX_WRITE_BYTES, like
 	// their request body.
 	"write_text_file":     cheap,

@@ -28,7 +28,7 @@ import (
 // cheap. Changing a tool's class is a decision: change this list with it.
 var (
 	heavyTools = []string{"commit_repo_changes", "find_files", "read_repo_history", "search_text"}
-	byArgs     = []string{"inspect_repo", "list_directory", "read_text_file"}
+	byArgs     = []string{"inspect_repo", "list_directory", "read_text_file", "read_text_files"}
 )
 
 // TestEveryToolClassified enumerates the tools every configuration serves
@@ -68,6 +68,8 @@ func TestEveryToolClassified(t *testing.T) {
 			isHeavy = c(d, listDirectoryIn{Workdir: "wd"})
 		case "read_text_file":
 			isHeavy = c(d, readTextFileIn{Workdir: "wd", Path: "README.md"})
+		case "read_text_files":
+			isHeavy = c(d, readTextFilesIn{Workdir: "wd", Paths: []string{"README.md", "sub/a.txt"}})
 		default:
 			isHeavy = c(d, nil)
 		}
@@ -76,8 +78,9 @@ func TestEveryToolClassified(t *testing.T) {
 		}
 	}
 	for name, in := range map[string]any{
-		"inspect_repo":   inspectRepoIn{Workdir: "wd", View: "status"},
-		"read_text_file": readTextFileIn{Workdir: "wd", Path: "logs/app.log.1.gz"},
+		"inspect_repo":    inspectRepoIn{Workdir: "wd", View: "status"},
+		"read_text_file":  readTextFileIn{Workdir: "wd", Path: "logs/app.log.1.gz"},
+		"read_text_files": readTextFilesIn{Workdir: "wd", Paths: []string{"README.md", "logs/app.log.1.gz"}},
 	} {
 		if !toolCosts[name](d, in) {
 			t.Errorf("%s(%+v) is cheap, want heavy", name, in)

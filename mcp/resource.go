@@ -71,7 +71,7 @@ func readResource(ctx context.Context, d *Deps, uri string) (*sdk.ReadResourceRe
 	}
 	if err == nil {
 		var w *readTextFileOut
-		w, err = readText(ctx, d, alias, path, 1, d.FS.Limits().MaxReadLines)
+		w, err = readText(ctx, d, alias, path, sfs.ReadOptions{StartLine: 1, MaxLines: d.FS.Limits().MaxReadLines})
 		if err == nil && w.HasMore {
 			err = &sfs.Error{Code: sfs.CodeReadLimitExceeded, Workdir: alias, Path: w.Path, Msg: "is larger than one read window; use the read_text_file tool with start_line and max_lines"}
 		}

@@ -258,7 +258,7 @@ func toolErr(t testing.TB, res *sdk.CallToolResult, prefix string) string {
 	return text
 }
 
-var toolNames = []string{"list_workdirs", "list_directory", "find_files", "search_text", "read_text_file", "stat_file"}
+var toolNames = []string{"list_workdirs", "list_directory", "find_files", "search_text", "read_text_file", "read_text_files", "stat_file"}
 
 // toolSnap is one tool as tools/list serves it.
 type toolSnap struct {

@@ -82,7 +82,7 @@ func instructions(s surface) string {
 		b.WriteString(`No workdir is "rw": no file tool changes files, but run_repo_action runs programs.`)
 	}
 
-	b.WriteString("\n\nCall list_workdirs first when you do not know the workdirs. To explore: list_directory, find_files (names), search_text (contents: literal text, or RE2 with regex), read_text_file, stat_file.")
+	b.WriteString("\n\nCall list_workdirs first when you do not know the workdirs. To explore: list_directory, find_files (names), search_text (contents: literal text, or RE2 with regex), read_text_file (tail for the end of a log), read_text_files (several files in one call), stat_file.")
 	if s.write {
 		b.WriteString("\n\nChanges (rw workdirs only; an ro workdir answers WORKDIR_READ_ONLY): write_text_file, edit_text_file, create_directory, move_path, delete_path. " +
 			"Every change is conditional: read_text_file and stat_file return the file's revision, and a change to an existing file passes it as expected_revision (creating a file passes none). " +
@@ -228,11 +228,15 @@ type readTextFileIn struct {
 	Path      string `json:"path" jsonschema:"file relative to the workdir root"`
 	StartLine int    `json:"start_line,omitempty" jsonschema:"first line to return, 1-based (use next_start_line to continue)"`
 	MaxLines  int    `json:"max_lines,omitempty" jsonschema:"maximum lines to return"`
+	Tail      int    `json:"tail,omitempty" jsonschema:"when above 0, read the last tail lines instead (like tail -n): start_line must be left out, max_lines does not apply"`
 }
 
 type readTextFileOut struct {
 	sfs.TextWindow
 	Compressed bool `json:"compressed,omitempty"`
+	// CutAtCap: decompression stopped at SERVERFS_SEARCH_MAX_FILE_BYTES,
+	// so the window's end is the cap's, not the file's.
+	CutAtCap bool `json:"cut_at_cap,omitempty"`
 }
 
 type statFileIn struct {
@@ -304,6 +308,7 @@ func toolsFor(f *sfs.FS, bridged bool) []tool {
 // the write tools only when s serves them.
 func readTools(lim sfs.Limits, s surface) []tool {
 	maxRead := min(sfs.DefaultReadLines, lim.MaxReadLines)
+	readSchema := inputSchema[readTextFileIn](map[string]bound{"start_line": {1, 1 << 30, 1}, "max_lines": {1, lim.MaxReadLines, maxRead}, "tail": {0, lim.MaxReadLines, 0}})
 	searchSchema := inputSchema[searchTextIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults},
 		"context": {0, search.MaxContext, 0}, "before": {0, search.MaxContext, 0}, "after": {0, search.MaxContext, 0}})
 	searchSchema.Properties["output"].Enum = []any{search.OutputLines, search.OutputFiles, search.OutputCount}
@@ -373,14 +378,16 @@ func readTools(lim sfs.Limits, s surface) []tool {
 		{
 			def: &sdk.Tool{
 				Name: "read_text_file",
-				Description: fmt.Sprintf("Read lines of a UTF-8 text file in a workdir (also .gz and .zst logs): from start_line (1-based, default 1) up to max_lines lines (default %d, at most %d), and never more than %d bytes. "+
-					"While has_more is true, call again with start_line set to next_start_line. Binary files, other encodings and a single line over the byte limit are refused with an error code; directories are not files (use list_directory). "+
-					"For files up to %d bytes the answer has %s.", maxRead, lim.MaxReadLines, lim.MaxReadBytes, lim.MaxWriteBytes, revision),
+				Description: fmt.Sprintf("Read lines of a UTF-8 text file in a workdir (also .gz and .zst logs): from start_line (1-based, default 1) up to max_lines lines (default %d, at most %d), or with tail the last tail lines (at most %d), and never more than %d bytes. "+
+					"While has_more is true, call again with start_line set to next_start_line; total_lines is set once the window reaches the end. A tail of a plain file over %d bytes is numbered from the end (start_line -50 is the 50th line from the end) without total_lines, because numbering it would mean reading all of it. "+
+					"Binary files, other encodings and a single line over the byte limit are refused with an error code; directories are not files (use list_directory). Several files at once: read_text_files. "+
+					"For files up to %d bytes the answer has %s.", maxRead, lim.MaxReadLines, lim.MaxReadLines, lim.MaxReadBytes, lim.SearchMaxFileBytes, lim.MaxWriteBytes, revision),
 				Annotations: readOnly("Read text file"),
-				InputSchema: inputSchema[readTextFileIn](map[string]bound{"start_line": {1, 1 << 30, 1}, "max_lines": {1, lim.MaxReadLines, maxRead}}),
+				InputSchema: readSchema,
 			},
 			register: register("read_text_file", readTextFile),
 		},
+		readFilesTool(lim, maxRead),
 		{
 			def: &sdk.Tool{
 				Name:        "stat_file",
@@ -443,7 +450,15 @@ func searchText(ctx context.Context, d *Deps, in searchTextIn) (*search.Result, 
 
 func readTextFile(ctx context.Context, d *Deps, in readTextFileIn) (*readTextFileOut, callInfo, error) {
 	info := callInfo{workdir: in.Workdir, path: in.Path}
-	w, err := readText(ctx, d, in.Workdir, in.Path, in.StartLine, in.MaxLines)
+	o := sfs.ReadOptions{StartLine: in.StartLine, MaxLines: in.MaxLines}
+	if in.Tail > 0 {
+		// start_line and max_lines hold their defaults unless sent.
+		if in.StartLine != 1 {
+			return nil, info, argErr("tail reads the last lines: it cannot be combined with start_line")
+		}
+		o = sfs.ReadOptions{Tail: in.Tail}
+	}
+	w, err := readText(ctx, d, in.Workdir, in.Path, o)
 	if err != nil {
 		return nil, info, err
 	}
@@ -456,28 +471,37 @@ func statFile(_ context.Context, d *Deps, in statFileIn) (sfs.FileInfo, callInfo
 	return fi, callInfo{workdir: in.Workdir, path: in.Path}, err
 }
 
-// readText is read_text_file and the resource template's reader: plain
-// files through fs.ReadText, .gz/.zst through a decompressor capped at
-// SERVERFS_SEARCH_MAX_FILE_BYTES of output and the same line pager.
-func readText(ctx context.Context, d *Deps, alias, path string, start, max int) (*readTextFileOut, error) {
+// readText is read_text_file's, read_text_files' and the resource
+// template's reader: plain files through fs.ReadWindow, .gz/.zst through a
+// decompressor capped at SERVERFS_SEARCH_MAX_FILE_BYTES of output and the
+// same line pager (o.Decode is set here).
+func readText(ctx context.Context, d *Deps, alias, path string, o sfs.ReadOptions) (*readTextFileOut, error) {
 	kind := search.CompressionOf(path[strings.LastIndexByte(path, '/')+1:])
-	var decode sfs.Decoder
+	var capped interface{ Capped() bool }
 	if kind != "" {
 		capBytes := d.FS.Limits().SearchMaxFileBytes
-		decode = func(r io.Reader) (io.ReadCloser, error) {
+		o.Decode = func(r io.Reader) (io.ReadCloser, error) {
 			dec, err := search.NewDecompressor(ctx, kind, r)
 			if err != nil {
 				return nil, err
 			}
+			cr := search.CapReader(dec, capBytes)
+			capped, _ = cr.(interface{ Capped() bool })
 			return struct {
 				io.Reader
 				io.Closer
-			}{search.CapReader(dec, capBytes), dec}, nil
+			}{cr, dec}, nil
 		}
 	}
-	w, err := d.FS.ReadTextDecoded(ctx, alias, path, start, max, decode)
+	w, err := d.FS.ReadWindow(ctx, alias, path, o)
 	if err != nil {
 		return nil, err
 	}
-	return &readTextFileOut{TextWindow: *w, Compressed: kind != ""}, nil
+	out := &readTextFileOut{TextWindow: *w, Compressed: kind != ""}
+	if capped != nil && capped.Capped() {
+		// The stream ended at the cap: the file's end, and so its line
+		// count, are not known.
+		out.CutAtCap, out.TotalLines = true, nil
+	}
+	return out, nil
 }

@@ -184,3 +184,7 @@ func (c *capReader) Read(p []byte) (int, error) {
 // CapReader returns a reader of at most max bytes of r that ends there as
 // if r did: the decompressed-bytes cap for rotated logs.
 func CapReader(r io.Reader, max int64) io.Reader { return &capReader{r: r, left: max} }
+
+// Capped reports whether the stream went on past the cap (a reader from
+// CapReader that was read to its end).
+func (c *capReader) Capped() bool { return c.capped }

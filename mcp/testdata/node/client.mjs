@@ -20,7 +20,7 @@ import path from "node:path";
 const WORKDIR = "wd";
 const FILE = "notes/hello.txt";
 const CONTENT = "hello from serverfs\nsecond line, ünïcödé\n";
-const TOOLS = ["find_files", "list_directory", "list_workdirs", "read_text_file", "search_text", "stat_file"];
+const TOOLS = ["find_files", "list_directory", "list_workdirs", "read_text_file", "read_text_files", "search_text", "stat_file"];
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const sdkDir = path.join(repo, ".ci/npm/node_modules/@modelcontextprotocol/sdk");
@@ -56,11 +56,11 @@ try {
   check("initialize: server name is serverfs", summary.server?.name === "serverfs", summary.server);
   check("initialize: instructions sent", (client.getInstructions() ?? "").includes("read-only"));
 
-  // tools/list: exactly the six tools, each described and read-only.
+  // tools/list: exactly the seven read tools, each described and read-only.
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
   summary.tools = names;
-  check("tools/list: the six tools", JSON.stringify(names) === JSON.stringify(TOOLS), names);
+  check("tools/list: the seven read tools", JSON.stringify(names) === JSON.stringify(TOOLS), names);
   for (const t of tools) {
     const a = t.annotations ?? {};
     const ok = !!t.description && a.readOnlyHint === true && a.destructiveHint === false &&

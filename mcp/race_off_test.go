@@ -1,0 +1,6 @@
+//go:build !race
+
+package mcp
+
+// raceEnabled: the race detector is on (tests size their data down).
+const raceEnabled = false

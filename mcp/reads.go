@@ -1,0 +1,119 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// maxReadPaths bounds the paths of one read_text_files call.
+const maxReadPaths = 20
+
+// read_text_files is a tool of its own rather than paths on
+// read_text_file: its answer is a list of per-file results, each a window
+// or an error, under one total byte cap, while read_text_file's answer is
+// one window and its errors are the call's. One tool with both shapes
+// would make every read_text_file caller handle the list form, and a
+// per-file error could not be the call's error.
+
+type readTextFilesIn struct {
+	Workdir  string   `json:"workdir" jsonschema:"workdir alias from list_workdirs"`
+	Paths    []string `json:"paths" jsonschema:"files relative to the workdir root, each read like read_text_file"`
+	MaxLines int      `json:"max_lines,omitempty" jsonschema:"maximum lines to return of each file"`
+	Tail     int      `json:"tail,omitempty" jsonschema:"when above 0, read the last tail lines of each file instead (like tail -n); max_lines does not apply"`
+}
+
+// fileWindow is one file's part of a read_text_files answer: its window,
+// or its error ("CODE: message", as a tool error reads).
+type fileWindow struct {
+	Path          string `json:"path"`
+	Error         string `json:"error,omitempty"`
+	StartLine     int    `json:"start_line,omitempty"`
+	EndLine       int    `json:"end_line,omitempty"`
+	Content       string `json:"content,omitempty"`
+	HasMore       bool   `json:"has_more,omitempty"`
+	NextStartLine *int   `json:"next_start_line,omitempty"`
+	TotalLines    *int   `json:"total_lines,omitempty"`
+	Revision      string `json:"revision,omitempty"`
+	Compressed    bool   `json:"compressed,omitempty"`
+	CutAtCap      bool   `json:"cut_at_cap,omitempty"`
+}
+
+type readTextFilesOut struct {
+	Workdir       string       `json:"workdir"`
+	Files         []fileWindow `json:"files"`
+	BytesReturned int          `json:"bytes_returned"`
+	// Truncated: the call's total byte cap cut a file's window short or
+	// left files unread (their error says so).
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+func readFilesTool(lim sfs.Limits, maxRead int) tool {
+	schema := inputSchema[readTextFilesIn](map[string]bound{"max_lines": {1, lim.MaxReadLines, maxRead}, "tail": {0, lim.MaxReadLines, 0}})
+	schema.Properties["paths"].MinItems = ptr(1)
+	schema.Properties["paths"].MaxItems = ptr(maxReadPaths)
+	return tool{
+		def: &sdk.Tool{
+			Name: "read_text_files",
+			Description: fmt.Sprintf("Read up to %d text files of one workdir in one call, each like read_text_file (from line 1 up to max_lines lines, default %d, or with tail its last lines). "+
+				"Each file is answered in order with its own window or its own error (\"CODE: message\"): a missing, hidden or binary file does not fail the others. "+
+				"All windows together hold at most %d bytes; when that total cuts a file short or leaves files unread, truncated is true (unread files say READ_LIMIT_EXCEEDED): read those with read_text_file.", maxReadPaths, maxRead, lim.MaxReadBytes),
+			Annotations: readOnly("Read text files"),
+			InputSchema: schema,
+		},
+		register: register("read_text_files", readTextFiles),
+	}
+}
+
+func readTextFiles(ctx context.Context, d *Deps, in readTextFilesIn) (*readTextFilesOut, callInfo, error) {
+	info := callInfo{workdir: in.Workdir}
+	if len(in.Paths) == 0 || len(in.Paths) > maxReadPaths {
+		return nil, info, argErr("paths must hold between 1 and %d files", maxReadPaths)
+	}
+	if _, err := d.FS.Workdir(in.Workdir); err != nil {
+		return nil, info, err
+	}
+	total := d.FS.Limits().MaxReadBytes
+	out := &readTextFilesOut{Workdir: in.Workdir, Files: make([]fileWindow, 0, len(in.Paths))}
+	for _, p := range in.Paths {
+		left := total - out.BytesReturned
+		fw := fileWindow{Path: p}
+		if left <= 0 {
+			out.Truncated = true
+			_, fw.Error = toolError(&sfs.Error{Code: sfs.CodeReadLimitExceeded, Msg: fmt.Sprintf("%q not read: this call's %d-byte total is used up; read it with read_text_file", p, total)})
+			out.Files = append(out.Files, fw)
+			continue
+		}
+		o := sfs.ReadOptions{MaxLines: in.MaxLines, MaxBytes: left}
+		if in.Tail > 0 {
+			o = sfs.ReadOptions{Tail: in.Tail, MaxBytes: left}
+		}
+		w, err := readText(ctx, d, in.Workdir, p, o)
+		switch {
+		case err != nil && sfs.CodeOf(err) == sfs.CodeLineTooLarge && left < total:
+			// The line may well fit in a call of its own.
+			out.Truncated = true
+			_, fw.Error = toolError(&sfs.Error{Code: sfs.CodeReadLimitExceeded, Msg: fmt.Sprintf("%q not read: its next line does not fit in the %d bytes left of this call's %d-byte total; read it with read_text_file", p, left, total)})
+		case err != nil:
+			if sfs.CodeOf(err) == sfs.CodeCanceled {
+				return nil, info, err
+			}
+			_, fw.Error = toolError(err)
+		default:
+			fw.Path = w.Path
+			fw.StartLine, fw.EndLine, fw.Content = w.StartLine, w.EndLine, w.Content
+			fw.HasMore, fw.NextStartLine, fw.TotalLines = w.HasMore, w.NextStartLine, w.TotalLines
+			fw.Revision, fw.Compressed, fw.CutAtCap = w.Revision, w.Compressed, w.CutAtCap
+			out.BytesReturned += w.BytesReturned
+			if w.CutByBytes && left < total {
+				out.Truncated = true
+			}
+		}
+		out.Files = append(out.Files, fw)
+	}
+	info.bytes = out.BytesReturned
+	return out, info, nil
+}
