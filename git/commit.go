@@ -398,14 +398,38 @@ func stagedChanges(entries map[string]*indexEntry, tree map[string]treeEntry, sa
 const maxNamedInRefusal = 5
 
 // unnamedStaged refuses the commit when a path of staged (the index
-// against HEAD before the commit) was not touched by staging the named
-// paths. The refusal names the visible ones (a few) and only counts those
-// the policy hides.
+// against HEAD before the commit) is not covered by staging the named
+// paths: set or removed by it, beneath a path it set or removed (a
+// directory that became a file), or a leading directory of one (a file
+// that became a directory). The refusal names the visible ones (a few)
+// and only counts those the policy hides.
 func (r *Repo) unnamedStaged(staged []string, touched map[string]bool) error {
+	if len(staged) == 0 {
+		return nil
+	}
+	leadingOfTouched := map[string]bool{}
+	for q := range touched {
+		for i := 0; i < len(q); i++ {
+			if q[i] == '/' {
+				leadingOfTouched[q[:i]] = true
+			}
+		}
+	}
+	covered := func(p string) bool {
+		if touched[p] || leadingOfTouched[p] {
+			return true
+		}
+		for i := 0; i < len(p); i++ {
+			if p[i] == '/' && touched[p[:i]] {
+				return true
+			}
+		}
+		return false
+	}
 	var shown []string
 	total, hidden := 0, 0
 	for _, p := range staged {
-		if touched[p] {
+		if covered(p) {
 			continue
 		}
 		total++

@@ -240,7 +240,10 @@ var emptyBlob = plumbing.ComputeHash(plumbing.BlobObject, nil)
 // file's size is the opened descriptor's, known before reading it.
 func (r *Repo) worktreeSide(p string, idx side, ie *index.Entry, idxStat sfs.StatData, budget *readBudget) (side, error) {
 	st, err := r.ctl.Lstat(p)
-	if sfs.CodeOf(err) == sfs.CodePathNotFound || sfs.CodeOf(err) == sfs.CodeNotADirectory {
+	switch sfs.CodeOf(err) {
+	case sfs.CodePathNotFound, sfs.CodeNotADirectory, sfs.CodeSymlinkNotAllowed:
+		// Absent, beneath a file, or beneath a symlink (git's
+		// has_symlink_leading_path): no file here.
 		return side{}, nil
 	}
 	if err != nil {

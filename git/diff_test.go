@@ -7,28 +7,50 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
+// diffRepos is how many repositories TestDiffAppliesWithGit makes (two
+// states each: the work-tree diff and the staged diff).
+const diffRepos = 100
+
 // TestDiffAppliesWithGit: git is the oracle. For random states, our
 // work-tree diff of every changed path, applied with `git apply --cached`
 // to the index of a copy, makes that index hold the work tree (git diff
 // is then empty for those paths); our staged diff, applied with `git apply
-// --cached` after `git reset`, rebuilds the same index tree.
+// --cached` after `git reset`, rebuilds the same index tree. The states
+// hold odd names (backslash, tab, quotes, '#', unicode), git rm --cached,
+// files replaced by directories and back, and submodules added (staged)
+// and moved to other commits (staged or not).
+//
+// SERVERFS_DIFF_SEED=n replays a run.
 func TestDiffAppliesWithGit(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("git is required (CI installs it)")
 	}
 	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	if s := os.Getenv("SERVERFS_DIFF_SEED"); s != "" {
+		seed, _ = strconv.ParseInt(s, 10, 64)
+	}
+	t.Logf("seed %d (replay with SERVERFS_DIFF_SEED=%d)", seed, seed)
 	rng := rand.New(rand.NewSource(seed))
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = a\n\temail = a@example.invalid\n"), 0o644)
-	names := []string{"a.txt", "b c.txt", "ünï.txt", "tab\there", `q"uote`, "bin.dat", "x.sh", "empty"}
+	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = a\n\temail = a@example.invalid\n[protocol \"file\"]\n\tallow = always\n"), 0o644)
+	// The repository submodules are cloned from: three commits.
+	subsrc := filepath.Join(t.TempDir(), "subsrc")
+	os.MkdirAll(subsrc, 0o755)
+	gitCLI(t, subsrc, "init", "-q")
+	for i := range 3 {
+		os.WriteFile(filepath.Join(subsrc, "s.txt"), []byte(fmt.Sprintf("s %d\n", i)), 0o644)
+		gitCLI(t, subsrc, "add", "s.txt")
+		gitCLI(t, subsrc, "commit", "-qm", fmt.Sprintf("s%d", i))
+	}
+	names := []string{"a.txt", "b c.txt", "ünï.txt", "tab\there", `q"uote`, "bin.dat", "x.sh", "empty", `back\slash`, "#hash", "日本.md"}
 	content := func() []byte {
 		switch rng.Intn(6) {
 		case 0:
@@ -50,10 +72,12 @@ func TestDiffAppliesWithGit(t *testing.T) {
 		}
 	}
 	checked := 0
-	for repo := 0; repo < 40; repo++ {
+	kinds := map[string]int{}
+	for repo := 0; repo < diffRepos; repo++ {
 		dir := filepath.Join(t.TempDir(), "w")
 		os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
 		gitCLI(t, dir, "init", "-q")
+		var ops []string
 		pick := func() string {
 			n := names[rng.Intn(len(names))]
 			if rng.Intn(2) == 0 {
@@ -63,14 +87,60 @@ func TestDiffAppliesWithGit(t *testing.T) {
 		}
 		mutate := func() {
 			for range 3 + rng.Intn(5) {
-				p := filepath.Join(dir, pick())
-				os.Remove(p)
-				switch rng.Intn(6) {
-				case 0: // deleted
-				case 1:
+				rel := pick()
+				p := filepath.Join(dir, rel)
+				switch k := rng.Intn(14); {
+				case k == 0: // deleted
+					os.RemoveAll(p)
+					ops = append(ops, "rm "+rel)
+				case k == 1:
+					os.RemoveAll(p)
 					os.Symlink("a.txt", p)
+					ops = append(ops, "symlink "+rel)
+				case k == 2: // a staged deletion, the file left in the work tree
+					if _, err := gitOut(dir, "rm", "-q", "--cached", "--", rel); err == nil {
+						ops = append(ops, "git rm --cached "+rel)
+						kinds["git rm --cached"]++
+					}
+				case k == 3: // a file becomes a directory
+					if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+						os.Remove(p)
+						os.MkdirAll(p, 0o755)
+						os.WriteFile(filepath.Join(p, "inside.txt"), content(), 0o644)
+						ops = append(ops, "file -> directory "+rel)
+						kinds["file->dir"]++
+					}
+				case k == 4: // the directory sub becomes a file, or comes back
+					os.RemoveAll(filepath.Join(dir, "sub"))
+					if rng.Intn(2) == 0 {
+						os.WriteFile(filepath.Join(dir, "sub"), content(), 0o644)
+						ops = append(ops, "directory sub -> file")
+						kinds["dir->file"]++
+					} else {
+						os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+						ops = append(ops, "directory sub emptied")
+					}
+				case k == 5: // a submodule added (embedded clone, staged), or moved
+					m := filepath.Join(dir, "mod")
+					if _, err := os.Lstat(filepath.Join(m, ".git")); err != nil {
+						os.RemoveAll(m)
+						if _, err := gitOut(filepath.Dir(subsrc), "clone", "-q", subsrc, m); err == nil {
+							gitCLI(t, dir, "add", "mod")
+							ops = append(ops, "submodule mod added")
+							kinds["submodule added"]++
+						}
+						continue
+					}
+					_, err := gitOut(m, "checkout", "-q", "--detach", []string{"HEAD~1", "HEAD~2", "master", "main"}[rng.Intn(4)])
+					ops = append(ops, fmt.Sprintf("submodule mod moved (ok %v)", err == nil))
+					kinds["submodule moved"]++
 				default:
-					os.WriteFile(p, content(), os.FileMode(0o644|rng.Intn(2)*0o111))
+					if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+						os.RemoveAll(p)
+					}
+					if os.WriteFile(p, content(), os.FileMode(0o644|rng.Intn(2)*0o111)) == nil {
+						ops = append(ops, "write "+rel)
+					}
 				}
 			}
 		}
@@ -81,21 +151,22 @@ func TestDiffAppliesWithGit(t *testing.T) {
 		gitCLI(t, dir, "add", "-A")
 		mutate()
 		r, _ := openRW(t, dir)
-		var paths []string
+		paths := []string{"mod", "sub"}
 		for _, n := range names {
-			paths = append(paths, n, "sub/"+n)
+			paths = append(paths, n, "sub/"+n, n+"/inside.txt", "sub/"+n+"/inside.txt")
 		}
 		for _, staged := range []bool{false, true} {
+			desc := fmt.Sprintf("seed %d repo %d staged=%v (replay: SERVERFS_DIFF_SEED=%d)\noperations: %q", seed, repo, staged, seed, ops)
 			res, err := r.Diff(context.Background(), staged, paths, MaxDiffBytes)
 			if err != nil {
-				t.Fatalf("seed %d repo %d: %v", seed, repo, err)
+				t.Fatalf("%s: %v", desc, err)
 			}
 			if res.Truncated {
-				t.Fatalf("truncated at 1 MiB")
+				t.Fatalf("%s: truncated at 1 MiB", desc)
 			}
 			// Binary patches ("Binary files differ") are not appliable;
 			// drop those files from the check (git would need --binary).
-			patch := dropBinary(res.Patch)
+			patch := dropBinary(res.Patch, res.Files)
 			copyDir := filepath.Join(t.TempDir(), "c")
 			if out, err := exec.Command("cp", "-a", dir, copyDir).CombinedOutput(); err != nil {
 				t.Fatalf("cp: %v %s", err, out)
@@ -109,25 +180,28 @@ func TestDiffAppliesWithGit(t *testing.T) {
 				cmd := exec.Command("git", "apply", "--cached", ".git/p.diff")
 				cmd.Dir = copyDir
 				if out, err := cmd.CombinedOutput(); err != nil {
-					t.Fatalf("seed %d repo %d staged=%v: git apply --cached: %v\n%s\npatch:\n%s", seed, repo, staged, err, out, patch)
+					t.Fatalf("%s: git apply --cached: %v\n%s\npatch:\n%s\nHEAD:\n%s\nindex:\n%s", desc, err, out, patch,
+						gitCLI(t, dir, "ls-tree", "-r", "HEAD"), gitCLI(t, dir, "ls-files", "-s"))
 				}
 			}
 			if staged {
 				if got := strings.TrimSpace(gitCLI(t, copyDir, "write-tree")); got != want && !strings.Contains(res.Patch, "Binary files") {
-					t.Fatalf("seed %d repo %d: staged patch rebuilt tree %s, index was %s\npatch:\n%s", seed, repo, got, want, patch)
+					t.Fatalf("%s: staged patch rebuilt tree %s, index was %s\npatch:\n%s", desc, got, want, patch)
 				}
-			} else if left := gitCLI(t, copyDir, "diff", "--name-only"); left != "" && !strings.Contains(res.Patch, "Binary files") {
-				t.Fatalf("seed %d repo %d: after applying our work-tree patch git diff still shows:\n%s\npatch:\n%s", seed, repo, left, patch)
+			} else if left := gitCLI(t, copyDir, append([]string{"diff", "--name-only", "--ignore-submodules=dirty", "--"}, paths...)...); left != "" && !strings.Contains(res.Patch, "Binary files") {
+				t.Fatalf("%s: after applying our work-tree patch git diff still shows:\n%s\npatch:\n%s", desc, left, patch)
 			}
 			checked++
 		}
 	}
-	t.Logf("%d patches applied by git", checked)
+	t.Logf("%d patches applied by git; generated %v", checked, kinds)
 }
 
 // dropBinary removes every section of a file that has a binary part
-// (a type change is two sections: drop both).
-func dropBinary(patch string) string {
+// (a type change is two sections: drop both), and the sections of the
+// paths a directory/file replacement ties to it (x and x/...: git apply
+// would not add one without the other's removal).
+func dropBinary(patch string, files []DiffFile) string {
 	var secs []string
 	for _, sec := range strings.SplitAfter(patch, "\ndiff --git ") {
 		secs = append(secs, sec)
@@ -144,11 +218,28 @@ func dropBinary(patch string) string {
 		}
 		clean = append(clean, sec)
 	}
-	binary := map[string]bool{}
 	header := func(sec string) string { return strings.SplitN(sec, "\n", 2)[0] }
+	headerOf := func(p string) string { return "diff --git " + quotePath("a/"+p) + " " + quotePath("b/"+p) }
+	binary := map[string]bool{}
 	for _, sec := range clean {
 		if strings.Contains(sec, "\nBinary files ") {
 			binary[header(sec)] = true
+		}
+	}
+	related := func(p, q string) bool {
+		return p == q || strings.HasPrefix(p, q+"/") || strings.HasPrefix(q, p+"/")
+	}
+	for grew := true; grew; { // to a fixed point: x/a ties x, x ties x/b
+		grew = false
+		for _, f := range files {
+			if !binary[headerOf(f.Path)] {
+				continue
+			}
+			for _, g := range files {
+				if h := headerOf(g.Path); related(f.Path, g.Path) && !binary[h] {
+					binary[h], grew = true, true
+				}
+			}
 		}
 	}
 	var out strings.Builder
