@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,10 +22,10 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// writeZst writes about size bytes of log lines ending with a "needle"
-// line, compressed as a stream whose frame declares the given window (the
-// decoder allocates it whatever the content size).
-func writeZst(t *testing.T, path string, window, size int) {
+// zstFrame compresses about size bytes of log lines (then tail) as a
+// stream whose frame declares the given window: the decoder allocates it
+// whatever the content size.
+func zstFrame(t *testing.T, window, size int, tail string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := zstd.NewWriter(&buf, zstd.WithWindowSize(window), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
@@ -35,12 +36,24 @@ func writeZst(t *testing.T, path string, window, size int) {
 		k, _ := fmt.Fprintf(w, "2026-12-01T09:%02d:%02d info request id=%d path=/api/items status=200\n", i/60%60, i%60, i)
 		n += k
 	}
-	fmt.Fprintf(w, "needle in %s\n", filepath.Base(path))
+	io.WriteString(w, tail)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
+	return buf.Bytes()
+}
+
+// writeZsts writes n .zst files of one big frame (compressed once: the
+// encoder is slow under -race) followed by a small frame naming the file.
+func writeZsts(t *testing.T, dir, prefix string, n, window, size int) {
+	t.Helper()
+	big := zstFrame(t, window, size, "")
+	for i := range n {
+		name := fmt.Sprintf("%s.%02d.log.zst", prefix, i)
+		data := append(append([]byte(nil), big...), zstFrame(t, window, 0, "needle in "+name+"\n")...)
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -52,12 +65,8 @@ func TestZstdSearchMemory(t *testing.T) {
 	}
 	// More text than the window, so that decoders fill theirs.
 	const searchable, wide = 8, 4
-	for i := range searchable { // zstd -19's window
-		writeZst(t, filepath.Join(logs, fmt.Sprintf("app.%02d.log.zst", i)), 8<<20, 9<<20)
-	}
-	for i := range wide { // zstd --long=25's window
-		writeZst(t, filepath.Join(logs, fmt.Sprintf("wide.%d.log.zst", i)), 32<<20, 33<<20)
-	}
+	writeZsts(t, logs, "app", searchable, 8<<20, 9<<20) // zstd -19's window
+	writeZsts(t, logs, "wide", wide, 32<<20, 33<<20)    // zstd --long=25's window
 	// GOMAXPROCS=2: four search workers per call, as on a 2-core machine.
 	url, pid := startServerfsEnv(t, buildServerfs(t, repoRoot(t)), dir, []string{"GOMAXPROCS=2"})
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "zstd-test", Version: "0"}, nil).
@@ -115,7 +124,7 @@ func TestZstdSearchMemory(t *testing.T) {
 	}
 
 	// Read: refused with the reason, coded.
-	res := call("read_text_file", map[string]any{"workdir": "wd", "path": "logs/wide.0.log.zst"})
+	res := call("read_text_file", map[string]any{"workdir": "wd", "path": "logs/wide.00.log.zst"})
 	if text := textOf(res); !res.IsError || !strings.HasPrefix(text, "READ_LIMIT_EXCEEDED: ") || !strings.Contains(text, "window") {
 		t.Errorf("read_text_file of a 32 MiB-window .zst: %.300s", text)
 	}
