@@ -4,11 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"compress/flate"
+	"compress/zlib"
 	"context"
 	"crypto/sha1"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/adler32"
+	"hash/crc32"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +22,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 
 	sfs "github.com/serverfs/serverfs/fs"
 )
@@ -461,5 +468,193 @@ func TestStatusHashesLargeFilesWithinTheCap(t *testing.T) {
 	}
 	if sfs.CodeOf(err) != sfs.CodeCanceled {
 		t.Errorf("status: %+v, %v; want the time cap's CANCELED", st, err)
+	}
+}
+
+// TestHeaderSizeMatchesGit: object sizes from headers alone agree with
+// git cat-file for loose objects, packed ones, deltas (both kinds) and
+// entries at 64-bit offsets.
+func TestHeaderSizeMatchesGit(t *testing.T) {
+	dir, _ := newCommitRepo(t)
+	var b strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&b, "line %d of a file that changes a little each commit\n", i)
+	}
+	text := b.String()
+	for round := range 4 {
+		text = strings.Replace(text, fmt.Sprintf("line %d ", round*997), "changed line ", 1)
+		write(t, filepath.Join(dir, "f.txt"), text)
+		gitCLI(t, dir, "add", "f.txt")
+		gitCLI(t, dir, "commit", "-qm", fmt.Sprint(round))
+	}
+	gitCLI(t, dir, "repack", "-adfq", "--depth=10")
+	// The pack's index again, with every offset past 0x100 in the 64-bit table.
+	packs, _ := filepath.Glob(filepath.Join(dir, ".git/objects/pack/*.pack"))
+	if len(packs) != 1 {
+		t.Fatalf("packs: %v", packs)
+	}
+	os.Remove(strings.TrimSuffix(packs[0], ".pack") + ".idx")
+	gitCLI(t, dir, "index-pack", "--index-version=2,0x100", packs[0])
+	write(t, filepath.Join(dir, "loose.txt"), "loose\n")
+	gitCLI(t, dir, "add", "loose.txt")
+	if !strings.Contains(gitCLI(t, dir, "verify-pack", "-v", packs[0]), "chain length = ") {
+		t.Fatal("the pack has no deltas")
+	}
+	r, _ := openRW(t, dir)
+	checked := 0
+	for _, l := range strings.Split(strings.TrimSpace(gitCLI(t, dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objectsize)")), "\n") {
+		id, want, _ := strings.Cut(l, " ")
+		got, err := r.headerSize(plumbing.NewHash(id))
+		if err != nil || strconv.FormatInt(got, 10) != want {
+			t.Errorf("%s: %d, %v; git says %s", id, got, err, want)
+		}
+		checked++
+	}
+	if checked < 10 {
+		t.Fatalf("only %d objects", checked)
+	}
+}
+
+// writeDeltaPack writes a pack (and its index) holding a one-byte blob and
+// a blob of chunks*8192*127 zero bytes stored as a REF_DELTA against it
+// whose delta data is all insertions, as large as the blob: what a hostile
+// remote can send. It returns the large blob's id and size.
+func writeDeltaPack(t *testing.T, dir string, chunks int) (string, int64) {
+	t.Helper()
+	uvarint := func(v int64) []byte { // the delta header's varint
+		var out []byte
+		for {
+			c := byte(v & 0x7f)
+			if v >>= 7; v > 0 {
+				out = append(out, c|0x80)
+				continue
+			}
+			return append(out, c)
+		}
+	}
+	entryHeader := func(typ byte, size int64) []byte {
+		out := []byte{typ<<4 | byte(size&15)}
+		for size >>= 4; size > 0; size >>= 7 {
+			out[len(out)-1] |= 0x80
+			out = append(out, byte(size&0x7f))
+		}
+		return out
+	}
+	deflate := func(b []byte, final bool) []byte {
+		var out bytes.Buffer
+		w, _ := flate.NewWriter(&out, flate.BestSpeed)
+		w.Write(b)
+		if final {
+			w.Close()
+		} else {
+			w.Flush()
+		}
+		return out.Bytes()
+	}
+	chunk := bytes.Repeat(append([]byte{0x7f}, make([]byte, 127)...), 8192)
+	size := int64(chunks) * 8192 * 127
+	deltaHead := append(uvarint(1), uvarint(size)...)
+	ad := adler32.New()
+	ad.Write(deltaHead)
+	var z bytes.Buffer
+	z.Write([]byte{0x78, 0x01})
+	z.Write(deflate(deltaHead, false))
+	zc := deflate(chunk, false)
+	for range chunks {
+		z.Write(zc)
+		ad.Write(chunk)
+	}
+	z.Write(deflate(nil, true))
+	z.Write(ad.Sum(nil))
+
+	oid := func(content func(io.Writer), n int64) []byte {
+		h := sha1.New()
+		fmt.Fprintf(h, "blob %d\x00", n)
+		content(h)
+		return h.Sum(nil)
+	}
+	base := oid(func(w io.Writer) { w.Write([]byte("x")) }, 1)
+	big := oid(func(w io.Writer) {
+		zeros := make([]byte, 127*8192)
+		for range chunks {
+			w.Write(zeros)
+		}
+	}, size)
+	var baseZ bytes.Buffer
+	zw := zlib.NewWriter(&baseZ)
+	zw.Write([]byte("x"))
+	zw.Close()
+
+	var pack bytes.Buffer
+	pack.WriteString("PACK\x00\x00\x00\x02\x00\x00\x00\x02")
+	type entry struct {
+		id  []byte
+		off int64
+		crc uint32
+	}
+	add := func(id, raw []byte) entry {
+		e := entry{id: id, off: int64(pack.Len()), crc: crc32.ChecksumIEEE(raw)}
+		pack.Write(raw)
+		return e
+	}
+	e1 := add(base, append(entryHeader(3, 1), baseZ.Bytes()...))
+	e2 := add(big, append(append(entryHeader(7, int64(len(deltaHead)+chunks*len(chunk))), base...), z.Bytes()...))
+	sum := sha1.Sum(pack.Bytes())
+	pack.Write(sum[:])
+
+	es := []entry{e1, e2}
+	sort.Slice(es, func(i, j int) bool { return bytes.Compare(es[i].id, es[j].id) < 0 })
+	var idx bytes.Buffer
+	idx.WriteString("\377tOc\x00\x00\x00\x02")
+	for b := range 256 {
+		n := 0
+		for _, e := range es {
+			if int(e.id[0]) <= b {
+				n++
+			}
+		}
+		binary.Write(&idx, binary.BigEndian, uint32(n))
+	}
+	for _, e := range es {
+		idx.Write(e.id)
+	}
+	for _, e := range es {
+		binary.Write(&idx, binary.BigEndian, e.crc)
+	}
+	for _, e := range es {
+		binary.Write(&idx, binary.BigEndian, uint32(e.off))
+	}
+	idx.Write(sum[:])
+	isum := sha1.Sum(idx.Bytes())
+	idx.Write(isum[:])
+	name := filepath.Join(dir, ".git/objects/pack/pack-"+hex.EncodeToString(sum[:]))
+	os.MkdirAll(filepath.Dir(name), 0o755)
+	if err := os.WriteFile(name+".pack", pack.Bytes(), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name+".idx", idx.Bytes(), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(big), size
+}
+
+// TestPackedDeltaDiffReadsHeadersOnly: a staged 260 MB blob packed as a
+// delta of inserted bytes (delta data as large as the blob) is too_large
+// from the delta's header, its data not inflated: RSS growth under 64 MiB.
+func TestPackedDeltaDiffReadsHeadersOnly(t *testing.T) {
+	dir, _ := newCommitRepo(t)
+	id, size := writeDeltaPack(t, dir, 256)
+	if got := strings.TrimSpace(gitCLI(t, dir, "cat-file", "-s", id)); got != strconv.FormatInt(size, 10) {
+		t.Fatalf("git reads the delta's size as %s, want %d", got, size)
+	}
+	gitCLI(t, dir, "update-index", "--add", "--cacheinfo", "100644,"+id+",huge.bin")
+	out := runHostile(t, hostileOp{Dir: dir, Op: "staged_diff", Paths: []string{"huge.bin"}})
+	if g := out.AfterKiB - out.BeforeKiB; g > maxHostileGrowthKiB {
+		t.Errorf("RSS grew by %d KiB (more than %d)", g, maxHostileGrowthKiB)
+	}
+	var res DiffResult
+	json.Unmarshal(out.Result, &res)
+	if out.Err != "" || len(res.Files) != 1 || res.Files[0].Change != "too_large" {
+		t.Errorf("staged_diff: %s %s, want huge.bin too_large", out.Err, out.Result)
 	}
 }

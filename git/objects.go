@@ -24,14 +24,17 @@ const maxBlobBytes = 100 << 20
 var errContentChanged = errors.New("the content changed while it was read")
 
 // blobSize is the size of blob h from its object header (a loose object's
-// "blob <size>" prefix, a packed entry's header), without inflating its
-// content. (For a packed delta go-git inflates the delta itself, whose
-// size the pack bounds, to read the result size it starts with.)
+// "blob <size>" prefix, a packed entry's header, a delta's result size),
+// without inflating its content (headerSize); go-git answers for what
+// headerSize does not read (a version 1 pack index).
 func (r *Repo) blobSize(h plumbing.Hash) (int64, error) {
 	if h == emptyBlob {
 		return 0, nil
 	}
-	n, err := r.storage.EncodedObjectSize(h)
+	n, err := r.headerSize(h)
+	if err == errNoHeader {
+		n, err = r.storage.EncodedObjectSize(h)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("reading the size of blob %s: %w", h, err)
 	}

@@ -41,6 +41,11 @@ type Repo struct {
 	// minimal) shape the stat-cache check.
 	trustCtime, minimalStat bool
 
+	// packs are the pack files (".git/objects/pack/pack-<id>", without
+	// .idx or .pack), listed once, for headerSize.
+	packsOnce sync.Once
+	packs     []string
+
 	attrMu    sync.Mutex
 	attrCache map[string][]attrRule // directory -> the attribute rules in force there
 }

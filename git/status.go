@@ -587,18 +587,18 @@ func gitBinary(b []byte) bool {
 
 // indexHasCRLF reports whether the index's version of the entry holds a
 // CRLF (git then leaves CRLF content alone under text=auto).
+//
+// Only an index version of at most maxConvertBytes is read (its size from
+// the object header first): a larger one cannot equal the work-tree
+// content compared with it (at most that size, converted or not), so the
+// answer does not matter then.
 func (r *Repo) indexHasCRLF(ie *index.Entry) bool {
-	b, err := object.GetBlob(r.storage, ie.Hash)
-	if err != nil {
+	size, err := r.blobSize(ie.Hash)
+	if err != nil || size > maxConvertBytes {
 		return false
 	}
-	rd, err := b.Reader()
-	if err != nil {
-		return false
-	}
-	defer rd.Close()
-	data, _ := io.ReadAll(io.LimitReader(rd, maxConvertBytes))
-	return bytes.Contains(data, []byte("\r\n"))
+	data, err := r.readBlob(ie.Hash, size)
+	return err == nil && bytes.Contains(data, []byte("\r\n"))
 }
 
 // statMatches is git's stat-cache check (ie_match_stat and
