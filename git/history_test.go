@@ -624,11 +624,20 @@ func TestHistoryShallowAndMissing(t *testing.T) {
 	if d := diffLogs(want, got); d != "" || shallow == 0 {
 		t.Fatalf("shallow log (%d boundary commits): %s", shallow, d)
 	}
+	last := got[len(got)-1]
+	if res, err := r.Show(context.Background(), last.ID, nil, 0); err != nil || !res.Commit.Shallow || len(res.Commit.Parents) != 0 {
+		t.Fatalf("show of a shallow boundary: %+v %v", res, err)
+	}
 	// Remove one commit object of a full copy: REPO_INCOMPLETE.
 	full := filepath.Join(t.TempDir(), "f")
 	orcGit(t, filepath.Dir(full), "clone", "-q", "--no-local", "file://"+src, "f")
 	ids := strings.Fields(orcGit(t, full, "rev-list", "HEAD"))
-	victim := ids[20]
+	victim, child := ids[20], ""
+	for _, l := range strings.Split(orcGit(t, full, "rev-list", "--parents", "HEAD"), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[1] == victim {
+			child = f[0]
+		}
+	}
 	packs, _ := filepath.Glob(filepath.Join(full, ".git/objects/pack/*.pack"))
 	for _, p := range packs {
 		data, _ := os.ReadFile(p)
@@ -639,6 +648,9 @@ func TestHistoryShallowAndMissing(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("unpack: %v %s", err, out)
 		}
+	}
+	if child == "" {
+		t.Fatal("no commit has the victim as first parent")
 	}
 	os.Remove(filepath.Join(full, ".git/objects", victim[:2], victim[2:]))
 	r2, err := Open(newWorkdirFS(t, "wd="+full), "wd")
@@ -652,4 +664,158 @@ func TestHistoryShallowAndMissing(t *testing.T) {
 	if sfs.CodeOf(err) != sfs.CodeRepoIncomplete {
 		t.Fatalf("missing commit: %v", err)
 	}
+	if _, err := r2.Show(context.Background(), victim, nil, 0); sfs.CodeOf(err) != sfs.CodeRevNotFound {
+		t.Fatalf("show of a missing commit: %v", err)
+	}
+	if _, err := r2.Show(context.Background(), child, nil, 0); sfs.CodeOf(err) != sfs.CodeRepoIncomplete {
+		t.Fatalf("show of a commit whose parent is missing: %v", err)
+	}
+}
+
+// gitShowFiles is git show's --name-status and --numstat of each commit
+// (--no-renames, merges against their first parent), keyed by commit.
+func gitShowFiles(t *testing.T, dir string, ids []string, paths []string) map[string][]ShowFile {
+	t.Helper()
+	split := func(out string) map[string][]string {
+		m := map[string][]string{}
+		for _, chunk := range strings.Split(out, "\x01")[1:] {
+			id, rest, _ := strings.Cut(chunk, "\x00")
+			var toks []string
+			for _, tok := range strings.Split(strings.TrimPrefix(rest, "\n"), "\x00") {
+				if tok != "" {
+					toks = append(toks, tok)
+				}
+			}
+			m[id] = toks
+		}
+		return m
+	}
+	args := func(kind string) []string {
+		a := append([]string{"show", "-z", "--format=%x01%H", "--no-renames", "--diff-merges=first-parent", kind}, ids...)
+		if len(paths) > 0 {
+			a = append(append(a, "--"), paths...)
+		}
+		return a
+	}
+	names, stats := split(orcGit(t, dir, args("--name-status")...)), split(orcGit(t, dir, args("--numstat")...))
+	out := map[string][]ShowFile{}
+	for _, id := range ids {
+		ns, st := names[id], stats[id]
+		var fs []ShowFile
+		for i := 0; i+1 < len(ns); i += 2 {
+			fs = append(fs, ShowFile{Status: ns[i], Path: ns[i+1]})
+		}
+		if len(st) != len(fs) {
+			t.Fatalf("%s: %d names, %d stats", id, len(fs), len(st))
+		}
+		for i, s := range st {
+			f := strings.SplitN(s, "\t", 3)
+			if f[2] != fs[i].Path {
+				t.Fatalf("%s: numstat %q, name-status %q", id, f[2], fs[i].Path)
+			}
+			if f[0] == "-" {
+				fs[i].Binary = true
+				continue
+			}
+			fs[i].Added, _ = strconv.Atoi(f[0])
+			fs[i].Deleted, _ = strconv.Atoi(f[1])
+		}
+		out[id] = fs
+	}
+	return out
+}
+
+// TestShowMatchesGit: show's file list and line counts equal git show's
+// (--no-renames --diff-merges=first-parent --name-status/--numstat), and
+// its patch applies to the parent's tree with git apply --check, for
+// commits of every kind (roots, merges, empty, binary, type changes).
+func TestShowMatchesGit(t *testing.T) {
+	orcNeedGit(t)
+	orcSetHome(t)
+	cases := 0
+	for _, seed := range []int64{1, 2} {
+		dir, r := historyRepo(t, seed, 300)
+		rng := rand.New(rand.NewSource(seed))
+		all := strings.Fields(orcGit(t, dir, "rev-list", "--all"))
+		var ids []string
+		for _, id := range all {
+			if rng.Intn(5) == 0 || len(strings.Fields(orcGit(t, dir, "rev-list", "--parents", "-n1", id))) != 2 {
+				ids = append(ids, id) // a sample, and every root and merge
+			}
+		}
+		want := gitShowFiles(t, dir, ids, nil)
+		index := filepath.Join(t.TempDir(), "index")
+		for _, id := range ids {
+			cases++
+			var paths []string
+			rev := id
+			if rng.Intn(3) == 0 {
+				rev = id[:7+rng.Intn(10)]
+			}
+			res, err := r.Show(context.Background(), rev, paths, MaxDiffBytes)
+			if err != nil {
+				t.Fatalf("seed %d: Show(%s): %v", seed, rev, err)
+			}
+			var visible []ShowFile
+			hidden := 0
+			for _, f := range want[id] {
+				if r.visible(f.Path) {
+					visible = append(visible, f)
+				} else {
+					hidden++
+				}
+			}
+			wj, _ := json.Marshal(visible)
+			gj, _ := json.Marshal(res.Files)
+			if len(visible) == 0 {
+				wj = []byte("[]")
+			}
+			if string(wj) != string(gj) || hidden != res.HiddenFiles || res.Commit.ID != id || res.Truncated {
+				t.Fatalf("seed %d: show %s:\n git: %s (hidden %d)\nours: %s (hidden %d, truncated %v)", seed, id, wj, hidden, gj, res.HiddenFiles, res.Truncated)
+			}
+			// The patch applies to the parent's tree.
+			parent := "--empty"
+			if ps := res.Commit.Parents; len(ps) > 0 {
+				parent = ps[0]
+			}
+			cmd := exec.Command("git", "read-tree", parent)
+			cmd.Dir, cmd.Env = dir, append(orcEnv(), "GIT_INDEX_FILE="+index)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("read-tree: %v %s", err, out)
+			}
+			if p := dropBinary(res.Patch); p != "" {
+				cmd = exec.Command("git", "apply", "--cached", "--check", "-")
+				cmd.Dir, cmd.Env, cmd.Stdin = dir, append(orcEnv(), "GIT_INDEX_FILE="+index), strings.NewReader(p)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("seed %d: show %s: git apply --check: %v %s\n%s", seed, id, err, out, p)
+				}
+			}
+		}
+		// Restricted to paths.
+		for range 20 {
+			id := all[rng.Intn(len(all))]
+			p := genNames[rng.Intn(len(genNames))]
+			if rng.Intn(2) == 0 && strings.Contains(p, "/") {
+				p = p[:strings.Index(p, "/")]
+			}
+			if !r.visible(p) {
+				continue
+			}
+			cases++
+			w := gitShowFiles(t, dir, []string{id}, []string{p})[id]
+			res, err := r.Show(context.Background(), id, []string{p}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wj, _ := json.Marshal(w)
+			gj, _ := json.Marshal(res.Files)
+			if len(w) == 0 {
+				wj = []byte("[]")
+			}
+			if string(wj) != string(gj) {
+				t.Fatalf("seed %d: show %s -- %s:\n git: %s\nours: %s", seed, id, p, wj, gj)
+			}
+		}
+	}
+	t.Logf("%d show cases", cases)
 }

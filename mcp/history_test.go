@@ -35,7 +35,16 @@ func TestRepoHistoryTool(t *testing.T) {
 		len(c.Files) != 1 || c.Files[0].Path != "sub/a.txt" || c.Files[0].Status != "M" {
 		t.Fatalf("newest commit: %+v", c)
 	}
-	res := e.call(t, cs, "read_repo_history", map[string]any{"workdir": "wd", "view": "log", "limit": 1})
+	show := structured[readRepoHistoryOut](t, e.call(t, cs, "read_repo_history", map[string]any{"workdir": "wd", "view": "show", "rev": c.ID[:7]}))
+	if show.Show == nil || show.Show.Commit.ID != c.ID || len(show.Show.Files) != 1 || show.Show.Files[0].Added != 1 || show.Show.Files[0].Deleted != 1 ||
+		show.Show.HiddenFiles != 2 || !strings.Contains(show.Show.Patch, "-beta\n+gamma\n") {
+		t.Fatalf("show: %+v", show.Show)
+	}
+	res := e.call(t, cs, "read_repo_history", map[string]any{"workdir": "wd", "view": "show"})
+	if text := resultText(res); strings.Contains(text, "id_rsa") || strings.Contains(text, ".hidden") || strings.Contains(text, canaryText) {
+		t.Fatalf("a hidden path or its content in %s", text)
+	}
+	res = e.call(t, cs, "read_repo_history", map[string]any{"workdir": "wd", "view": "log", "limit": 1})
 	if text := resultText(res); strings.Contains(text, "id_rsa") || strings.Contains(text, ".hidden") || strings.Contains(text, e.root) {
 		t.Fatalf("a hidden path or the host path in %s", text)
 	}
@@ -56,6 +65,10 @@ func TestRepoHistoryTool(t *testing.T) {
 		{map[string]any{"workdir": "wd", "view": "log", "paths": []string{".hidden.txt"}}, "HIDDEN_PATH_NOT_ALLOWED: "},
 		{map[string]any{"workdir": "wd", "view": "log", "paths": []string{".git/config"}}, "HIDDEN_PATH_NOT_ALLOWED: "},
 		{map[string]any{"workdir": "wd", "view": "status"}, "INVALID_ARGUMENT: "},
+		{map[string]any{"workdir": "wd", "view": "show", "rev": "--output=probe-out"}, "INVALID_ARGUMENT: "},
+		{map[string]any{"workdir": "wd", "view": "show", "rev": "HEAD~1"}, "INVALID_ARGUMENT: "},
+		{map[string]any{"workdir": "wd", "view": "show", "paths": []string{"id_rsa"}}, "DENIED_PATH: "},
+		{map[string]any{"workdir": "wd", "view": "show", "max_bytes": 1 << 40}, "INVALID_ARGUMENT: "},
 	} {
 		toolErr(t, e.call(t, cs, "read_repo_history", c.args), c.prefix)
 	}

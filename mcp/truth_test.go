@@ -269,6 +269,7 @@ func TestServedTextsAreTrue(t *testing.T) {
 					fmt.Sprintf("Up to limit commits (default %d, at most %d); next_cursor continues", git.DefaultLogCommits, git.MaxLogCommits),
 					fmt.Sprintf("Every walk stops after %d commits or %s", git.MaxWalkCommits, lim.SearchTimeout),
 					"never named", "runs no git program",
+					fmt.Sprintf("The patch holds whole files up to max_bytes (default %d, at most %d)", git.DefaultDiffBytes, git.MaxDiffBytes),
 				} {
 					if !strings.Contains(rh.Description, want) {
 						t.Errorf("read_repo_history does not say %q", want)

@@ -1,0 +1,198 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// Show limits.
+const (
+	// maxShowFiles bounds the files one show lists (and diffs).
+	maxShowFiles = 5000
+)
+
+// ShowFile is one file a commit changed, with git's --numstat counts.
+type ShowFile struct {
+	Status string `json:"status"` // A, M, D or T (git --name-status --no-renames)
+	Path   string `json:"path"`
+	// Added and Deleted are the lines git diff --numstat counts (absent:
+	// zero); a binary file has none and Binary set.
+	Added   int  `json:"added,omitempty"`
+	Deleted int  `json:"deleted,omitempty"`
+	Binary  bool `json:"binary,omitempty"`
+	// TooLarge: a side is over 8 MiB or 262,144 lines: not read, no
+	// counts, no patch.
+	TooLarge bool `json:"too_large,omitempty"`
+	// PatchOmitted: the file's patch did not fit in max_bytes (or the
+	// call's read or time limit came first); show it alone with paths.
+	PatchOmitted bool `json:"patch_omitted,omitempty"`
+}
+
+// ShowResult is `git show` of one commit.
+type ShowResult struct {
+	Commit CommitInfo `json:"commit"`
+	// DiffParent is, for a merge, the first parent the files and the
+	// patch are against (git show --diff-merges=first-parent); a root
+	// commit is diffed against nothing.
+	DiffParent string     `json:"diff_parent,omitempty"`
+	Files      []ShowFile `json:"files"`
+	// FilesTruncated: more than maxShowFiles files changed.
+	FilesTruncated bool `json:"files_truncated,omitempty"`
+	// HiddenFiles counts changed paths the policy hides; never named.
+	HiddenFiles int `json:"hidden_files,omitempty"`
+	// Patch is the patch of the files without PatchOmitted, whole files
+	// only, as git show -p prints it (git apply --check accepts it
+	// against the parent; binary files are "Binary files ... differ").
+	Patch     string `json:"patch"`
+	Truncated bool   `json:"truncated,omitempty"`
+	// TruncatedReason: max_bytes (some patches omitted), read_limit
+	// (64 MiB of content read), timeout, or files (FilesTruncated).
+	TruncatedReason string `json:"truncated_reason,omitempty"`
+}
+
+// Show is `git show --no-renames --diff-merges=first-parent --numstat -p
+// rev -- paths`: the commit's metadata, the files it changed against its
+// first parent with their line counts, and the patch, whole files only,
+// at most maxBytes of it.
+func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes int) (*ShowResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.fs.Limits().SearchTimeout)
+	defer cancel()
+	if maxBytes <= 0 {
+		maxBytes = DefaultDiffBytes
+	}
+	maxBytes = min(maxBytes, MaxDiffBytes)
+	ps, err := r.checkHistoryPaths(paths)
+	if err != nil {
+		return nil, err
+	}
+	h, err := r.newHistory()
+	if err != nil {
+		return nil, err
+	}
+	id, err := h.resolveRev(rev)
+	if err != nil {
+		return nil, err
+	}
+	c, err := h.commit(id)
+	if err != nil {
+		return nil, err
+	}
+	res := &ShowResult{Commit: h.info(c), Files: []ShowFile{}}
+	var from plumbing.Hash
+	if parents := h.parents(c); len(parents) > 0 {
+		pc, err := h.commit(parents[0])
+		if err != nil {
+			return nil, err
+		}
+		from = pc.TreeHash
+		if len(parents) > 1 {
+			res.DiffParent = parents[0].String()
+		}
+	}
+	var changes []change
+	if _, err := h.diffTrees(from, c.TreeHash, "", ps, func(ch change) bool {
+		switch {
+		case !r.visible(ch.path):
+			res.HiddenFiles++
+		case len(changes) == maxShowFiles:
+			res.FilesTruncated = true
+			return false
+		default:
+			changes = append(changes, ch)
+		}
+		return true
+	}); err != nil {
+		return nil, err
+	}
+	budget := &readBudget{left: maxDiffCallBytes}
+	var patch strings.Builder
+	stopped := "" // why the remaining files are not diffed
+	for _, ch := range changes {
+		f := ShowFile{Status: ch.status(), Path: ch.path}
+		if stopped == "" && ctx.Err() != nil {
+			if ctx.Err() != context.DeadlineExceeded {
+				return nil, canceled(h.alias)
+			}
+			stopped = "timeout"
+		}
+		if stopped != "" {
+			f.PatchOmitted = true
+			res.Files = append(res.Files, f)
+			continue
+		}
+		a := side{exists: !ch.from.Hash.IsZero(), mode: ch.from.Mode, hash: ch.from.Hash}
+		b := side{exists: !ch.to.Hash.IsZero(), mode: ch.to.Mode, hash: ch.to.Hash}
+		if err := r.loadSides(&a, &b, budget); err != nil {
+			if errors.Is(err, errReadLimit) {
+				stopped = DiffCutReadLimit
+				f.PatchOmitted = true
+				res.Files = append(res.Files, f)
+				continue
+			}
+			if errors.Is(err, plumbing.ErrObjectNotFound) {
+				return nil, repoErr(sfs.CodeRepoIncomplete, h.alias, fmt.Sprintf("lacks a blob of %s in commit %s (a partial clone or a damaged object store)", ch.path, c.Hash))
+			}
+			return nil, err
+		}
+		df, text, err := renderDiff(ctx, ch.path, a, b, math.MaxInt32)
+		if err != nil {
+			if ctx.Err() == context.DeadlineExceeded {
+				stopped = "timeout"
+				f.PatchOmitted = true
+				res.Files = append(res.Files, f)
+				continue
+			}
+			return nil, err
+		}
+		f.Binary, f.TooLarge = df.Binary, df.Change == "too_large"
+		if !f.Binary && !f.TooLarge {
+			f.Added, f.Deleted = countPatch(text)
+		}
+		switch {
+		case f.TooLarge:
+		case patch.Len()+len(text) > maxBytes:
+			f.PatchOmitted = true
+			res.Truncated, res.TruncatedReason = true, DiffCutMaxBytes
+		default:
+			patch.WriteString(text)
+		}
+		res.Files = append(res.Files, f)
+	}
+	res.Patch = patch.String()
+	switch {
+	case stopped != "":
+		res.Truncated, res.TruncatedReason = true, stopped
+	case res.FilesTruncated && !res.Truncated:
+		res.Truncated, res.TruncatedReason = true, "files"
+	}
+	return res, nil
+}
+
+// countPatch counts the added and deleted lines of a patch's hunks.
+func countPatch(text string) (added, deleted int) {
+	in := false
+	for len(text) > 0 {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		switch {
+		case strings.HasPrefix(line, "@@ "):
+			in = true
+		case !in:
+		case strings.HasPrefix(line, "+"):
+			added++
+		case strings.HasPrefix(line, "-"):
+			deleted++
+		case strings.HasPrefix(line, " ") || strings.HasPrefix(line, "\\"):
+		default:
+			in = false // the next file's header
+		}
+	}
+	return added, deleted
+}
