@@ -783,7 +783,11 @@ func TestShowMatchesGit(t *testing.T) {
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("read-tree: %v %s", err, out)
 			}
-			if p := dropBinary(res.Patch); p != "" {
+			var dfs []DiffFile
+			for _, f := range res.Files {
+				dfs = append(dfs, DiffFile{Path: f.Path, Binary: f.Binary})
+			}
+			if p := dropBinary(res.Patch, dfs); p != "" {
 				cmd = exec.Command("git", "apply", "--cached", "--check", "-")
 				cmd.Dir, cmd.Env, cmd.Stdin = dir, append(orcEnv(), "GIT_INDEX_FILE="+index), strings.NewReader(p)
 				if out, err := cmd.CombinedOutput(); err != nil {
