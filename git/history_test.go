@@ -438,7 +438,9 @@ func historyRepo(t *testing.T, seed int64, n int) (string, *Repo) {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	for _, d := range historyRepos {
-		os.RemoveAll(d)
+		if os.Getenv("SFS_KEEP") == "" {
+			os.RemoveAll(d)
+		}
 	}
 	os.Exit(code)
 }

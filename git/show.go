@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	sfs "github.com/serverfs/serverfs/fs"
 )
@@ -152,6 +153,13 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 			return nil, err
 		}
 		f.Binary, f.TooLarge = df.Binary, df.Change == "too_large"
+		if a.exists && b.exists && a.hash == b.hash && a.mode != filemode.Submodule {
+			// A mode change alone: git's numstat still says whether the
+			// content is binary.
+			if f.Binary, err = r.blobIsBinary(a.hash, budget); err != nil {
+				return nil, err
+			}
+		}
 		if !f.Binary && !f.TooLarge {
 			f.Added, f.Deleted = countPatch(text)
 		}
@@ -173,6 +181,23 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 		res.Truncated, res.TruncatedReason = true, "files"
 	}
 	return res, nil
+}
+
+// blobIsBinary sniffs a blob's head for a NUL, as git does.
+func (r *Repo) blobIsBinary(id plumbing.Hash, budget *readBudget) (bool, error) {
+	size, err := r.blobSize(id)
+	if err != nil {
+		return false, err
+	}
+	size = min(size, maxDiffFileBytes)
+	if err := budget.take(size); err != nil {
+		return false, nil
+	}
+	data, err := r.readBlob(id, size)
+	if err != nil {
+		return false, err
+	}
+	return isBinary(data), nil
 }
 
 // countPatch counts the added and deleted lines of a patch's hunks.
