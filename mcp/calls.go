@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -36,10 +35,6 @@ import (
 
 // callHeader carries a POST's call-record key to the method middleware.
 const callHeader = "X-Serverfs-Call"
-
-// errRequestGone is the cause of a call cancelled because its HTTP request
-// ended.
-var errRequestGone = errors.New("the HTTP request of the call ended")
 
 // httpCall is one POST's record.
 type httpCall struct {
@@ -79,9 +74,11 @@ func (c *calls) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		if hc == nil { // stdio
 			return next(ctx, method, req)
 		}
-		callCtx, cancel := context.WithCancelCause(ctx)
-		defer cancel(nil)
-		stop := context.AfterFunc(hc.ctx, func() { cancel(errRequestGone) })
+		// A plain cancellation (cause context.Canceled): the tools tell it
+		// from their own deadlines by that cause.
+		callCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(hc.ctx, cancel)
 		defer stop()
 		res, err := next(callCtx, method, req)
 		if ctx.Err() != nil {

@@ -51,7 +51,8 @@ func toolError(err error) (sfs.Code, string) {
 // INTERNAL_ERROR (stack in the server log only) and the server keeps
 // serving; errors become tool results with isError and only the text; a
 // success carries the output as structuredContent and, as go-sdk's typed
-// handlers do, its JSON as one text content. A heavy call (cost) runs only
+// handlers do, its JSON as one text content. With a progressToken, a call
+// that runs long sends notifications/progress (progress.go). A heavy call (cost) runs only
 // once the admission gate lets it (SERVER_BUSY otherwise). Every call is
 // logged once.
 func instrument[In, Out any](d *Deps, name string, cost costFn, args *argDecoder[In], fn func(context.Context, *Deps, In) (Out, callInfo, error)) sdk.ToolHandler {
@@ -91,6 +92,9 @@ func instrument[In, Out any](d *Deps, name string, cost costFn, args *argDecoder
 		in, err := args.decode(req.Params.Arguments)
 		if err != nil {
 			return nil, nil
+		}
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			defer startProgress(ctx, req.Session, tok, name)()
 		}
 		if cost(d, in) {
 			var release func()

@@ -55,6 +55,7 @@ func TestProtocolVersions(t *testing.T) {
 type rpcMsg struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
 	Result json.RawMessage `json:"result"`
 	Error  *struct {
 		Code    int    `json:"code"`
