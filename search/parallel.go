@@ -60,7 +60,11 @@ func searchRanges(f io.ReaderAt, size int64, n int, cm chunkMatcher, maxLen, per
 	}
 	wg.Wait()
 
-	var out []lineMatch
+	total := 0
+	for _, r := range results {
+		total += len(r.matches)
+	}
+	out := make([]lineMatch, 0, min(total, perFile)) // one allocation, no regrowth
 	count := 0
 	offset := 0
 	for i, r := range results {

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -557,6 +558,7 @@ func (c *collector) take(r fileResult) {
 	case c.res.Blocks != nil:
 		c.takeBlocks(r)
 	default:
+		c.res.Matches = slices.Grow(c.res.Matches, min(len(r.matches), c.req.Limit-c.returned))
 		for _, m := range r.matches {
 			if c.full() {
 				return
