@@ -41,17 +41,20 @@ const (
 	// at most SERVERFS_HEAVY_WAIT_SECONDS, so a hundred agents' parallel
 	// calls wait briefly rather than fail.
 	DefaultHeavyQueue = 256
-	// workerBytes is the memory budgeted per search worker: the measured
-	// worst case of one worker decompressing a .zst file with the largest
-	// window SERVERFS accepts, plus its read buffers (see the README's
-	// limits section).
-	workerBytes = 64 << 20
+	// workerBytes is the memory budgeted per search worker: a .zst
+	// decoder's window (at most search.MaxZstdWindow, 8 MiB, plus ~0.5
+	// MiB) and the worker's 256 KiB buffers, with room to spare.
+	workerBytes = 16 << 20
+	// minHeavyCallBytes is the least a heavy call is budgeted at: a
+	// listing or walk of SERVERFS_MAX_WALK_ENTRIES (200,000) names held
+	// ~23-38 MB per call (issue 12).
+	minHeavyCallBytes = 64 << 20
 )
 
 // HeavyCallBytes is the memory one heavy call is budgeted at: a search
-// runs search.Workers() workers. Walks, repository calls and listings
-// measured below it.
-func HeavyCallBytes() int64 { return int64(search.Workers()) * workerBytes }
+// runs search.Workers() workers; walks, listings and repository calls are
+// budgeted at no less than 64 MiB.
+func HeavyCallBytes() int64 { return max(minHeavyCallBytes, int64(search.Workers())*workerBytes) }
 
 // DefaultMaxHeavy is the number of heavy calls run at once when
 // SERVERFS_MAX_HEAVY_CALLS is unset: one per two CPUs, fewer when the

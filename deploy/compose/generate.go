@@ -87,6 +87,12 @@ var ServerSettings = []Limit{
 	{"SERVERFS_ALLOW_HIDDEN", "false", "true lets agents see dot-files (the deny list still applies)"},
 	{"SERVERFS_ALLOWED_HOSTS", "", "Host-header allowlist, comma-separated; empty: serverfs-mcp,localhost,127.0.0.1,[::1]"},
 	{"SERVERFS_EXTRA_DENY_GLOBS", "", "extra deny globs, comma-separated, added to the built-in deny list (e.g. *.sqlite,secrets/**)"},
+	{"SERVERFS_MEMORY_BUDGET_MB", "", "memory heavy calls may hold together, MiB (sizes the heavy-call limit and the runtime's soft limit); empty: 1024"},
+	{"SERVERFS_MAX_HEAVY_CALLS", "", "searches, finds, repo status/diff/commit, huge listings, compressed reads run at once; empty: one per two CPUs within the budget"},
+	{"SERVERFS_HEAVY_QUEUE", "", "heavy calls waiting for a slot before SERVER_BUSY; empty: 256"},
+	{"SERVERFS_HEAVY_WAIT_SECONDS", "", "seconds a heavy call waits for a slot before SERVER_BUSY; empty: 5"},
+	{"SERVERFS_MAX_SESSIONS", "", "live MCP sessions; past it the longest-idle is closed; empty: 1000"},
+	{"SERVERFS_WRITE_TIMEOUT_SECONDS", "", "seconds one response write may take before the connection is dropped; empty: 30"},
 }
 
 // SlotVar is WORKDIR_NN_<suffix>.
