@@ -216,7 +216,7 @@ type searchTextIn struct {
 	CaseSensitive  bool   `json:"case_sensitive,omitempty" jsonschema:"false: ASCII letters match either case (other letters still match exactly)"`
 	Limit          int    `json:"limit,omitempty" jsonschema:"maximum matching lines to return"`
 	IncludeIgnored bool   `json:"include_ignored,omitempty" jsonschema:"also search files that .gitignore rules exclude (hidden and credential files stay excluded)"`
-	Output         string `json:"output,omitempty" jsonschema:"lines: each matching line; files: each matching file once (like rg -l); count: matching lines per file and their total (like rg -c); limit then counts files"`
+	Output         string `json:"output,omitempty" jsonschema:"lines: each matching line; files: each matching file once (like rg -l; with its count when at most 256 KiB); count: matching lines per file and their total (like rg -c); limit then counts files"`
 	Context        int    `json:"context,omitempty" jsonschema:"lines before and after each match (output lines only), merged into blocks like rg -C"`
 	Before         int    `json:"before,omitempty" jsonschema:"lines before each match, overriding context on that side"`
 	After          int    `json:"after,omitempty" jsonschema:"lines after each match, overriding context on that side"`

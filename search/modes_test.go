@@ -204,9 +204,13 @@ func TestDiffFilesAndCount(t *testing.T) {
 			}
 		}
 		gotFiles := map[string]bool{}
+		filesCounts := map[string]int{}
 		for _, f := range c.ours(t, q, Request{Output: OutputFiles}).Files {
 			if !c.skip(f.Path, false) {
 				gotFiles[f.Path] = true
+				if f.Count > 0 {
+					filesCounts[f.Path] = f.Count
+				}
 			}
 		}
 		compareSets(t, fmt.Sprintf("%v -l", q), wantFiles, gotFiles, func(a, b string) bool { return a < b })
@@ -237,6 +241,14 @@ func TestDiffFilesAndCount(t *testing.T) {
 			}
 		}
 		compareSets(t, fmt.Sprintf("%v -c", q), wantCount, gotCount, func(a, b string) bool { return a < b })
+		for p, n := range filesCounts {
+			if !wantCount[fmt.Sprintf("%s %d", p, n)] {
+				t.Errorf("%v -l: %s count %d differs from rg -c", q, p, n)
+			}
+		}
+		if q.query == "needle" && q.glob == "" && len(filesCounts) < 10 {
+			t.Errorf("%v -l: no file with its count", q)
+		}
 		if gotTotal != wantTotal {
 			t.Errorf("%v -c: total %d, want %d", q, gotTotal, wantTotal)
 		}

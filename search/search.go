@@ -89,7 +89,7 @@ type BlockLine struct {
 // FileHit is one file of the files and count modes.
 type FileHit struct {
 	Path       string `json:"path"`
-	Count      int    `json:"count,omitempty"` // matching lines (count mode)
+	Count      int    `json:"count,omitempty"` // matching lines: always in count mode; in files mode for files up to 256 KiB (read whole anyway)
 	Compressed bool   `json:"compressed,omitempty"`
 }
 
@@ -182,6 +182,7 @@ type fileResult struct {
 	capped     bool // decompression stopped at the cap
 	tooLarge   bool
 	partial    bool // stopped from outside before the end of the file
+	countExact bool // files mode: count is every matching line of the file
 	err        error
 }
 
@@ -191,6 +192,7 @@ type plan struct {
 	maxLen        int
 	perFile       int // matches kept per file (one more than needed tells "more")
 	countOnly     bool
+	files         bool // output files
 	before, after int
 	capBytes      int64
 	stopped       func() bool
@@ -267,7 +269,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		capBytes: lim.SearchMaxFileBytes, stopped: func() bool { return stop.Load() || ctx.Err() != nil }}
 	switch req.Output {
 	case OutputFiles:
-		pl.perFile = 1
+		pl.perFile, pl.files = 1, true
 	case OutputCount:
 		pl.perFile, pl.countOnly = 0, true
 	}
@@ -549,7 +551,11 @@ func (c *collector) take(r fileResult) {
 			if c.full() {
 				return
 			}
-			c.res.Files = append(c.res.Files, FileHit{Path: r.path, Compressed: r.compressed})
+			hit := FileHit{Path: r.path, Compressed: r.compressed}
+			if r.countExact {
+				hit.Count = r.count
+			}
+			c.res.Files = append(c.res.Files, hit)
 			c.returned++
 		} else if r.partial {
 			c.done = true
@@ -740,18 +746,21 @@ func (e *Engine) searchFile(ctx context.Context, s *searcher, j job, pl *plan) f
 		return r
 	}
 	defer closeSrc() // idempotent
+	// In the files mode a file read by one buffer is counted to its end
+	// (cheap: it is in memory); a bigger one stops at its first match.
+	small := pl.files && cr == nil && size > 0 && size <= int64(len(s.buf))
 	emit := func(m lineMatch) bool {
 		if m.line <= j.after {
 			return true // reported by the answer this one continues
 		}
-		if pl.countOnly {
+		if pl.countOnly || small {
 			r.count++
 			return true
 		}
 		r.matches = append(r.matches, m)
 		return len(r.matches) < pl.perFile
 	}
-	s.countOnly = pl.countOnly
+	s.countOnly = pl.countOnly || small
 	if n := min(e.workers, int(size/minRange)); cr == nil && j.after == 0 && size >= rangeThreshold && n > 1 {
 		r.matches, r.count, r.outcome, r.err = searchRanges(file, size, n, pl.cm, pl.maxLen, pl.perFile, pl.countOnly, pl.stopped)
 	} else {
@@ -759,6 +768,12 @@ func (e *Engine) searchFile(ctx context.Context, s *searcher, j job, pl *plan) f
 	}
 	if r.err == errStopped && !pl.countOnly && len(r.matches) >= pl.perFile {
 		r.err = nil // stopped because this file alone filled the limit
+	}
+	if small {
+		r.countExact = r.err == nil
+		if r.count > 0 {
+			r.matches, r.err = []lineMatch{{line: 1}}, nil // one match is all the files mode needs
+		}
 	}
 	if r.err != nil && cr != nil && r.err != errStopped {
 		if windowTooLarge(r.err) {
