@@ -186,7 +186,8 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 				switch {
 				case err == nil && (st.Type() == sfs.TypeFile || st.Type() == sfs.TypeSymlink):
 					change = "untracked"
-				case err != nil && sfs.CodeOf(err) != sfs.CodePathNotFound && sfs.CodeOf(err) != sfs.CodeNotADirectory:
+				case err != nil && sfs.CodeOf(err) != sfs.CodePathNotFound && sfs.CodeOf(err) != sfs.CodeNotADirectory &&
+					sfs.CodeOf(err) != sfs.CodeSymlinkNotAllowed: // beneath a symlink: no file, as in git
 					return nil, err
 				}
 				res.Files = append(res.Files, DiffFile{Path: p, Change: change})

@@ -322,3 +322,17 @@ func TestSubmodules(t *testing.T) {
 	}
 	statusLikeGit(t, dir, f)
 }
+
+// TestDiffBeneathSymlink: a path beneath a symlink is no file (git's
+// has_symlink_leading_path), not an error, in the work-tree diff.
+func TestDiffBeneathSymlink(t *testing.T) {
+	dir, r := newCommitRepo(t)
+	if err := os.Symlink("a.txt", filepath.Join(dir, "x.sh")); err != nil {
+		t.Fatal(err)
+	}
+	gitCLI(t, dir, "add", "x.sh")
+	d, err := r.Diff(context.Background(), false, []string{"x.sh/inside.txt"}, 0)
+	if err != nil || len(d.Files) != 1 || d.Files[0].Change != "unchanged" || d.Patch != "" {
+		t.Fatalf("diff beneath a symlink: %+v %v", d, err)
+	}
+}
