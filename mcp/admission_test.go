@@ -555,3 +555,32 @@ func TestAdmissionConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteDeadlineSparesIdleStreams: the deadline runs per write, so a
+// stream that is idle for longer than the write timeout (an event stream
+// between events) still delivers its next event.
+func TestWriteDeadlineSparesIdleStreams(t *testing.T) {
+	e := newEnv(t)
+	const timeout = 200 * time.Millisecond
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: one\n\n")
+		w.(http.Flusher).Flush()
+		time.Sleep(3 * timeout) // idle, as between two events
+		io.WriteString(w, "event: two\n\n")
+		w.(http.Flusher).Flush()
+	})
+	g := newGuard(e.deps, GuardConfig{MaxSessions: 10, WriteTimeout: timeout}, nil, next).(*guard)
+	g.sessionless = true
+	ts := httptest.NewServer(g)
+	defer ts.Close()
+	resp, err := http.Get(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(b) != "event: one\n\nevent: two\n\n" {
+		t.Errorf("stream: %q, %v", b, err)
+	}
+}
