@@ -578,6 +578,27 @@ func TestHistoryRefusals(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "probe-out")); err == nil {
 		t.Errorf("--output=probe-out wrote a file")
 	}
+	tf := someTextFile(t, dir, r)
+	for _, c := range []struct {
+		rev, path  string
+		start, end int
+		code       sfs.Code
+	}{
+		{"--output=probe-out", "a.txt", 0, 0, sfs.CodeInvalidArgument},
+		{"HEAD@{1}", "a.txt", 0, 0, sfs.CodeInvalidArgument},
+		{"", "-L1,2", 0, 0, sfs.CodeInvalidArgument},
+		{"", ".env", 0, 0, sfs.CodeDeniedPath},
+		{"", ".hidden/secret.txt", 0, 0, sfs.CodeHiddenPathNotAllowed},
+		{"", "src", 0, 0, sfs.CodePathNotFound},
+		{"", "no/such.txt", 0, 0, sfs.CodePathNotFound},
+		{"", tf, 1, 1 << 40, sfs.CodeInvalidArgument},
+		{"", tf, 1 << 30, 0, sfs.CodeLineOutOfRange},
+		{"", tf, 5, 2, sfs.CodeInvalidArgument},
+	} {
+		if _, err := r.Blame(ctx, c.rev, c.path, c.start, c.end); sfs.CodeOf(err) != c.code {
+			t.Errorf("Blame(%q, %q, %d, %d) = %v, want %s", c.rev, c.path, c.start, c.end, err, c.code)
+		}
+	}
 	// A walk cap answers what it found, truncated.
 	res, err := r.Log(ctx, LogOptions{Paths: []string{"no/such/path"}, MaxWalk: 50})
 	if err != nil || !res.Truncated || res.TruncatedReason != "commit_cap" || res.NextCursor != "" {
@@ -597,6 +618,18 @@ func TestHistoryRefusals(t *testing.T) {
 	if hidden == 0 {
 		t.Errorf("the generated history has no hidden file changes to count")
 	}
+}
+
+// someTextFile is a visible text file of HEAD.
+func someTextFile(t *testing.T, dir string, r *Repo) string {
+	t.Helper()
+	for _, f := range strings.Split(orcGit(t, dir, "ls-tree", "-r", "-z", "--name-only", "HEAD"), "\x00") {
+		if f != "" && r.visible(f) && orcGit(t, dir, "cat-file", "-t", "HEAD:"+f) == "blob\n" && strings.HasPrefix(orcGit(t, dir, "show", "HEAD:"+f), "line ") {
+			return f
+		}
+	}
+	t.Fatal("HEAD has no text file")
+	return ""
 }
 
 // TestHistoryShallowAndMissing: a shallow clone's boundary commits are
@@ -629,6 +662,27 @@ func TestHistoryShallowAndMissing(t *testing.T) {
 	last := got[len(got)-1]
 	if res, err := r.Show(context.Background(), last.ID, nil, 0); err != nil || !res.Commit.Shallow || len(res.Commit.Parents) != 0 {
 		t.Fatalf("show of a shallow boundary: %+v %v", res, err)
+	}
+	// Blame in the shallow clone: git's answer, the boundary marked.
+	bf := someTextFile(t, dir, r)
+	bl := gitBlame(t, dir, "HEAD", bf, 1, len(strings.Split(strings.TrimSuffix(orcGit(t, dir, "show", "HEAD:"+bf), "\n"), "\n")))
+	bres, err := r.Blame(context.Background(), "", bf, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boundary := false
+	i := 0
+	for _, run := range bres.Runs {
+		boundary = boundary || bres.Commits[run.Commit].Boundary
+		for k := range run.Lines {
+			if i >= len(bl) || bl[i][0] != run.Commit || bl[i][1] != strconv.Itoa(run.OrigLine+k) {
+				t.Fatalf("shallow blame line %d: git %v, ours %+v", i+1, bl[min(i, len(bl)-1)], run)
+			}
+			i++
+		}
+	}
+	if i != len(bl) || !boundary {
+		t.Fatalf("shallow blame: %d lines of %d, boundary %v", i, len(bl), boundary)
 	}
 	// Remove one commit object of a full copy: REPO_INCOMPLETE.
 	full := filepath.Join(t.TempDir(), "f")
@@ -824,4 +878,118 @@ func TestShowMatchesGit(t *testing.T) {
 		}
 	}
 	t.Logf("%d show cases", cases)
+}
+
+// gitBlame is git blame --porcelain's (commit, original line) per line.
+func gitBlame(t *testing.T, dir, rev, path string, start, end int) [][3]string {
+	t.Helper()
+	out := orcGit(t, dir, "blame", "--porcelain", fmt.Sprintf("-L%d,%d", start, end), rev, "--", path)
+	var lines [][3]string
+	group := 0                   // the first line of the current group
+	names := map[string]string{} // commit -> the file name git last gave it
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if name, ok := strings.CutPrefix(l, "filename "); ok {
+			for i := group; i < len(lines); i++ {
+				lines[i][2] = name
+			}
+			names[lines[group][0]] = name
+			continue
+		}
+		if len(f) >= 3 && len(f[0]) == 40 && !strings.HasPrefix(l, "\t") {
+			if _, err := strconv.Atoi(f[1]); err == nil {
+				if len(f) == 4 {
+					group = len(lines)
+				}
+				// git names the file only with a commit's first group
+				// (or when the commit has several paths).
+				lines = append(lines, [3]string{f[0], f[1], names[f[0]]})
+			}
+		}
+	}
+	return lines
+}
+
+// unquoteC undoes git's quote_c_style (for the names blame prints).
+func unquoteC(s string) string {
+	if !strings.HasPrefix(s, "\"") {
+		return s
+	}
+	u, err := strconv.Unquote(s)
+	if err != nil {
+		return s
+	}
+	return u
+}
+
+// TestBlameMatchesGit: blame's (commit, original line, file name) of
+// every line equals git blame --porcelain's, for files and line ranges picked at
+// random commits of the generated histories.
+func TestBlameMatchesGit(t *testing.T) {
+	orcNeedGit(t)
+	orcSetHome(t)
+	cases := 0
+	for _, seed := range []int64{1, 2} {
+		dir, r := historyRepo(t, seed, 300)
+		rng := rand.New(rand.NewSource(seed))
+		all := strings.Fields(orcGit(t, dir, "rev-list", "--all"))
+		for n := 0; n < 60; {
+			id := all[rng.Intn(len(all))]
+			var files []string
+			for _, f := range strings.Split(orcGit(t, dir, "ls-tree", "-r", "-z", "--name-only", id), "\x00") {
+				if f != "" && r.visible(f) {
+					files = append(files, f)
+				}
+			}
+			if len(files) == 0 {
+				continue
+			}
+			f := files[rng.Intn(len(files))]
+			total := len(strings.SplitAfter(strings.TrimSuffix(orcGit(t, dir, "cat-file", "-p", id+":"+f), "\n"), "\n"))
+			if out := orcGit(t, dir, "cat-file", "-s", id+":"+f); strings.TrimSpace(out) == "0" {
+				continue
+			}
+			n++
+			cases++
+			start, end := 1, total
+			if rng.Intn(3) == 0 {
+				start = 1 + rng.Intn(total)
+				end = start + rng.Intn(total-start+1)
+			}
+			want := gitBlame(t, dir, id, f, start, end)
+			res, err := r.Blame(context.Background(), id, f, start, end)
+			if err != nil {
+				t.Fatalf("seed %d: Blame(%s, %q, %d, %d): %v", seed, id, f, start, end, err)
+			}
+			var got [][3]string
+			for _, run := range res.Runs {
+				name := f
+				if run.OrigPath != "" {
+					name = run.OrigPath
+				} else if run.OrigPathHidden {
+					name = "(hidden)"
+				}
+				for i := range run.Lines {
+					got = append(got, [3]string{run.Commit, strconv.Itoa(run.OrigLine + i), quotePath(name)})
+				}
+			}
+			for i := range want {
+				if !r.visible(unquoteC(want[i][2])) {
+					want[i][2] = "(hidden)"
+				}
+			}
+			if fmt.Sprint(want) != fmt.Sprint(got) {
+				for i := range want {
+					if i >= len(got) || want[i] != got[i] {
+						t.Errorf("seed %d: blame %s %q -L%d,%d: line %d: git %v, ours %v", seed, id, f, start, end, start+i, want[i], got[min(i, len(got)-1)])
+						break
+					}
+				}
+				if len(want) != len(got) {
+					t.Errorf("seed %d: blame %s %q: %d lines from git, %d ours", seed, id, f, len(want), len(got))
+				}
+			}
+		}
+	}
+	t.Logf("%d blame cases", cases)
 }

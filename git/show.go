@@ -152,7 +152,8 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 			}
 			return nil, err
 		}
-		f.Binary, f.TooLarge = df.Binary, df.Change == "too_large"
+		// (A type change is two sections: binary when either is.)
+		f.Binary, f.TooLarge = df.Binary || strings.Contains(text, "\nBinary files "), df.Change == "too_large"
 		if a.exists && b.exists && a.hash == b.hash && a.mode != filemode.Submodule {
 			// A mode change alone: git's numstat still says whether the
 			// content is binary.

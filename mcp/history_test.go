@@ -44,6 +44,11 @@ func TestRepoHistoryTool(t *testing.T) {
 	if text := resultText(res); strings.Contains(text, "id_rsa") || strings.Contains(text, ".hidden") || strings.Contains(text, canaryText) {
 		t.Fatalf("a hidden path or its content in %s", text)
 	}
+	bl := structured[readRepoHistoryOut](t, e.call(t, cs, "read_repo_history", map[string]any{"workdir": "wd", "view": "blame", "path": "sub/a.txt"}))
+	if bl.Blame == nil || len(bl.Blame.Runs) != 2 || bl.Blame.Runs[0].Commit == c.ID || bl.Blame.Runs[1].Commit != c.ID || bl.Blame.Runs[1].StartLine != 2 ||
+		bl.Blame.Commits[c.ID].Subject != "second" {
+		t.Fatalf("blame: %+v", bl.Blame)
+	}
 	res = e.call(t, cs, "read_repo_history", map[string]any{"workdir": "wd", "view": "log", "limit": 1})
 	if text := resultText(res); strings.Contains(text, "id_rsa") || strings.Contains(text, ".hidden") || strings.Contains(text, e.root) {
 		t.Fatalf("a hidden path or the host path in %s", text)
@@ -69,6 +74,11 @@ func TestRepoHistoryTool(t *testing.T) {
 		{map[string]any{"workdir": "wd", "view": "show", "rev": "HEAD~1"}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "show", "paths": []string{"id_rsa"}}, "DENIED_PATH: "},
 		{map[string]any{"workdir": "wd", "view": "show", "max_bytes": 1 << 40}, "INVALID_ARGUMENT: "},
+		{map[string]any{"workdir": "wd", "view": "blame"}, "INVALID_ARGUMENT: "},
+		{map[string]any{"workdir": "wd", "view": "blame", "path": "id_rsa"}, "DENIED_PATH: "},
+		{map[string]any{"workdir": "wd", "view": "blame", "path": ".hidden.txt"}, "HIDDEN_PATH_NOT_ALLOWED: "},
+		{map[string]any{"workdir": "wd", "view": "blame", "path": "sub/a.txt", "rev": "-p"}, "INVALID_ARGUMENT: "},
+		{map[string]any{"workdir": "wd", "view": "blame", "path": "sub/a.txt", "start_line": 1, "max_lines": 100000}, "INVALID_ARGUMENT: "},
 	} {
 		toolErr(t, e.call(t, cs, "read_repo_history", c.args), c.prefix)
 	}

@@ -270,6 +270,7 @@ func TestServedTextsAreTrue(t *testing.T) {
 					fmt.Sprintf("Every walk stops after %d commits or %s", git.MaxWalkCommits, lim.SearchTimeout),
 					"never named", "runs no git program",
 					fmt.Sprintf("The patch holds whole files up to max_bytes (default %d, at most %d)", git.DefaultDiffBytes, git.MaxDiffBytes),
+					fmt.Sprintf("for max_lines lines (default and at most %d) from start_line of path at rev", git.MaxBlameLines),
 				} {
 					if !strings.Contains(rh.Description, want) {
 						t.Errorf("read_repo_history does not say %q", want)

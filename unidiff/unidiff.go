@@ -311,3 +311,36 @@ func hunkRange(start, count int) string {
 	}
 	return fmt.Sprintf("%d,%d", start+1, count)
 }
+
+// Block is a run of lines the edit script keeps: old lines [Old, Old+Len)
+// are new lines [New, New+Len) (0-based).
+type Block struct{ Old, New, Len int }
+
+// Matches returns the runs of lines an edit script from old to new (the
+// one Hunks renders) keeps, in order; ctx (nil for none) bounds the
+// search as in HunksBounded.
+func Matches(ctx context.Context, old, new []byte) ([]Block, error) {
+	a, b := splitLines(old), splitLines(new)
+	ops, err := diffLines(ctx, a, b)
+	if err != nil {
+		return nil, err
+	}
+	var out []Block
+	i, j := 0, 0
+	for _, op := range ops {
+		switch op {
+		case opEqual:
+			if n := len(out); n > 0 && out[n-1].Old+out[n-1].Len == i && out[n-1].New+out[n-1].Len == j {
+				out[n-1].Len++
+			} else {
+				out = append(out, Block{Old: i, New: j, Len: 1})
+			}
+			i, j = i+1, j+1
+		case opDelete:
+			i++
+		case opInsert:
+			j++
+		}
+	}
+	return out, nil
+}
