@@ -159,7 +159,7 @@ func TestRegexHostile(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s: accepted", c.name)
 		}
-		if n := goroutinesBack(base); n != base {
+		if n := goroutinesBack(base); n > base {
 			t.Fatalf("%s: %d goroutines, baseline %d", c.name, n, base)
 		}
 	}
@@ -171,11 +171,12 @@ func TestRegexHostile(t *testing.T) {
 	}
 }
 
-// goroutinesBack waits a bounded time for the goroutine count to return
-// to base and returns the count.
+// goroutinesBack waits a bounded time for the goroutine count to fall to
+// base or below and returns the count. Below is fine: goroutines an earlier
+// test left winding down may end while this one runs.
 func goroutinesBack(base int) int {
-	for deadline := time.Now().Add(2 * time.Second); runtime.NumGoroutine() != base && time.Now().Before(deadline); {
-		runtime.Gosched()
+	for deadline := time.Now().Add(2 * time.Second); runtime.NumGoroutine() > base && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
 	}
 	return runtime.NumGoroutine()
 }

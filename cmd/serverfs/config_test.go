@@ -147,7 +147,7 @@ func TestCheckConfigPrintsWhatServeServes(t *testing.T) {
 	want := "configuration OK: 2 workdir(s), resolver R, hidden paths refused, host bridge configured, listen 127.0.0.1:8123, client token none\n" +
 		"  demo                             rw  repo_ops on   Demo project (git)\n" +
 		"  docs                             ro  repo_ops off  \n" +
-		"tools served: list_workdirs, list_directory, find_files, search_text, read_text_file, stat_file, write_text_file, edit_text_file, create_directory, move_path, delete_path, inspect_repo, read_repo_history, commit_repo_changes, run_repo_action, push_repo\n"
+		"tools served: list_workdirs, list_directory, find_files, search_text, read_text_file, read_text_files, stat_file, write_text_file, edit_text_file, create_directory, move_path, delete_path, inspect_repo, read_repo_history, commit_repo_changes, run_repo_action, push_repo\n"
 	if out != want {
 		t.Errorf("check-config printed\n%s\nwant\n%s", out, want)
 	}
