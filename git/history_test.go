@@ -242,6 +242,15 @@ func (g *genRepo) commit(branch string, parents []int, st map[string]genFile) {
 	g.state[branch] = st
 }
 
+func sortedKeys(st map[string]genFile) []string {
+	out := make([]string, 0, len(st))
+	for k := range st {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func clone(st map[string]genFile) map[string]genFile {
 	out := make(map[string]genFile, len(st))
 	for k, v := range st {
@@ -286,12 +295,13 @@ func genHistory(t testing.TB, dir string, seed int64, n int) {
 				st = clone(theirs) // TREESAME to the second parent
 			default:
 				st = clone(ours)
-				for p, f := range theirs {
+				// (Sorted: the draws, so the repository, depend on the seed alone.)
+				for _, p := range sortedKeys(theirs) {
 					if g.rng.Intn(2) == 0 {
-						put(st, p, f)
+						put(st, p, theirs[p])
 					}
 				}
-				for p := range ours {
+				for _, p := range sortedKeys(ours) {
 					if _, ok := theirs[p]; !ok && g.rng.Intn(3) == 0 {
 						delete(st, p)
 					}
@@ -624,11 +634,12 @@ func TestHistoryRefusals(t *testing.T) {
 func someTextFile(t *testing.T, dir string, r *Repo) string {
 	t.Helper()
 	for _, f := range strings.Split(orcGit(t, dir, "ls-tree", "-r", "-z", "--name-only", "HEAD"), "\x00") {
-		if f != "" && r.visible(f) && orcGit(t, dir, "cat-file", "-t", "HEAD:"+f) == "blob\n" && strings.HasPrefix(orcGit(t, dir, "show", "HEAD:"+f), "line ") {
+		if f != "" && r.visible(f) && orcGit(t, dir, "cat-file", "-t", "HEAD:"+f) == "blob\n" && strings.HasPrefix(orcGit(t, dir, "show", "HEAD:"+f), "line ") &&
+			strings.Count(orcGit(t, dir, "show", "HEAD:"+f), "\n") >= 5 {
 			return f
 		}
 	}
-	t.Fatal("HEAD has no text file")
+	t.Fatal("HEAD has no text file of 5 lines")
 	return ""
 }
 
