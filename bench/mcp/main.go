@@ -62,6 +62,7 @@ type config struct {
 	duration, warmup           time.Duration
 	stderrPath                 string
 	noSSE                      bool
+	protocol                   string // forced protocol version; "" go-sdk's newest
 	serverPID                  int // for CPU accounting; stdio mode sets it
 	command                    []string
 }
@@ -81,6 +82,7 @@ func run() error {
 	flag.DurationVar(&c.warmup, "warmup", time.Second, "warmup duration (calls made, not counted)")
 	flag.StringVar(&c.stderrPath, "server-stderr", "", "stdio mode: append the server's stderr to this file (default: discard)")
 	flag.BoolVar(&c.noSSE, "no-sse", false, "http mode: do not open the standalone SSE GET stream per session")
+	flag.StringVar(&c.protocol, "protocol", "", "protocol version the client asks for (e.g. 2025-11-25: the session lane; 2026-07-28: the stateless lane); empty: go-sdk's newest")
 	flag.IntVar(&c.serverPID, "server-pid", 0, "http mode: the server's PID, to report its CPU time per call (Linux /proc)")
 	flag.Parse()
 	c.command = flag.Args()
@@ -121,6 +123,10 @@ func run() error {
 	}()
 	if err != nil {
 		return err
+	}
+	if ir := sessions[0].InitializeResult(); ir != nil {
+		// Which lane: a session id (initialize) or none (2026-07-28).
+		fmt.Fprintf(os.Stderr, "mcpbench: protocol %s, session id set: %v\n", ir.ProtocolVersion, sessions[0].ID() != "")
 	}
 
 	// One checked call before timing, so a misconfigured run fails loudly
@@ -206,7 +212,7 @@ func connectHTTP(ctx context.Context, c config) ([]*mcp.ClientSession, error) {
 	}}
 	sessions := make([]*mcp.ClientSession, 0, c.clients)
 	for i := 0; i < c.clients; i++ {
-		s, err := newClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.url, HTTPClient: hc, DisableStandaloneSSE: c.noSSE}, nil)
+		s, err := newClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.url, HTTPClient: hc, DisableStandaloneSSE: c.noSSE}, &mcp.ClientSessionOptions{ProtocolVersion: c.protocol})
 		if err != nil {
 			return sessions, fmt.Errorf("connect session %d to %s: %w", i, c.url, err)
 		}
@@ -227,7 +233,7 @@ func connectStdio(ctx context.Context, c *config) ([]*mcp.ClientSession, error) 
 		defer f.Close() // the child keeps its own descriptor
 		cmd.Stderr = f
 	}
-	s, err := newClient().Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+	s, err := newClient().Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: c.protocol})
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", strings.Join(c.command, " "), err)
 	}

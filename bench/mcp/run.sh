@@ -9,6 +9,9 @@
 #   DURATION    measured time per cell (default 5s)
 #   WARMUP      warmup per cell, calls made but not counted (default 1s)
 #   CLIENTS     concurrency levels (default "1 64")
+#   LANES       HTTP protocol lanes (default "session stateless": go-sdk's
+#               client forced to 2025-11-25, initialize and a session, and
+#               to 2026-07-28, stateless requests)
 #   PORT        HTTP port on 127.0.0.1 (default: a free one)
 #   NODE        node binary for the reference server (default: node)
 #   SERVERFS_LOG_LEVEL  passed to serverfs (default INFO, as in production:
@@ -32,6 +35,7 @@ REF_JS=$NPMDIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.j
 DURATION=${DURATION:-5s}
 WARMUP=${WARMUP:-1s}
 CLIENTS=${CLIENTS:-1 64}
+LANES=${LANES:-session stateless}
 export SERVERFS_LOG_LEVEL=${SERVERFS_LOG_LEVEL:-INFO}
 
 if [ -n "${BENCH_DIR:-}" ]; then
@@ -136,9 +140,12 @@ until "$BIN/serverfs" healthcheck 2>/dev/null; do
 done
 log "serverfs (pid $SERVER_PID) listening on $SERVERFS_LISTEN"
 
-for tool in stat_file read_text_file; do
-	for c in $CLIENTS; do
-		cell http serverfs "$tool" "$c" "$(expect_for "$tool")" -mode http -url "$URL" -server-pid "$SERVER_PID" -server serverfs -workdir wd -file small.txt
+lane_version() { case $1 in session) echo 2025-11-25 ;; stateless) echo 2026-07-28 ;; *) die "unknown lane $1" ;; esac; }
+for lane in $LANES; do
+	for tool in stat_file read_text_file; do
+		for c in $CLIENTS; do
+			cell http "$lane" "$tool" "$c" "$(expect_for "$tool")" -mode http -url "$URL" -server-pid "$SERVER_PID" -server serverfs -workdir wd -file small.txt -protocol "$(lane_version "$lane")"
+		done
 	done
 done
 stop_server
@@ -166,11 +173,27 @@ RESULTS=$WORK/results.md
 		"4 KiB text file; SERVERFS_LOG_LEVEL=$SERVERFS_LOG_LEVEL; load average before $LOAD_BEFORE, after $LOAD_AFTER." \
 		"Client and server share the machine's CPUs."
 	echo
-	echo "### Streamable HTTP (ServerFS; one session per client)"
+	echo "### Per call, side by side"
 	echo
-	echo "| tool | clients | calls/s | p50 ms | p99 ms | errors | server CPU µs/call | server cores | client cores |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-	awk -F'\t' '$1=="http" { if ($5=="failed") printf "| %s | %s | failed | | | | | | |\n", $3, $4; else printf "| %s | %s | %s | %.2f | %.2f | %s | %s | %s | %s |\n", $3, $4, $5, $6, $7, $8, $11, $12, $14 }' "$CELLS"
+	echo "HTTP session lane: go-sdk's client at 2025-11-25 (initialize, one session per client, its GET stream)."
+	echo "HTTP stateless lane: at 2026-07-28 (server/discover once, then each call a self-contained POST)."
+	echo "stdio: one session; clients = concurrent calls on it. Server CPU is the server process's user+system time per counted call."
+	echo
+	echo "| tool | clients | lane | calls/s | p50 ms | p99 ms | server CPU µs/call | errors |"
+	echo "|---|---:|---|---:|---:|---:|---:|---:|"
+	awk -F'\t' '
+		function label(t, s) { if (t=="http") return "HTTP " s " lane"; return "stdio " (s=="serverfs" ? "ServerFS" : "reference") }
+		{ k=$3 SUBSEP $4; if (!(k in seen)) { seen[k]=1; order[++n]=k }; rows[k]=rows[k] "\n" $0 }
+		END {
+			for (i=1; i<=n; i++) {
+				m=split(substr(rows[order[i]], 2), rs, "\n")
+				for (j=1; j<=m; j++) {
+					split(rs[j], f, "\t")
+					if (f[5]=="failed") printf "| %s | %s | %s | failed | | | | |\n", f[3], f[4], label(f[1], f[2])
+					else printf "| %s | %s | %s | %s | %.2f | %.2f | %s | %s |\n", f[3], f[4], label(f[1], f[2]), f[5], f[6], f[7], f[11], f[8]
+				}
+			}
+		}' "$CELLS"
 	echo
 	echo "### stdio (one session; clients = concurrent calls on it)"
 	echo
@@ -195,19 +218,6 @@ RESULTS=$WORK/results.md
 			}
 		}' "$CELLS"
 	echo
-	echo "### Targets (issue 4)"
-	echo
-	awk -F'\t' '
-		$1=="http" && $3=="stat_file" && $4==64 && $5!="failed" { hr=$5; hp=$7 }
-		$1=="stdio" && $3=="stat_file" && $4==1 { if ($2=="serverfs") o=$5; else r=$5 }
-		END {
-			if (hr != "") {
-				printf "- stat_file over HTTP at 64 clients: %s calls/s (target ≥ 10,000): %s\n", hr, (hr+0 >= 10000 ? "met" : "missed")
-				printf "- its p99: %.2f ms (target < 5 ms): %s\n", hp, (hp+0 < 5 ? "met" : "missed")
-			} else print "- stat_file over HTTP at 64 clients: not measured"
-			if (o+0 > 0 && r+0 > 0) printf "- sequential stat_file over stdio vs the reference get_file_info: %.1f× (target ≥ 5×): %s\n", o/r, (o/r >= 5 ? "met" : "missed")
-			else print "- stdio ratio: not measured"
-		}' "$CELLS"
 } >"$RESULTS"
 
 cat "$RESULTS"
