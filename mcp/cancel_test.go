@@ -8,15 +8,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/serverfs/serverfs/bridge"
 )
 
 // Cancellation and progress (calls.go, progress.go) over real HTTP, on a
@@ -321,4 +325,67 @@ func TestProgress(t *testing.T) {
 			t.Errorf("progress token %v: %d progress notifications", withToken, n)
 		}
 	}
+}
+
+// TestCancelBridgeAction: a named action (cat of a FIFO nobody writes, so
+// it runs until killed) whose HTTP request goes away is killed in the host
+// bridge: the FIFO loses its reader.
+func TestCancelBridgeAction(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	e := newRWEnv(t)
+	gitIn(t, e.root, "init", "-q", "-b", "main")
+	gitIn(t, e.root, "config", "user.name", "A")
+	gitIn(t, e.root, "config", "user.email", "a@example.invalid")
+	gitIn(t, e.root, "add", "-A")
+	gitIn(t, e.root, "commit", "-qm", "base")
+	fifo := filepath.Join(t.TempDir(), "gate")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	withBridge(t, e, map[string]bridge.Action{"wait": {Argv: []string{"cat", fifo}, Argument: bridge.ArgumentNone}})
+	url := e.serveHTTP(t)
+	session := openSession(t, url)
+	http.DefaultClient.CloseIdleConnections()
+	base := runtime.NumGoroutine()
+	mark := len(e.log.String())
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"run_repo_action","arguments":{"workdir":"wd","action":"wait"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(session); i += 2 {
+		req.Header.Set(session[i], session[i+1])
+	}
+	posted := make(chan struct{})
+	go func() {
+		defer close(posted)
+		client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	// Opening the FIFO for writing returns once the action has it open.
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cancel()
+	cancelled := time.Now()
+	<-posted
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := w.Write([]byte("x\n")); err != nil {
+			break // EPIPE: cat is gone
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the action still reads its FIFO 10 s after its request went away")
+		}
+		time.Sleep(2 * time.Millisecond) // polling the FIFO, bounded by the deadline
+	}
+	t.Logf("the action was killed %s after its request went away", time.Since(cancelled).Round(time.Millisecond))
+	if l := waitCallLogged(t, e, "run_repo_action", mark); l["error_code"] != "CANCELED" {
+		t.Errorf("call log %v: want error_code CANCELED", l)
+	}
+	waitGoroutines(t, base)
 }
