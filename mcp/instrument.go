@@ -52,9 +52,9 @@ func toolError(err error) (sfs.Code, string) {
 // serving; errors become tool results with isError and only the text; a
 // success carries the output as structuredContent and, as go-sdk's typed
 // handlers do, its JSON as one text content. With a progressToken, a call
-// that runs long sends notifications/progress (progress.go). A heavy call (cost) runs only
-// once the admission gate lets it (SERVER_BUSY otherwise). Every call is
-// logged once.
+// that runs long sends notifications/progress (progress.go). A heavy call
+// (cost) runs only once the admission gate lets it (SERVER_BUSY otherwise).
+// Every call is logged once.
 func instrument[In, Out any](d *Deps, name string, cost costFn, args *argDecoder[In], fn func(context.Context, *Deps, In) (Out, callInfo, error)) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, _ error) {
 		start := time.Now()

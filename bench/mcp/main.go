@@ -63,7 +63,7 @@ type config struct {
 	stderrPath                 string
 	noSSE                      bool
 	protocol                   string // forced protocol version; "" go-sdk's newest
-	serverPID                  int // for CPU accounting; stdio mode sets it
+	serverPID                  int    // for CPU accounting; stdio mode sets it
 	command                    []string
 }
 
