@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -582,5 +583,60 @@ func TestWriteDeadlineSparesIdleStreams(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || string(b) != "event: one\n\nevent: two\n\n" {
 		t.Errorf("stream: %q, %v", b, err)
+	}
+}
+
+// TestStdioBatchRefused: over stdio, after a 2025-03-26 initialize (where
+// go-sdk accepts batches), a batch of 1,000 search_text calls is answered
+// with one JSON-RPC error and runs no call; single messages still work.
+func TestStdioBatchRefused(t *testing.T) {
+	e := newEnv(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- NewServer(e.deps, testVer).Run(ctx, StdioTransport(inR, outW)) }()
+	lines := bufio.NewScanner(outR)
+	lines.Buffer(nil, 1<<20)
+	send := func(s string) {
+		if _, err := io.WriteString(inW, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := func() string {
+		if !lines.Scan() {
+			t.Fatalf("no answer: %v", lines.Err())
+		}
+		return lines.Text()
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	if l := next(); !strings.Contains(l, `"protocolVersion":"2025-03-26"`) {
+		t.Fatalf("initialize: %s", l)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	var calls []string
+	for i := range 1000 {
+		calls = append(calls, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search_text","arguments":{"workdir":"wd","query":"demo"}}}`, i+10))
+	}
+	send("[" + strings.Join(calls, ",\n") + "]")
+	if l := next(); !strings.Contains(l, `"id":null`) || !strings.Contains(l, "-32600") || !strings.Contains(l, "batches are not supported") {
+		t.Errorf("batch: %s", l)
+	}
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stat_file","arguments":{"workdir":"wd","path":"README.md"}}}`)
+	if l := next(); !strings.Contains(l, `"id":2`) || !strings.Contains(l, "README.md") {
+		t.Errorf("after the batch: %s", l)
+	}
+	inW.Close()
+	cancel()
+	go io.Copy(io.Discard, outR)
+	<-done
+	var ran []any
+	for _, m := range logLines(t, e.log.String()) {
+		if m["event"] == "tool_call" {
+			ran = append(ran, m["tool"])
+		}
+	}
+	if len(ran) != 1 {
+		t.Errorf("tool calls run: %v, want only stat_file", ran)
 	}
 }

@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/mcp"
 	"github.com/serverfs/serverfs/search"
@@ -74,7 +72,7 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 
 	if *stdio {
 		log.Info("serving over stdio", attrs...)
-		err := mcp.NewServer(deps, version).Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+		err := mcp.NewServer(deps, version).Run(ctx, mcp.StdioTransport(stdin, stdout))
 		if err != nil && ctx.Err() == nil {
 			log.Error("stdio session ended", "event", "shutdown", "error", err.Error())
 			return 1
@@ -117,10 +115,6 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	}
 	return 0
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // healthcheck connects to the local listen port (or the unix: socket): the
 // scratch image has no shell or curl, so the container's HEALTHCHECK runs
