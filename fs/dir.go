@@ -19,6 +19,8 @@ type Dir struct {
 	rel   relPath
 	fd    int
 	owned bool
+	// listing, for the Dirs of a walk, knows the "." names present.
+	listing *dotNames
 }
 
 // OpenDir opens the directory raw under the full path policy. The caller
@@ -45,7 +47,7 @@ func (d *Dir) Close() error {
 // the directory, without following symlinks.
 func (d *Dir) Has(name string) bool {
 	comps, ok := controlComps(name)
-	if !ok {
+	if !ok || d.listing.absent(comps) {
 		return false
 	}
 	fd, err := d.w.open(d.fd, comps, flagsPath)
@@ -66,6 +68,9 @@ func (d *Dir) ReadControlFile(name string, max int64) ([]byte, bool, error) {
 	comps, ok := controlComps(name)
 	if !ok {
 		return nil, false, newErr(CodeInvalidPath, d.w.alias, d.rel.String(), "bad control file name", nil)
+	}
+	if d.listing.absent(comps) {
+		return nil, false, nil
 	}
 	rp := relPath{comps: append(append([]string(nil), d.rel.comps...), comps...)}
 	fd, _, err := d.w.openVerified(d.fd, comps, rp, TypeFile)

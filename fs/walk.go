@@ -151,6 +151,10 @@ type walkFrame struct {
 	ents  []dirent
 	next  int
 	depth int
+	// listing: the names starting with "." the directory held (visible
+	// or not), when it was read whole; nil otherwise. Dir.Has and
+	// ReadControlFile answer "absent" from it without a system call.
+	listing *dotNames
 }
 
 // WalkOptions configure a walk.
@@ -195,12 +199,13 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 			res.Truncated, res.TruncatedReason = true, reason
 		}
 	}
+	// Enter runs after the directory is read (still before its entries
+	// are visited), so that its Dir knows the names it holds.
 	enter := func(fr *walkFrame) {
 		if opts.Enter != nil {
-			opts.Enter(&Dir{Path: fr.path, Depth: fr.depth - 1, w: w, rel: fr.rel, fd: fr.dir.fd})
+			opts.Enter(&Dir{Path: fr.path, Depth: fr.depth - 1, w: w, rel: fr.rel, fd: fr.dir.fd, listing: fr.listing})
 		}
 	}
-	enter(stack[0])
 	if !w.loadFrame(ctx, stack[0], maxEntries, &res) {
 		truncate(TruncatedWalkLimit)
 		if opts.StopAtLimit {
@@ -208,6 +213,7 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 			return res, nil
 		}
 	}
+	enter(stack[0])
 	for len(stack) > 0 {
 		if ctx.Err() != nil {
 			truncate(TruncatedTimeout)
@@ -252,7 +258,6 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 		}
 		child := &walkFrame{dir: newDirHandle(cfd), rel: fr.rel.join(d.name), path: path, depth: fr.depth + 1}
 		stack = append(stack, child)
-		enter(child)
 		if !w.loadFrame(ctx, child, maxEntries, &res) {
 			truncate(TruncatedWalkLimit)
 			if opts.StopAtLimit {
@@ -262,6 +267,7 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 				return res, nil
 			}
 		}
+		enter(child)
 	}
 	return res, nil
 }
@@ -275,12 +281,16 @@ func (w *Workdir) loadFrame(ctx context.Context, fr *walkFrame, maxEntries int, 
 	if budget <= 0 {
 		return false
 	}
-	ents, more, _ := readDirents(fr.dir.fd, budget)
+	ents, more, err := readDirents(fr.dir.fd, budget)
 	res.Entries += len(ents)
 	vis := ents[:0]
+	var dots dotNames
 	for i, d := range ents {
 		if i%256 == 255 && ctx.Err() != nil {
 			return true
+		}
+		if strings.HasPrefix(d.name, ".") {
+			dots = append(dots, d.name)
 		}
 		if w.policy.visible(fr.rel, d.name) {
 			vis = append(vis, d)
@@ -288,7 +298,28 @@ func (w *Workdir) loadFrame(ctx context.Context, fr *walkFrame, maxEntries int, 
 	}
 	sort.Slice(vis, func(i, j int) bool { return vis[i].name < vis[j].name })
 	fr.ents = vis
+	if !more && err == nil {
+		fr.listing = &dots
+	}
 	return !more
+}
+
+// dotNames are the names starting with "." of a directory read whole.
+type dotNames []string
+
+// absent reports whether name's first component is a "." name the
+// directory did not hold (then it does not exist, barring a race with
+// its creation, which a walk cannot tell from a later creation anyway).
+func (l *dotNames) absent(comps []string) bool {
+	if l == nil || len(comps) == 0 || !strings.HasPrefix(comps[0], ".") {
+		return false
+	}
+	for _, n := range *l {
+		if n == comps[0] {
+			return false
+		}
+	}
+	return true
 }
 
 func direntType(dirfd int, d dirent) EntryType {
