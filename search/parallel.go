@@ -41,7 +41,7 @@ func searchRanges(f io.ReaderAt, size int64, n int, cm chunkMatcher, maxLen, per
 		go func() {
 			defer wg.Done()
 			s := newSearcher()
-			s.midFile, s.countOnly = i > 0, countOnly
+			s.midFile, s.countOnly, s.needLines = i > 0, countOnly, true
 			rr := &rangeReader{f: f, pos: bounds[i], end: bounds[i+1], size: size}
 			if i > 0 {
 				rr.pos, rr.skipping = bounds[i]-1, true

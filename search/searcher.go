@@ -51,8 +51,10 @@ type searcher struct {
 	// parallel.go): no binary sniff of its start, no BOM.
 	midFile bool
 	// lines is the number of lines the last search went through (up to
-	// where it stopped), so ranges can number their lines globally.
-	lines int
+	// where it stopped), so ranges can number their lines globally; it is
+	// counted to the end only when needLines is set.
+	lines     int
+	needLines bool
 	// countOnly: matches are reported without their text (count mode).
 	countOnly bool
 	// ctxBuf is the reader of context passes, reused.
@@ -184,7 +186,9 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 			counted = pos
 			lineNo++
 		}
-		if counted < cut {
+		// The last buffer's remaining lines need counting only for lines
+		// (a range numbering the next one); no match follows them.
+		if counted < cut && (!eof || s.needLines) {
 			lineNo += bytes.Count(chunk[counted:cut], []byte{'\n'})
 		}
 		if eof {
