@@ -119,9 +119,10 @@ func (m *muteWriter) Flush() {
 // Unwrap lets http.ResponseController reach the connection.
 func (m *muteWriter) Unwrap() http.ResponseWriter { return m.ResponseWriter }
 
-// rpcErrorWriter turns go-sdk's plain-text HTTP refusals (http.Error: an
-// unknown method, a malformed body, an unknown session, a wrong Accept)
-// into JSON-RPC error responses with the same status: the transport
+// rpcErrorWriter turns plain-text HTTP refusals (go-sdk's http.Error: an
+// unknown method, a malformed body, an unknown session, a wrong Accept;
+// ours: a Host or Origin refused) into JSON-RPC error responses with the
+// same status: the transport
 // specification allows a JSON-RPC error without id in the body of such a
 // response, and clients then show the reason instead of a bare status.
 type rpcErrorWriter struct {
@@ -188,6 +189,8 @@ func rpcCodeOf(status int, msg string) int {
 		return -32001 // session not found (as the TypeScript SDK words it)
 	case status >= 500:
 		return -32603
+	case status == http.StatusRequestEntityTooLarge:
+		return -32600
 	case strings.Contains(msg, "invalid request"), strings.Contains(msg, "missing id"), strings.Contains(msg, "unexpected id"):
 		return -32600
 	}

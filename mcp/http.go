@@ -187,20 +187,20 @@ func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
 	statelessGuard := newGuard(d, cfg.Guard, srv, stateless).(*guard)
 	statelessGuard.sessionless = true
 	protected := cop.Handler(&lanes{stateful: newGuard(d, cfg.Guard, srv, stateful), stateless: statelessGuard, calls: tracked})
-	return requireToken(cfg.AuthToken, d.Log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return requireToken(cfg.AuthToken, d.Log, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w := &rpcErrorWriter{ResponseWriter: rw}
+		defer w.finish()
 		if !allowed[hostOnly(r.Host)] {
 			d.Log.Warn("refused request", "event", "http_refused", "reason", "host not allowed", "host", logString(r.Host))
 			http.Error(w, "host not allowed", http.StatusForbidden)
 			return
 		}
 		if r.URL.Path != Path {
-			http.NotFound(w, r)
+			http.NotFound(rw, r) // not an MCP endpoint: no JSON-RPC
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, bodyCap)
-		ew := &rpcErrorWriter{ResponseWriter: w}
-		protected.ServeHTTP(ew, r)
-		ew.finish()
+		protected.ServeHTTP(w, r)
 	}))
 }
 

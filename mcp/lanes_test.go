@@ -285,3 +285,57 @@ func TestToolsListOrder(t *testing.T) {
 		t.Fatalf("tools %v", first)
 	}
 }
+
+// TestStatelessLaneChecks: the 2026-07-28 lane is behind the same checks
+// as the session lane: the client token, Host and Origin, the body cap,
+// no batches; and its calls are in the call log.
+func TestStatelessLaneChecks(t *testing.T) {
+	e := newEnv(t)
+	url := e.serveHTTPEnv(t, []string{"SERVERFS_AUTH_TOKEN_FILE=" + writeToken(t, testToken+"\n", 0o600)})
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stat_file","arguments":{"workdir":"wd","path":"sub/a.txt"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	hdr := []string{protocolVersionHeader, "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "stat_file"}
+	withToken := append(slices.Clone(hdr), AuthHeader, testToken)
+	if status, _, msgs := rpcPost(t, url, call, withToken...); status != http.StatusOK || len(msgs) != 1 || msgs[0].Error != nil || !strings.Contains(string(msgs[0].Result), `"revision"`) {
+		t.Fatalf("2026-07-28 stat_file with the token: %d %+v", status, msgs)
+	}
+	if status, _, _ := rpcPost(t, url, call, hdr...); status != http.StatusUnauthorized {
+		t.Errorf("without the token: %d, want 401", status)
+	}
+	for _, c := range []struct {
+		name    string
+		headers []string
+		body    string
+		status  int
+	}{
+		{"foreign Host", append(slices.Clone(withToken), "Host", "evil.example"), call, http.StatusForbidden},
+		{"cross-site Origin", append(slices.Clone(withToken), "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"), call, http.StatusForbidden},
+		{"a batch", withToken, "[" + call + "]", http.StatusBadRequest},
+		{"a body over the cap", withToken, strings.Replace(call, `"sub/a.txt"`, `"`+strings.Repeat("a", maxRequestBytes)+`"`, 1), http.StatusRequestEntityTooLarge},
+	} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(c.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for i := 0; i+1 < len(c.headers); i += 2 {
+			if c.headers[i] == "Host" {
+				req.Host = c.headers[i+1]
+				continue
+			}
+			req.Header.Set(c.headers[i], c.headers[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.status {
+			t.Errorf("%s: %d, want %d", c.name, resp.StatusCode, c.status)
+		}
+	}
+	var logged bool
+	for _, l := range logLines(t, e.log.String()) {
+		logged = logged || (l["event"] == "tool_call" && l["tool"] == "stat_file" && l["path"] == "sub/a.txt" && l["success"] == true)
+	}
+	if !logged {
+		t.Errorf("no tool_call line for the 2026-07-28 stat_file:\n%s", e.log.String())
+	}
+}
