@@ -197,8 +197,12 @@ func TestCancelOnDisconnect(t *testing.T) {
 				t.Errorf("call log %v: want error_code CANCELED", l)
 			}
 			t.Logf("%s lane: the search ended %s after its request went away (it ran %v ms)", lane, took.Round(time.Millisecond), l["duration_ms"])
-			if took > time.Second {
-				t.Errorf("the search ended %s after its request went away (want well under a second)", took)
+			// Without -race on an idle machine this is tens of
+			// milliseconds (README, protocol); the bound leaves room for
+			// -race on two busy cores, far below the search's own end
+			// (SEARCH_TIMEOUT, 15 s).
+			if took > 3*time.Second {
+				t.Errorf("the search ended %s after its request went away (want at once)", took)
 			}
 			for range ch {
 			}
