@@ -1,12 +1,16 @@
-// Package search is ServerFS's in-process literal search (search_text):
-// ripgrep's -F semantics without a subprocess, walking only through fs's
-// policy-checked descriptors.
+// Package search is ServerFS's in-process search (search_text): ripgrep's
+// -F semantics (or RE2 regular expressions with a literal prefilter)
+// without a subprocess, walking only through fs's policy-checked
+// descriptors.
 //
 // The parts are kept apart as in ripgrep: fs.Workdir.Walk is the walker
-// (plus ignoreRules for .gitignore), matcher finds the query in a buffer,
-// searcher feeds one stream through a matcher and reports matching lines,
-// and the collector in Engine.Search is the sink that keeps results in path
-// order and enforces the limit.
+// (plus ignoreRules for .gitignore, matched by package gitignore), matcher
+// and regexMatcher find the query in a buffer, searcher feeds one stream
+// through a matcher and reports matching lines (and reads context lines),
+// and the collector in Engine.Search is the sink that keeps results in
+// path order, enforces the limit and the byte cap, builds the lines,
+// blocks, files or count answer and the position a next_cursor resumes
+// after.
 package search
 
 import (
