@@ -13,9 +13,10 @@ import (
 
 // MaxRegexInsts bounds the compiled program of a regular expression; Go's
 // parser already refuses repetition counts over 1000 and nesting deeper
-// than 1000, this bounds what is left: the matching cost per byte grows
-// with the program, (a1|b2|...|j0){1000} would be 31,002 instructions.
-const MaxRegexInsts = 10_000
+// than 1000, this bounds what is left: Go's NFA pays per byte for every
+// live thread of the program, so (\w+\s*){400} (2,402 instructions) took
+// seconds per 256 KiB buffer; real patterns stay far below 1000.
+const MaxRegexInsts = 1000
 
 // regexOverlap is how far a regex match is looked for across the windows
 // of a line longer than the read buffer (256 KiB); a longer match that
@@ -33,7 +34,15 @@ type regexMatcher struct {
 	re  *regexp.Regexp
 	pre chunkMatcher // nil: no literal every match must contain
 	lit string       // the prefilter literal, for tests
+	// stopped, when set, is checked between lines (and segments of
+	// lines): a regexp cannot be interrupted inside one call, so calls are
+	// kept short; a stopped scan reports no further match.
+	stopped func() bool
 }
+
+// regexSegment is how many bytes of whole lines one regexp call scans
+// before the scan checks stopped.
+const regexSegment = 4 << 10
 
 // compileRegex parses pattern (RE2 syntax), refusing what would not fit.
 // caseSensitive false adds (?i) to the whole pattern.
@@ -255,37 +264,59 @@ func toUpperASCII(b byte) byte {
 }
 
 func (m *regexMatcher) forChunk(b []byte) matcher {
-	if m.pre == nil {
-		return regexScan{m.re}
+	stopped := m.stopped
+	if stopped == nil {
+		stopped = func() bool { return false }
 	}
-	return regexPre{re: m.re, pre: m.pre.forChunk(b)}
+	if m.pre == nil {
+		return regexScan{m.re, stopped}
+	}
+	return regexPre{re: m.re, pre: m.pre.forChunk(b), stopped: stopped}
 }
 
-// regexScan runs the regexp over the buffer (no prefilter): a match lies
-// within one line, see regexMatcher.
-type regexScan struct{ re *regexp.Regexp }
+// regexScan runs the regexp over the buffer (no prefilter), a segment of
+// whole lines at a time: a match lies within one line, see regexMatcher.
+type regexScan struct {
+	re      *regexp.Regexp
+	stopped func() bool
+}
 
 func (m regexScan) index(b []byte, from int) int {
-	loc := m.re.FindIndex(b[from:])
-	if loc == nil {
-		return -1
+	for pos := from; pos <= len(b); {
+		end := len(b)
+		if pos+regexSegment < len(b) {
+			if j := bytes.IndexByte(b[pos+regexSegment:], '\n'); j >= 0 {
+				end = pos + regexSegment + j
+			}
+		}
+		if loc := m.re.FindIndex(b[pos:end]); loc != nil {
+			i := pos + loc[0]
+			if i == len(b) && i > 0 && b[i-1] == '\n' {
+				return -1 // an empty match after the last line break is no line
+			}
+			return i
+		}
+		if end == len(b) || m.stopped() {
+			return -1
+		}
+		pos = end + 1
 	}
-	i := from + loc[0]
-	if i == len(b) && i > 0 && b[i-1] == '\n' {
-		return -1 // an empty match after the last line break is no line
-	}
-	return i
+	return -1
 }
 
 // regexPre finds the prefilter literal, then runs the regexp on the line
 // holding it.
 type regexPre struct {
-	re  *regexp.Regexp
-	pre matcher
+	re      *regexp.Regexp
+	pre     matcher
+	stopped func() bool
 }
 
 func (m regexPre) index(b []byte, from int) int {
 	for pos := from; pos < len(b); {
+		if m.stopped() {
+			return -1
+		}
 		i := m.pre.index(b, pos)
 		if i < 0 {
 			return -1

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -142,6 +143,7 @@ func TestRegexHostile(t *testing.T) {
 		{"huge repetition", `a{100000}`, "invalid repeat count"},
 		{"nested repetition", `((a{100}){100}){100}`, "invalid repeat count"},
 		{"wide repetition", `(a1|b2|c3|d4|e5|f6|g7|h8|i9|j0){1000}`, "instructions"},
+		{"many live threads", `(\w+\s*){400}`, "instructions"},
 		{"classes repeated", `(\pL\pN\pM\pS\pP\w\s\d){1000}`, "instructions"},
 		{"line break", `a\nb`, "line break"},
 		{"unclosed", `(abc`, "missing closing )"},
@@ -164,7 +166,7 @@ func TestRegexHostile(t *testing.T) {
 		}
 	}
 	// Deep nesting within the size bound compiles and runs in linear time.
-	deep := strings.Repeat("(", 300) + "a" + strings.Repeat(")*", 300)
+	deep := strings.Repeat("(", 200) + "a" + strings.Repeat(")*", 200)
 	res := e.search(t, Request{Query: deep, Regex: true, CaseSensitive: true})
 	if res.Returned != 1 {
 		t.Errorf("deep nesting: %+v", res)
@@ -197,5 +199,65 @@ func TestLiteralHint(t *testing.T) {
 	}
 	if res := e.search(t, Request{Query: `Dial()`, CaseSensitive: true}); res.Returned != 1 || res.Hint != "" {
 		t.Errorf("literal that matches: %+v", res)
+	}
+}
+
+// TestRegexHeavyPatternHonoursTimeout: the heaviest pattern accepted, with
+// no literal to prefilter on, costs Go's NFA about a thousand steps per
+// byte; the scan checks the deadline between segments of lines, so the
+// search ends near the timeout (SEARCH_TIMEOUT or truncated "timeout")
+// instead of finishing each 256 KiB buffer, and leaves no goroutine.
+func TestRegexHeavyPatternHonoursTimeout(t *testing.T) {
+	e := newTenv(t, "SERVERFS_SEARCH_TIMEOUT_SECONDS=1")
+	line := strings.Repeat("abc def ", 30) + "\n"
+	for i := 0; i < 4; i++ {
+		e.write(t, fmt.Sprintf("f%d.txt", i), []byte(strings.Repeat(line, (1<<20)/len(line))))
+	}
+	base := runtime.NumGoroutine()
+	start := time.Now()
+	res, err := e.eng.Search(context.Background(), Request{Workdir: "wd", Query: `(\w+\s*){160}[xy]`, Regex: true, CaseSensitive: true})
+	d := time.Since(start)
+	if err == nil && (!res.Truncated || res.TruncatedReason != sfs.TruncatedTimeout) {
+		t.Fatalf("finished without the timeout in %v: %+v (the workload is too small)", d, res)
+	}
+	if err != nil {
+		wantCode(t, err, sfs.CodeSearchTimeout)
+	}
+	if d > 5*time.Second {
+		t.Errorf("a 1 s search timeout ended after %v", d)
+	}
+	if n := goroutinesBack(base); n > base {
+		t.Errorf("%d goroutines, baseline %d", n, base)
+	}
+}
+
+// TestRegexScanChecksStop: without a prefilter the regexp scans a buffer
+// in segments of whole lines and asks stopped between them; with the
+// prefilter it asks before each candidate line. Stopped from the start,
+// neither goes past its first segment or line.
+func TestRegexScanChecksStop(t *testing.T) {
+	buf := []byte(strings.Repeat(strings.Repeat("abc def ", 30)+"\n", 1000))
+	for _, c := range []struct{ heavy, light string }{
+		{`(\w+\s*){160}[xy]`, `[0-9]+[xy]`}, // no literal
+		{`def (\w+\s*){100}x`, `def [0-9]`}, // prefilter "def "
+	} {
+		m, err := compileRegex(c.heavy, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := 0
+		m.stopped = func() bool { calls++; return true }
+		if i := m.forChunk(buf).index(buf, 0); i != -1 || calls != 1 {
+			t.Errorf("%s: index %d after %d stop checks, want -1 after 1", c.heavy, i, calls)
+		}
+		// A whole scan (of a cheap pattern) asks all along.
+		if m, err = compileRegex(c.light, true); err != nil {
+			t.Fatal(err)
+		}
+		calls = 0
+		m.stopped = func() bool { calls++; return false }
+		if i := m.forChunk(buf).index(buf, 0); i != -1 || calls < 10 {
+			t.Errorf("%s: a full scan checked stop %d times", c.light, calls)
+		}
 	}
 }

@@ -271,6 +271,9 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	var stop atomic.Bool
 	pl := &plan{cm: cm, maxLen: maxLen, perFile: req.Limit + 1, before: req.before(), after: req.after(),
 		capBytes: lim.SearchMaxFileBytes, stopped: func() bool { return stop.Load() || ctx.Err() != nil }}
+	if rm, ok := cm.(*regexMatcher); ok {
+		rm.stopped = pl.stopped // a regexp checks it between lines, not only between buffers
+	}
 	switch req.Output {
 	case OutputFiles:
 		pl.perFile, pl.files = 1, true
