@@ -125,10 +125,11 @@ func (r *Repo) blame(ctx context.Context, rev, file string, start, end int, clam
 		return nil, argError("blame needs the path of one file")
 	}
 	p := ps[0]
-	h, err := r.newHistory()
+	h, closeHistory, err := r.newHistory()
 	if err != nil {
 		return nil, err
 	}
+	defer closeHistory()
 	id, err := h.resolveRev(rev)
 	if err != nil {
 		return nil, err

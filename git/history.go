@@ -12,8 +12,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	sfs "github.com/serverfs/serverfs/fs"
 )
@@ -118,11 +120,27 @@ type history struct {
 	trees   map[plumbing.Hash]*object.Tree
 }
 
-func (r *Repo) newHistory() (*history, error) {
-	h := &history{r: r, alias: r.w.Alias(), commits: map[plumbing.Hash]*object.Commit{}, trees: map[plumbing.Hash]*object.Tree{}}
+// newHistory starts a history request. For its duration the repository
+// reads objects through a storage that keeps each pack open (go-git's
+// default opens the pack again for every object) and lists the packs
+// once; done restores the repository's own storage and closes the packs.
+func (r *Repo) newHistory() (h *history, done func(), err error) {
+	own := r.storage
+	st := filesystem.NewStorageWithOptions(&controlFS{c: r.ctl, root: ".git"}, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true, ExclusiveAccess: true})
+	r.storage = st
+	done = func() {
+		r.storage = own
+		st.Close()
+	}
+	defer func() {
+		if err != nil {
+			done()
+		}
+	}()
+	h = &history{r: r, alias: r.w.Alias(), commits: map[plumbing.Hash]*object.Commit{}, trees: map[plumbing.Hash]*object.Tree{}}
 	b, err := r.readControl(".git/shallow")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, l := range strings.Split(string(b), "\n") {
 		if l = strings.TrimSpace(l); plumbing.IsHash(l) {
@@ -132,7 +150,7 @@ func (r *Repo) newHistory() (*history, error) {
 			h.shallow[plumbing.NewHash(l)] = true
 		}
 	}
-	return h, nil
+	return h, done, nil
 }
 
 func (h *history) missing(what string, id plumbing.Hash, err error) error {
@@ -616,10 +634,11 @@ func (r *Repo) Log(ctx context.Context, o LogOptions) (*LogResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := r.newHistory()
+	h, done, err := r.newHistory()
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	key := o.key(ps)
 	var start plumbing.Hash
 	skip := 0

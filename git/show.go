@@ -73,10 +73,11 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 	if err != nil {
 		return nil, err
 	}
-	h, err := r.newHistory()
+	h, done, err := r.newHistory()
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	id, err := h.resolveRev(rev)
 	if err != nil {
 		return nil, err
