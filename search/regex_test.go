@@ -233,7 +233,7 @@ func TestRegexHeavyPatternHonoursTimeout(t *testing.T) {
 
 // TestRegexScanChecksStop: without a prefilter the regexp scans a buffer
 // in segments of whole lines and asks stopped between them; with the
-// prefilter it asks before each candidate line. Stopped from the start,
+// prefilter it asks before every 16th candidate line. Stopped from the start,
 // neither goes past its first segment or line.
 func TestRegexScanChecksStop(t *testing.T) {
 	buf := []byte(strings.Repeat(strings.Repeat("abc def ", 30)+"\n", 1000))
