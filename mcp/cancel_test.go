@@ -393,3 +393,40 @@ func TestCancelBridgeAction(t *testing.T) {
 	}
 	waitGoroutines(t, base)
 }
+
+// TestAbandonedCalls: go-sdk's client abandoning a call at its deadline
+// (what the tunnel does at response_timeout: notifications/cancelled on
+// the session lane, and the POST closed) stops the call on every lane,
+// and the goroutines of the call and of the session end.
+func TestAbandonedCalls(t *testing.T) {
+	e := newEnv(t)
+	slowTree(t, e)
+	url := e.serveHTTP(t)
+	for _, v := range []string{"2025-06-18", "2026-07-28"} {
+		t.Run(v, func(t *testing.T) {
+			http.DefaultClient.CloseIdleConnections()
+			base := runtime.NumGoroutine()
+			mark := len(e.log.String())
+			c := sdk.NewClient(&sdk.Implementation{Name: "serverfs-test", Version: "0"}, nil)
+			cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 700*time.Millisecond)
+			_, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "search_text", Arguments: map[string]any{"workdir": "wd", "path": "slow", "query": `\d{9}x`, "regex": true}})
+			cancel()
+			abandoned := time.Now()
+			if err == nil {
+				t.Fatal("the slow search ended within 700 ms")
+			}
+			l := waitCallLogged(t, e, "search_text", mark)
+			t.Logf("%s: the search ended %s after the client abandoned it", v, time.Since(abandoned).Round(time.Millisecond))
+			if l["error_code"] != "CANCELED" {
+				t.Errorf("call log %v: want error_code CANCELED", l)
+			}
+			cs.Close()
+			http.DefaultClient.CloseIdleConnections() // the client's keep-alive connections
+			waitGoroutines(t, base)
+		})
+	}
+}
