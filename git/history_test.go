@@ -939,7 +939,7 @@ func unquoteC(s string) string {
 func TestBlameMatchesGit(t *testing.T) {
 	orcNeedGit(t)
 	orcSetHome(t)
-	cases := 0
+	cases, renamed, hiddenOrigins := 0, 0, 0
 	for _, seed := range []int64{1, 2} {
 		dir, r := historyRepo(t, seed, 300)
 		rng := rand.New(rand.NewSource(seed))
@@ -979,6 +979,10 @@ func TestBlameMatchesGit(t *testing.T) {
 					name = run.OrigPath
 				} else if run.OrigPathHidden {
 					name = "(hidden)"
+					hiddenOrigins++
+				}
+				if run.OrigPath != "" {
+					renamed++
 				}
 				for i := range run.Lines {
 					got = append(got, [3]string{run.Commit, strconv.Itoa(run.OrigLine + i), quotePath(name)})
@@ -1002,5 +1006,5 @@ func TestBlameMatchesGit(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d blame cases", cases)
+	t.Logf("%d blame cases (%d runs from a renamed file, %d from a hidden one)", cases, renamed, hiddenOrigins)
 }
