@@ -17,9 +17,11 @@ const (
 	opFind op = "find"
 	opRead op = "read"
 	opStat op = "stat"
+	opTail op = "tail" // ReadTail: answers as read does
+	opTree op = "tree" // Tree at depth 3: answers as list does
 )
 
-var ops = []op{opList, opFind, opRead, opStat}
+var ops = []op{opList, opFind, opRead, opStat, opTail, opTree}
 
 // okSymlink is the expectation "stat succeeds and reports a symlink".
 const okSymlink Code = "ok:symlink"
@@ -38,6 +40,12 @@ type hostileCase struct {
 func (c hostileCase) want(o op) Code {
 	if w, ok := c.per[o]; ok {
 		return w
+	}
+	switch o {
+	case opTail:
+		return c.want(opRead)
+	case opTree:
+		return c.want(opList)
 	}
 	return c.all
 }
@@ -144,6 +152,10 @@ func runOp(e *testEnv, o op, path string) (any, error) {
 		return e.fs.Find(ctx, "wd", path, "*", 0)
 	case opRead:
 		return e.fs.ReadText(ctx, "wd", path, 0, 0)
+	case opTail:
+		return e.fs.ReadTail(ctx, "wd", path, 5, nil)
+	case opTree:
+		return e.fs.Tree(ctx, "wd", path, TreeOptions{Depth: 3})
 	default:
 		return e.fs.Stat("wd", path)
 	}

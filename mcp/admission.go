@@ -219,7 +219,11 @@ const hugeDirBytes = 256 << 10
 // is not here, so no tool can skip the gate by omission.
 var toolCosts = map[string]costFn{
 	"list_workdirs": cheap,
+	// A tree walks subdirectories, and may read .gitignore files.
 	"list_directory": heavyIf(func(d *Deps, in listDirectoryIn) bool {
+		if in.Depth > 1 {
+			return true
+		}
 		size, ok := d.FS.DirSize(in.Workdir, in.Path)
 		return ok && size > hugeDirBytes
 	}),

@@ -219,7 +219,7 @@ func TestAdmissionBoundsHeavyCalls(t *testing.T) {
 	if p99 := lat[len(lat)*99/100]; p99 > time.Second {
 		t.Errorf("stat_file p99 %v while heavy calls hold every slot", p99)
 	}
-	structured[sfs.Listing](t, e.call(t, cs, "list_directory", map[string]any{"workdir": "wd"}))
+	structured[listOut](t, e.call(t, cs, "list_directory", map[string]any{"workdir": "wd"}))
 
 	close(release)
 	for range 5 {

@@ -51,10 +51,11 @@ func toolError(err error) (sfs.Code, string) {
 // INTERNAL_ERROR (stack in the server log only) and the server keeps
 // serving; errors become tool results with isError and only the text; a
 // success carries the output as structuredContent and, as go-sdk's typed
-// handlers do, its JSON as one text content. With a progressToken, a call
-// that runs long sends notifications/progress (progress.go). A heavy call
-// (cost) runs only once the admission gate lets it (SERVER_BUSY otherwise).
-// Every call is logged once.
+// handlers do, its JSON as one text content (or, for an output with a Text
+// method, that text). With a progressToken, a call that runs long sends
+// notifications/progress (progress.go). A heavy call (cost) runs only once
+// the admission gate lets it (SERVER_BUSY otherwise). Every call is logged
+// once.
 func instrument[In, Out any](d *Deps, name string, cost costFn, args *argDecoder[In], fn func(context.Context, *Deps, In) (Out, callInfo, error)) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, _ error) {
 		start := time.Now()
@@ -118,9 +119,17 @@ func instrument[In, Out any](d *Deps, name string, cost costFn, args *argDecoder
 		if info.bytes == 0 {
 			info.bytes = len(b)
 		}
-		return &sdk.CallToolResult{StructuredContent: json.RawMessage(b), Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
+		text := string(b)
+		if t, ok := any(out).(texter); ok {
+			text = t.Text()
+		}
+		return &sdk.CallToolResult{StructuredContent: json.RawMessage(b), Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
 	}
 }
+
+// texter is an output whose text content is its own rendering rather
+// than its JSON (list_directory's lines).
+type texter interface{ Text() string }
 
 // marshalOutput is the JSON of a tool's output; a nil pointer is the zero
 // value of its element type (as go-sdk does), never null.

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -98,6 +99,15 @@ const (
 // bigLines is more than one read window (MaxReadLines is 500 by default).
 const bigLines = 600
 
+// bigText is big.txt's content.
+func bigText() string {
+	var big strings.Builder
+	for i := 1; i <= bigLines; i++ {
+		fmt.Fprintf(&big, "big line %d\n", i)
+	}
+	return big.String()
+}
+
 func newEnv(t *testing.T) *testEnv {
 	t.Helper()
 	return newEnvMode(t, false)
@@ -125,11 +135,7 @@ func newEnvMode(t *testing.T, rw bool) *testEnv {
 	w("marker.txt", []byte(markerText+"\n"))
 	w(".hidden.txt", []byte("hidden "+canaryText+"\n"))
 	w("id_rsa", []byte("PRIVATE "+canaryText+"\n"))
-	var big strings.Builder
-	for i := 1; i <= bigLines; i++ {
-		fmt.Fprintf(&big, "big line %d\n", i)
-	}
-	w("big.txt", []byte(big.String()))
+	w("big.txt", []byte(bigText()))
 	// Canaries outside the workdir: where ../secret.txt and an escape to
 	// a sibling directory would land.
 	writeFile(t, filepath.Join(parent, "secret.txt"), []byte(canaryText+"\n"))
@@ -434,34 +440,23 @@ func readChain(t *testing.T, e *testEnv, cs *sdk.ClientSession) {
 		t.Fatalf("list_workdirs = %+v", wds)
 	}
 
-	l := structured[sfs.Listing](t, e.call(t, cs, "list_directory", map[string]any{"workdir": "wd"}))
-	var names []string
-	for _, en := range l.Entries {
-		names = append(names, en.Name)
+	l := structured[listOut](t, e.call(t, cs, "list_directory", map[string]any{"workdir": "wd"}))
+	wantEntries := map[string]any{"README.md": float64(len(readmeText)), "big.txt": float64(len(bigText())), "compose.yml": float64(len(composeText)),
+		"config": "dir", "link.txt": "symlink", "logs": "dir", "marker.txt": float64(len(markerText) + 1), "sub": "dir"}
+	if !reflect.DeepEqual(l.Entries, wantEntries) || l.Total != len(wantEntries) || l.Returned != len(wantEntries) || l.HasMore || l.Workdir != "wd" || l.Path != "" || l.ModifiedAt != nil {
+		t.Fatalf("list_directory = %+v, want entries %v", l, wantEntries)
 	}
-	wantNames := []string{"README.md", "big.txt", "compose.yml", "config", "link.txt", "logs", "marker.txt", "sub"}
-	if !slices.Equal(names, wantNames) || l.Total != len(wantNames) || l.HasMore || l.Workdir != "wd" || l.Path != "" {
-		t.Fatalf("list_directory = %+v, want names %v", l, wantNames)
+	timed := structured[listOut](t, e.call(t, cs, "list_directory", map[string]any{"workdir": "wd", "times": true}))
+	if len(timed.ModifiedAt) != len(wantEntries) || timed.ModifiedAt["README.md"] == "" {
+		t.Errorf("list_directory with times: %+v", timed)
 	}
-	for _, en := range l.Entries {
-		switch en.Name {
-		case "README.md":
-			if en.Type != sfs.TypeFile || en.Size == nil || *en.Size != int64(len(readmeText)) || en.ModifiedAt == "" {
-				t.Errorf("README.md entry %+v", en)
-			}
-		case "config":
-			if en.Type != sfs.TypeDirectory {
-				t.Errorf("config entry %+v", en)
-			}
-		case "link.txt":
-			if en.Type != sfs.TypeSymlink {
-				t.Errorf("link.txt entry %+v", en)
-			}
-		}
-	}
-	page := structured[sfs.Listing](t, e.call(t, cs, "list_directory", map[string]any{"workdir": "wd", "offset": 2, "limit": 3}))
-	if len(page.Entries) != 3 || page.Entries[0].Name != "compose.yml" || !page.HasMore || page.NextOffset == nil || *page.NextOffset != 5 {
+	res := e.call(t, cs, "list_directory", map[string]any{"workdir": "wd", "offset": 2, "limit": 3})
+	page := structured[listOut](t, res)
+	if len(page.Entries) != 3 || page.Entries["compose.yml"] == nil || !page.HasMore || page.NextOffset != 5 {
 		t.Errorf("list_directory page = %+v", page)
+	}
+	if text, want := resultText(res), fmt.Sprintf("wd:/\ncompose.yml %d\nconfig/\nlink.txt@\nhas_more: next_offset 5\n", len(composeText)); text != want {
+		t.Errorf("list_directory text %q, want %q", text, want)
 	}
 
 	found := structured[sfs.FindResult](t, e.call(t, cs, "find_files", map[string]any{"workdir": "wd", "pattern": "*compose*.yml"}))

@@ -82,7 +82,7 @@ func instructions(s surface) string {
 		b.WriteString(`No workdir is "rw": no file tool changes files, but run_repo_action runs programs.`)
 	}
 
-	b.WriteString("\n\nCall list_workdirs first when you do not know the workdirs. To explore: list_directory, find_files (names), search_text (contents: literal text, or RE2 with regex), read_text_file (tail for the end of a log), read_text_files (several files in one call), stat_file.")
+	b.WriteString("\n\nCall list_workdirs first when you do not know the workdirs. To explore: list_directory (depth for a tree), find_files (names), search_text (contents: literal text, or RE2 with regex), read_text_file (tail for the end of a log), read_text_files (several files in one call), stat_file.")
 	if s.write {
 		b.WriteString("\n\nChanges (rw workdirs only; an ro workdir answers WORKDIR_READ_ONLY): write_text_file, edit_text_file, create_directory, move_path, delete_path. " +
 			"Every change is conditional: read_text_file and stat_file return the file's revision, and a change to an existing file passes it as expected_revision (creating a file passes none). " +
@@ -190,13 +190,6 @@ type listWorkdirsIn struct{}
 
 type listWorkdirsOut struct {
 	Workdirs []sfs.WorkdirInfo `json:"workdirs"`
-}
-
-type listDirectoryIn struct {
-	Workdir string `json:"workdir" jsonschema:"workdir alias from list_workdirs"`
-	Path    string `json:"path,omitempty" jsonschema:"directory relative to the workdir root; empty for the root"`
-	Offset  int    `json:"offset,omitempty" jsonschema:"number of entries to skip (use next_offset from the previous page)"`
-	Limit   int    `json:"limit,omitempty" jsonschema:"maximum entries to return"`
 }
 
 type findFilesIn struct {
@@ -308,6 +301,10 @@ func toolsFor(f *sfs.FS, bridged bool) []tool {
 // the write tools only when s serves them.
 func readTools(lim sfs.Limits, s surface) []tool {
 	maxRead := min(sfs.DefaultReadLines, lim.MaxReadLines)
+	listSchema := inputSchema[listDirectoryIn](map[string]bound{"offset": {0, 1 << 30, 0}, "limit": {1, lim.MaxListEntries, lim.DefaultListLimit}, "depth": {1, sfs.MaxTreeDepth, 1}})
+	for _, b := range []string{"dirs_only", "skip_ignored", "times"} {
+		listSchema.Properties[b].Default = json.RawMessage("false")
+	}
 	readSchema := inputSchema[readTextFileIn](map[string]bound{"start_line": {1, 1 << 30, 1}, "max_lines": {1, lim.MaxReadLines, maxRead}, "tail": {0, lim.MaxReadLines, 0}})
 	searchSchema := inputSchema[searchTextIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults},
 		"context": {0, search.MaxContext, 0}, "before": {0, search.MaxContext, 0}, "after": {0, search.MaxContext, 0}})
@@ -343,11 +340,12 @@ func readTools(lim sfs.Limits, s surface) []tool {
 		{
 			def: &sdk.Tool{
 				Name: "list_directory",
-				Description: fmt.Sprintf("List one directory of a workdir (not recursive), sorted by name: each entry's name, path, type (file, directory, symlink, other), size for files and modified_at (RFC 3339 UTC). "+
-					"Returns up to limit entries (default %d, at most %d) from offset; while has_more is true, call again with offset set to next_offset. "+
-					"Hidden and credential files are not listed; symlinks are listed but never followed and their targets never shown. A directory of more than %d entries is DIRECTORY_TOO_LARGE: use find_files with a pattern instead.", lim.DefaultListLimit, lim.MaxListEntries, lim.MaxWalkEntries),
+				Description: fmt.Sprintf("List a directory of a workdir, sorted by name; with depth (at most %d) also its subdirectories, as a tree (depth first, a directory's entries right after it). "+
+					"entries maps each name to a file's size in bytes, \"dir\" (a directory not listed), a listed directory's own entries, \"symlink\" or \"other\"; times adds modified_at. "+
+					"Returns up to limit entries (default %d, at most %d) from offset; while has_more is true, call again with offset set to next_offset. dirs_only lists directories only; skip_ignored leaves out what .gitignore excludes. "+
+					"Hidden and credential files are not listed; symlinks are listed but never followed and their targets never shown. A single directory of more than %d entries is DIRECTORY_TOO_LARGE (use find_files with a pattern); a tree stops reading after %d entries or %s (truncated).", sfs.MaxTreeDepth, lim.DefaultListLimit, lim.MaxListEntries, lim.MaxWalkEntries, lim.MaxWalkEntries, lim.SearchTimeout),
 				Annotations: readOnly("List directory"),
-				InputSchema: inputSchema[listDirectoryIn](map[string]bound{"offset": {0, 1 << 30, 0}, "limit": {1, lim.MaxListEntries, lim.DefaultListLimit}}),
+				InputSchema: listSchema,
 			},
 			register: register("list_directory", listDirectory),
 		},
@@ -430,11 +428,6 @@ func ToolNames(f *sfs.FS, bridged bool) []string {
 
 func listWorkdirs(_ context.Context, d *Deps, _ listWorkdirsIn) (listWorkdirsOut, callInfo, error) {
 	return listWorkdirsOut{Workdirs: d.FS.Workdirs()}, callInfo{}, nil
-}
-
-func listDirectory(_ context.Context, d *Deps, in listDirectoryIn) (*sfs.Listing, callInfo, error) {
-	l, err := d.FS.List(in.Workdir, in.Path, in.Offset, in.Limit)
-	return l, callInfo{workdir: in.Workdir, path: in.Path}, err
 }
 
 func findFiles(ctx context.Context, d *Deps, in findFilesIn) (*sfs.FindResult, callInfo, error) {

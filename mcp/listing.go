@@ -1,0 +1,258 @@
+package mcp
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/search"
+)
+
+// list_directory's answer is compact (issue 17): a listing is the call an
+// agent makes most, and it paid about 115 bytes per entry twice (the JSON
+// and its text copy). Entries are a map from name to what the entry is (a
+// file's size, "dir", a listed directory's own map, "symlink", "other"):
+// no path repeated where the parent is known, no type word for files, no
+// times unless asked. The text content is not the JSON again but the same
+// listing as indented lines (see listText), for clients that show the
+// model only the text; the README says why.
+
+// Entry values of a compact listing that are not sizes or maps.
+const (
+	valueDir     = "dir" // a directory whose entries are not listed here
+	valueSymlink = "symlink"
+	valueOther   = "other"
+)
+
+type listDirectoryIn struct {
+	Workdir     string `json:"workdir" jsonschema:"workdir alias from list_workdirs"`
+	Path        string `json:"path,omitempty" jsonschema:"directory relative to the workdir root; empty for the root"`
+	Offset      int    `json:"offset,omitempty" jsonschema:"number of entries to skip (use next_offset from the previous page)"`
+	Limit       int    `json:"limit,omitempty" jsonschema:"maximum entries to return"`
+	Depth       int    `json:"depth,omitempty" jsonschema:"levels to list: 1 is this directory's entries, 2 also the entries of its subdirectories, and so on"`
+	DirsOnly    bool   `json:"dirs_only,omitempty" jsonschema:"list directories only"`
+	SkipIgnored bool   `json:"skip_ignored,omitempty" jsonschema:"leave out what .gitignore rules exclude in git repositories, as search_text does (and .git)"`
+	Times       bool   `json:"times,omitempty" jsonschema:"also return modified_at (RFC 3339 UTC) of each entry"`
+}
+
+// listOut is list_directory's answer.
+type listOut struct {
+	Workdir string `json:"workdir"`
+	Path    string `json:"path,omitempty"`
+	// Entries maps each name to a file's size in bytes, "dir" (a
+	// directory not listed here), a listed directory's own map of
+	// entries, "symlink" or "other".
+	Entries map[string]any `json:"entries"`
+	// Total is the number of entries of the directory, for a one-level
+	// listing of all entries.
+	Total    int  `json:"total,omitempty"`
+	Returned int  `json:"returned"`
+	HasMore  bool `json:"has_more,omitempty"`
+	// NextOffset is the offset of the next page while has_more is true.
+	NextOffset int `json:"next_offset,omitempty"`
+	// Truncated says why entries exist that no page shows: walk_limit
+	// or timeout.
+	Truncated string `json:"truncated,omitempty"`
+	// ModifiedAt maps each entry's path below path to its modification
+	// time, with times.
+	ModifiedAt map[string]string `json:"modified_at,omitempty"`
+
+	lines []listLine // the text content
+}
+
+// listLine is one entry of the text content.
+type listLine struct {
+	depth   int // 1 for the listed directory's own entries
+	name    string
+	value   any // as in Entries; a listed directory is "dir/" too
+	modTime string
+	context bool // an ancestor shown for a page that starts below it
+}
+
+func listDirectory(ctx context.Context, d *Deps, in listDirectoryIn) (*listOut, callInfo, error) {
+	info := callInfo{workdir: in.Workdir, path: in.Path}
+	if in.Depth == 0 {
+		in.Depth = 1
+	}
+	if in.Depth == 1 && !in.DirsOnly && !in.SkipIgnored {
+		l, err := d.FS.List(in.Workdir, in.Path, in.Offset, in.Limit)
+		if err != nil {
+			return nil, info, err
+		}
+		out := &listOut{Workdir: l.Workdir, Path: l.Path, Entries: make(map[string]any, len(l.Entries)), Total: l.Total, Returned: l.Returned, HasMore: l.HasMore}
+		if l.NextOffset != nil {
+			out.NextOffset = *l.NextOffset
+		}
+		for _, e := range l.Entries {
+			var v any
+			switch e.Type {
+			case sfs.TypeFile:
+				v = int64(0)
+				if e.Size != nil {
+					v = *e.Size
+				}
+			case sfs.TypeDirectory:
+				v = valueDir
+			case sfs.TypeSymlink:
+				v = valueSymlink
+			default:
+				v = valueOther
+			}
+			out.Entries[e.Name] = v
+			ln := listLine{depth: 1, name: e.Name, value: v}
+			if in.Times && e.ModifiedAt != "" {
+				if out.ModifiedAt == nil {
+					out.ModifiedAt = map[string]string{}
+				}
+				out.ModifiedAt[e.Name], ln.modTime = e.ModifiedAt, e.ModifiedAt
+			}
+			out.lines = append(out.lines, ln)
+		}
+		return out, info, nil
+	}
+	opts := sfs.TreeOptions{Depth: in.Depth, DirsOnly: in.DirsOnly, Offset: in.Offset, Limit: in.Limit, Times: in.Times}
+	if in.SkipIgnored {
+		w, err := d.FS.Workdir(in.Workdir)
+		if err != nil {
+			return nil, info, err
+		}
+		opts.Ignore = search.NewIgnoreFilter(w)
+	}
+	t, err := d.FS.Tree(ctx, in.Workdir, in.Path, opts)
+	if err != nil {
+		return nil, info, err
+	}
+	return treeOut(t, in.Times), info, nil
+}
+
+// treeOut nests a tree page into maps. A page that starts below
+// directories of an earlier page gets them as maps (and as context lines
+// of the text).
+func treeOut(t *sfs.Tree, times bool) *listOut {
+	out := &listOut{Workdir: t.Workdir, Path: t.Path, Entries: map[string]any{}, Returned: len(t.Entries), HasMore: t.HasMore, NextOffset: t.NextOffset, Truncated: t.Truncated}
+	dirs := map[string]map[string]any{"": out.Entries} // listed directory path -> its map
+	var mapOf func(dir string, depth int) map[string]any
+	mapOf = func(dir string, depth int) map[string]any {
+		if m, ok := dirs[dir]; ok {
+			return m
+		}
+		parent, name := "", dir
+		if i := strings.LastIndexByte(dir, '/'); i >= 0 {
+			parent, name = dir[:i], dir[i+1:]
+		}
+		m := map[string]any{}
+		mapOf(parent, depth-1)[name] = m
+		dirs[dir] = m
+		out.lines = append(out.lines, listLine{depth: depth, name: name, value: valueDir, context: true})
+		return m
+	}
+	for _, e := range t.Entries {
+		dir := ""
+		if i := strings.LastIndexByte(e.Path, '/'); i >= 0 {
+			dir = e.Path[:i]
+		}
+		parent := mapOf(dir, e.Depth-1)
+		var v any
+		switch {
+		case e.Type == sfs.TypeFile:
+			v = e.Size
+		case e.Type == sfs.TypeDirectory && e.Listed:
+			m := map[string]any{}
+			dirs[e.Path] = m
+			v = m
+		case e.Type == sfs.TypeDirectory:
+			v = valueDir
+		case e.Type == sfs.TypeSymlink:
+			v = valueSymlink
+		default:
+			v = valueOther
+		}
+		parent[e.Name] = v
+		ln := listLine{depth: e.Depth, name: e.Name, value: v}
+		if times && e.ModifiedAt != "" {
+			if out.ModifiedAt == nil {
+				out.ModifiedAt = map[string]string{}
+			}
+			out.ModifiedAt[e.Path], ln.modTime = e.ModifiedAt, e.ModifiedAt
+		}
+		out.lines = append(out.lines, ln)
+	}
+	return out
+}
+
+// Text is the text content of a listing: one line per entry, indented two
+// spaces per level, "name size" for a file, "name/" for a directory,
+// "name@" for a symlink and "name (other)" for anything else, then the
+// modification time with times. A name that could be misread (spaces at
+// its ends, control characters, a leading quote, bytes that are not UTF-8)
+// is quoted as in Go. A last line says how to continue.
+func (o *listOut) Text() string {
+	var b strings.Builder
+	b.WriteString(o.Workdir)
+	b.WriteString(":/")
+	b.WriteString(o.Path)
+	b.WriteString("\n")
+	for _, l := range o.lines {
+		for range l.depth - 1 {
+			b.WriteString("  ")
+		}
+		b.WriteString(displayName(l.name))
+		switch v := l.value.(type) {
+		case int64:
+			b.WriteByte(' ')
+			b.WriteString(strconv.FormatInt(v, 10))
+		case map[string]any:
+			b.WriteByte('/')
+		case string:
+			switch v {
+			case valueDir:
+				b.WriteByte('/')
+			case valueSymlink:
+				b.WriteByte('@')
+			default:
+				b.WriteString(" (other)")
+			}
+		}
+		if l.modTime != "" {
+			b.WriteByte(' ')
+			b.WriteString(l.modTime)
+		}
+		b.WriteByte('\n')
+	}
+	switch {
+	case o.HasMore:
+		b.WriteString("has_more: next_offset ")
+		b.WriteString(strconv.Itoa(o.NextOffset))
+		b.WriteByte('\n')
+	case o.Truncated != "":
+		b.WriteString("truncated: ")
+		b.WriteString(o.Truncated)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// displayName quotes a name that a line could misread.
+func displayName(name string) string {
+	quote := !utf8.ValidString(name) || strings.HasPrefix(name, `"`)
+	if !quote {
+		r0, _ := utf8.DecodeRuneInString(name)
+		rl, _ := utf8.DecodeLastRuneInString(name)
+		quote = unicode.IsSpace(r0) || unicode.IsSpace(rl)
+	}
+	if !quote {
+		for _, r := range name {
+			if unicode.IsControl(r) {
+				quote = true
+				break
+			}
+		}
+	}
+	if quote {
+		return strconv.Quote(name)
+	}
+	return name
+}

@@ -1,0 +1,31 @@
+package search
+
+import sfs "github.com/serverfs/serverfs/fs"
+
+// IgnoreFilter is search_text's .gitignore engine for another walk of a
+// workdir (list_directory's tree): the same rules, read the same way
+// (inside a git work tree only; .gitignore at every level and
+// .git/info/exclude; the .gitignore files above the walk's root count). It
+// implements fs.Ignorer. Use one per walk.
+type IgnoreFilter struct {
+	w     *sfs.Workdir
+	rules ignoreRules
+}
+
+// NewIgnoreFilter returns a filter for one walk of w.
+func NewIgnoreFilter(w *sfs.Workdir) *IgnoreFilter { return &IgnoreFilter{w: w} }
+
+// Enter records the rules of a directory the walk reads; the walk's root
+// (Depth 0) also loads those of the directories above it.
+func (f *IgnoreFilter) Enter(d *sfs.Dir) {
+	if d.Depth == 0 {
+		f.rules.ancestors = ancestorFrames(f.w, d.Path)
+	}
+	f.rules.enter(d)
+}
+
+// Ignored reports whether the entry (workdir-relative path, met at walk
+// depth depth) is ignored.
+func (f *IgnoreFilter) Ignored(path string, isDir bool, depth int) bool {
+	return f.rules.ignored(path, isDir, depth)
+}
