@@ -114,7 +114,7 @@ func (f *FS) ReadWindow(ctx context.Context, alias, raw string, o ReadOptions) (
 	if startLine < 1 || maxLines < 1 || maxLines > f.limits.MaxReadLines {
 		return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("start_line must be >= 1 and max_lines between 1 and %d", f.limits.MaxReadLines), nil)
 	}
-	return f.readWith(alias, raw, o.Decode, func(src io.Reader, _ *File, hint int64) (*TextWindow, error) {
+	return f.readWith(alias, raw, o.Decode, true, func(src io.Reader, _ *File, hint int64) (*TextWindow, error) {
 		return readLines(ctx, src, startLine, maxLines, maxBytes, hint)
 	})
 }
@@ -122,8 +122,11 @@ func (f *FS) ReadWindow(ctx context.Context, alias, raw string, o ReadOptions) (
 // readWith opens the text file raw, passes its bytes (through decode when
 // set) to read, and fills in the window's workdir, path and revision. hint
 // is the file's size when read undecoded, -1 otherwise; file is the open
-// file itself (for readers that seek).
-func (f *FS) readWith(alias, raw string, decode Decoder, read func(src io.Reader, file *File, hint int64) (*TextWindow, error)) (*TextWindow, error) {
+// file itself (for readers that seek). seq says read consumes src in
+// order from its start and reads file no other way: the revision is then
+// hashed from the bytes it reads and the rest of the file after them, so
+// the file is read once.
+func (f *FS) readWith(alias, raw string, decode Decoder, seq bool, read func(src io.Reader, file *File, hint int64) (*TextWindow, error)) (*TextWindow, error) {
 	w, err := f.Workdir(alias)
 	if err != nil {
 		return nil, err
@@ -137,6 +140,13 @@ func (f *FS) readWith(alias, raw string, decode Decoder, read func(src io.Reader
 	hint := int64(-1)
 	if info.Size != nil {
 		hint = *info.Size
+	}
+	maxRev := int64(f.limits.MaxWriteBytes)
+	var tee *hashingReader
+	if decode == nil && seq && hint >= 0 && hint <= maxRev {
+		tee = newHashingReader(file, maxRev)
+		defer tee.release()
+		src = tee
 	}
 	if decode != nil {
 		hint = -1
@@ -159,7 +169,11 @@ func (f *FS) readWith(alias, raw string, decode Decoder, read func(src io.Reader
 		return nil, err
 	}
 	win.Workdir, win.Path = w.alias, info.Path
-	if decode == nil && hint >= 0 && hint <= int64(f.limits.MaxWriteBytes) {
+	if tee != nil {
+		if win.Revision, err = tee.revision(); err != nil {
+			return nil, newErr(CodeInternal, w.alias, info.Path, "could not be read", err)
+		}
+	} else if decode == nil && hint >= 0 && hint <= maxRev {
 		// Hashed from the descriptor the window was read from, so the
 		// revision is of this file even if the path was replaced since.
 		if win.Revision, err = fileRevision(file, f.limits.MaxWriteBytes); err != nil {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"sync"
 )
@@ -58,4 +59,62 @@ func hashReader(r io.Reader, max int) (string, error) {
 		return "", nil
 	}
 	return RevisionPrefix + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// hashingReader passes a file's bytes through to its reader while hashing
+// them, so that a sequential read and its revision share one pass over
+// the file: revision hashes what the reader left unread.
+type hashingReader struct {
+	r   io.Reader
+	h   hash.Hash
+	n   int64 // bytes hashed
+	max int64 // revision is "" past this many bytes
+	eof bool  // r said io.EOF: nothing is left to hash
+}
+
+var hashers = sync.Pool{New: func() any { return sha256.New() }}
+
+func newHashingReader(r io.Reader, max int64) *hashingReader {
+	h := hashers.Get().(hash.Hash)
+	h.Reset()
+	return &hashingReader{r: r, h: h, max: max}
+}
+
+func (t *hashingReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n > 0 && t.n <= t.max {
+		t.h.Write(p[:n])
+	}
+	t.n += int64(n)
+	if err == io.EOF {
+		t.eof = true
+	}
+	return n, err
+}
+
+// revision reads the rest of r (up to max bytes in all) and returns the
+// revision of everything r yielded, or "" when that was more than max.
+func (t *hashingReader) revision() (string, error) {
+	if !t.eof && t.n <= t.max {
+		bp := hashBufs.Get().(*[]byte)
+		n, err := io.CopyBuffer(t.h, io.LimitReader(t.r, t.max+1-t.n), *bp)
+		hashBufs.Put(bp)
+		t.n += n
+		if err != nil {
+			return "", err
+		}
+	}
+	if t.n > t.max {
+		return "", nil
+	}
+	var sum [sha256.Size]byte
+	return RevisionPrefix + hex.EncodeToString(t.h.Sum(sum[:0])), nil
+}
+
+// release returns the hash to its pool.
+func (t *hashingReader) release() {
+	if t.h != nil {
+		hashers.Put(t.h)
+		t.h = nil
+	}
 }

@@ -38,7 +38,7 @@ func (f *FS) readTail(ctx context.Context, alias, raw string, n, maxBytes int, d
 	if n < 1 || n > f.limits.MaxReadLines {
 		return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("tail must be between 1 and %d", f.limits.MaxReadLines), nil)
 	}
-	return f.readWith(alias, raw, decode, func(src io.Reader, file *File, size int64) (*TextWindow, error) {
+	return f.readWith(alias, raw, decode, false, func(src io.Reader, file *File, size int64) (*TextWindow, error) {
 		if decode != nil || size < 0 {
 			return tailStream(ctx, src, n, maxBytes)
 		}

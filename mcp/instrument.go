@@ -26,6 +26,33 @@ import (
 // workdir-relative paths agents sent.
 type Logger struct{ *slog.Logger }
 
+// toolCall writes a call's log line: the same record Info would, built
+// from typed attributes (no []any boxing, no caller lookup: the handler
+// logs no source) and handed to the handler only when INFO is enabled.
+func (l *Logger) toolCall(tool string, d time.Duration, code sfs.Code, info callInfo) {
+	ctx := context.Background()
+	h := l.Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	var buf [7]slog.Attr
+	attrs := append(buf[:0], slog.String("event", "tool_call"), slog.String("tool", tool), slog.Int64("duration_ms", d.Milliseconds()), slog.Bool("success", code == ""))
+	if info.workdir != "" {
+		attrs = append(attrs, slog.String("workdir", logString(info.workdir)))
+	}
+	if info.path != "" {
+		attrs = append(attrs, slog.String("path", logString(info.path)))
+	}
+	if code == "" {
+		attrs = append(attrs, slog.Int("bytes_returned", info.bytes))
+	} else {
+		attrs = append(attrs, slog.String("error_code", string(code)))
+	}
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, "tool_call", 0)
+	r.AddAttrs(attrs...)
+	_ = h.Handle(ctx, r)
+}
+
 // callInfo is what a handler tells the call log.
 type callInfo struct {
 	workdir, path string
@@ -76,19 +103,7 @@ func instrument[In, Out any](d *Deps, name string, cost costFn, args *argDecoder
 				res = &sdk.CallToolResult{}
 				res.SetError(errors.New(text))
 			}
-			attrs := []any{"event", "tool_call", "tool", name, "duration_ms", time.Since(start).Milliseconds(), "success", code == ""}
-			if info.workdir != "" {
-				attrs = append(attrs, "workdir", logString(info.workdir))
-			}
-			if info.path != "" {
-				attrs = append(attrs, "path", logString(info.path))
-			}
-			if code == "" {
-				attrs = append(attrs, "bytes_returned", info.bytes)
-			} else {
-				attrs = append(attrs, "error_code", string(code))
-			}
-			d.Log.Info("tool_call", attrs...)
+			d.Log.toolCall(name, time.Since(start), code, info)
 		}()
 		in, err := args.decode(req.Params.Arguments)
 		if err != nil {
@@ -164,6 +179,11 @@ type argDecoder[In any] struct {
 	// pointer fields (*bool), and decoding into a shared pointer writes
 	// through it.
 	defaults map[string]json.RawMessage
+	// defaultsJSON is defaults as one object, decoded into a fresh In
+	// before the arguments when every default is a JSON scalar (so that
+	// decoding the arguments over it replaces each present property
+	// whole, as the merged object would); nil: merge and re-encode.
+	defaultsJSON []byte
 }
 
 type argProp struct {
@@ -187,6 +207,15 @@ func newArgDecoder[In any](s *jsonschema.Schema) *argDecoder[In] {
 	}
 	if err != nil {
 		panic(fmt.Sprintf("defaults of %T: %v", probe, err))
+	}
+	scalar := true
+	for _, v := range a.defaults {
+		if t := bytes.TrimSpace(v); len(t) == 0 || t[0] == '{' || t[0] == '[' {
+			scalar = false
+		}
+	}
+	if scalar {
+		a.defaultsJSON = b
 	}
 	return a
 }
@@ -227,6 +256,20 @@ func (a *argDecoder[In]) decode(raw json.RawMessage) (In, error) {
 	}
 	if len(m) == 0 && len(a.defaults) == 0 {
 		return in, nil
+	}
+	if a.defaultsJSON != nil {
+		// The arguments decoded over the defaults: each present property
+		// replaces its default whole, as in the merged object.
+		if len(a.defaults) == 0 || json.Unmarshal(a.defaultsJSON, &in) == nil {
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if len(m) == 0 || dec.Decode(&in) == nil {
+				return in, nil
+			}
+		}
+		// A type error: the merged decode below words it as before
+		// (first offending property in name order).
+		in = *new(In)
 	}
 	if m == nil {
 		m = map[string]json.RawMessage{}

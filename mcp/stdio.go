@@ -1,58 +1,481 @@
 package mcp
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"strconv"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// StdioTransport is the transport of serve --stdio: go-sdk's IOTransport on
-// stdin and stdout, with JSON-RPC batches refused as over HTTP (guard.go).
-// go-sdk v1.8.0 refuses a batch on stdio only once 2025-06-18 or later is
-// negotiated; a client that negotiated 2025-03-26 could otherwise start
-// thousands of calls with one message. Each message from stdin is read
-// whole; a batch is answered with one JSON-RPC error (id null) and never
-// reaches go-sdk. The answer is written under the same lock as go-sdk's
-// messages (one Write each), so lines never interleave.
+// StdioTransport is the transport of serve --stdio: one MCP session on
+// newline-delimited JSON over stdin and stdout, through go-sdk's public
+// Transport interface.
+//
+// JSON-RPC batches are refused as over HTTP (guard.go): go-sdk v1.8.0
+// refuses a batch on stdio only once 2025-06-18 or later is negotiated, so
+// a client that negotiated 2025-03-26 could start thousands of calls with
+// one message. A batch is answered with one JSON-RPC error (id null) and
+// never reaches go-sdk.
+//
+// Every other message is framed as go-sdk's IOTransport frames it (a
+// JSON decoder on the stream, each value at most DefaultMaxLineLength
+// bytes) and handed over as jsonrpc.DecodeMessage would, but the common
+// ones skip go-sdk's per-message JSON work:
+//
+//   - a request or notification of the usual shape ("jsonrpc", "id",
+//     "method", "params", plain strings, an integer or plain string id) is
+//     taken apart here (parseRequest) instead of by jsonrpc.DecodeMessage:
+//     go-sdk v1.8.0's IOTransport decodes every message twice, first as a
+//     batch, each time with a decoder that allocates a 32 KiB buffer;
+//   - a successful response is written as {"jsonrpc":"2.0","id":ID,
+//     "result":RESULT} around go-sdk's already compact result
+//     (appendResponse) instead of jsonrpc.EncodeMessage re-encoding, and
+//     so re-scanning, the whole result.
+//
+// Anything else (responses from the client, unusual ids, escapes, unknown
+// keys, nesting past go-sdk's limit) goes through jsonrpc.DecodeMessage and
+// EncodeMessage, so the bytes on the wire are the same either way
+// (TestStdioTransportMatches compares with the previous transport, go-sdk's
+// IOTransport behind a batch filter). Each message is one Write to stdout,
+// under one lock.
 func StdioTransport(stdin io.Reader, stdout io.Writer) sdk.Transport {
-	out := &lockedWriter{w: stdout}
-	pr, pw := io.Pipe()
+	return &stdioTransport{r: stdin, w: stdout}
+}
+
+type stdioTransport struct {
+	r io.Reader
+	w io.Writer
+}
+
+// Connect implements go-sdk's Transport.
+func (t *stdioTransport) Connect(context.Context) (sdk.Connection, error) {
+	return newStdioConn(t.r, t.w, sdk.DefaultMaxLineLength), nil
+}
+
+// batchRefusal answers a JSON-RPC batch on stdio.
+const batchRefusal = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"JSON-RPC batches are not supported: send one request per message"}}` + "\n"
+
+type stdioMsg struct {
+	msg json.RawMessage
+	err error
+}
+
+type stdioConn struct {
+	w        io.Writer
+	incoming <-chan stdioMsg
+
+	writeMu sync.Mutex
+	buf     []byte // the fast path's output, under writeMu
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+func newStdioConn(r io.Reader, w io.Writer, limit int) *stdioConn {
+	incoming := make(chan stdioMsg)
+	closed := make(chan struct{})
+	// As go-sdk's IOTransport: a goroutine reads, so that Close unblocks
+	// Read.
 	go func() {
-		dec := json.NewDecoder(stdin)
+		lr := &lineCapReader{r: r, limit: limit}
+		dec := json.NewDecoder(lr)
 		for {
 			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				if err == io.EOF {
-					pw.Close()
-				} else {
-					pw.CloseWithError(err)
-				}
+			err := dec.Decode(&raw)
+			select {
+			case incoming <- stdioMsg{msg: raw, err: err}:
+			case <-closed:
 				return
 			}
-			if len(raw) > 0 && raw[0] == '[' {
-				out.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"JSON-RPC batches are not supported: send one request per message"}}` + "\n"))
-				continue
+			if err != nil {
+				return
 			}
-			if _, err := pw.Write(append(raw, '\n')); err != nil {
-				return // the session ended
-			}
+			lr.count = 0
 		}
 	}()
-	return &sdk.IOTransport{Reader: pr, Writer: out}
+	return &stdioConn{w: w, incoming: incoming, closed: closed}
 }
 
-// lockedWriter serializes whole writes to w; Close does not close w.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+// lineCapReader bounds the bytes buffered for one message (go-sdk's
+// frameLimitReader).
+type lineCapReader struct {
+	r            io.Reader
+	limit, count int
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+var errLineTooLong = errors.New("inbound JSON-RPC frame exceeded the configured maximum line length")
+
+func (r *lineCapReader) Read(p []byte) (int, error) {
+	if r.count >= r.limit {
+		return 0, errLineTooLong
+	}
+	if len(p) > r.limit-r.count {
+		p = p[:r.limit-r.count]
+	}
+	n, err := r.r.Read(p)
+	r.count += n
+	return n, err
 }
 
-func (l *lockedWriter) Close() error { return nil }
+func (c *stdioConn) SessionID() string { return "" }
+
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
+}
+
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		default:
+		}
+		var raw json.RawMessage
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case v := <-c.incoming:
+			if v.err != nil {
+				return nil, v.err
+			}
+			raw = v.msg
+		case <-c.closed:
+			return nil, io.EOF
+		}
+		if len(raw) > 0 && raw[0] == '[' {
+			c.writeMu.Lock()
+			_, err := io.WriteString(c.w, batchRefusal)
+			c.writeMu.Unlock()
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return decodeMessage(raw)
+	}
+}
+
+// decodeMessage is what go-sdk's IOTransport makes of a message that is
+// not an array: null is an empty batch (go-sdk tries every message as a
+// batch first), anything else one message.
+func decodeMessage(raw json.RawMessage) (jsonrpc.Message, error) {
+	if string(raw) == "null" {
+		return nil, errors.New("empty batch")
+	}
+	if !tooDeep(raw) {
+		if req, ok := parseRequest(raw); ok {
+			return req, nil
+		}
+	}
+	return jsonrpc.DecodeMessage(raw)
+}
+
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		if b, ok := appendResponse(c.buf[:0], resp); ok {
+			if cap(b) <= 64<<10 {
+				c.buf = b // reused while small
+			}
+			_, err := c.w.Write(b)
+			return err
+		}
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("marshaling message: %v", err)
+	}
+	_, err = c.w.Write(append(data, '\n'))
+	return err
+}
+
+// appendResponse appends resp's wire form and a newline to dst, byte for
+// byte what jsonrpc.EncodeMessage writes, when resp is a success with an
+// integer or plain string id and a compact result (go-sdk's results are
+// encoding/json output, so compact; encoding/json would only re-scan it).
+func appendResponse(dst []byte, resp *jsonrpc.Response) ([]byte, bool) {
+	if resp.Error != nil || len(resp.Result) == 0 || !compactJSON(resp.Result) {
+		return nil, false
+	}
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	switch id := resp.ID.Raw().(type) {
+	case int64:
+		dst = strconv.AppendInt(dst, id, 10)
+	case string:
+		if !plainString(id) {
+			return nil, false
+		}
+		dst = append(append(append(dst, '"'), id...), '"')
+	default:
+		return nil, false
+	}
+	dst = append(dst, `,"result":`...)
+	dst = append(dst, resp.Result...)
+	return append(dst, '}', '\n'), true
+}
+
+// plainString: printable ASCII without quotes or backslashes, which JSON
+// encodes as itself.
+func plainString[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// compactJSON reports whether the valid JSON b has no whitespace outside
+// its strings.
+func compactJSON(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			return false
+		case '"':
+			end := stringEnd(b, i)
+			if end < 0 {
+				return false
+			}
+			i = end
+		}
+	}
+	return true
+}
+
+// stringEnd is the index of the quote closing the string whose opening
+// quote is b[i], or -1.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; ; {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		q := j + k
+		bs := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return q
+		}
+		j = q + 1
+	}
+}
+
+// maxDepth is go-sdk's nesting limit for decoded JSON.
+const maxDepth = 1000
+
+// tooDeep reports whether b nests objects and arrays deeper than go-sdk's
+// decoder accepts (counted as go-sdk counts them).
+func tooDeep(b []byte) bool {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			end := stringEnd(b, i)
+			if end < 0 {
+				return false
+			}
+			i = end
+		case '{', '[':
+			if depth++; depth > maxDepth {
+				return true
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return false
+}
+
+// parseRequest takes apart a request or notification of the usual shape,
+// giving the message jsonrpc.DecodeMessage would: an object of "jsonrpc"
+// ("2.0"), "method" (printable ASCII, no escapes), optionally "id" (an
+// integer of at most 15 digits, or a plain string) and "params" (any
+// value but null), each once. Anything else is not ok (DecodeMessage
+// decides). raw is valid JSON (the framing decoder checked it).
+func parseRequest(raw []byte) (*jsonrpc.Request, bool) {
+	p := jsonScan{b: raw}
+	if !p.consume('{') {
+		return nil, false
+	}
+	var req jsonrpc.Request
+	var seenVersion, seenMethod, seenID, seenParams bool
+	for first := true; ; first = false {
+		if p.consume('}') {
+			break
+		}
+		if !first && !p.consume(',') {
+			return nil, false
+		}
+		key, ok := p.plain()
+		if !ok || !p.consume(':') {
+			return nil, false
+		}
+		switch string(key) {
+		case "jsonrpc":
+			v, ok := p.plain()
+			if !ok || seenVersion || string(v) != "2.0" {
+				return nil, false
+			}
+			seenVersion = true
+		case "method":
+			v, ok := p.plain()
+			if !ok || seenMethod {
+				return nil, false
+			}
+			req.Method, seenMethod = string(v), true
+		case "id":
+			if seenID {
+				return nil, false
+			}
+			seenID = true
+			p.space()
+			if p.i < len(p.b) && p.b[p.i] == '"' {
+				v, ok := p.plain()
+				if !ok {
+					return nil, false
+				}
+				req.ID, _ = jsonrpc.MakeID(string(v))
+				continue
+			}
+			start := p.i
+			if p.i < len(p.b) && p.b[p.i] == '-' {
+				p.i++
+			}
+			for p.i < len(p.b) && '0' <= p.b[p.i] && p.b[p.i] <= '9' {
+				p.i++
+			}
+			digits := p.b[start:p.i]
+			if len(digits) == 0 || len(digits) > 15 || digits[len(digits)-1] == '-' || (p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E')) {
+				return nil, false
+			}
+			n, err := strconv.ParseInt(string(digits), 10, 64)
+			if err != nil {
+				return nil, false
+			}
+			req.ID, _ = jsonrpc.MakeID(float64(n))
+		case "params":
+			if seenParams {
+				return nil, false
+			}
+			seenParams = true
+			p.space()
+			start := p.i
+			if !p.skipValue() || string(p.b[start:p.i]) == "null" {
+				return nil, false
+			}
+			req.Params = json.RawMessage(p.b[start:p.i])
+		default:
+			return nil, false
+		}
+	}
+	p.space()
+	if p.i != len(p.b) || !seenVersion || !seenMethod {
+		return nil, false
+	}
+	return &req, true
+}
+
+// jsonScan walks valid JSON.
+type jsonScan struct {
+	b []byte
+	i int
+}
+
+func (p *jsonScan) space() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *jsonScan) consume(c byte) bool {
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// plain reads a string of printable ASCII without escapes and returns its
+// bytes.
+func (p *jsonScan) plain() ([]byte, bool) {
+	if !p.consume('"') {
+		return nil, false
+	}
+	start := p.i
+	k := bytes.IndexByte(p.b[start:], '"')
+	if k < 0 {
+		return nil, false
+	}
+	s := p.b[start : start+k]
+	if !plainString(s) {
+		return nil, false
+	}
+	p.i = start + k + 1
+	return s, true
+}
+
+// skipValue moves past one value.
+func (p *jsonScan) skipValue() bool {
+	depth := 0
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch c {
+		case '"':
+			end := stringEnd(p.b, p.i)
+			if end < 0 {
+				return false
+			}
+			p.i = end + 1
+		case '{', '[':
+			depth++
+			p.i++
+		case '}', ']':
+			if depth == 0 {
+				return true
+			}
+			depth--
+			p.i++
+		case ',':
+			if depth == 0 {
+				return true
+			}
+			p.i++
+		case ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return true
+			}
+			p.i++
+		default:
+			p.i++
+		}
+		if depth == 0 && (c == '"' || c == '}' || c == ']') {
+			return true
+		}
+	}
+	return depth == 0
+}

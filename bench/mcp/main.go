@@ -43,6 +43,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -64,6 +65,7 @@ type config struct {
 	noSSE                      bool
 	protocol                   string // forced protocol version; "" go-sdk's newest
 	serverPID                  int    // for CPU accounting; stdio mode sets it
+	profile                    string // -profile: the server's CPU profile of the measured window
 	command                    []string
 }
 
@@ -84,6 +86,7 @@ func run() error {
 	flag.BoolVar(&c.noSSE, "no-sse", false, "http mode: do not open the standalone SSE GET stream per session")
 	flag.StringVar(&c.protocol, "protocol", "", "protocol version the client asks for (e.g. 2025-11-25: the session lane; 2026-07-28: the stateless lane); empty: go-sdk's newest")
 	flag.IntVar(&c.serverPID, "server-pid", 0, "http mode: the server's PID, to report its CPU time per call (Linux /proc)")
+	flag.StringVar(&c.profile, "profile", "", "signal the server (built with -tags benchprofile) to CPU-profile the measured window, and wait up to 30 s for the profile it writes to this file")
 	flag.Parse()
 	c.command = flag.Args()
 
@@ -285,8 +288,14 @@ func measure(ctx context.Context, sessions []*mcp.ClientSession, c config, name 
 	go func() {
 		time.Sleep(time.Until(start))
 		s0, c0 := procCPU(c.serverPID), procCPU(os.Getpid())
+		if c.profile != "" {
+			signalServer(c.serverPID, syscall.SIGUSR1)
+		}
 		time.Sleep(time.Until(end))
 		s1, c1 := procCPU(c.serverPID), procCPU(os.Getpid())
+		if c.profile != "" {
+			signalServer(c.serverPID, syscall.SIGUSR2)
+		}
 		cpu <- [2]time.Duration{diff(s0, s1), diff(c0, c1)}
 	}()
 	for i := range per {
@@ -326,6 +335,9 @@ func measure(ctx context.Context, sessions []*mcp.ClientSession, c config, name 
 	wg.Wait()
 	var all result
 	used := <-cpu
+	if c.profile != "" {
+		waitFile(c.profile, 30*time.Second)
+	}
 	all.serverCPU, all.clientCPU = used[0], used[1]
 	for _, r := range per {
 		all.latencies = append(all.latencies, r.latencies...)
@@ -335,6 +347,28 @@ func measure(ctx context.Context, sessions []*mcp.ClientSession, c config, name 
 		}
 	}
 	return all
+}
+
+// signalServer sends sig to the server process (for -profile).
+func signalServer(pid int, sig syscall.Signal) {
+	if pid <= 0 {
+		fmt.Fprintln(os.Stderr, "mcpbench: -profile needs the server's PID")
+		return
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		fmt.Fprintln(os.Stderr, "mcpbench: signal server:", err)
+	}
+}
+
+// waitFile polls until path exists or the deadline passes: the server
+// renames the profile into place once it is written.
+func waitFile(path string, d time.Duration) {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	fmt.Fprintln(os.Stderr, "mcpbench: no profile at", path)
 }
 
 // procCPU is the user+system CPU time of process pid from /proc (Linux),

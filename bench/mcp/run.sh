@@ -16,6 +16,11 @@
 #   NODE        node binary for the reference server (default: node)
 #   SERVERFS_LOG_LEVEL  passed to serverfs (default INFO, as in production:
 #               one log line per call, written to $WORK/logs)
+#   TRANSPORTS  which transports to measure (default "http stdio")
+#   PROFILE     1: build serverfs with -tags benchprofile and write a CPU
+#               profile of each ServerFS cell's measured window to
+#               $WORK/prof/{http-LANE,stdio}-TOOL-cC.pprof (profiling costs a
+#               few percent of CPU: take CPU per call from runs without it)
 set -euo pipefail
 
 die() { echo "bench/mcp/run.sh: $*" >&2; exit 1; }
@@ -36,6 +41,9 @@ DURATION=${DURATION:-5s}
 WARMUP=${WARMUP:-1s}
 CLIENTS=${CLIENTS:-1 64}
 LANES=${LANES:-session stateless}
+TRANSPORTS=${TRANSPORTS:-http stdio}
+PROFILE=${PROFILE:-}
+[ "$PROFILE" = 1 ] || PROFILE=
 export SERVERFS_LOG_LEVEL=${SERVERFS_LOG_LEVEL:-INFO}
 
 if [ -n "${BENCH_DIR:-}" ]; then
@@ -52,7 +60,12 @@ log "work dir: $WORK"
 
 # --- 1. build -----------------------------------------------------------------
 log "building serverfs and mcpbench"
-(cd "$ROOT" && go build -o "$BIN/serverfs" ./cmd/serverfs) || die "go build ./cmd/serverfs failed"
+TAGS=
+if [ -n "$PROFILE" ]; then
+	TAGS=benchprofile
+	mkdir -p "$WORK/prof"
+fi
+(cd "$ROOT" && go build -tags "$TAGS" -o "$BIN/serverfs" ./cmd/serverfs) || die "go build ./cmd/serverfs failed"
 (cd "$ROOT" && go build -o "$BIN/mcpbench" ./bench/mcp) || die "go build ./bench/mcp failed"
 
 # --- 2. the reference server ----------------------------------------------------
@@ -109,16 +122,7 @@ expect_for() { case $1 in stat_file) echo 4096 ;; read_text_file) echo 'line 64:
 
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 
-# --- 4. streamable HTTP -----------------------------------------------------------
-if [ -z "${PORT:-}" ]; then
-	# A port nobody listens on: healthcheck fails there.
-	for _ in $(seq 1 50); do
-		PORT=$((20000 + RANDOM % 20000))
-		SERVERFS_LISTEN=127.0.0.1:$PORT "$BIN/serverfs" healthcheck 2>/dev/null || break
-	done
-fi
-export SERVERFS_LISTEN=127.0.0.1:$PORT
-URL=http://127.0.0.1:$PORT/mcp
+has() { case " $TRANSPORTS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 SERVER_PID=
 stop_server() {
@@ -130,7 +134,19 @@ stop_server() {
 }
 trap stop_server EXIT
 
-"$BIN/serverfs" serve --workdir "wd=$TREE" 2>"$LOGS/serverfs-http.log" &
+# --- 4. streamable HTTP -----------------------------------------------------------
+if has http; then
+if [ -z "${PORT:-}" ]; then
+	# A port nobody listens on: healthcheck fails there.
+	for _ in $(seq 1 50); do
+		PORT=$((20000 + RANDOM % 20000))
+		SERVERFS_LISTEN=127.0.0.1:$PORT "$BIN/serverfs" healthcheck 2>/dev/null || break
+	done
+fi
+export SERVERFS_LISTEN=127.0.0.1:$PORT
+URL=http://127.0.0.1:$PORT/mcp
+
+SFSBENCH_CPUPROFILE=${PROFILE:+$WORK/prof/http} "$BIN/serverfs" serve --workdir "wd=$TREE" 2>"$LOGS/serverfs-http.log" &
 SERVER_PID=$!
 deadline=$((SECONDS + 15))
 until "$BIN/serverfs" healthcheck 2>/dev/null; do
@@ -141,25 +157,38 @@ done
 log "serverfs (pid $SERVER_PID) listening on $SERVERFS_LISTEN"
 
 lane_version() { case $1 in session) echo 2025-11-25 ;; stateless) echo 2026-07-28 ;; *) die "unknown lane $1" ;; esac; }
+n=0
 for lane in $LANES; do
 	for tool in stat_file read_text_file; do
 		for c in $CLIENTS; do
-			cell http "$lane" "$tool" "$c" "$(expect_for "$tool")" -mode http -url "$URL" -server-pid "$SERVER_PID" -server serverfs -workdir wd -file small.txt -protocol "$(lane_version "$lane")"
+			n=$((n + 1))
+			cell http "$lane" "$tool" "$c" "$(expect_for "$tool")" -mode http -url "$URL" -server-pid "$SERVER_PID" -server serverfs -workdir wd -file small.txt -protocol "$(lane_version "$lane")" \
+				${PROFILE:+-profile "$WORK/prof/http-$n.pprof"}
+			if [ -n "$PROFILE" ] && [ -f "$WORK/prof/http-$n.pprof" ]; then
+				mv "$WORK/prof/http-$n.pprof" "$WORK/prof/http-$lane-$tool-c$c.pprof"
+			fi
 		done
 	done
 done
 stop_server
 unset SERVERFS_LISTEN
+fi
 
 # --- 5. stdio: ServerFS and the reference server ---------------------------------------
+if has stdio; then
 for tool in stat_file read_text_file; do
 	for c in $CLIENTS; do
-		cell stdio serverfs "$tool" "$c" "$(expect_for "$tool")" -mode stdio -server serverfs -workdir wd -file small.txt \
-			-server-stderr "$LOGS/serverfs-stdio.log" -- "$BIN/serverfs" serve --stdio --workdir "wd=$TREE"
+		prof=$WORK/prof/stdio-$tool-c$c
+		SFSBENCH_CPUPROFILE=${PROFILE:+$prof} cell stdio serverfs "$tool" "$c" "$(expect_for "$tool")" -mode stdio -server serverfs -workdir wd -file small.txt \
+			-server-stderr "$LOGS/serverfs-stdio.log" ${PROFILE:+-profile "$prof-1.pprof"} -- "$BIN/serverfs" serve --stdio --workdir "wd=$TREE"
+		if [ -n "$PROFILE" ] && [ -f "$prof-1.pprof" ]; then
+			mv "$prof-1.pprof" "$prof.pprof"
+		fi
 		cell stdio reference "$tool" "$c" "$(expect_for "$tool")" -mode stdio -server reference -dir "$TREE" -file small.txt \
 			-server-stderr "$LOGS/reference-stdio.log" -- "$NODE" "$REF_JS" "$TREE"
 	done
 done
+fi
 
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
