@@ -511,8 +511,12 @@ func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
 		}
 		if e := entries[p[:i]]; e != nil {
 			if e.Mode == filemode.Submodule {
+				which := fmt.Sprintf("the submodule %q", p[:i])
+				if !r.visible(p[:i]) {
+					which = "a submodule" // (a deny pattern may match the directory alone)
+				}
 				return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: fmt.Sprintf(
-					"is inside the submodule %q, whose files belong to its own repository; commit there, and name the submodule itself here to record its checked-out commit", p[:i])}
+					"is inside %s, whose files belong to its own repository; commit there, and name the submodule itself here to record its checked-out commit", which)}
 			}
 			leading = append(leading, p[:i])
 		}

@@ -379,7 +379,7 @@ func commitDesigned(dir string, err error, paths []string, stagedBefore string) 
 			switch {
 			case lerr == nil && fi.IsDir() && strings.Contains(msg, "directory"):
 				return "a directory named"
-			case strings.Contains(msg, "inside the submodule"):
+			case strings.Contains(msg, "whose files belong to its own repository"):
 				return "a path inside a submodule"
 			case strings.Contains(msg, "directory in the index, deleted"):
 				return "a deleted directory named"
