@@ -9,6 +9,8 @@
 #   WARMUP      hyperfine warmup runs (default 2)
 #   LIMIT_RUNS  hyperfine runs for the "first 100 hits" measurement (default 30)
 #   GO_FREQ, GO_RARE, BIG_FREQ, BIG_RARE, ABSENT   override the search words
+#   BENCH_ONLY  "reads": only the read rows (tail of the 1 GiB file vs tail -n,
+#               depth-2 tree of GOROOT/src vs find -maxdepth 2)
 set -euo pipefail
 
 die() { echo "bench/run.sh: $*" >&2; exit 1; }
@@ -51,6 +53,10 @@ log "work dir: $WORK  (set BENCH_DIR=$WORK to reuse its corpora next time)"
 SFS=$WORK/sfsgrep
 log "building sfsgrep"
 (cd "$ROOT" && go build -o "$SFS" ./bench/sfsgrep) || die "go build ./bench/sfsgrep failed"
+SFR=$WORK/sfsread
+log "building sfsread"
+(cd "$ROOT" && go build -o "$SFR" ./bench/sfsread) || die "go build ./bench/sfsread failed"
+ONLY=${BENCH_ONLY:-}
 
 GOROOT_DIR=$(go env GOROOT)
 GOSRC=$GOROOT_DIR/src
@@ -129,6 +135,7 @@ mean_of() { # $1 = json, $2 = result index (0-based); prints mean and stddev in 
 		END { printf "%.1f %.1f\n", m[want] * 1000, s[want] * 1000 }' "$1"
 }
 
+if [ "$ONLY" != reads ]; then
 ROWS=$WORK/rows.txt
 : >"$ROWS"
 cell() { # corpus-label dir case word
@@ -207,10 +214,37 @@ hyperfine -N -i --warmup "$WARMUP" --runs "$LIMIT_RUNS" --style basic --export-j
 	-n first100 "'$SFS' --limit 100 '$GO_FREQ' '$GOCOPY'" >"$WORK/logs/first100.txt" 2>&1 ||
 	{ cat "$WORK/logs/first100.txt" >&2; die "hyperfine failed for first100"; }
 read -r lm lsd < <(mean_of "$LJSON" 0)
+fi
+
+# --- 4b. reads: tail and tree ------------------------------------------------
+# The last 50 lines of the 1 GiB file (ServerFS reads back from the end, as
+# tail does) and every entry two levels below GOROOT/src (ServerFS: sorted,
+# hidden/denied left out, paged by 100,000), side by side in one hyperfine
+# run each.
+DROWS=$WORK/read-rows.txt
+: >"$DROWS"
+dcell() { # label ours-cmd ref-cmd lines-check
+	local label=$1 ours=$2 ref=$3 tag json
+	tag=$(echo "read-$label" | tr -c 'A-Za-z0-9_-' '_')
+	json=$WORK/json/$tag.json
+	log "read row $label"
+	hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --style basic --export-json "$json" \
+		-n ours "$ours" -n ref "$ref" >"$WORK/logs/$tag.txt" 2>&1 ||
+		{ cat "$WORK/logs/$tag.txt" >&2; die "hyperfine failed for $tag"; }
+	read -r om os < <(mean_of "$json" 0)
+	read -r gm gs < <(mean_of "$json" 1)
+	echo "$label|$ours|$ref|$om|$gm|$os|$gs" >>"$DROWS"
+}
+[ "$("$SFR" tail 50 "$BIG" | md5sum)" = "$(tail -n 50 "$BIG" | md5sum)" ] || die "sfsread tail and tail -n disagree"
+[ "$("$SFR" tree 2 "$GOCOPY" | LC_ALL=C sort | md5sum)" = "$(find "$GOCOPY" -mindepth 1 -maxdepth 2 ! -name '.*' -printf '%P\n' | LC_ALL=C sort | md5sum)" ] ||
+	die "sfsread tree 2 and find -maxdepth 2 list different entries"
+dcell "tail 50 of the 1 GiB file" "'$SFR' tail 50 '$BIG'" "tail -n 50 '$BIG'"
+dcell "depth-2 tree of GOROOT/src" "'$SFR' tree 2 '$GOCOPY'" "find '$GOCOPY' -mindepth 1 -maxdepth 2"
 
 # --- 5. report ------------------------------------------------------------------
 RES=$WORK/results.md
 {
+	if [ "$ONLY" != reads ]; then
 	echo "## ServerFS search vs ripgrep"
 	echo
 	echo "| corpus | case | word | hits ours | hits rg | ours mean ms | rg mean ms | ours/rg | ≤0.8× | ours σ ms | rg σ ms |"
@@ -240,6 +274,19 @@ RES=$WORK/results.md
 	echo "- sfsgrep also searches inside .gz/.zst files of GOROOT/src; rg (no -z) does not, so \"hits ours\" can exceed \"hits rg\" there (e.g. testdata/*.json.zst)."
 	echo "- GOROOT/src = copy of $GOSRC ($GOVER); 1GiB file = one 1 MiB block of Go source repeated 1024×, \`$BIG_RARE\` injected 5×, \`$ABSENT\` absent; sfsgrep is given its directory, rg the same directory (it holds only that file)."
 	echo "- $(nproc) CPUs, $(rg --version | head -1), $(hyperfine --version), $(date -u +%Y-%m-%dT%H:%MZ). Other work on the machine adds noise; compare σ."
+	echo
+	fi
+	echo "## ServerFS reads vs tail and find"
+	echo
+	echo "| row | ours | reference | ours mean ms | ref mean ms | ours/ref | ours σ ms | ref σ ms |"
+	echo "|---|---|---|--:|--:|--:|--:|--:|"
+	awk -F'|' -v w="$WORK/" '{
+		ratio = ($5 > 0) ? $4 / $5 : 0
+		gsub(w, "", $2); gsub(w, "", $3); gsub("\047", "", $2); gsub("\047", "", $3)
+		printf "| %s | `%s` | `%s` | %s | %s | %.2f | %s | %s |\n", $1, $2, $3, $4, $5, ratio, $6, $7
+	}' "$DROWS"
+	echo
+	echo "- The same output checked before timing (tail: byte for byte; tree: the same set of paths). Means over $RUNS runs after $WARMUP warmups, $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ)."
 } >"$RES"
 
 echo
