@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"sort"
 
@@ -286,20 +287,28 @@ func splitPath(p string) []string {
 	return out
 }
 
-// load reads an origin's blob, bounded like a diff side.
+// load reads an origin's blob, bounded like a diff side, with one lookup
+// (the size comes with the object).
 func (h *history) load(o *origin) error {
 	if o.data != nil {
 		return nil
 	}
-	size, err := h.r.blobSize(o.blob)
+	obj, err := h.r.storage.EncodedObject(plumbing.BlobObject, o.blob)
 	if err != nil {
-		return h.missing("blob", o.blob, errors.Unwrap(err))
+		return h.missing("blob", o.blob, err)
 	}
-	if size > maxDiffFileBytes {
-		return &sfs.Error{Code: sfs.CodeReadLimitExceeded, Workdir: h.alias, Path: o.path, Msg: fmt.Sprintf("is %d bytes in commit %s; blame reads files up to %d bytes", size, o.c.Hash, maxDiffFileBytes)}
+	if obj.Size() > maxDiffFileBytes {
+		return &sfs.Error{Code: sfs.CodeReadLimitExceeded, Workdir: h.alias, Path: o.path, Msg: fmt.Sprintf("is %d bytes in commit %s; blame reads files up to %d bytes", obj.Size(), o.c.Hash, maxDiffFileBytes)}
 	}
-	if o.data, err = h.r.readBlob(o.blob, size); err != nil {
-		return h.missing("blob", o.blob, errors.Unwrap(err))
+	rd, err := obj.Reader()
+	if err != nil {
+		return h.missing("blob", o.blob, err)
+	}
+	defer rd.Close()
+	o.data = make([]byte, obj.Size())
+	if _, err := io.ReadFull(rd, o.data); err != nil {
+		o.data = nil
+		return h.missing("blob", o.blob, err)
 	}
 	return nil
 }

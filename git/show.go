@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 
@@ -131,7 +132,7 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 		}
 		a := side{exists: !ch.from.Hash.IsZero(), mode: ch.from.Mode, hash: ch.from.Hash}
 		b := side{exists: !ch.to.Hash.IsZero(), mode: ch.to.Mode, hash: ch.to.Hash}
-		if err := r.loadSides(&a, &b, budget); err != nil {
+		if err := r.loadCommitSides(&a, &b, budget); err != nil {
 			if errors.Is(err, errReadLimit) {
 				stopped = DiffCutReadLimit
 				f.PatchOmitted = true
@@ -183,6 +184,51 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 		res.Truncated, res.TruncatedReason = true, "files"
 	}
 	return res, nil
+}
+
+// loadCommitSides is loadSides for two blobs of the object store, each
+// read with one lookup: its size comes with the object (go-git reads a
+// small object whole, a large one lazily), so a side over the limits is
+// never read.
+func (r *Repo) loadCommitSides(a, b *side, budget *readBudget) error {
+	if a.exists && b.exists && a.hash == b.hash {
+		return nil
+	}
+	for _, s := range []*side{a, b} {
+		if !s.exists || s.data != nil {
+			continue
+		}
+		if s.mode == filemode.Submodule {
+			s.data = subprojectText(s.hash)
+			continue
+		}
+		if s.hash == emptyBlob {
+			s.data = []byte{}
+			continue
+		}
+		o, err := r.storage.EncodedObject(plumbing.BlobObject, s.hash)
+		if err != nil {
+			return fmt.Errorf("reading blob %s: %w", s.hash, err)
+		}
+		if o.Size() > maxDiffFileBytes {
+			s.large = true
+			continue
+		}
+		if err := budget.take(o.Size()); err != nil {
+			return err
+		}
+		rd, err := o.Reader()
+		if err != nil {
+			return err
+		}
+		s.data = make([]byte, o.Size())
+		_, err = io.ReadFull(rd, s.data)
+		rd.Close()
+		if err != nil {
+			return fmt.Errorf("reading blob %s: %w", s.hash, err)
+		}
+	}
+	return nil
 }
 
 // blobIsBinary sniffs a blob's head for a NUL, as git does.
