@@ -45,7 +45,8 @@ type TextWindow struct {
 	TotalLines *int `json:"total_lines,omitempty"`
 	// Revision is "sha256:<hex>" of the whole file (not the window), for
 	// files up to SERVERFS_MAX_WRITE_BYTES read as they are (not
-	// decompressed): the expected revision of a write that changes it.
+	// decompressed) in rw workdirs: the expected revision of a write that
+	// changes it. Read-only workdirs have none (no write could use it).
 	Revision string `json:"revision,omitempty"`
 	// CutByBytes: the byte cap, not the line count, ended the window
 	// early (for callers sharing one cap between files; never shown).
@@ -142,8 +143,11 @@ func (f *FS) readWith(alias, raw string, decode Decoder, seq bool, read func(src
 		hint = *info.Size
 	}
 	maxRev := int64(f.limits.MaxWriteBytes)
+	// A revision only where a write can use it: rw workdirs, files read
+	// as they are, up to the write limit.
+	revision := decode == nil && hint >= 0 && hint <= maxRev && w.mode == ModeReadWrite
 	var tee *hashingReader
-	if decode == nil && seq && hint >= 0 && hint <= maxRev {
+	if revision && seq {
 		tee = newHashingReader(file, maxRev)
 		defer tee.release()
 		src = tee
@@ -173,7 +177,7 @@ func (f *FS) readWith(alias, raw string, decode Decoder, seq bool, read func(src
 		if win.Revision, err = tee.revision(); err != nil {
 			return nil, newErr(CodeInternal, w.alias, info.Path, "could not be read", err)
 		}
-	} else if decode == nil && hint >= 0 && hint <= maxRev {
+	} else if revision {
 		// Hashed from the descriptor the window was read from, so the
 		// revision is of this file even if the path was replaced since.
 		if win.Revision, err = fileRevision(file, f.limits.MaxWriteBytes); err != nil {

@@ -316,8 +316,8 @@ type FileInfo struct {
 	ModifiedAt string    `json:"modified_at"`
 	MIMEType   string    `json:"mime_type,omitempty"`
 	// Revision is "sha256:<hex>" of the whole file, for regular files up
-	// to SERVERFS_MAX_WRITE_BYTES: what a write that changes the file
-	// must name as its expected revision.
+	// to SERVERFS_MAX_WRITE_BYTES in rw workdirs: what a write that
+	// changes the file must name as its expected revision.
 	Revision string `json:"revision,omitempty"`
 }
 
@@ -363,7 +363,8 @@ func (w *Workdir) lstatPath(raw string) (relPath, unix.Stat_t, error) {
 }
 
 // Stat is Workdir.Stat by alias, with the revision of a regular file up
-// to Limits.MaxWriteBytes: it is opened (through the same resolver) and
+// to Limits.MaxWriteBytes in a rw workdir (a read-only one has none: no
+// write could use it): it is opened (through the same resolver) and
 // hashed, and the metadata returned is of the descriptor hashed. A file
 // that cannot be opened (e.g. not readable) is described without one.
 func (f *FS) Stat(alias, path string) (FileInfo, error) {
@@ -376,7 +377,8 @@ func (f *FS) Stat(alias, path string) (FileInfo, error) {
 		return FileInfo{}, err
 	}
 	fi := w.fileInfo(rp, &st)
-	if fi.Type != TypeFile || st.Size > int64(f.limits.MaxWriteBytes) {
+	if fi.Type != TypeFile || st.Size > int64(f.limits.MaxWriteBytes) || w.mode != ModeReadWrite {
+		// No write can take a revision on a read-only workdir.
 		return fi, nil
 	}
 	// The path is resolved once more (the probe above opened nothing for

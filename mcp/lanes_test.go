@@ -295,7 +295,7 @@ func TestStatelessLaneChecks(t *testing.T) {
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stat_file","arguments":{"workdir":"wd","path":"sub/a.txt"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	hdr := []string{protocolVersionHeader, "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "stat_file"}
 	withToken := append(slices.Clone(hdr), AuthHeader, testToken)
-	if status, _, msgs := rpcPost(t, url, call, withToken...); status != http.StatusOK || len(msgs) != 1 || msgs[0].Error != nil || !strings.Contains(string(msgs[0].Result), `"revision"`) {
+	if status, _, msgs := rpcPost(t, url, call, withToken...); status != http.StatusOK || len(msgs) != 1 || msgs[0].Error != nil || !strings.Contains(string(msgs[0].Result), `"modified_at"`) {
 		t.Fatalf("2026-07-28 stat_file with the token: %d %+v", status, msgs)
 	}
 	if status, _, _ := rpcPost(t, url, call, hdr...); status != http.StatusUnauthorized {

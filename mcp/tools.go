@@ -85,7 +85,7 @@ func instructions(s surface) string {
 	b.WriteString("\n\nCall list_workdirs first when you do not know the workdirs. To explore: list_directory (depth for a tree), find_files (names), search_text (contents: literal text, or RE2 with regex), read_text_file (tail for the end of a log), read_text_files (several files in one call), stat_file.")
 	if s.write {
 		b.WriteString("\n\nChanges (rw workdirs only; an ro workdir answers WORKDIR_READ_ONLY): write_text_file, edit_text_file, create_directory, move_path, delete_path. " +
-			"Every change is conditional: read_text_file and stat_file return the file's revision, and a change to an existing file passes it as expected_revision (creating a file passes none). " +
+			"Every change is conditional: in rw workdirs read_text_file and stat_file return the file's revision, and a change to an existing file passes it as expected_revision (creating a file passes none). " +
 			"If the file changed since you read it the change is refused with REVISION_MISMATCH and the current revision: read it again, then redo your change. " +
 			"These tools are atomic, never follow symlinks and never touch hidden, credential or .git paths.")
 	}
@@ -322,10 +322,13 @@ func readTools(lim sfs.Limits, s surface) []tool {
 		workdirsText += ", and repo_ops: true where the repository tools work"
 	}
 	workdirsText += ". Call this first when you do not know which workdirs exist; every other tool takes a workdir alias from here."
-	// revision is what read_text_file and stat_file say of the revision.
-	revision := "the revision (sha256: of the content, which changes whenever the content does)"
+	// readRevision and statRevision are what read_text_file and stat_file
+	// say of the revision: only rw workdirs have one (no write can use
+	// it on a read-only workdir, and it costs a pass over the file).
+	readRevision, statRevision := "", ""
 	if s.write {
-		revision = "the revision (sha256: of the content) that the write tools take as expected_revision"
+		readRevision = fmt.Sprintf(" For files up to %d bytes in rw workdirs the answer has the revision (sha256: of the content) that the write tools take as expected_revision.", lim.MaxWriteBytes)
+		statRevision = fmt.Sprintf(", and for files up to %d bytes in rw workdirs the revision (sha256: of the content) that the write tools take as expected_revision", lim.MaxWriteBytes)
 	}
 	return []tool{
 		{
@@ -378,8 +381,8 @@ func readTools(lim sfs.Limits, s surface) []tool {
 				Name: "read_text_file",
 				Description: fmt.Sprintf("Read lines of a UTF-8 text file in a workdir (also .gz and .zst logs): from start_line (1-based, default 1) up to max_lines lines (default %d, at most %d), or with tail the last tail lines (at most %d), and never more than %d bytes. "+
 					"While has_more is true, call again with start_line set to next_start_line; total_lines is set once the window reaches the end. A tail of a plain file over %d bytes is numbered from the end (start_line -50 is the 50th line from the end) without total_lines, because numbering it would mean reading all of it. "+
-					"Binary files, other encodings and a single line over the byte limit are refused with an error code; directories are not files (use list_directory). Several files at once: read_text_files. "+
-					"For files up to %d bytes the answer has %s.", maxRead, lim.MaxReadLines, lim.MaxReadLines, lim.MaxReadBytes, lim.SearchMaxFileBytes, lim.MaxWriteBytes, revision),
+					"Binary files, other encodings and a single line over the byte limit are refused with an error code; directories are not files (use list_directory). Several files at once: read_text_files."+
+					"%s", maxRead, lim.MaxReadLines, lim.MaxReadLines, lim.MaxReadBytes, lim.SearchMaxFileBytes, readRevision),
 				Annotations: readOnly("Read text file"),
 				InputSchema: readSchema,
 			},
@@ -389,7 +392,7 @@ func readTools(lim sfs.Limits, s surface) []tool {
 		{
 			def: &sdk.Tool{
 				Name:        "stat_file",
-				Description: fmt.Sprintf("Describe one file or directory of a workdir without reading it: type (file, directory, symlink, other), size, modified_at, a MIME type guessed from the name, and for files up to %d bytes %s. A symlink is reported as a symlink; its target is never shown or followed.", lim.MaxWriteBytes, revision),
+				Description: fmt.Sprintf("Describe one file or directory of a workdir without reading it: type (file, directory, symlink, other), size, modified_at, a MIME type guessed from the name%s. A symlink is reported as a symlink; its target is never shown or followed.", statRevision),
 				Annotations: readOnly("Stat file"),
 				InputSchema: inputSchema[statFileIn](nil),
 			},
