@@ -209,6 +209,7 @@ func (r *Repo) blame(ctx context.Context, rev, file string, start, end int, clam
 			done = append(done, blameDone{blameEntry: e, o: o})
 		}
 		o.suspects = nil
+		o.data = nil // read again only if lines come back to it (clock skew)
 		for _, po := range passed {
 			if !po.queued && len(po.suspects) > 0 {
 				po.queued = true

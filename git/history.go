@@ -116,9 +116,23 @@ type history struct {
 	r       *Repo
 	alias   string
 	shallow map[plumbing.Hash]bool
-	commits map[plumbing.Hash]*object.Commit
-	trees   map[plumbing.Hash]*object.Tree
+	// commits and trees cache what the walk reads again (a parent is
+	// read as a child's parent, then walked); each is dropped whole when
+	// it holds more than its budget, so memory stays bounded whatever
+	// the history's size.
+	commits     map[plumbing.Hash]*object.Commit
+	commitBytes int
+	trees       map[plumbing.Hash]*object.Tree
+	treeEntries int
 }
+
+// Cache budgets of one history request (within the 64 MiB admission
+// budgets a heavy call at).
+const (
+	historyObjectCache   = 24 * cache.MiByte // go-git's decoded objects
+	maxCachedCommitBytes = 16 << 20
+	maxCachedTreeEntries = 256 << 10
+)
 
 // newHistory starts a history request. For its duration the repository
 // reads objects through a storage that keeps each pack open (go-git's
@@ -126,7 +140,7 @@ type history struct {
 // once; done restores the repository's own storage and closes the packs.
 func (r *Repo) newHistory() (h *history, done func(), err error) {
 	own := r.storage
-	st := filesystem.NewStorageWithOptions(&controlFS{c: r.ctl, root: ".git"}, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true, ExclusiveAccess: true})
+	st := filesystem.NewStorageWithOptions(&controlFS{c: r.ctl, root: ".git"}, cache.NewObjectLRU(historyObjectCache), filesystem.Options{KeepDescriptors: true, ExclusiveAccess: true})
 	r.storage = st
 	done = func() {
 		r.storage = own
@@ -169,9 +183,11 @@ func (h *history) commit(id plumbing.Hash) (*object.Commit, error) {
 	if err != nil {
 		return nil, h.missing("commit", id, err)
 	}
-	if len(h.commits) < 1<<16 {
-		h.commits[id] = c
+	if h.commitBytes += len(c.Message) + 256; h.commitBytes > maxCachedCommitBytes {
+		clear(h.commits)
+		h.commitBytes = len(c.Message) + 256
 	}
+	h.commits[id] = c
 	return c, nil
 }
 
@@ -196,9 +212,11 @@ func (h *history) tree(id plumbing.Hash) (*object.Tree, error) {
 	if err != nil {
 		return nil, h.missing("tree", id, err)
 	}
-	if len(h.trees) < 1<<15 {
-		h.trees[id] = t
+	if h.treeEntries += len(t.Entries) + 1; h.treeEntries > maxCachedTreeEntries {
+		clear(h.trees)
+		h.treeEntries = len(t.Entries) + 1
 	}
+	h.trees[id] = t
 	return t, nil
 }
 
