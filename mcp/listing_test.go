@@ -247,4 +247,23 @@ func TestListingBytesPerEntry(t *testing.T) {
 			t.Errorf("%s: %.1f bytes per entry, want <= %.0f", c.name, now, c.max)
 		}
 	}
+	// find and search, for the record (their answers are search_text's
+	// and find_files' own): bytes per match, text + structured.
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"find_files", map[string]any{"workdir": "go", "path": "net/http", "pattern": "*.go", "limit": 100}},
+		{"search_text", map[string]any{"workdir": "go", "path": "net/http", "query": "func", "limit": 100}},
+	} {
+		res := e.call(t, cs, c.tool, c.args)
+		b, _ := json.Marshal(res.StructuredContent)
+		var r struct {
+			Returned int `json:"returned"`
+		}
+		json.Unmarshal(b, &r)
+		if r.Returned > 0 {
+			t.Logf("%s %v: %d matches, %.1f bytes per match (text + structured)", c.tool, c.args["pattern"], r.Returned, float64(len(b)+len(resultText(res)))/float64(r.Returned))
+		}
+	}
 }
