@@ -17,7 +17,8 @@ import (
 )
 
 // openRW opens the repository in dir as the read-write, repo-ops
-// workdir "wd".
+// workdir "wd". When the test ends, the repository must pass git fsck
+// --strict: every commit a test makes through it is checked.
 func openRW(t *testing.T, dir string) (*Repo, *sfs.FS) {
 	t.Helper()
 	f := newWorkdirFS(t, "wd="+dir+":rw:repo")
@@ -25,6 +26,16 @@ func openRW(t *testing.T, dir string) (*Repo, *sfs.FS) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		// From HEAD (its history, every object stored): a test may put
+		// made-up ids in the index on purpose.
+		if _, err := gitOut(dir, "rev-parse", "-q", "--verify", "HEAD"); err != nil {
+			return
+		}
+		if out, err := gitOut(dir, "fsck", "--strict", "--no-dangling", "--no-progress", "HEAD"); err != nil || strings.TrimSpace(out) != "" {
+			t.Errorf("git fsck --strict of %s at the end of the test: %v\n%s", filepath.Base(dir), err, out)
+		}
+	})
 	return r, f
 }
 

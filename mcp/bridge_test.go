@@ -137,6 +137,7 @@ func TestBridgeAcceptanceFlow(t *testing.T) {
 		t.Fatalf("lint after the fix: %+v", res)
 	}
 	c := structured[git.CommitResult](t, e.call(t, cs, "commit_repo_changes", map[string]any{"workdir": "wd", "paths": []string{"sub/a.txt"}, "message": "Fix a.txt"}))
+	fsckStrict(t, e.root)
 	p := structured[bridge.PushResult](t, e.call(t, cs, "push_repo", map[string]any{"workdir": "wd"}))
 	if p.Status != "ok" {
 		t.Fatalf("push: %+v", p)
@@ -222,4 +223,5 @@ func TestBridgeLeaseExcludesWrites(t *testing.T) {
 	if _, err := repo.Commit(context.Background(), []string{"README.md"}, "after the action"); err != nil {
 		t.Fatalf("commit after the action: %v", err)
 	}
+	fsckStrict(t, e.root)
 }

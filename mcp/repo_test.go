@@ -11,6 +11,15 @@ import (
 	"github.com/serverfs/serverfs/git"
 )
 
+// fsckStrict fails the test unless git fsck --strict finds nothing wrong
+// in dir's repository (every commit the tools write must pass it).
+func fsckStrict(t *testing.T, dir string) {
+	t.Helper()
+	if out := gitIn(t, dir, "fsck", "--strict", "--no-dangling", "--no-progress"); strings.TrimSpace(out) != "" {
+		t.Fatalf("git fsck --strict: %s", out)
+	}
+}
+
 func gitIn(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
@@ -63,6 +72,7 @@ func TestRepoTools(t *testing.T) {
 	if head := strings.TrimSpace(gitIn(t, e.root, "rev-parse", "HEAD")); head != res.Commit || len(res.Modified) != 1 {
 		t.Fatalf("commit %+v, HEAD %s", res, head)
 	}
+	fsckStrict(t, e.root)
 	if log := gitIn(t, e.root, "log", "-1", "--format=%an <%ae>%n%s"); log != "Agent Via ServerFS <agent@example.invalid>\nRename beta to gamma\n" {
 		t.Fatalf("log %q", log)
 	}
@@ -137,9 +147,7 @@ func TestCommitFileBecameDirectory(t *testing.T) {
 	if strings.Join(res.Added, ",") != "config,marker.txt/inside.txt" || strings.Join(res.Deleted, ",") != "config/settings.ini,marker.txt" || strings.Join(res.Modified, ",") != "README.md" {
 		t.Fatalf("commit result %+v", res)
 	}
-	if out := gitIn(t, e.root, "fsck", "--strict", "--no-dangling"); strings.TrimSpace(out) != "" {
-		t.Fatalf("git fsck --strict: %s", out)
-	}
+	fsckStrict(t, e.root)
 	if ours, theirs := gitIn(t, e.root, "ls-tree", "-r", "-t", "HEAD"), gitIn(t, copyDir, "ls-tree", "-r", "-t", "HEAD"); ours != theirs {
 		t.Fatalf("our tree:\n%s\ngit's:\n%s", ours, theirs)
 	}
