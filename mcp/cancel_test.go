@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -429,4 +430,63 @@ func TestAbandonedCalls(t *testing.T) {
 			waitGoroutines(t, base)
 		})
 	}
+}
+
+// TestStdioCancelNotification: over stdio, notifications/cancelled stops
+// the search and its answer is never written; the session serves on.
+func TestStdioCancelNotification(t *testing.T) {
+	e := newEnv(t)
+	slowTree(t, e)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- NewServer(e.deps, testVer).Run(ctx, StdioTransport(inR, outW)) }()
+	msgs := make(chan rpcMsg, 64)
+	go func() {
+		defer close(msgs)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m rpcMsg
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				msgs <- m
+			}
+		}
+	}()
+	send := func(s string) {
+		if _, err := io.WriteString(inW, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(strings.Replace(initBody, "2025-06-18", "2025-11-25", 1))
+	if m, _ := next(t, msgs, 10*time.Second); string(m.ID) != "1" {
+		t.Fatalf("initialize: %+v", m)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	mark := len(e.log.String())
+	send(slowSearch(5, false))
+	waitProgress(t, msgs)
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
+	waitCallLogged(t, e, "search_text", mark)
+	send(`{"jsonrpc":"2.0","id":6,"method":"ping"}`)
+	for {
+		m, ok := next(t, msgs, 10*time.Second)
+		if !ok {
+			t.Fatal("stdout closed")
+		}
+		if string(m.ID) == "5" {
+			t.Errorf("the cancelled search was answered: %s", m.Result)
+		}
+		if string(m.ID) == "6" {
+			break
+		}
+	}
+	inW.Close()
+	cancel()
+	go func() {
+		for range msgs {
+		}
+	}()
+	<-done
 }

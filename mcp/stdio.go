@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -45,6 +46,10 @@ import (
 // (TestStdioTransportMatches compares with the previous transport, go-sdk's
 // IOTransport behind a batch filter). Each message is one Write to stdout,
 // under one lock.
+//
+// After notifications/cancelled the cancelled request's answer is not
+// written (go-sdk writes it; the specification says a server should not),
+// as on HTTP (calls.go).
 func StdioTransport(stdin io.Reader, stdout io.Writer) sdk.Transport {
 	return &stdioTransport{r: stdin, w: stdout}
 }
@@ -73,6 +78,11 @@ type stdioConn struct {
 
 	writeMu sync.Mutex
 	buf     []byte // the fast path's output, under writeMu
+	// cancelled holds the ids of requests the client cancelled whose
+	// answer was not written yet (under writeMu; at most maxCancelled: a
+	// cancel of an answered request stays until the session ends).
+	cancelled map[string]bool
+	pending   atomic.Int32 // len(cancelled), read without the lock
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -159,7 +169,40 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			continue
 		}
-		return decodeMessage(raw)
+		msg, err := decodeMessage(raw)
+		if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.Method == "notifications/cancelled" {
+			c.noteCancel(req.Params)
+		}
+		return msg, err
+	}
+}
+
+// maxCancelled bounds stdioConn.cancelled.
+const maxCancelled = 1024
+
+// idKey is the key of a request id in stdioConn.cancelled.
+func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+
+// noteCancel records the request a notifications/cancelled names.
+func (c *stdioConn) noteCancel(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.RequestID == nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if c.cancelled == nil {
+		c.cancelled = map[string]bool{}
+	}
+	if len(c.cancelled) < maxCancelled {
+		c.cancelled[idKey(id)] = true
+		c.pending.Store(int32(len(c.cancelled)))
 	}
 }
 
@@ -186,6 +229,11 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
+	if resp, ok := msg.(*jsonrpc.Response); ok && c.pending.Load() > 0 && c.cancelled[idKey(resp.ID)] {
+		delete(c.cancelled, idKey(resp.ID))
+		c.pending.Store(int32(len(c.cancelled)))
+		return nil // the answer of a cancelled request
+	}
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		if b, ok := appendResponse(c.buf[:0], resp); ok {
 			if cap(b) <= 64<<10 {
