@@ -174,6 +174,16 @@ func (c *Client) RunAction(ctx context.Context, workdir, action, path string) (*
 	return &out, nil
 }
 
+// RunRelease runs a release action (kind release_tag or publish_npm)
+// for the release tag.
+func (c *Client) RunRelease(ctx context.Context, workdir, action, tag string) (*ReleaseResult, error) {
+	var out ReleaseResult
+	if err := c.call(ctx, "actions.release", actionParams{Workdir: workdir, Action: action, ReleaseTag: tag}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Push pushes the workdir's current branch to its upstream.
 func (c *Client) Push(ctx context.Context, workdir string) (*PushResult, error) {
 	var out PushResult

@@ -255,7 +255,67 @@ func checkWorkdir(src string, w WorkdirPolicy, probs *problems, rendering bool) 
 		probs.add("%s: actions are configured on a read-only workdir; actions need a read-write workdir", src)
 	}
 	for _, name := range sortedKeys(w.Actions) {
-		checkAction(src, name, w.Actions[name], probs)
+		a := w.Actions[name]
+		if a.IsRelease() && !w.ReadWrite && actionNameRE.MatchString(name) {
+			probs.add("%s: action %q: kind %q creates and pushes a tag: it needs a read-write workdir", src, name, a.Kind)
+		}
+		checkAction(src, name, a, probs)
+	}
+}
+
+var (
+	// githubRepoRE is a GitHub "owner/name".
+	githubRepoRE = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
+	// workflowFileRE is a workflow file name in .github/workflows.
+	workflowFileRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.ya?ml$`)
+)
+
+// checkRelease validates a release_tag or publish_npm action: none of
+// the command fields, a GitHub repository, approved origin URLs, a pin of
+// package.json, and for publish_npm a workflow file and, when set, an
+// absolute gh.
+func checkRelease(at string, a Action, probs *problems) {
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"argv", a.Argv != nil}, {"argument", a.Argument != ""}, {"argument_allow", a.ArgumentAllow != nil}} {
+		if f.set {
+			probs.add("%s: %s is for command actions; kind %q runs no argv and takes only a release tag", at, f.name, a.Kind)
+		}
+	}
+	if !githubRepoRE.MatchString(a.Repository) {
+		probs.add("%s: repository must be a GitHub owner/name", at)
+	}
+	for _, f := range []struct {
+		name string
+		urls []string
+	}{{"fetch_urls", a.FetchURLs}, {"push_urls", a.PushURLs}} {
+		if len(f.urls) == 0 {
+			probs.add("%s: %s is missing: list the approved URLs of the remote origin", at, f.name)
+		}
+		for i, u := range f.urls {
+			if _, ok := urlProtocol(u); !ok {
+				probs.add("%s: %s[%d] is not an https, ssh or file URL git could use", at, f.name, i)
+			}
+		}
+	}
+	if _, ok := a.Integrity["package.json"]; !ok {
+		probs.add("%s: integrity must pin package.json (the version the tag must equal is read from it)", at)
+	}
+	if a.Kind == KindReleaseTag {
+		if a.Workflow != "" {
+			probs.add("%s: workflow is for publish_npm actions", at)
+		}
+		if a.GH != "" {
+			probs.add("%s: gh is for publish_npm actions", at)
+		}
+		return
+	}
+	if !workflowFileRE.MatchString(a.Workflow) {
+		probs.add("%s: workflow must be the file name of a workflow in .github/workflows (such as publish.yml)", at)
+	}
+	if a.GH != "" && (!filepath.IsAbs(a.GH) || filepath.Clean(a.GH) != a.GH || strings.IndexByte(a.GH, 0) >= 0) {
+		probs.add("%s: gh must be an absolute, clean path to the GitHub CLI (or absent: gh on the bridge's PATH)", at)
 	}
 }
 
@@ -265,6 +325,24 @@ func checkAction(src, name string, a Action, probs *problems) {
 		return
 	}
 	at := fmt.Sprintf("%s: action %q", src, name)
+	switch a.Kind {
+	case "", KindCommand:
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"repository", a.Repository != ""}, {"fetch_urls", a.FetchURLs != nil}, {"push_urls", a.PushURLs != nil}, {"workflow", a.Workflow != ""}, {"gh", a.GH != ""}} {
+			if f.set {
+				probs.add("%s: %s is for the release kinds (release_tag, publish_npm), not a command action", at, f.name)
+			}
+		}
+	case KindReleaseTag, KindPublishNPM:
+		checkRelease(at, a, probs)
+		checkPins(at, a, probs)
+		return
+	default:
+		probs.add("%s: kind %q is unknown; it must be %q, %q or %q", at, showSetting(a.Kind), KindCommand, KindReleaseTag, KindPublishNPM)
+		return
+	}
 	switch {
 	case len(a.Argv) == 0:
 		probs.add("%s: argv is empty", at)
@@ -303,6 +381,11 @@ func checkAction(src, name string, a Action, probs *problems) {
 			}
 		}
 	}
+	checkPins(at, a, probs)
+}
+
+// checkPins validates an action's integrity pins and timeout.
+func checkPins(at string, a Action, probs *problems) {
 	for _, rel := range sortedKeys(a.Integrity) {
 		if why := badRelPath(rel); why != "" {
 			// The key is not shown: a bad one may well be a host path.
@@ -504,6 +587,8 @@ var leafSchema = &jsonSchema{}
 
 var (
 	actionSchema = &jsonSchema{fields: map[string]*jsonSchema{
+		"kind": leafSchema, "repository": leafSchema, "fetch_urls": leafSchema, "push_urls": leafSchema,
+		"workflow": leafSchema, "gh": leafSchema,
 		"argv": leafSchema, "mutates": leafSchema, "argument": leafSchema,
 		"integrity": {elem: leafSchema}, "timeout_seconds": leafSchema,
 		"argument_allow": {fields: map[string]*jsonSchema{"chars": leafSchema, "directories": leafSchema}},

@@ -68,13 +68,17 @@ type (
 		Workdir string `json:"workdir"`
 		Action  string `json:"action"`
 		Path    string `json:"path,omitempty"`
+		// ReleaseTag: actions.release only.
+		ReleaseTag string `json:"release_tag,omitempty"`
 	}
 	pushParams struct {
 		Workdir string `json:"workdir"`
 	}
 	// ActionInfo describes a named action to the MCP server (no argv).
+	// A release action's Argument is "release_tag" and its Kind set.
 	ActionInfo struct {
 		Name     string `json:"name"`
+		Kind     string `json:"kind,omitempty"` // release_tag or publish_npm
 		Argument string `json:"argument"`
 		Mutates  bool   `json:"mutates"`
 	}
@@ -340,17 +344,42 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 		}
 		out := []ActionInfo{}
 		for name, a := range wp.Actions {
-			out = append(out, ActionInfo{Name: name, Argument: a.Argument, Mutates: a.Mutates})
+			info := ActionInfo{Name: name, Argument: a.Argument, Mutates: a.Mutates}
+			if a.IsRelease() {
+				info = ActionInfo{Name: name, Kind: a.Kind, Argument: ArgumentReleaseTag, Mutates: true}
+			}
+			out = append(out, info)
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 		return out, nil
-	case "actions.run":
+	case "actions.run", "actions.release":
 		p, wp, err := workdirParams[actionParams](s, req.Params)
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := wp.Actions[p.Action]; !ok {
+		a, ok := wp.Actions[p.Action]
+		if !ok {
 			return nil, &sfs.Error{Code: sfs.CodeActionNotFound, Workdir: p.Workdir, Msg: fmt.Sprintf("has no action %q (inspect_repo view actions lists them)", sfs.DisplayPath(p.Action))}
+		}
+		if req.Method == "actions.run" && a.IsRelease() {
+			return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: fmt.Sprintf("action %q is a %s action: it needs a release_tag (vMAJOR.MINOR.PATCH or vMAJOR.MINOR.PATCH-beta.N) and takes no path", p.Action, a.Kind)}
+		}
+		if req.Method == "actions.release" {
+			if p.Path != "" {
+				return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: "release_tag and path are mutually exclusive"}
+			}
+			if !a.IsRelease() {
+				return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: fmt.Sprintf("action %q is a command action; it takes no release_tag", p.Action)}
+			}
+			if why := CheckReleaseTag(p.ReleaseTag); why != "" {
+				return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: why}
+			}
+			return s.withLease(p.Workdir, "release "+p.Action, func() (any, error) {
+				return Release(ctx, s.fs, p.Workdir, wp, p.Action, p.ReleaseTag, s.runLimits())
+			})
+		}
+		if p.ReleaseTag != "" {
+			return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: fmt.Sprintf("action %q is a command action; it takes no release_tag", p.Action)}
 		}
 		return s.withLease(p.Workdir, "action "+p.Action, func() (any, error) {
 			return RunAction(ctx, s.fs, p.Workdir, wp, p.Action, p.Path, s.runLimits())

@@ -25,9 +25,16 @@ type WorkdirPolicy struct {
 }
 
 // Action is one operator-named action: a fixed argv run in the workdir
-// root, never through a shell.
+// root, never through a shell (kind "command", the default), or one of
+// the release built-ins (kind "release_tag" or "publish_npm"), which run
+// no argv: they tag HEAD with the caller's release tag, push that tag
+// and, for publish_npm, dispatch the repository's fixed GitHub Actions
+// workflow with gh.
 type Action struct {
-	Argv    []string `json:"argv"`
+	// Kind is "command" (also when empty), "release_tag" or
+	// "publish_npm".
+	Kind    string   `json:"kind,omitempty"`
+	Argv    []string `json:"argv,omitempty"`
 	Mutates bool     `json:"mutates"`
 	// Argument says what the caller may add as the last argv element:
 	// "none", "path" (a workdir-relative path, validated by the server and
@@ -46,7 +53,33 @@ type Action struct {
 	Integrity map[string]string `json:"integrity,omitempty"`
 	// TimeoutSeconds bounds the run (0: DefaultActionTimeout).
 	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
+
+	// Release kinds only.
+
+	// Repository is the GitHub repository, "owner/name".
+	Repository string `json:"repository,omitempty"`
+	// FetchURLs and PushURLs are the approved URLs of the remote origin
+	// (as git resolves them: git remote get-url --all [--push] origin);
+	// every URL origin has must be among them.
+	FetchURLs []string `json:"fetch_urls,omitempty"`
+	PushURLs  []string `json:"push_urls,omitempty"`
+	// Workflow is the workflow file publish_npm dispatches
+	// (".github/workflows/<Workflow>", e.g. "publish.yml").
+	Workflow string `json:"workflow,omitempty"`
+	// GH is the absolute path of the GitHub CLI for publish_npm ("": gh
+	// on the bridge's PATH).
+	GH string `json:"gh,omitempty"`
 }
+
+// Action kinds.
+const (
+	KindCommand    = "command"
+	KindReleaseTag = "release_tag"
+	KindPublishNPM = "publish_npm"
+)
+
+// IsRelease reports whether the action is one of the release built-ins.
+func (a Action) IsRelease() bool { return a.Kind == KindReleaseTag || a.Kind == KindPublishNPM }
 
 // ArgumentChars are the characters a path or basename argument may hold
 // unless the action's ArgumentAllow adds more: [A-Za-z0-9._/-]. Its
@@ -67,11 +100,13 @@ type ArgumentAllow struct {
 	Directories bool `json:"directories,omitempty"`
 }
 
-// Argument kinds.
+// Argument kinds. ArgumentReleaseTag is what ActionInfo reports for the
+// release built-ins: they take a release tag, never a path.
 const (
-	ArgumentNone     = "none"
-	ArgumentPath     = "path"
-	ArgumentBasename = "basename"
+	ArgumentNone       = "none"
+	ArgumentPath       = "path"
+	ArgumentBasename   = "basename"
+	ArgumentReleaseTag = "release_tag"
 )
 
 // Run limits.
@@ -123,4 +158,32 @@ type PushResult struct {
 	Remote   string `json:"remote"`
 	Upstream string `json:"upstream"` // remote branch name
 	Output   string `json:"output"`   // bounded, host paths replaced
+}
+
+// ReleaseResult is what a release_tag or publish_npm action reports.
+// Outputs are bounded and their host paths and remote URLs replaced.
+type ReleaseResult struct {
+	Action     string `json:"action"`
+	Kind       string `json:"kind"` // release_tag or publish_npm
+	Tag        string `json:"tag"`
+	Commit     string `json:"commit"` // HEAD, which the tag names
+	Repository string `json:"repository"`
+	// Status is "created" (the tag was pushed to origin) or
+	// "already_at_head" (origin had the tag at HEAD already; nothing
+	// changed).
+	Status string `json:"status"`
+	// PushOutput is git push's output (absent when nothing was pushed).
+	PushOutput string          `json:"push_output,omitempty"`
+	Dispatch   *DispatchResult `json:"dispatch,omitempty"` // publish_npm
+	DurationMs int64           `json:"duration_ms"`
+}
+
+// DispatchResult is publish_npm's `gh workflow run` of the fixed
+// workflow at the tag.
+type DispatchResult struct {
+	Workflow string `json:"workflow"`
+	// RunURL and RunID when gh printed the run's URL.
+	RunURL string `json:"run_url,omitempty"`
+	RunID  string `json:"run_id,omitempty"`
+	Output string `json:"output,omitempty"`
 }

@@ -90,7 +90,8 @@ const (
 	// or the index holds unmerged paths.
 	CodeRepoBusy Code = "REPO_OPERATION_IN_PROGRESS"
 	// CodeRepoStagedChanges: the index already differs from HEAD; a
-	// commit would include changes the caller did not name.
+	// commit would include changes the caller did not name (a release
+	// action: the tree is not clean).
 	CodeRepoStagedChanges Code = "REPO_STAGED_CHANGES"
 	// CodeNothingToCommit: the named paths do not change HEAD.
 	CodeNothingToCommit Code = "NOTHING_TO_COMMIT"
@@ -128,8 +129,36 @@ const (
 	// CodePushRejected: the remote refused the push (not a fast-forward,
 	// a protected branch, ...).
 	CodePushRejected Code = "PUSH_REJECTED"
-	// CodeNoUpstream: push_repo needs a branch with an upstream branch.
+	// CodeNoUpstream: push_repo needs a branch with an upstream branch
+	// (the release actions: main tracking origin/main).
 	CodeNoUpstream Code = "NO_UPSTREAM"
+
+	// Release action codes (issue 22): the preconditions of release_tag
+	// and publish_npm, each failing before anything changed.
+
+	// CodeReleaseWrongBranch: HEAD is not the branch main.
+	CodeReleaseWrongBranch Code = "RELEASE_WRONG_BRANCH"
+	// CodeRepoDirty: the work tree has modified, deleted or untracked
+	// files (staged changes are REPO_STAGED_CHANGES).
+	CodeRepoDirty Code = "REPO_DIRTY"
+	// CodeVersionMismatch: package.json at the root is missing, not JSON,
+	// or its version is not the release tag without its "v".
+	CodeVersionMismatch Code = "VERSION_MISMATCH"
+	// CodeRemoteNotApproved: a fetch or push URL of origin is not among
+	// the ones the administrator approved for the action.
+	CodeRemoteNotApproved Code = "REMOTE_NOT_APPROVED"
+	// CodeRemoteUnreachable: origin could not be asked for its main and
+	// tags (git ls-remote failed).
+	CodeRemoteUnreachable Code = "REMOTE_UNREACHABLE"
+	// CodeRemoteNotAtHead: origin's main (as origin reports it now) is
+	// not HEAD: the remote is ahead, behind, diverged or has no main.
+	CodeRemoteNotAtHead Code = "REMOTE_NOT_AT_HEAD"
+	// CodeTagConflict: the release tag already exists, locally or on
+	// origin, at another commit; nothing moved.
+	CodeTagConflict Code = "TAG_CONFLICT"
+	// CodeDispatchFailed: publish_npm pushed the tag but gh could not
+	// dispatch the workflow; the same call again retries the dispatch.
+	CodeDispatchFailed Code = "DISPATCH_FAILED"
 
 	// HTTP codes (issue 13).
 

@@ -17,21 +17,49 @@ type runRepoActionIn struct {
 	Workdir string `json:"workdir" jsonschema:"alias of a workdir with repo_ops true in list_workdirs"`
 	Action  string `json:"action" jsonschema:"the name of an action from inspect_repo view actions"`
 	Path    string `json:"path,omitempty" jsonschema:"only for actions whose argument is path or basename: an existing file relative to the workdir root, letters, digits and . _ / - only (unless the administrator allowed more), not starting with - @ +"`
+	// ReleaseTag is described by bridgeTools.
+	ReleaseTag string `json:"release_tag,omitempty" jsonschema:"only for actions whose argument is release_tag: the tag to create at HEAD and push, vMAJOR.MINOR.PATCH or vMAJOR.MINOR.PATCH-beta.N without leading zeros (v1.2.3, v1.3.0-beta.2); never with path"`
+}
+
+// runRepoActionOut is a command action's result (exit code, output
+// tails) or a release action's (release).
+type runRepoActionOut struct {
+	Action          string                `json:"action"`
+	ExitCode        *int                  `json:"exit_code,omitempty" jsonschema:"command actions: the exit status (non-zero is a result, not an error)"`
+	Stdout          string                `json:"stdout,omitempty"`
+	Stderr          string                `json:"stderr,omitempty"`
+	StdoutTruncated bool                  `json:"stdout_truncated,omitempty"`
+	StderrTruncated bool                  `json:"stderr_truncated,omitempty"`
+	DurationMs      int64                 `json:"duration_ms"`
+	Release         *bridge.ReleaseResult `json:"release,omitempty" jsonschema:"release actions: the tag, the commit it names, created or already_at_head, and publish_npm's workflow dispatch"`
 }
 
 type pushRepoIn struct {
 	Workdir string `json:"workdir" jsonschema:"alias of a read-write workdir with repo_ops true in list_workdirs"`
 }
 
+// releaseDescription is run_repo_action's text on the release built-ins.
+const releaseDescription = "Actions whose argument is release_tag (kind release_tag or publish_npm) run no program of the repository: given release_tag, they tag HEAD of main with it and push exactly that tag to origin, never forced (publish_npm then starts the repository's fixed publish workflow on GitHub for the tag); they return release: the tag, the commit, status created or already_at_head (origin had it at HEAD: nothing changed) and the dispatch's run URL when gh printed one. " +
+	"Each requirement fails alone, changing nothing: main checked out (RELEASE_WRONG_BRANCH) tracking origin/main (NO_UPSTREAM), origin's URLs the administrator's (REMOTE_NOT_APPROVED), nothing staged (REPO_STAGED_CHANGES), modified or untracked (REPO_DIRTY), package.json's version equal to the tag without v (VERSION_MISMATCH), origin's main equal to HEAD (REMOTE_NOT_AT_HEAD: push_repo first), the pins. The tag at another commit, locally or on origin, is TAG_CONFLICT. DISPATCH_FAILED: the tag was pushed, the workflow not started; calling again retries."
+
 func bridgeTools(push bool) []tool {
+	// The release built-ins need a read-write workdir: described (and
+	// release_tag accepted) only where push_repo is served too.
+	schema := inputSchema[runRepoActionIn](nil)
+	releaseText := ""
+	if push {
+		releaseText = " " + releaseDescription
+	} else {
+		delete(schema.Properties, "release_tag")
+	}
 	tools := []tool{{
 		def: &sdk.Tool{
 			Name: "run_repo_action",
 			Description: "Run one of the operator's named actions (a lint or test gate: inspect_repo view actions lists them) in the repository at the root of a workdir, on the host. " +
 				"You choose only the action and, for actions that take one, a path; the program, its arguments and environment are the administrator's. The files the administrator pinned are checked against their SHA-256 first (INTEGRITY_MISMATCH: nothing ran). " +
-				"Returns the exit code (non-zero is a result, not an error), the ends of stdout and stderr, and the duration; ACTION_TIMEOUT or OUTPUT_LIMIT_EXCEEDED when it was stopped. Actions never run at the same time as writes or commits on the same workdir.",
-			Annotations: &sdk.ToolAnnotations{Title: "Run repository action", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
-			InputSchema: inputSchema[runRepoActionIn](nil),
+				"Returns the exit code (non-zero is a result, not an error), the ends of stdout and stderr, and the duration; ACTION_TIMEOUT or OUTPUT_LIMIT_EXCEEDED when it was stopped. Actions never run at the same time as writes or commits on the same workdir." + releaseText,
+			Annotations: &sdk.ToolAnnotations{Title: "Run repository action", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(push)},
+			InputSchema: schema,
 		},
 		register: register("run_repo_action", runRepoAction),
 	}}
@@ -66,11 +94,27 @@ func repoWorkdir(d *Deps, alias string, rw bool) (*sfs.Workdir, error) {
 	return w, nil
 }
 
-func runRepoAction(ctx context.Context, d *Deps, in runRepoActionIn) (*bridge.ActionResult, callInfo, error) {
+func runRepoAction(ctx context.Context, d *Deps, in runRepoActionIn) (*runRepoActionOut, callInfo, error) {
 	info := callInfo{workdir: in.Workdir, path: in.Path}
 	w, err := repoWorkdir(d, in.Workdir, false)
 	if err != nil {
 		return nil, info, err
+	}
+	if in.ReleaseTag != "" {
+		if in.Path != "" {
+			return nil, info, argErr("release_tag and path are mutually exclusive")
+		}
+		if why := bridge.CheckReleaseTag(in.ReleaseTag); why != "" {
+			return nil, info, argErr("%s", why)
+		}
+		if w.Mode() != sfs.ModeReadWrite {
+			return nil, info, &sfs.Error{Code: sfs.CodeWorkdirReadOnly, Workdir: w.Alias(), Msg: "is read-only; release actions need a read-write workdir"}
+		}
+		rel, err := d.Bridge.RunRelease(ctx, in.Workdir, in.Action, in.ReleaseTag)
+		if err != nil {
+			return nil, info, err
+		}
+		return &runRepoActionOut{Action: rel.Action, DurationMs: rel.DurationMs, Release: rel}, info, nil
 	}
 	path := ""
 	if in.Path != "" {
@@ -83,7 +127,12 @@ func runRepoAction(ctx context.Context, d *Deps, in runRepoActionIn) (*bridge.Ac
 		}
 	}
 	res, err := d.Bridge.RunAction(ctx, in.Workdir, in.Action, path)
-	return res, info, err
+	if err != nil {
+		return nil, info, err
+	}
+	code := res.ExitCode
+	return &runRepoActionOut{Action: res.Action, ExitCode: &code, Stdout: res.Stdout, Stderr: res.Stderr,
+		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated, DurationMs: res.DurationMs}, info, nil
 }
 
 func pushRepo(ctx context.Context, d *Deps, in pushRepoIn) (*bridge.PushResult, callInfo, error) {

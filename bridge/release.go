@@ -1,0 +1,456 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	sfs "github.com/serverfs/serverfs/fs"
+	"golang.org/x/sys/unix"
+)
+
+// The release built-ins (issue 22, seed v0.23 §3): release_tag creates
+// the caller's release tag at HEAD and pushes exactly that tag to
+// origin; publish_npm then dispatches the repository's fixed GitHub
+// Actions workflow for the tag with the operator's gh login. No argv, no
+// npm token: the workflow publishes through trusted publishing.
+
+// MaxReleaseTagLen bounds a release tag.
+const MaxReleaseTagLen = 64
+
+// releaseTagRE is vMAJOR.MINOR.PATCH or vMAJOR.MINOR.PATCH-beta.N, no
+// number with a leading zero; Go's $ is the end of the text (no newline
+// before it).
+var releaseTagRE = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-beta\.(0|[1-9][0-9]*))?$`)
+
+// CheckReleaseTag says why tag is not a release tag, or "".
+func CheckReleaseTag(tag string) string {
+	if len(tag) > MaxReleaseTagLen || !releaseTagRE.MatchString(tag) {
+		return "release_tag must be vMAJOR.MINOR.PATCH or vMAJOR.MINOR.PATCH-beta.N (decimal numbers without leading zeros, such as v1.2.3 or v1.3.0-beta.2)"
+	}
+	return ""
+}
+
+// maxPackageJSONBytes bounds the package.json a release reads.
+const maxPackageJSONBytes = 1 << 20
+
+// ghEnvNames are what gh additionally receives: where its configuration
+// (the operator's login) lives. Never a token variable.
+var ghEnvNames = []string{"XDG_CONFIG_HOME", "GH_CONFIG_DIR"}
+
+// runURLRE finds the run URL gh workflow run prints (newer versions).
+var runURLRE = regexp.MustCompile(`https://github\.com/[A-Za-z0-9._-]+/[A-Za-z0-9._-]+/actions/runs/([0-9]{1,20})`)
+
+// Release runs the release action name (kind release_tag or publish_npm)
+// of workdir alias for tag. Every precondition is checked first, in this
+// order, each with its own code and none changing anything: the branch
+// is main (RELEASE_WRONG_BRANCH) tracking origin/main (NO_UPSTREAM);
+// origin's fetch and push URLs are approved (REMOTE_NOT_APPROVED); the
+// index equals HEAD (REPO_STAGED_CHANGES) and the work tree the index
+// (REPO_DIRTY, untracked files included); package.json's version is the
+// tag without "v" (VERSION_MISMATCH); origin's main, asked of origin, is
+// HEAD (REMOTE_NOT_AT_HEAD); the tag is absent or at HEAD locally and on
+// origin (TAG_CONFLICT); the pins verify (INTEGRITY_MISMATCH). Then the
+// tag ref is created at HEAD (compare-and-create) and exactly
+// refs/tags/<tag> is pushed with push_repo's hardening; a failed push
+// deletes the tag it created. publish_npm then runs gh workflow run.
+// The caller holds the workdir's writer lease around the call.
+func Release(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, name, tag string, lim RunLimits) (*ReleaseResult, error) {
+	start := time.Now()
+	w, err := fsys.Workdir(alias)
+	if err != nil {
+		return nil, err
+	}
+	if !wp.ReadWrite {
+		return nil, bridgeErr(sfs.CodeWorkdirReadOnly, alias, "", "is read-only; release actions need a read-write workdir", nil)
+	}
+	if !wp.RepoOps {
+		return nil, bridgeErr(sfs.CodeRepoOpsDisabled, alias, "", "has no repository operations enabled", nil)
+	}
+	a, ok := wp.Actions[name]
+	if !ok {
+		return nil, bridgeErr(sfs.CodeActionNotFound, alias, "", fmt.Sprintf("has no action %q", sfs.DisplayPath(name)), nil)
+	}
+	if !a.IsRelease() {
+		return nil, bridgeErr(sfs.CodeInvalidArgument, alias, "", fmt.Sprintf("action %q is a command action; it takes no release_tag", name), nil)
+	}
+	if why := CheckReleaseTag(tag); why != "" {
+		return nil, bridgeErr(sfs.CodeInvalidArgument, alias, "", why, nil)
+	}
+	st, err := w.Control().Lstat(".git")
+	if err != nil || st.Type() != sfs.TypeDirectory {
+		return nil, bridgeErr(sfs.CodeRepoNotFound, alias, "", "is not the top of a git work tree (a .git directory)", err)
+	}
+	if lim.Timeout <= 0 {
+		lim.Timeout = actionTimeout(a, lim)
+	}
+	g, err := newGitRunner(alias, wp.Root, lim)
+	if err != nil {
+		return nil, err
+	}
+	sc := newScrubber(wp.Root, alias).withBridgePaths(lim.BridgePaths)
+	tagRef := "refs/tags/" + tag
+
+	// The branch: main, tracking origin/main.
+	head, found, err := g.value(ctx, "HEAD", "symbolic-ref", "-q", "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	if !found || head != "refs/heads/main" {
+		return nil, bridgeErr(sfs.CodeReleaseWrongBranch, alias, "", "HEAD is not the branch main; releases are tagged on main", nil)
+	}
+	remote, _, err := g.value(ctx, "the branch's remote", "config", "--get", "branch.main.remote")
+	if err != nil {
+		return nil, err
+	}
+	merge, _, err := g.value(ctx, "the branch's upstream", "config", "--get", "branch.main.merge")
+	if err != nil {
+		return nil, err
+	}
+	if remote != "origin" || merge != "refs/heads/main" {
+		return nil, bridgeErr(sfs.CodeNoUpstream, alias, "", "main does not track origin/main (git branch --set-upstream-to=origin/main main)", nil)
+	}
+
+	// origin's URLs, as git resolves them, must be approved ones.
+	fetchURLs, pushURLs, err := originURLs(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range fetchURLs {
+		if !slices.Contains(a.FetchURLs, u) {
+			return nil, bridgeErr(sfs.CodeRemoteNotApproved, alias, "", "a fetch URL of origin is not among the action's approved fetch_urls", nil)
+		}
+	}
+	for _, u := range pushURLs {
+		if !slices.Contains(a.PushURLs, u) {
+			return nil, bridgeErr(sfs.CodeRemoteNotApproved, alias, "", "a push URL of origin is not among the action's approved push_urls", nil)
+		}
+	}
+	urls := append(append([]string(nil), fetchURLs...), pushURLs...)
+	trust, err := pushTrustArgs(ctx, g, "origin", urls)
+	if err != nil {
+		return nil, err
+	}
+	if err := refuseRepoFilters(ctx, g); err != nil {
+		return nil, err
+	}
+
+	// A clean index and work tree.
+	if err := cleanTree(ctx, g); err != nil {
+		return nil, err
+	}
+	commit, found, err := g.value(ctx, "HEAD's commit", "rev-parse", "--verify", "-q", "HEAD^{commit}")
+	if err != nil {
+		return nil, err
+	}
+	if !found || !isObjectID(commit) {
+		return nil, bridgeErr(sfs.CodeReleaseWrongBranch, alias, "", "main has no commit yet", nil)
+	}
+
+	// package.json's version.
+	if err := checkPackageVersion(w, alias, tag); err != nil {
+		return nil, err
+	}
+
+	// origin's main and tag, asked of origin.
+	uploadPack, receivePack := "git-upload-pack", "git-receive-pack"
+	if anyLocal(urls) {
+		uploadPack = "git -c core.hooksPath=/dev/null upload-pack"
+		receivePack = "git -c core.hooksPath=/dev/null receive-pack"
+	}
+	pr, err := g.run(ctx, "git ls-remote", append(trust, "ls-remote", "--upload-pack="+uploadPack, "--", "origin", "refs/heads/main", tagRef, tagRef+"^{}")...)
+	if err != nil {
+		return nil, err
+	}
+	if pr.exitCode != 0 {
+		why := shortTail(scrubURLs(sc, "origin", urls, string(pr.stderr)))
+		return nil, bridgeErr(sfs.CodeRemoteUnreachable, alias, "", fmt.Sprintf("origin could not be asked for its main and tags (git ls-remote exit %d): %s", pr.exitCode, why), nil)
+	}
+	refs := parseLsRemote(string(pr.stdout))
+	switch rm := refs["refs/heads/main"]; {
+	case rm == "":
+		return nil, bridgeErr(sfs.CodeRemoteNotAtHead, alias, "", fmt.Sprintf("origin has no main; HEAD is %s (push_repo first)", short(commit)), nil)
+	case rm != commit:
+		return nil, bridgeErr(sfs.CodeRemoteNotAtHead, alias, "", fmt.Sprintf("origin's main is %s, HEAD is %s: push_repo first, or bring main up to date on the host", short(rm), short(commit)), nil)
+	}
+	res := &ReleaseResult{Action: name, Kind: a.Kind, Tag: tag, Commit: commit, Repository: a.Repository}
+	remoteTag := refs[tagRef+"^{}"]
+	if remoteTag == "" {
+		remoteTag = refs[tagRef]
+	}
+	if remoteTag != "" && remoteTag != commit {
+		return nil, bridgeErr(sfs.CodeTagConflict, alias, "", fmt.Sprintf("origin has tag %s at %s, not at HEAD %s; nothing was changed", tag, short(remoteTag), short(commit)), nil)
+	}
+	localTag, localFound, err := g.value(ctx, "the local tag", "rev-parse", "--verify", "-q", tagRef+"^{commit}")
+	if err != nil {
+		return nil, err
+	}
+	if !localFound {
+		// A tag that does not name a commit still exists.
+		if _, exists, err := g.value(ctx, "the local tag", "rev-parse", "--verify", "-q", tagRef); err != nil {
+			return nil, err
+		} else if exists {
+			localFound, localTag = true, "a non-commit object"
+		}
+	}
+	if localFound && localTag != commit {
+		return nil, bridgeErr(sfs.CodeTagConflict, alias, "", fmt.Sprintf("the local tag %s is at %s, not at HEAD %s; nothing was changed", tag, short(localTag), short(commit)), nil)
+	}
+
+	// Last thing before anything changes.
+	if err := verifyPins(w, alias, a.Integrity); err != nil {
+		return nil, err
+	}
+
+	if remoteTag == commit {
+		res.Status = "already_at_head"
+	} else {
+		created := false
+		if !localFound {
+			pr, err := g.run(ctx, "creating the tag", "update-ref", "--no-deref", tagRef, commit, strings.Repeat("0", len(commit)))
+			if err != nil {
+				return nil, err
+			}
+			if pr.exitCode != 0 {
+				return nil, bridgeErr(sfs.CodeTagConflict, alias, "", fmt.Sprintf("tag %s appeared while it was being created; nothing was changed", tag), nil)
+			}
+			created = true
+		}
+		undo := func() {
+			if created {
+				// Compare-and-delete: only the tag this call made.
+				g.run(context.WithoutCancel(ctx), "removing the tag", "update-ref", "--no-deref", "-d", tagRef, commit)
+			}
+		}
+		pr, err := g.run(ctx, "git push", append(trust, "push", "--porcelain", "--no-verify", "--no-follow-tags", "--no-signed",
+			"--recurse-submodules=no", "--receive-pack="+receivePack,
+			"--", "origin", tagRef+":"+tagRef)...)
+		if pr != nil {
+			res.PushOutput = pushOutput(g, sc, "origin", urls, pr)
+		}
+		if err != nil {
+			undo()
+			return nil, err
+		}
+		status, reason := parsePorcelain(string(pr.stdout), tagRef)
+		switch {
+		case status == "ok" && pr.exitCode == 0:
+			res.Status = "created"
+		case status == "up_to_date" && pr.exitCode == 0:
+			res.Status = "already_at_head"
+		case status == "rejected" && strings.Contains(reason, "already exists"):
+			undo()
+			return nil, bridgeErr(sfs.CodeTagConflict, alias, "", fmt.Sprintf("origin refused tag %s: it already exists there (made meanwhile); the local tag this call made was removed", tag), nil)
+		default:
+			undo()
+			why := reason
+			if why == "" {
+				why = shortTail(failureLine(res.PushOutput))
+			}
+			return nil, bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("the push of tag %s to origin failed: %s; the local tag this call made was removed", tag, scrubURLs(sc, "origin", urls, why)), nil)
+		}
+	}
+
+	if a.Kind == KindPublishNPM {
+		d, err := dispatchWorkflow(ctx, g, sc, a, tag, lim)
+		if err != nil {
+			return nil, err
+		}
+		res.Dispatch = d
+	}
+	res.DurationMs = time.Since(start).Milliseconds()
+	return res, nil
+}
+
+// dispatchWorkflow runs `gh workflow run <workflow> --repo <repository>
+// --ref <tag>` with the allowlisted environment (HOME for the operator's
+// gh login; no token variable), in a private empty directory, within
+// what is left of the action's deadline.
+func dispatchWorkflow(ctx context.Context, g *gitRunner, sc *scrubber, a Action, tag string, lim RunLimits) (*DispatchResult, error) {
+	env, pathVar := childEnv(ghEnvNames, "GH_PROMPT_DISABLED=1", "GH_NO_UPDATE_NOTIFIER=1", "GH_SPINNER_DISABLED=1", "NO_COLOR=1")
+	exe := a.GH
+	var err error
+	if exe == "" {
+		exe, err = lookPath("gh", pathVar, "")
+	} else {
+		err = checkExecutable(exe)
+	}
+	if err != nil {
+		return nil, bridgeErr(sfs.CodeDispatchFailed, g.alias, "", fmt.Sprintf("tag %s is on origin, but the GitHub CLI (gh) cannot be found on the bridge; the same call again retries the dispatch", tag), err)
+	}
+	dir, err := os.MkdirTemp("", "serverfs-gh-")
+	if err != nil {
+		return nil, bridgeErr(sfs.CodeInternal, g.alias, "", "no temporary directory for gh", err)
+	}
+	defer os.RemoveAll(dir)
+	sc.add(dir, scrubBridgePath)
+	left := time.Until(g.deadline)
+	if left <= 0 {
+		return nil, bridgeErr(sfs.CodeActionTimeout, g.alias, "", fmt.Sprintf("tag %s is on origin, but no time was left to dispatch the workflow", tag), nil)
+	}
+	pr, err := runProcess(ctx, procSpec{
+		path: exe, argv: []string{"gh", "workflow", "run", a.Workflow, "--repo", a.Repository, "--ref", tag},
+		dir: dir, env: env, timeout: left, maxOutput: g.maxOut, tail: g.tail,
+	})
+	if err != nil {
+		return nil, bridgeErr(sfs.CodeDispatchFailed, g.alias, "", fmt.Sprintf("tag %s is on origin, but gh could not be started; the same call again retries the dispatch", tag), err)
+	}
+	out, _ := sc.tail(append(append([]byte(nil), pr.stdout...), pr.stderr...), pr.stdoutTruncated || pr.stderrTruncated, g.tail)
+	d := &DispatchResult{Workflow: a.Workflow, Output: out}
+	if m := runURLRE.FindStringSubmatch(out); m != nil {
+		d.RunURL, d.RunID = m[0], m[1]
+	}
+	switch {
+	case pr.canceled:
+		return nil, bridgeErr(sfs.CodeCanceled, g.alias, "", fmt.Sprintf("tag %s is on origin; the dispatch was cancelled and gh killed", tag), ctx.Err())
+	case pr.timedOut, pr.overflowed, pr.exitCode != 0:
+		detail := ""
+		if t := shortTail(out); t != "" {
+			detail = ": " + t
+		}
+		return nil, bridgeErr(sfs.CodeDispatchFailed, g.alias, "", fmt.Sprintf("tag %s is on origin, but gh workflow run %s failed (exit %d)%s; the same call again retries the dispatch", tag, a.Workflow, pr.exitCode, detail), nil)
+	}
+	return d, nil
+}
+
+// originURLs returns origin's fetch and push URLs as git resolves them,
+// refusing a foreign VCS helper or a transport outside https/ssh/file.
+func originURLs(ctx context.Context, g *gitRunner) (fetch, push []string, err error) {
+	all, err := remoteURLs(ctx, g, "origin")
+	if err != nil {
+		return nil, nil, err
+	}
+	pr, err := g.run(ctx, "the remote's URL", "remote", "get-url", "--all", "--", "origin")
+	if err != nil {
+		return nil, nil, err
+	}
+	fetch = strings.Split(strings.TrimRight(string(pr.stdout), "\n"), "\n")
+	push = all[len(fetch):]
+	return fetch, push, nil
+}
+
+// refuseRepoFilters refuses a repository whose own configuration names a
+// filter driver: git status would run its clean command.
+func refuseRepoFilters(ctx context.Context, g *gitRunner) error {
+	entries, err := configEntries(ctx, g, `^filter\..*\.(clean|smudge|process)$`)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.operatorScope() && e.scope != "command" {
+			return bridgeErr(sfs.CodeRepoUnsupported, g.alias, "", "the repository's own configuration names a filter driver (filter.*.clean, smudge or process); release actions run no repository command", nil)
+		}
+	}
+	return nil
+}
+
+// cleanTree checks the index equals HEAD and the work tree the index,
+// with no untracked file, without taking git's optional index lock.
+func cleanTree(ctx context.Context, g *gitRunner) error {
+	pr, err := g.run(ctx, "git status", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=dirty")
+	if err != nil {
+		return err
+	}
+	if pr.exitCode != 0 {
+		return bridgeErr(sfs.CodeRepoUnsupported, g.alias, "", fmt.Sprintf("git status failed (exit %d)", pr.exitCode), nil)
+	}
+	staged, dirty := 0, 0
+	recs := strings.Split(string(pr.stdout), "\x00")
+	for i := 0; i < len(recs); i++ {
+		r := recs[i]
+		if len(r) < 3 {
+			continue
+		}
+		if r[0] == 'R' || r[0] == 'C' {
+			i++ // the source path follows
+		}
+		if r[0] != ' ' && r[0] != '?' {
+			staged++
+		} else {
+			dirty++
+		}
+	}
+	if pr.stdoutTruncated {
+		dirty++
+	}
+	switch {
+	case staged > 0:
+		return bridgeErr(sfs.CodeRepoStagedChanges, g.alias, "", fmt.Sprintf("%d path(s) have staged changes; a release needs a clean index and work tree", staged), nil)
+	case dirty > 0:
+		return bridgeErr(sfs.CodeRepoDirty, g.alias, "", fmt.Sprintf("%d path(s) are modified, deleted or untracked; a release needs a clean work tree (commit or remove them)", dirty), nil)
+	}
+	return nil
+}
+
+// checkPackageVersion reads package.json at the root (a regular file,
+// no symlink, bounded) and compares its version with the tag.
+func checkPackageVersion(w *sfs.Workdir, alias, tag string) error {
+	fail := func(msg string, cause error) error {
+		return bridgeErr(sfs.CodeVersionMismatch, alias, "package.json", msg, cause)
+	}
+	f, err := w.Control().Open("package.json")
+	if err != nil {
+		return fail("cannot be read: a release needs package.json at the root", err)
+	}
+	defer f.Close()
+	if st, err := f.Fstat(); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fail("is not a regular file", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxPackageJSONBytes+1))
+	if err != nil {
+		return fail("cannot be read", err)
+	}
+	if len(data) > maxPackageJSONBytes {
+		return fail(fmt.Sprintf("is larger than %d bytes", maxPackageJSONBytes), nil)
+	}
+	var pkg struct {
+		Version *string `json:"version"`
+	}
+	if err := json.Unmarshal(data, &pkg); err != nil {
+		return fail("is not a JSON object with a version string", err)
+	}
+	if pkg.Version == nil {
+		return fail("has no version", nil)
+	}
+	if *pkg.Version != strings.TrimPrefix(tag, "v") {
+		return fail(fmt.Sprintf("has version %q; the tag %s needs %q", showValue(*pkg.Version), tag, strings.TrimPrefix(tag, "v")), nil)
+	}
+	return nil
+}
+
+// parseLsRemote reads `git ls-remote` lines "<id>\t<ref>".
+func parseLsRemote(out string) map[string]string {
+	refs := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		id, ref, ok := strings.Cut(strings.TrimRight(line, "\r"), "\t")
+		if ok && isObjectID(id) {
+			refs[ref] = id
+		}
+	}
+	return refs
+}
+
+func isObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func short(id string) string {
+	if isObjectID(id) {
+		return id[:12]
+	}
+	return id
+}
