@@ -746,14 +746,23 @@ func mcpChain(t *testing.T, ctx context.Context, cs *sdk.ClientSession, fixtureD
 		t.Fatalf("list_workdirs = %+v, want fixture ro and %s rw", wds, scratchAlias)
 	}
 
+	// A listing maps each name to its size (a file), "dir", "symlink" or
+	// "other".
 	ls := decode[struct {
-		Entries []struct{ Name, Type string }
+		Entries map[string]any
 	}](t, ctx, cs, "list_directory", map[string]any{"workdir": "fixture"})
 	got := map[string]string{}
-	for _, e := range ls.Entries {
-		got[e.Name] = e.Type
+	for name, v := range ls.Entries {
+		switch v := v.(type) {
+		case float64:
+			got[name] = "file"
+		case string:
+			got[name] = v
+		default:
+			got[name] = fmt.Sprintf("%T", v)
+		}
 	}
-	for name, typ := range map[string]string{"README.md": "file", "src": "directory", "link": "symlink"} {
+	for name, typ := range map[string]string{"README.md": "file", "src": "dir", "link": "symlink"} {
 		if got[name] != typ {
 			t.Errorf("list_directory: %s is %q, want %q (entries %v)", name, got[name], typ, got)
 		}
