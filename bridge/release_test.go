@@ -37,7 +37,7 @@ func relSetup(t *testing.T, kind string) *relRepo {
 	}
 	r.gh = filepath.Join(r.base, "bin", "fake-gh")
 	rtWrite(t, r.gh, "#!/bin/sh\nprintf '%s\\n' \"$@\" > "+r.logDir+"/argv\nenv > "+r.logDir+"/env\npwd > "+r.logDir+"/pwd\n"+
-		"echo \"Created workflow_dispatch event for $3 at $7\"\necho 'https://github.com/acme/widget/actions/runs/987654'\n")
+		"echo \"Created workflow_dispatch event for $3 at $7 (config $HOME/.config/gh, in $(pwd))\"\necho 'https://github.com/acme/widget/actions/runs/987654'\n")
 	os.Chmod(r.gh, 0o755)
 	a := Action{Kind: kind, Repository: "acme/widget", FetchURLs: []string{"file://" + r.remote}, PushURLs: []string{"file://" + r.remote},
 		Integrity: map[string]string{"package.json": rtSHA(testPackageJSON)}}
@@ -109,6 +109,10 @@ func TestReleasePublishNPM(t *testing.T) {
 	}
 	if got := tags(t, r.remote); got != "refs/tags/v0.1.0 "+head {
 		t.Fatalf("remote tags %q", got)
+	}
+	ptNoHostPath(t, r.ptRepo, "dispatch output", res.Dispatch.Output)
+	if !strings.Contains(res.Dispatch.Output, "Created workflow_dispatch event for publish.yml at v0.1.0 (config ~/.config/gh, in <bridge>)") {
+		t.Errorf("dispatch output %q", res.Dispatch.Output)
 	}
 	argv := readString(filepath.Join(r.logDir, "argv"))
 	if argv != "workflow\nrun\npublish.yml\n--repo\nacme/widget\n--ref\nv0.1.0\n" {
