@@ -93,6 +93,8 @@ var knownServerVars = map[string]bool{
 	// Admission control, sessions and write deadlines (read by mcp).
 	"SERVERFS_MEMORY_BUDGET_MB": true, "SERVERFS_MAX_HEAVY_CALLS": true, "SERVERFS_HEAVY_QUEUE": true,
 	"SERVERFS_HEAVY_WAIT_SECONDS": true, "SERVERFS_MAX_SESSIONS": true, "SERVERFS_WRITE_TIMEOUT_SECONDS": true,
+	// ChatGPT's search and fetch tools (read here).
+	"SERVERFS_SEARCH_FETCH": true,
 }
 
 // knownSlotSuffixes are the WORKDIR_NN_* variables (PATH and the repo
@@ -100,6 +102,7 @@ var knownServerVars = map[string]bool{
 var knownSlotSuffixes = map[string]bool{
 	"ALIAS": true, "DESCRIPTION": true, "MODE": true, "PATH": true,
 	"READ_ONLY": true, "REPO_OPS_ENABLED": true, "REPO_ACTIONS_JSON": true,
+	"URL_TEMPLATE": true,
 }
 
 func init() {
@@ -116,9 +119,16 @@ type WorkdirConfig struct {
 	Mode        Mode
 	// RepoOps enables the repository tools on the workdir
 	// (WORKDIR_NN_REPO_OPS_ENABLED, or ":repo" on --workdir).
-	RepoOps  bool
-	Source   string
-	hostPath string
+	RepoOps bool
+	// SearchFetch: ChatGPT's search and fetch tools cover the workdir
+	// (SERVERFS_SEARCH_FETCH, or --search-fetch).
+	SearchFetch bool
+	// URLTemplate is where citations of its files point
+	// (WORKDIR_NN_URL_TEMPLATE, or --url-template); nil:
+	// serverfs://alias/path.
+	URLTemplate *URLTemplate
+	Source      string
+	hostPath    string
 }
 
 // String describes the workdir without its host path, so that printing a
@@ -149,11 +159,16 @@ func (e *ConfigError) Error() string {
 }
 
 // Flags are the bare-metal command-line configuration: repeatable
-// --workdir ALIAS=/abs/path[:ro|:rw][:repo] and --description ALIAS=TEXT
-// values.
+// --workdir ALIAS=/abs/path[:ro|:rw][:repo], --description ALIAS=TEXT and
+// --url-template ALIAS=TEMPLATE values, and --search-fetch.
 type Flags struct {
 	Workdirs     []string
 	Descriptions []string
+	URLTemplates []string
+	// SearchFetch is --search-fetch's value: "" (not given), "true",
+	// "false" or a comma-separated list of aliases, as
+	// SERVERFS_SEARCH_FETCH takes.
+	SearchFetch string
 }
 
 // WorkdirSyntax is the --workdir value's syntax, as usage texts and
@@ -239,9 +254,13 @@ func LoadConfigFlags(environ []string, flags Flags) (*Config, error) {
 		}
 		cfg.Workdirs = loadFlagWorkdirs(workdirFlags, add)
 		applyDescriptions(cfg.Workdirs, workdirFlags, flags.Descriptions, add)
+		applyURLTemplates(cfg.Workdirs, workdirFlags, flags.URLTemplates, add)
 	} else {
 		if len(flags.Descriptions) > 0 {
 			add("--description is for --workdir workdirs; a container slot takes WORKDIR_NN_DESCRIPTION")
+		}
+		if len(flags.URLTemplates) > 0 {
+			add("--url-template is for --workdir workdirs; a container slot takes WORKDIR_NN_URL_TEMPLATE")
 		}
 		root := env["SERVERFS_WORKDIRS_ROOT"]
 		if root == "" {
@@ -265,6 +284,7 @@ func LoadConfigFlags(environ []string, flags Flags) (*Config, error) {
 		}
 		seen[w.Alias] = w.Source
 	}
+	applySearchFetch(cfg.Workdirs, env["SERVERFS_SEARCH_FETCH"], flags.SearchFetch, add)
 	if len(probs) > 0 {
 		return nil, &ConfigError{Problems: probs}
 	}
@@ -301,6 +321,93 @@ func slotVarsPresent(env map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// applySearchFetch turns ChatGPT's search and fetch tools on for the
+// workdirs SERVERFS_SEARCH_FETCH or --search-fetch name: "true" (every
+// workdir), "false" or empty (none), or a comma-separated list of aliases.
+func applySearchFetch(workdirs []WorkdirConfig, env, flag string, add func(string, ...any)) {
+	source, raw := "SERVERFS_SEARCH_FETCH", env
+	switch {
+	case flag != "" && env != "":
+		add("SERVERFS_SEARCH_FETCH and --search-fetch are both set: use one")
+		return
+	case flag != "":
+		source, raw = "--search-fetch", flag
+	}
+	switch strings.ToLower(strings.TrimSpace(raw)) {
+	case "", "false":
+		return
+	case "true":
+		for i := range workdirs {
+			workdirs[i].SearchFetch = true
+		}
+		return
+	}
+	seen := map[string]bool{}
+	for _, a := range strings.Split(raw, ",") {
+		a = strings.TrimSpace(a)
+		if !aliasRE.MatchString(a) {
+			add("%s=%q: must be true, false or a comma-separated list of workdir aliases", source, displaySetting(raw))
+			return
+		}
+		if seen[a] {
+			continue
+		}
+		seen[a] = true
+		found := false
+		for i := range workdirs {
+			if workdirs[i].Alias == a {
+				workdirs[i].SearchFetch, found = true, true
+			}
+		}
+		if !found {
+			add("%s: no workdir has the alias %q", source, a)
+		}
+	}
+}
+
+// applyURLTemplates sets the citation URL templates of --workdir
+// workdirs from --url-template ALIAS=TEMPLATE values, checked as
+// WORKDIR_NN_URL_TEMPLATE is.
+func applyURLTemplates(workdirs []WorkdirConfig, workdirFlags, specs []string, add func(string, ...any)) {
+	named := map[string]bool{}
+	for _, spec := range workdirFlags {
+		alias, _, _ := strings.Cut(spec, "=")
+		named[alias] = true
+	}
+	seen := map[string]bool{}
+	for i, spec := range specs {
+		alias, text, ok := strings.Cut(spec, "=")
+		source := fmt.Sprintf("--url-template #%d", i+1)
+		if !ok {
+			add("%s: expected ALIAS=TEMPLATE", source)
+			continue
+		}
+		if !checkAlias(source, alias, add) {
+			continue
+		}
+		source = "--url-template " + alias
+		if seen[alias] {
+			add("%s: given twice", source)
+			continue
+		}
+		seen[alias] = true
+		t, err := ParseURLTemplate(text)
+		if err != nil {
+			add("%s: the template %v", source, err)
+			continue
+		}
+		if !named[alias] {
+			add("%s: no --workdir has the alias %q", source, alias)
+			continue
+		}
+		for j := range workdirs {
+			if workdirs[j].Alias == alias {
+				workdirs[j].URLTemplate = t
+			}
+		}
+	}
 }
 
 // applyDescriptions sets the descriptions of --workdir workdirs from
@@ -364,7 +471,7 @@ func checkVariableNames(env map[string]string, add func(string, ...any)) {
 		case strings.HasPrefix(k, "WORKDIR_"):
 			m := slotVarRE.FindStringSubmatch(k)
 			if m == nil || !knownSlotSuffixes[m[2]] {
-				add("%s: unknown variable (slot variables are WORKDIR_NN_ALIAS, _DESCRIPTION, _MODE, _READ_ONLY, _PATH, _REPO_OPS_ENABLED, _REPO_ACTIONS_JSON)", k)
+				add("%s: unknown variable (slot variables are WORKDIR_NN_ALIAS, _DESCRIPTION, _MODE, _READ_ONLY, _PATH, _REPO_OPS_ENABLED, _REPO_ACTIONS_JSON, _URL_TEMPLATE)", k)
 				continue
 			}
 			if n, err := strconv.Atoi(m[1]); err != nil || len(m[1]) != 2 || n < 1 || n > Slots {
@@ -528,8 +635,16 @@ func loadSlots(env map[string]string, root string, add func(string, ...any)) []W
 		// case D: enabled
 		ok := checkAlias(source, alias, add)
 		ok = checkDescription(source, desc, add) && ok
+		var tmpl *URLTemplate
+		if raw := env[slotVar(n, "URL_TEMPLATE")]; raw != "" {
+			var err error
+			if tmpl, err = ParseURLTemplate(raw); err != nil {
+				add("%s: %s: the template %v", source, slotVar(n, "URL_TEMPLATE"), err)
+				ok = false
+			}
+		}
 		if ok && modeOK {
-			out = append(out, WorkdirConfig{Alias: alias, Description: desc, Mode: mode, RepoOps: repoOps, Source: source, hostPath: dir})
+			out = append(out, WorkdirConfig{Alias: alias, Description: desc, Mode: mode, RepoOps: repoOps, URLTemplate: tmpl, Source: source, hostPath: dir})
 		}
 	}
 	return out

@@ -54,6 +54,8 @@ type Workdir struct {
 	description string
 	mode        Mode
 	repoOps     bool
+	searchFetch bool
+	urlTemplate *URLTemplate
 	rootFD      int
 	open        opener
 	policy      *Policy
@@ -92,7 +94,7 @@ func New(cfg *Config, opts Options) (*FS, error) {
 			// that it cannot leak into a log an agent might see.
 			return nil, fmt.Errorf("%s (workdir %q): cannot open its root: %v", wc.Source, wc.Alias, err)
 		}
-		w := &Workdir{alias: wc.Alias, description: wc.Description, mode: wc.Mode, repoOps: wc.RepoOps, rootFD: fd, open: openerFor(r), policy: policy}
+		w := &Workdir{alias: wc.Alias, description: wc.Description, mode: wc.Mode, repoOps: wc.RepoOps, searchFetch: wc.SearchFetch, urlTemplate: wc.URLTemplate, rootFD: fd, open: openerFor(r), policy: policy}
 		f.workdirs = append(f.workdirs, w)
 		f.byAlias[wc.Alias] = w
 	}
@@ -176,6 +178,36 @@ func (w *Workdir) Alias() string { return w.alias }
 
 // RepoOps reports whether the operator enabled the repository tools here.
 func (w *Workdir) RepoOps() bool { return w.repoOps }
+
+// SearchFetch reports whether ChatGPT's search and fetch tools cover the
+// workdir.
+func (w *Workdir) SearchFetch() bool { return w.searchFetch }
+
+// URLTemplate is the operator's citation URL template of the workdir; nil
+// when none is set.
+func (w *Workdir) URLTemplate() *URLTemplate { return w.urlTemplate }
+
+// URL is the citation URL of the file path (workdir-relative) at line (0:
+// none): the operator's template, or serverfs://alias/path, the resource
+// URI of the file.
+func (w *Workdir) URL(path string, line int) string {
+	if w.urlTemplate != nil {
+		return w.urlTemplate.Expand(path, line)
+	}
+	return "serverfs://" + w.alias + "/" + EscapePath(path)
+}
+
+// SearchFetchWorkdirs are the workdirs search and fetch cover, in
+// configuration order.
+func (f *FS) SearchFetchWorkdirs() []*Workdir {
+	var out []*Workdir
+	for _, w := range f.workdirs {
+		if w.searchFetch {
+			out = append(out, w)
+		}
+	}
+	return out
+}
 
 // Mode is ModeReadOnly or ModeReadWrite.
 func (w *Workdir) Mode() Mode { return w.mode }

@@ -256,6 +256,9 @@ var toolCosts = map[string]costFn{
 	// workdir under its lease; this process only waits for its answer.
 	"run_repo_action": cheap,
 	"push_repo":       cheap,
+	// search scans every file of its workdirs; fetch is a read.
+	"search": heavy,
+	"fetch":  heavyIf(func(_ *Deps, in fetchIn) bool { return compressedPath(fetchPath(in.ID)) }),
 }
 
 // compressedPath reports whether a read of path decompresses.

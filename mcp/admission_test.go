@@ -29,16 +29,16 @@ import (
 // byArgs those that do for some arguments; every other served tool is
 // cheap. Changing a tool's class is a decision: change this list with it.
 var (
-	heavyTools = []string{"commit_repo_changes", "find_files", "read_repo_history", "search_text"}
-	byArgs     = []string{"inspect_repo", "list_directory", "read_text_file", "read_text_files"}
+	heavyTools = []string{"commit_repo_changes", "find_files", "read_repo_history", "search_text", "search"}
+	byArgs     = []string{"inspect_repo", "list_directory", "read_text_file", "read_text_files", "fetch"}
 )
 
 // TestEveryToolClassified enumerates the tools every configuration serves
-// (the whole surface: read, write, repo and bridge tools) and checks each
-// is classified, as heavyTools and byArgs say.
+// (the whole surface: read, write, repo and bridge tools, search and
+// fetch) and checks each is classified, as heavyTools and byArgs say.
 func TestEveryToolClassified(t *testing.T) {
 	e := newRWEnv(t)
-	withBridge(t, e, nil)
+	wholeSurface(t, e)
 	cs := e.client(t, e.serveHTTP(t))
 	var served []string
 	for _, tool := range listTools(t, cs) {
@@ -72,6 +72,8 @@ func TestEveryToolClassified(t *testing.T) {
 			isHeavy = c(d, readTextFileIn{Workdir: "wd", Path: "README.md"})
 		case "read_text_files":
 			isHeavy = c(d, readTextFilesIn{Workdir: "wd", Paths: []string{"README.md", "sub/a.txt"}})
+		case "fetch":
+			isHeavy = c(d, fetchIn{ID: "wd:/README.md#L1"})
 		default:
 			isHeavy = c(d, nil)
 		}
@@ -83,6 +85,7 @@ func TestEveryToolClassified(t *testing.T) {
 		"inspect_repo":    inspectRepoIn{Workdir: "wd", View: "status"},
 		"read_text_file":  readTextFileIn{Workdir: "wd", Path: "logs/app.log.1.gz"},
 		"read_text_files": readTextFilesIn{Workdir: "wd", Paths: []string{"README.md", "logs/app.log.1.gz"}},
+		"fetch":           fetchIn{ID: "wd:/logs/app.log.1.gz#L2"},
 	} {
 		if !toolCosts[name](d, in) {
 			t.Errorf("%s(%+v) is cheap, want heavy", name, in)

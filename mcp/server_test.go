@@ -291,8 +291,8 @@ func listTools(t *testing.T, cs *sdk.ClientSession) []*sdk.Tool {
 // TestToolSnapshot compares the served tool surface with
 // testdata/tools.json; UPDATE_TOOLSNAPS=true rewrites it.
 func TestToolSnapshot(t *testing.T) {
-	e := newRWEnv(t) // the whole surface: read, write, repo and bridge tools
-	withBridge(t, e, nil)
+	e := newRWEnv(t) // the whole surface: read, write, repo and bridge tools, search and fetch
+	wholeSurface(t, e)
 	cs := e.client(t, e.serveHTTP(t))
 	var snaps []toolSnap
 	for _, tool := range listTools(t, cs) {

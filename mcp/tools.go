@@ -37,6 +37,9 @@ type surface struct {
 	// actions: a host bridge is configured and some workdir has repo ops
 	// (run_repo_action); push: one of them is also rw (push_repo).
 	actions, push bool
+	// research lists, comma-separated, the workdirs the operator enabled
+	// ChatGPT's search and fetch on; "": not served.
+	research string
 }
 
 // surfaceOf is the surface a server for f serves (bridged: a host bridge
@@ -54,6 +57,7 @@ func surfaceOf(f *sfs.FS, bridged bool) surface {
 	}
 	s.actions = bridged && s.inspect
 	s.push = bridged && s.commit
+	s.research = strings.Join(researchAliases(f), ", ")
 	return s
 }
 
@@ -83,6 +87,9 @@ func instructions(s surface) string {
 	}
 
 	b.WriteString("\n\nCall list_workdirs first when you do not know the workdirs. To explore: list_directory (depth for a tree), find_files (names), search_text (contents: literal text, or RE2 with regex), read_text_file (tail for the end of a log), read_text_files (several files in one call), stat_file.")
+	if s.research != "" {
+		b.WriteString(" search and fetch are for ChatGPT's deep research: search ranks the files of the workdirs the administrator chose for them by the words of a question, and fetch returns one by its id; search_text and read_text_file do more.")
+	}
 	if s.write {
 		b.WriteString("\n\nChanges (rw workdirs only; an ro workdir answers WORKDIR_READ_ONLY): write_text_file, edit_text_file, create_directory, move_path, delete_path. " +
 			"Every change is conditional: in rw workdirs read_text_file and stat_file return the file's revision, and a change to an existing file passes it as expected_revision (creating a file passes none). " +
@@ -276,7 +283,8 @@ func change(title string, destructive bool) *sdk.ToolAnnotations {
 }
 
 // inventory declares every tool a surface serves, with limits from the
-// configuration, in a fixed order: read, write, repository, bridge.
+// configuration, in a fixed order: read, write, repository, bridge, then
+// search and fetch.
 func inventory(lim sfs.Limits, s surface) []tool {
 	tools := readTools(lim, s)
 	if s.write {
@@ -287,6 +295,9 @@ func inventory(lim sfs.Limits, s surface) []tool {
 	}
 	if s.actions {
 		tools = append(tools, bridgeTools(s.push)...)
+	}
+	if s.research != "" {
+		tools = append(tools, researchTools(lim, s.research)...)
 	}
 	return tools
 }

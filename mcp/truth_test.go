@@ -16,6 +16,7 @@ import (
 	"github.com/serverfs/serverfs/bridge"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git"
+	"github.com/serverfs/serverfs/search"
 )
 
 // Tests that what the server says is true of the configuration it serves:
@@ -25,6 +26,9 @@ import (
 var (
 	writeFamily  = []string{"write_text_file", "edit_text_file", "create_directory", "move_path", "delete_path"}
 	allToolNames = slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes", "run_repo_action", "push_repo"})
+	// researchPair are ChatGPT's search and fetch: plain words, which
+	// toolNameRE does not see, so they are checked by name.
+	researchPair = []string{"search", "fetch"}
 )
 
 // truthConfig is one configuration and what it must serve, written out by
@@ -80,6 +84,13 @@ var truthConfigs = []truthConfig{
 			return &bridge.Policy{Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, RepoOps: true}}}
 		},
 		tools: slices.Concat(toolNames, []string{"inspect_repo", "read_repo_history", "run_repo_action"}),
+	},
+	{
+		name:  "search_fetch",
+		flags: func(e *testEnv) []string { return []string{"wd=" + e.root, "ro=" + roDir(e)} },
+		// Over wd only; ro stays out.
+		environ: []string{"SERVERFS_SEARCH_FETCH=wd", "SERVERFS_SEARCH_TIMEOUT_SECONDS=9", "SERVERFS_MAX_READ_LINES=80"},
+		tools:   slices.Concat(toolNames, researchPair),
 	},
 }
 
@@ -191,6 +202,29 @@ func TestServedTextsAreTrue(t *testing.T) {
 			for _, name := range c.tools {
 				if !strings.Contains(ins, name) {
 					t.Errorf("the instructions never mention %s", name)
+				}
+			}
+			// search and fetch: named exactly when served, and their texts
+			// state this configuration's numbers and workdirs.
+			fetchWord := regexp.MustCompile(`\bfetch\b`)
+			if has("fetch") {
+				if !strings.Contains(ins, "search and fetch are for ChatGPT's deep research") {
+					t.Error("search and fetch are served; the instructions do not say what they are for")
+				}
+				sd, fd := byName["search"].Description, byName["fetch"].Description
+				for _, want := range []string{fmt.Sprintf("at most %d results", search.MaxRankResults), fmt.Sprintf("stops after %s", lim.SearchTimeout), "Search the files of the workdirs wd for", "use search_text"} {
+					if !strings.Contains(sd, want) {
+						t.Errorf("search does not say %q: %s", want, sd)
+					}
+				}
+				if want := fmt.Sprintf("fits in one read (%d lines, %d bytes)", lim.MaxReadLines, lim.MaxReadBytes); !strings.Contains(fd, want) {
+					t.Errorf("fetch does not say %q: %s", want, fd)
+				}
+			} else {
+				for where, text := range texts {
+					if fetchWord.MatchString(text) {
+						t.Errorf("%s mentions fetch, which this configuration does not serve", where)
+					}
 				}
 			}
 

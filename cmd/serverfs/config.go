@@ -21,13 +21,27 @@ func (w *workdirFlags) Set(v string) error { *w = append(*w, v); return nil }
 // check-config and selfcheck share, so that one command line works for all
 // three.
 type configFlags struct {
-	workdirs, descriptions workdirFlags
+	workdirs, descriptions, urlTemplates workdirFlags
+	searchFetch                          searchFetchFlag
 }
 
-// register adds --workdir and --description to fset.
+// searchFetchFlag is --search-fetch: alone it means true; it also takes
+// =false or =ALIAS,ALIAS, as SERVERFS_SEARCH_FETCH does.
+type searchFetchFlag string
+
+func (s *searchFetchFlag) String() string     { return string(*s) }
+func (s *searchFetchFlag) Set(v string) error { *s = searchFetchFlag(v); return nil }
+
+// IsBoolFlag lets --search-fetch stand without a value.
+func (s *searchFetchFlag) IsBoolFlag() bool { return true }
+
+// register adds --workdir, --description, --url-template and
+// --search-fetch to fset.
 func (c *configFlags) register(fset *flag.FlagSet) {
 	fset.Var(&c.workdirs, "workdir", sfs.WorkdirSyntax+": a workdir (repeatable; bare-metal mode)")
 	fset.Var(&c.descriptions, "description", "ALIAS=TEXT: the description agents see for a --workdir (repeatable)")
+	fset.Var(&c.urlTemplates, "url-template", "ALIAS=URL: where search and fetch citations of a --workdir's files point, with {path} and optionally {line} (repeatable)")
+	fset.Var(&c.searchFetch, "search-fetch", "serve ChatGPT's search and fetch tools over every workdir, or =ALIAS,ALIAS over those (as SERVERFS_SEARCH_FETCH)")
 }
 
 // setup is a validated configuration with its workdirs opened: everything
@@ -45,7 +59,7 @@ type setup struct {
 // the bridge settings, every problem reported at once; then it opens the
 // workdir roots. The caller closes s.fs.
 func configure(environ []string, flags configFlags) (*setup, error) {
-	cfg, err := sfs.LoadConfigFlags(environ, sfs.Flags{Workdirs: flags.workdirs, Descriptions: flags.descriptions})
+	cfg, err := sfs.LoadConfigFlags(environ, sfs.Flags{Workdirs: flags.workdirs, Descriptions: flags.descriptions, URLTemplates: flags.urlTemplates, SearchFetch: string(flags.searchFetch)})
 	httpCfg, probs := mcp.LoadHTTPConfig(environ)
 	var ce *sfs.ConfigError
 	if errors.As(err, &ce) {

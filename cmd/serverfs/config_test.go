@@ -109,6 +109,37 @@ func TestCLIMessages(t *testing.T) {
 			`  --description demo: description contains control characters (newlines, tabs, ...)`},
 		{"--description with slots", []string{"--description", "demo=A"}, []string{"SERVERFS_WORKDIRS_ROOT={slots}", "WORKDIR_01_ALIAS=demo"},
 			`  --description is for --workdir workdirs; a container slot takes WORKDIR_NN_DESCRIPTION`},
+		{"--search-fetch with an unknown alias", []string{"--workdir", "demo={dir}", "--search-fetch=demo,docs"}, nil,
+			`  --search-fetch: no workdir has the alias "docs"`},
+		{"SERVERFS_SEARCH_FETCH not a boolean or aliases", []string{"--workdir", "demo={dir}"}, []string{"SERVERFS_SEARCH_FETCH=yes please"},
+			`  SERVERFS_SEARCH_FETCH="yes please": must be true, false or a comma-separated list of workdir aliases`},
+		{"SERVERFS_SEARCH_FETCH and --search-fetch", []string{"--workdir", "demo={dir}", "--search-fetch"}, []string{"SERVERFS_SEARCH_FETCH=true"},
+			`  SERVERFS_SEARCH_FETCH and --search-fetch are both set: use one`},
+		{"--url-template without {path}", []string{"--workdir", "demo={dir}", "--url-template", "demo=https://git.example.com/r/blob/main/"}, nil,
+			`  --url-template demo: the template has no {path} placeholder`},
+		{"--url-template with {path} in the host", []string{"--workdir", "demo={dir}", "--url-template", "demo=https://{path}.example.com/"}, nil,
+			`  --url-template demo: the template must not have a placeholder in the scheme or host: write the host out, then a '/' before {path}`},
+		{"--url-template not http", []string{"--workdir", "demo={dir}", "--url-template", "demo=javascript:alert(1)/{path}"}, nil,
+			`  --url-template demo: the template must start with http:// or https://`},
+		{"--url-template with credentials", []string{"--workdir", "demo={dir}", "--url-template", "demo=https://bot:hunter2@git.example.com/{path}"}, nil,
+			`  --url-template demo: the template must not carry credentials (user@ or user:password@): every answer would show them`},
+		{"--url-template unknown placeholder", []string{"--workdir", "demo={dir}", "--url-template", "demo=https://git.example.com/{branch}/{path}"}, nil,
+			`  --url-template demo: the template has the unknown placeholder "{branch}"; the placeholders are {path} and {line}`},
+		{"--url-template unbalanced", []string{"--workdir", "demo={dir}", "--url-template", "demo=https://git.example.com/{path"}, nil,
+			`  --url-template demo: the template has a '{' without '}'; the placeholders are {path} and {line}`},
+		{"--url-template with a space", []string{"--workdir", "demo={dir}", "--url-template", "demo=https://git.example.com/a b/{path}"}, nil,
+			`  --url-template demo: the template contains spaces or control characters`},
+		{"--url-template for no --workdir", []string{"--workdir", "demo={dir}", "--url-template", "other=https://git.example.com/{path}"}, nil,
+			`  --url-template other: no --workdir has the alias "other"`},
+		{"--url-template twice", []string{"--workdir", "demo={dir}", "--url-template", "demo=https://a.example/{path}", "--url-template", "demo=https://b.example/{path}"}, nil,
+			`  --url-template demo: given twice`},
+		{"--url-template without '='", []string{"--workdir", "demo={dir}", "--url-template", "https://a.example/{path}"}, nil,
+			`  --url-template #1: expected ALIAS=TEMPLATE`},
+		{"--url-template with slots", []string{"--url-template", "demo=https://a.example/{path}"}, []string{"SERVERFS_WORKDIRS_ROOT={slots}", "WORKDIR_01_ALIAS=demo"},
+			`  --url-template is for --workdir workdirs; a container slot takes WORKDIR_NN_URL_TEMPLATE`},
+		{"WORKDIR_01_URL_TEMPLATE bad", nil, []string{"SERVERFS_WORKDIRS_ROOT={slots}", "WORKDIR_01_ALIAS=demo", "WORKDIR_01_URL_TEMPLATE=ftp://x.example/{path}"},
+			`  slot 01: WORKDIR_01_URL_TEMPLATE: the template must start with http:// or https://`},
+		{"WORKDIR_03_URL_TEMPLATE with --workdir", []string{"--workdir", "demo={dir}"}, []string{"WORKDIR_03_URL_TEMPLATE=https://a.example/{path}"}, "  WORKDIR_03_URL_TEMPLATE" + slotHint},
 		{"bridge socket without token", []string{"--workdir", "demo={dir}"}, []string{"SERVERFS_BRIDGE_SOCKET=/run/b.sock"},
 			`  SERVERFS_BRIDGE_SOCKET and SERVERFS_BRIDGE_TOKEN_FILE must be set together`},
 		{"bridge token missing", []string{"--workdir", "demo={dir}"}, []string{"SERVERFS_BRIDGE_SOCKET=/run/b.sock", "SERVERFS_BRIDGE_TOKEN_FILE={dir}/none"},
@@ -147,7 +178,24 @@ func TestCheckConfigPrintsWhatServeServes(t *testing.T) {
 	want := "configuration OK: 2 workdir(s), resolver R, hidden paths refused, host bridge configured, listen 127.0.0.1:8123, client token none\n" +
 		"  demo                             rw  repo_ops on   Demo project (git)\n" +
 		"  docs                             ro  repo_ops off  \n" +
+		"search and fetch (ChatGPT): off (SERVERFS_SEARCH_FETCH)\n" +
 		"tools served: list_workdirs, list_directory, find_files, search_text, read_text_file, read_text_files, stat_file, write_text_file, edit_text_file, create_directory, move_path, delete_path, inspect_repo, read_repo_history, commit_repo_changes, run_repo_action, push_repo\n"
+	if out != want {
+		t.Errorf("check-config printed\n%s\nwant\n%s", out, want)
+	}
+
+	// search and fetch on one workdir, with its citation template.
+	code, out, stderr = cliRun(t, []string{"check-config", "--workdir", "demo=" + f.dir, "--workdir", "docs=" + other, "--search-fetch=docs", "--url-template", "docs=https://git.example.com/docs/blob/main/{path}#L{line}"}, nil)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	out = regexp.MustCompile(`resolver \w+`).ReplaceAllString(out, "resolver R")
+	want = "configuration OK: 2 workdir(s), resolver R, hidden paths refused, host bridge none, listen 0.0.0.0:8000, client token none\n" +
+		"  demo                             ro  repo_ops off  \n" +
+		"  docs                             ro  repo_ops off  \n" +
+		"search and fetch (ChatGPT) cover:\n" +
+		"  docs                             citations https://git.example.com/docs/blob/main/{path}#L{line}\n" +
+		"tools served: list_workdirs, list_directory, find_files, search_text, read_text_file, read_text_files, stat_file, search, fetch\n"
 	if out != want {
 		t.Errorf("check-config printed\n%s\nwant\n%s", out, want)
 	}
@@ -178,6 +226,11 @@ func TestCheckConfigAgreesWithServe(t *testing.T) {
 		{"unix socket with group", wd, []string{"SERVERFS_LISTEN=unix:{dir}/mcp.sock", "SERVERFS_LISTEN_GROUP=0"}, true},
 		{"slot", nil, slot, true},
 		{"slot rw with description", nil, append(slot, "WORKDIR_01_READ_ONLY=false", "WORKDIR_01_DESCRIPTION=Docs", "WORKDIR_01_REPO_OPS_ENABLED=true"), true},
+		{"search fetch", wd, []string{"SERVERFS_SEARCH_FETCH=true"}, true},
+		{"search fetch flag", append([]string{"--search-fetch"}, wd...), nil, true},
+		{"search fetch flag with aliases and a template", []string{"--workdir", "demo={dir}", "--search-fetch=demo", "--url-template", "demo=https://git.example.com/r/blob/main/{path}#L{line}"}, nil, true},
+		{"search fetch off", wd, []string{"SERVERFS_SEARCH_FETCH=false"}, true},
+		{"slot search fetch with template", nil, append(slot, "SERVERFS_SEARCH_FETCH=demo", "WORKDIR_01_URL_TEMPLATE=https://git.example.com/r/-/blob/main/{path}?plain=1#L{line}"), true},
 
 		{"listen port only", wd, []string{"SERVERFS_LISTEN=8000"}, false},
 		{"listen host name", wd, []string{"SERVERFS_LISTEN=example.com:8000"}, false},
@@ -198,6 +251,11 @@ func TestCheckConfigAgreesWithServe(t *testing.T) {
 		{"slot mode wrong", nil, append(slot, "WORKDIR_01_MODE=write"), false},
 		{"slot mode and read_only disagree", nil, append(slot, "WORKDIR_01_MODE=rw", "WORKDIR_01_READ_ONLY=true"), false},
 		{"no workdir", nil, []string{"SERVERFS_WORKDIRS_ROOT={slots}"}, false},
+		{"search fetch unknown alias", wd, []string{"SERVERFS_SEARCH_FETCH=docs"}, false},
+		{"search fetch not a boolean", wd, []string{"SERVERFS_SEARCH_FETCH=1"}, false},
+		{"search fetch twice", append([]string{"--search-fetch"}, wd...), []string{"SERVERFS_SEARCH_FETCH=true"}, false},
+		{"url template in the host", []string{"--workdir", "demo={dir}", "--url-template", "demo=https://{path}/"}, nil, false},
+		{"slot url template without path", nil, append(slot, "WORKDIR_01_URL_TEMPLATE=https://git.example.com/"), false},
 		{"several problems at once", []string{"--workdir", "demo={dir}:RW"}, []string{"SERVERFS_LISTEN=x", "SERVERFS_LOG_LEVEL=loud", "WORKDIR_05_ALIAS=a"}, false},
 	}
 	good := 0
@@ -259,7 +317,7 @@ func TestUsageMatchesParser(t *testing.T) {
 		for _, m := range flagRE.FindAllStringSubmatch(stderr, -1) {
 			names = append(names, m[1])
 		}
-		if !slices.Contains(names, "workdir") || !slices.Contains(names, "description") {
+		if !slices.Contains(names, "workdir") || !slices.Contains(names, "description") || !slices.Contains(names, "search-fetch") || !slices.Contains(names, "url-template") {
 			t.Fatalf("%s -h lists %v", cmd, names)
 		}
 		sec := section(cmd)

@@ -10,8 +10,8 @@
 //
 // Configuration comes from the environment (WORKDIR_NN_* slots and
 // SERVERFS_* limits, see README) or, on a bare-metal host, from repeatable
-// --workdir ALIAS=/abs/path[:ro|:rw][:repo] and --description ALIAS=TEXT
-// flags.
+// --workdir ALIAS=/abs/path[:ro|:rw][:repo], --description ALIAS=TEXT and
+// --url-template ALIAS=URL flags, and --search-fetch.
 package main
 
 import (
@@ -73,16 +73,24 @@ commands:
                           the repository tools)
                         --description ALIAS=TEXT (repeatable; what agents
                           are told about that --workdir)
+                        --search-fetch[=ALIAS,...] (serve ChatGPT's search
+                          and fetch tools over every workdir, or those;
+                          SERVERFS_SEARCH_FETCH=true does the same)
+                        --url-template ALIAS=URL (repeatable; where their
+                          citations of that --workdir's files point, e.g.
+                          https://git.example.com/r/blob/main/{path}#L{line})
                         --stdio (serve one client on stdin/stdout instead)
   healthcheck    exit 0 if the listen port accepts a connection within 2 s, else 1
   check-config   run serve's validation (workdirs, limits, HTTP and bridge
                  settings) without serving, and print each workdir's alias, mode,
                  repo ops and description (no host paths); exit 1 if invalid
-                 flags: --workdir, --description as for serve
+                 flags: --workdir, --description, --search-fetch,
+                        --url-template as for serve
   selfcheck      report uid/gid, capabilities, whether / and each workdir are
                  writable, and whether openat2 is available (no host paths);
                  exit 1 on a hardening failure (root, writable /, writable ro workdir)
-                 flags: --workdir, --description as for serve
+                 flags: --workdir, --description, --search-fetch,
+                        --url-template as for serve
   bridge         run the host bridge (named actions, git push, the shared writer
                  lease) on a Unix socket, as the operator's user on the host
                  flags: --policy FILE --socket PATH --token-file FILE
@@ -135,6 +143,18 @@ func checkConfig(args, environ []string, stdout, stderr io.Writer) int {
 			ops = "repo_ops on "
 		}
 		fmt.Fprintf(stdout, "  %-32s %s  %s  %s\n", w.Alias, w.Mode, ops, w.Description)
+	}
+	if sf := su.fs.SearchFetchWorkdirs(); len(sf) > 0 {
+		fmt.Fprintln(stdout, "search and fetch (ChatGPT) cover:")
+		for _, w := range sf {
+			url := "serverfs://" + w.Alias() + "/{path}"
+			if t := w.URLTemplate(); t != nil {
+				url = t.String()
+			}
+			fmt.Fprintf(stdout, "  %-32s citations %s\n", w.Alias(), url)
+		}
+	} else {
+		fmt.Fprintln(stdout, "search and fetch (ChatGPT): off (SERVERFS_SEARCH_FETCH)")
 	}
 	fmt.Fprintf(stdout, "tools served: %s\n", strings.Join(mcp.ToolNames(su.fs, su.bridge != nil), ", "))
 	return 0

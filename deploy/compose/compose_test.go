@@ -154,7 +154,7 @@ func TestServerEnvMatchesConfig(t *testing.T) {
 			t.Errorf("%s is passed to the server but neither fs/config.go nor mcp/http.go mentions it", s.Name)
 		}
 	}
-	for _, suffix := range []string{"ALIAS", "DESCRIPTION", "READ_ONLY", "REPO_OPS_ENABLED"} {
+	for _, suffix := range []string{"ALIAS", "DESCRIPTION", "READ_ONLY", "REPO_OPS_ENABLED", "URL_TEMPLATE"} {
 		if !strings.Contains(src, `slotVar(n, "`+suffix+`")`) {
 			t.Errorf("fs/config.go does not read WORKDIR_NN_%s", suffix)
 		}
@@ -303,7 +303,7 @@ func TestComposeLoads(t *testing.T) {
 		wantKeys[l.Name] = true
 	}
 	for n := 1; n <= Slots; n++ {
-		for _, s := range []string{"ALIAS", "DESCRIPTION", "READ_ONLY", "REPO_OPS_ENABLED"} {
+		for _, s := range []string{"ALIAS", "DESCRIPTION", "READ_ONLY", "REPO_OPS_ENABLED", "URL_TEMPLATE"} {
 			wantKeys[SlotVar(n, s)] = true
 		}
 	}

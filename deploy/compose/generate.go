@@ -93,6 +93,7 @@ var ServerSettings = []Limit{
 	{"SERVERFS_HEAVY_WAIT_SECONDS", "", "seconds a heavy call waits for a slot before SERVER_BUSY; empty: 5"},
 	{"SERVERFS_MAX_SESSIONS", "", "live MCP sessions; past it the longest-idle is closed; empty: 1000"},
 	{"SERVERFS_WRITE_TIMEOUT_SECONDS", "", "seconds one response write may take before the connection is dropped; empty: 30"},
+	{"SERVERFS_SEARCH_FETCH", "false", "true serves ChatGPT's search and fetch tools (deep research, company knowledge) over every workdir; or a comma-separated list of aliases"},
 }
 
 // SlotVar is WORKDIR_NN_<suffix>.
@@ -157,6 +158,7 @@ func ComposeYAML() string {
 		p("      %s: ${%s:-}", SlotVar(n, "DESCRIPTION"), SlotVar(n, "DESCRIPTION"))
 		p("      %s: ${%s:-true}", SlotVar(n, "READ_ONLY"), SlotVar(n, "READ_ONLY"))
 		p("      %s: ${%s:-false}", SlotVar(n, "REPO_OPS_ENABLED"), SlotVar(n, "REPO_OPS_ENABLED"))
+		p("      %s: ${%s:-}", SlotVar(n, "URL_TEMPLATE"), SlotVar(n, "URL_TEMPLATE"))
 	}
 	p("    # One slot per workdir, all 16 written out. An unset WORKDIR_NN_PATH mounts")
 	p("    # ./.empty, whose .serverfs-disabled marks the slot unused; a mistyped path")
@@ -315,6 +317,9 @@ func EnvExample() string {
 	p("# REPO_OPS_ENABLED  false (default). true serves the repository tools for the")
 	p("#              slot (inspect_repo; commit_repo_changes when READ_ONLY=false): the")
 	p("#              slot's root must be a git work tree.")
+	p("# URL_TEMPLATE where search/fetch citations of the slot's files point (empty:")
+	p("#              serverfs://ALIAS/PATH), e.g.")
+	p("#              https://git.example.com/repo/blob/main/{path}#L{line}")
 	for n := 1; n <= Slots; n++ {
 		p("")
 		p("%s=", SlotVar(n, "ALIAS"))
@@ -322,6 +327,7 @@ func EnvExample() string {
 		p("%s=", SlotVar(n, "DESCRIPTION"))
 		p("%s=true", SlotVar(n, "READ_ONLY"))
 		p("%s=false", SlotVar(n, "REPO_OPS_ENABLED"))
+		p("%s=", SlotVar(n, "URL_TEMPLATE"))
 	}
 	p("")
 	p("")

@@ -1,0 +1,463 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/bits"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// Ranked search (ChatGPT's search tool): the query is what a model writes
+// in research ("where is the database url configured"), split into terms;
+// every file of the workdirs is scanned in process, as search_text does
+// (no index, no cache), and files are ranked by how many distinct terms
+// they hold, in their path and content, then by how many terms one line
+// holds together, then by match density.
+
+// MaxTerms bounds the terms of a ranked search; further words are dropped.
+const MaxTerms = 8
+
+// MaxRankResults bounds the files a ranked search returns.
+const MaxRankResults = 20
+
+// maxTitleText bounds the best line a ranked file carries.
+const maxTitleText = 160
+
+// stopWords are the words of a research question that say nothing about
+// where to look.
+var stopWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a about all an and any are as at be been but by can could did do does doing
+		each find for from get had has have how i if in into is it its me my not of on or our show so some
+		than that the their them then there these they this those to us use used using was we were what when where which
+		who whom why will with would you your`) {
+		stopWords[w] = true
+	}
+}
+
+// QueryTerms splits a research query into search terms: "quoted phrases"
+// stay whole; other words split at every character that is not a letter,
+// digit or '_', are lower-cased, and lose English stop words and the
+// endings -ing, -ed, -es and -s (a stem is a substring of the word, so
+// "configured" still finds "configure" and "configuration"). Duplicates
+// go; at most MaxTerms remain. A query of stop words only keeps them.
+func QueryTerms(query string) []string {
+	var words, all []string
+	add := func(list *[]string, w string) {
+		if w != "" && !slices.Contains(*list, w) {
+			*list = append(*list, w)
+		}
+	}
+	rest := query
+	for rest != "" {
+		i := strings.IndexByte(rest, '"')
+		if i < 0 {
+			i = len(rest)
+		}
+		for _, w := range strings.FieldsFunc(strings.ToLower(rest[:i]), func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
+		}) {
+			add(&all, w)
+			if !stopWords[w] && (utf8.RuneCountInString(w) > 1 || unicode.IsDigit(rune(w[0]))) {
+				add(&words, stem(w))
+			}
+		}
+		if i == len(rest) {
+			break
+		}
+		rest = rest[i+1:]
+		j := strings.IndexByte(rest, '"')
+		if j < 0 {
+			j = len(rest)
+		}
+		phrase := strings.ToLower(strings.TrimSpace(rest[:j]))
+		add(&all, phrase)
+		add(&words, phrase)
+		if j == len(rest) {
+			break
+		}
+		rest = rest[j+1:]
+	}
+	if len(words) == 0 {
+		words = all
+	}
+	if len(words) > MaxTerms {
+		words = words[:MaxTerms]
+	}
+	return words
+}
+
+// stem drops one English inflection ending when at least four letters
+// remain.
+func stem(w string) string {
+	for _, suf := range []string{"ing", "ed", "es", "s"} {
+		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 4 && !strings.HasSuffix(w, "ss") {
+			return w[:len(w)-len(suf)]
+		}
+	}
+	return w
+}
+
+// RankRequest is one ranked search.
+type RankRequest struct {
+	Workdirs []string // aliases, in the order ties are broken
+	Terms    []string // from QueryTerms
+	Limit    int      // 0: MaxRankResults
+}
+
+// RankedFile is one file of a ranked search.
+type RankedFile struct {
+	Workdir, Path string
+	// Terms is how many distinct terms the file holds, in its path or its
+	// content; NameTerms those in its path.
+	Terms, NameTerms int
+	// Line is the first line holding the most distinct terms (LineTerms)
+	// and Text its text (trimmed, at most 160 bytes); 0 when only the
+	// path matched.
+	Line, LineTerms int
+	Text            string
+	// HitLines of Lines lines hold a term.
+	HitLines, Lines int
+
+	order int // the workdir's place in the request
+}
+
+// RankResult is the answer of a ranked search, best first.
+type RankResult struct {
+	Files           []RankedFile
+	Truncated       bool
+	TruncatedReason string // timeout, walk_limit
+	FilesScanned    int
+}
+
+// better orders ranked files: more distinct terms, more terms on one
+// line, denser matches, more terms in the path, then workdir and path.
+func better(a, b *RankedFile) bool {
+	if a.Terms != b.Terms {
+		return a.Terms > b.Terms
+	}
+	if a.LineTerms != b.LineTerms {
+		return a.LineTerms > b.LineTerms
+	}
+	// HitLines/Lines, compared without division.
+	da, db := int64(a.HitLines)*int64(max(b.Lines, 1)), int64(b.HitLines)*int64(max(a.Lines, 1))
+	if da != db {
+		return da > db
+	}
+	if a.NameTerms != b.NameTerms {
+		return a.NameTerms > b.NameTerms
+	}
+	if a.order != b.order {
+		return a.order < b.order
+	}
+	return a.Path < b.Path
+}
+
+// rankJob is one file handed from the walker to a worker.
+type rankJob struct {
+	order      int
+	alias      string
+	ref        *sfs.FileRef
+	path       string
+	compressed string
+}
+
+// anyTerm is the chunkMatcher of a ranked search: the first match of any
+// term.
+type anyTerm struct{ terms []chunkMatcher }
+
+func (a anyTerm) forChunk(b []byte) matcher {
+	c := &anyChunk{ms: make([]matcher, len(a.terms)), from: make([]int, len(a.terms)), at: make([]int, len(a.terms)), blen: -1}
+	for i, t := range a.terms {
+		c.ms[i] = t.forChunk(b)
+	}
+	return c
+}
+
+// anyChunk remembers, per term, the next match found in this buffer, so
+// that each term scans the buffer once, not once per matching line.
+type anyChunk struct {
+	ms       []matcher
+	from, at []int // at[i]: the first match of term i at or after from[i] (-1: none; -2: not searched)
+	blen     int   // the length of the buffer the positions are of
+}
+
+func (c *anyChunk) index(b []byte, from int) int {
+	if len(b) != c.blen {
+		c.blen = len(b)
+		for i := range c.at {
+			c.at[i] = -2
+		}
+	}
+	best := -1
+	for i, m := range c.ms {
+		if c.at[i] == -2 || from < c.from[i] || (c.at[i] >= 0 && c.at[i] < from) {
+			c.from[i], c.at[i] = from, m.index(b, from)
+		}
+		if p := c.at[i]; p >= 0 && (best < 0 || p < best) {
+			best = p
+		}
+	}
+	return best
+}
+
+// Rank runs a ranked search over whole workdirs: every file that the
+// policy, .gitignore rules and SERVERFS_SEARCH_MAX_FILE_BYTES let
+// search_text search (and, for its path only, larger ones), bounded by
+// Limits.SearchTimeout, SERVERFS_MAX_WALK_ENTRIES per workdir, and ctx.
+// On timeout it returns the best files found so far with truncated_reason
+// "timeout", or SEARCH_TIMEOUT when it found none.
+func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error) {
+	lim := e.fs.Limits()
+	if req.Limit <= 0 || req.Limit > MaxRankResults {
+		req.Limit = MaxRankResults
+	}
+	if len(req.Terms) == 0 || len(req.Terms) > MaxTerms {
+		return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: fmt.Sprintf("a search needs 1 to %d terms", MaxTerms)}
+	}
+	var workdirs []*sfs.Workdir
+	for _, a := range req.Workdirs {
+		w, err := e.fs.Workdir(a)
+		if err != nil {
+			return nil, err
+		}
+		workdirs = append(workdirs, w)
+	}
+	terms := make([]chunkMatcher, len(req.Terms))
+	lower := make([]string, len(req.Terms))
+	maxLen := 0
+	for i, t := range req.Terms {
+		terms[i] = newMatcher(t, false)
+		lower[i] = strings.ToLower(t)
+		maxLen = max(maxLen, utf8.RuneCountInString(t)*utf8.UTFMax)
+	}
+	anyM := anyTerm{terms: terms}
+
+	ctx, cancel := context.WithTimeout(ctx, lim.SearchTimeout)
+	defer cancel()
+	stopped := func() bool { return ctx.Err() != nil }
+	jobs := make(chan []rankJob, e.workers)
+	results := make(chan []RankedFile, e.workers)
+
+	var wg sync.WaitGroup
+	for range e.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := newSearcher()
+			var line []byte
+			for batch := range jobs {
+				out := make([]RankedFile, 0, len(batch))
+				for _, j := range batch {
+					if e.beforeFile != nil {
+						e.beforeFile(ctx, j.path)
+					}
+					r, ok := e.rankFile(ctx, s, j, anyM, terms, lower, maxLen, lim.SearchMaxFileBytes, &line, stopped)
+					if ok {
+						out = append(out, r)
+					}
+				}
+				results <- out
+			}
+		}()
+	}
+
+	res := &RankResult{}
+	walkDone := make(chan struct{})
+	var walkErr error
+	go func() {
+		defer close(walkDone)
+		defer func() {
+			close(jobs)
+			wg.Wait()
+			close(results)
+		}()
+		var batch []rankJob
+		flush := func() bool {
+			if len(batch) == 0 {
+				return true
+			}
+			select {
+			case jobs <- batch:
+				batch = nil
+				return true
+			case <-ctx.Done():
+				for _, j := range batch {
+					j.ref.Release()
+				}
+				batch = nil
+				return false
+			}
+		}
+		for order, w := range workdirs {
+			rules := &ignoreRules{}
+			wr, err := w.Walk(ctx, "", sfs.WalkOptions{
+				MaxEntries:  lim.MaxWalkEntries,
+				StopAtLimit: true,
+				Enter:       rules.enter,
+				Visit: func(ent *sfs.WalkEntry) sfs.WalkAction {
+					if ctx.Err() != nil {
+						return sfs.WalkStop
+					}
+					switch ent.Type {
+					case sfs.TypeDirectory:
+						if ent.Name == ".git" || rules.ignored(ent.Path, true, ent.Depth) {
+							return sfs.WalkSkipDir
+						}
+						return sfs.WalkContinue
+					case sfs.TypeFile:
+					default:
+						return sfs.WalkContinue
+					}
+					if rules.ignored(ent.Path, false, ent.Depth) {
+						return sfs.WalkContinue
+					}
+					batch = append(batch, rankJob{order: order, alias: w.Alias(), ref: ent.Ref(), path: ent.Path, compressed: CompressionOf(ent.Name)})
+					if len(batch) == batchFiles && !flush() {
+						return sfs.WalkStop
+					}
+					return sfs.WalkContinue
+				},
+			})
+			if err != nil {
+				walkErr = err
+				return
+			}
+			if wr.Truncated && wr.TruncatedReason != "" && res.TruncatedReason == "" {
+				res.Truncated, res.TruncatedReason = true, wr.TruncatedReason
+			}
+			if !flush() {
+				return
+			}
+		}
+	}()
+
+	for rs := range results {
+		for i := range rs {
+			r := rs[i]
+			if r.Lines >= 0 {
+				res.FilesScanned++
+			}
+			if r.Terms == 0 {
+				continue
+			}
+			at := len(res.Files)
+			for at > 0 && better(&r, &res.Files[at-1]) {
+				at--
+			}
+			if at < req.Limit {
+				res.Files = slices.Insert(res.Files, at, r)
+				if len(res.Files) > req.Limit {
+					res.Files = res.Files[:req.Limit]
+				}
+			}
+		}
+	}
+	<-walkDone
+	if walkErr != nil {
+		return nil, walkErr
+	}
+	if ctx.Err() != nil {
+		if len(res.Files) == 0 {
+			if context.Cause(ctx) == context.Canceled {
+				return nil, &sfs.Error{Code: sfs.CodeCanceled, Msg: "the search was cancelled"}
+			}
+			return nil, &sfs.Error{Code: sfs.CodeSearchTimeout, Msg: fmt.Sprintf("nothing found within the %s search timeout; use fewer or rarer terms", lim.SearchTimeout)}
+		}
+		res.Truncated, res.TruncatedReason = true, sfs.TruncatedTimeout
+	}
+	return res, nil
+}
+
+// rankFile scores one file; ok is false when it was not searched and its
+// path holds no term. Lines is -1 for a file whose content was not read.
+func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, anyM anyTerm, terms []chunkMatcher, lower []string, maxLen int, capBytes int64, line *[]byte, stopped func() bool) (RankedFile, bool) {
+	r := RankedFile{Workdir: j.alias, Path: j.path, order: j.order, Lines: -1}
+	var mask uint64
+	lp := strings.ToLower(j.path)
+	for i, t := range lower {
+		if strings.Contains(lp, t) {
+			mask |= 1 << i
+		}
+	}
+	r.NameTerms = bits.OnesCount64(mask)
+	nameOnly := func() (RankedFile, bool) {
+		r.Terms = r.NameTerms
+		return r, r.Terms > 0
+	}
+	if stopped() {
+		j.ref.Release()
+		return r, false
+	}
+	file, size, err := j.ref.Open()
+	if err != nil {
+		return nameOnly()
+	}
+	defer file.Close()
+	if size > capBytes {
+		return nameOnly()
+	}
+	n := size
+	if n == 0 {
+		n = 1 << 62
+	}
+	var src io.Reader = io.NewSectionReader(file, 0, n)
+	if j.compressed != "" {
+		dec, err := NewDecompressor(ctx, j.compressed, src)
+		if err != nil {
+			return nameOnly()
+		}
+		defer dec.Close()
+		src = &capReader{r: dec, left: capBytes}
+	}
+	best := -1
+	emit := func(m lineMatch) bool {
+		r.HitLines++
+		*line = append((*line)[:0], m.text...)
+		var lm uint64
+		for i, t := range terms {
+			if t.forChunk(*line).index(*line, 0) >= 0 {
+				lm |= 1 << i
+			}
+		}
+		mask |= lm
+		if k := bits.OnesCount64(lm); k > best {
+			best, r.Line, r.LineTerms = k, m.line, k
+			r.Text = titleText(m.text)
+		}
+		return true
+	}
+	s.countOnly = false
+	outcome, err := s.search(src, anyM, maxLen, stopped, emit)
+	if err == errStopped {
+		return r, false // the timeout: a partial file is not ranked
+	}
+	if err != nil || outcome == outcomeBinary {
+		return RankedFile{}, false
+	}
+	r.Lines = s.lines
+	r.Terms = bits.OnesCount64(mask)
+	return r, true
+}
+
+// titleText is a line as a title shows it: trimmed, at most maxTitleText
+// bytes cut on a rune boundary.
+func titleText(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > maxTitleText {
+		n := maxTitleText
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	return s
+}

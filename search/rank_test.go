@@ -1,0 +1,50 @@
+package search
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// TestRankTimeout: a ranked search that reaches the search timeout answers
+// with the files ranked by then (truncated_reason timeout), the file it
+// was stuck in left out, every goroutine ended; with none ranked it is
+// SEARCH_TIMEOUT.
+func TestRankTimeout(t *testing.T) {
+	e := newTenv(t, "SERVERFS_SEARCH_TIMEOUT_SECONDS=1")
+	e.write(t, "a.txt", []byte("zebra crossing\n"))
+	e.write(t, "b.txt", []byte("zebra\n"))
+	e.write(t, "stuck.txt", []byte("zebra crossing stripes\n"))
+	e.eng.beforeFile = func(ctx context.Context, path string) {
+		if path == "stuck.txt" {
+			<-ctx.Done() // a file that reads until the deadline
+		}
+	}
+	before := runtime.NumGoroutine()
+	start := time.Now()
+	r, err := e.eng.Rank(context.Background(), RankRequest{Workdirs: []string{"wd"}, Terms: QueryTerms("zebra crossing stripes")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("answered after %v, with a 1 s timeout", d)
+	}
+	var paths []string
+	for _, f := range r.Files {
+		paths = append(paths, f.Path)
+	}
+	if strings.Join(paths, ",") != "a.txt,b.txt" || !r.Truncated || r.TruncatedReason != sfs.TruncatedTimeout {
+		t.Errorf("files %v, truncated %v %q", paths, r.Truncated, r.TruncatedReason)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after the search, %d before", n, before)
+	}
+	_, err = e.eng.Rank(context.Background(), RankRequest{Workdirs: []string{"wd"}, Terms: []string{"stripes"}})
+	if sfs.CodeOf(err) != sfs.CodeSearchTimeout {
+		t.Errorf("nothing ranked by the timeout: %v", err)
+	}
+}
