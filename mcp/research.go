@@ -90,7 +90,7 @@ func researchTools(lim sfs.Limits, aliases string) []tool {
 			def: &sdk.Tool{
 				Name: "fetch",
 				Description: fmt.Sprintf("Fetch a file a search result names, by its id: alias:/path, optionally #L<line> (the text around that line) or #L<first>-L<last> (those lines). "+
-					"Returns its text: the whole file when it fits in one read (%d lines, %d bytes), else a window of at most that size, with a title, a url for citation and metadata (workdir, path, lines returned, total_lines when known, revision, compressed; next_id, when set, fetches what follows). "+
+					"Returns its text: the whole file when it fits in one read (%d lines, %d bytes), else a window of at most that size, with a title, a url for citation and metadata (workdir, path, lines returned, total_lines when known, revision in rw workdirs, compressed; next_id, when set, fetches what follows). "+
 					"Only files of the workdirs search covers; hidden, credential and binary files, other encodings, symlinks and paths outside a workdir are refused with an error code.", maxLines, lim.MaxReadBytes),
 				Annotations: readOnly("Fetch file"),
 				InputSchema: inputSchema[fetchIn](nil),
