@@ -149,6 +149,9 @@ type texter interface{ Text() string }
 // marshalOutput is the JSON of a tool's output; a nil pointer is the zero
 // value of its element type (as go-sdk does), never null.
 func marshalOutput[Out any](out Out) ([]byte, error) {
+	if fi, ok := any(out).(sfs.FileInfo); ok {
+		return appendFileInfo(make([]byte, 0, 256), &fi), nil
+	}
 	b, err := json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("marshaling output: %w", err)
@@ -184,6 +187,9 @@ type argDecoder[In any] struct {
 	// decoding the arguments over it replaces each present property
 	// whole, as the merged object would); nil: merge and re-encode.
 	defaultsJSON []byte
+	// strs are In's string fields by property name: arguments that are
+	// all plain strings (the usual workdir and path) are set directly.
+	strs map[string]int
 }
 
 type argProp struct {
@@ -216,11 +222,86 @@ func newArgDecoder[In any](s *jsonschema.Schema) *argDecoder[In] {
 	}
 	if scalar {
 		a.defaultsJSON = b
+		a.strs = map[string]int{}
+		t := reflect.TypeFor[In]()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if p, ok := a.props[name]; ok && f.IsExported() && f.Type.Kind() == reflect.String && f.Type.PkgPath() == "" && p.min == nil && p.max == nil {
+				a.strs[name] = i
+			}
+		}
 	}
 	return a
 }
 
+// plainStrings decodes raw when it is an object of plain strings (no
+// escapes, printable ASCII), each a distinct string property of In, with
+// every required property present: the fields are set directly (over
+// the defaults). Anything else is not ok and takes the general path,
+// which decodes it the same way or words its error.
+func (a *argDecoder[In]) plainStrings(raw json.RawMessage) (In, bool) {
+	var in In
+	if a.strs == nil || len(raw) == 0 {
+		return in, false
+	}
+	var keys [8]string
+	var vals [8]string
+	n := 0
+	p := jsonScan{b: raw}
+	if !p.consume('{') {
+		return in, false
+	}
+	for first := true; !p.consume('}'); first = false {
+		if n == len(keys) || !first && !p.consume(',') {
+			return in, false
+		}
+		k, ok := p.plain()
+		if !ok || !p.consume(':') {
+			return in, false
+		}
+		v, ok := p.plain()
+		if !ok {
+			return in, false
+		}
+		if _, ok := a.strs[string(k)]; !ok {
+			return in, false
+		}
+		for _, prev := range keys[:n] {
+			if prev == string(k) {
+				return in, false
+			}
+		}
+		keys[n], vals[n] = string(k), string(v)
+		n++
+	}
+	p.space()
+	if p.i != len(p.b) {
+		return in, false
+	}
+	for _, r := range a.required {
+		found := false
+		for _, k := range keys[:n] {
+			found = found || k == r
+		}
+		if !found {
+			return in, false
+		}
+	}
+	if len(a.defaults) > 0 && json.Unmarshal(a.defaultsJSON, &in) != nil {
+		return in, false
+	}
+	v := reflect.ValueOf(&in).Elem()
+	for i, k := range keys[:n] {
+		v.Field(a.strs[k]).SetString(vals[i])
+	}
+	return in, true
+}
+
 func (a *argDecoder[In]) decode(raw json.RawMessage) (In, error) {
+	if in, ok := a.plainStrings(raw); ok {
+		return in, nil
+	}
 	var in In
 	var m map[string]json.RawMessage
 	if len(raw) > 0 {
