@@ -213,7 +213,7 @@ type searchTextIn struct {
 	Query          string `json:"query" jsonschema:"text to find, one line: literal (. * ( [ are ordinary characters) unless regex is true"`
 	Regex          bool   `json:"regex,omitempty" jsonschema:"read query as an RE2 regular expression (Go syntax, linear time; \\w \\d \\b are ASCII); case_sensitive applies"`
 	Glob           string `json:"glob,omitempty" jsonschema:"optional glob restricting the files searched, e.g. *.py or src/**/*.ts"`
-	CaseSensitive  bool   `json:"case_sensitive,omitempty" jsonschema:"false: ASCII letters match either case (other letters still match exactly)"`
+	CaseSensitive  bool   `json:"case_sensitive,omitempty" jsonschema:"false: letters match either case (Unicode simple case folding, as rg -i)"`
 	Limit          int    `json:"limit,omitempty" jsonschema:"maximum matching lines to return"`
 	IncludeIgnored bool   `json:"include_ignored,omitempty" jsonschema:"also search files that .gitignore rules exclude (hidden and credential files stay excluded)"`
 	Output         string `json:"output,omitempty" jsonschema:"lines: each matching line; files: each matching file once (like rg -l; with its count when at most 256 KiB); count: matching lines per file and their total (like rg -c); limit then counts files"`
