@@ -243,6 +243,10 @@ func TestResearchRanking(t *testing.T) {
 	w("one.txt", strings.Repeat("database\n", 10))
 	w("none.txt", "nothing relevant\n")
 	w("sub/.hidden-database-url-configured.txt", "database url configured\n")
+	// A git work tree: what .gitignore excludes is not searched, nor .git.
+	w(".git/HEAD", "ref: refs/heads/main database url configured\n")
+	w(".gitignore", "ignored*.txt\n")
+	w("ignored-database-url-configured.txt", "database url configured\n")
 	cs := withResearch(t, e, []string{"rank=" + dir}, nil, nil)
 	var got []string
 	for _, h := range searchHits(t, e, cs, "where is the database url configured") {
