@@ -204,7 +204,8 @@ func TestNewArgumentsHostilePaths(t *testing.T) {
 // both), on directories of GOROOT/src. It logs the figures the closing
 // note quotes, holds GOROOT/src's one-level listing to at most 40 bytes
 // per entry, and net/http's (long Go file names: the name and size are
-// read twice, once per channel) to 45.
+// read twice, once per channel) to 45; a find of net/http's *.go files to
+// 42 bytes per match.
 func TestListingBytesPerEntry(t *testing.T) {
 	goroot := filepath.Join(runtime.GOROOT(), "src")
 	if _, err := os.Stat(goroot); err != nil {
@@ -247,14 +248,16 @@ func TestListingBytesPerEntry(t *testing.T) {
 			t.Errorf("%s: %.1f bytes per entry, want <= %.0f", c.name, now, c.max)
 		}
 	}
-	// find and search, for the record (their answers are search_text's
-	// and find_files' own): bytes per match, text + structured.
+	// find and search: bytes per match, text + structured, now and in the
+	// former format (find: each match's workdir-relative path and type as
+	// JSON in both channels).
 	for _, c := range []struct {
 		tool string
 		args map[string]any
+		max  float64
 	}{
-		{"find_files", map[string]any{"workdir": "go", "path": "net/http", "pattern": "*.go", "limit": 100}},
-		{"search_text", map[string]any{"workdir": "go", "path": "net/http", "query": "func", "limit": 100}},
+		{"find_files", map[string]any{"workdir": "go", "path": "net/http", "pattern": "*.go", "limit": 100}, 42},
+		{"search_text", map[string]any{"workdir": "go", "path": "net/http", "query": "func", "limit": 100}, 0},
 	} {
 		res := e.call(t, cs, c.tool, c.args)
 		b, _ := json.Marshal(res.StructuredContent)
@@ -262,8 +265,21 @@ func TestListingBytesPerEntry(t *testing.T) {
 			Returned int `json:"returned"`
 		}
 		json.Unmarshal(b, &r)
-		if r.Returned > 0 {
-			t.Logf("%s %v: %d matches, %.1f bytes per match (text + structured)", c.tool, c.args["pattern"], r.Returned, float64(len(b)+len(resultText(res)))/float64(r.Returned))
+		if r.Returned == 0 {
+			t.Fatalf("%s %v: no matches", c.tool, c.args)
+		}
+		now, before := float64(len(b)+len(resultText(res)))/float64(r.Returned), 0.0
+		if c.tool == "find_files" {
+			old, err := e.deps.FS.Find(t.Context(), "go", "net/http", "*.go", 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ob, _ := json.Marshal(old)
+			before = 2 * float64(len(ob)) / float64(r.Returned)
+		}
+		t.Logf("%s: %d matches, %.1f bytes per match (text + structured), before %.1f", c.tool, r.Returned, now, before)
+		if c.max > 0 && now > c.max {
+			t.Errorf("%s: %.1f bytes per match, want <= %.0f", c.tool, now, c.max)
 		}
 	}
 }

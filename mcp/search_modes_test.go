@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,25 +91,23 @@ func TestSearchPagesAndCounts(t *testing.T) {
 	}
 
 	// find_files pages.
-	allFiles := structured[sfs.FindResult](t, e.call(t, cs, "find_files", map[string]any{"workdir": "net", "pattern": "*_test.go", "limit": 10000}))
-	var wantFiles, gotFiles []string
-	for _, m := range allFiles.Matches {
-		wantFiles = append(wantFiles, m.Path)
-	}
+	allFiles := structured[findOut](t, e.call(t, cs, "find_files", map[string]any{"workdir": "net", "pattern": "*_test.go", "limit": 10000}))
+	var gotFiles []string
+	wantFiles := allFiles.paths()
+	slices.Sort(wantFiles)
 	fargs := map[string]any{"workdir": "net", "pattern": "*_test.go", "limit": 50}
 	for n := 0; ; n++ {
 		if n > 100 {
 			t.Fatal("find_files: no end after 100 pages")
 		}
-		page := structured[sfs.FindResult](t, e.call(t, cs, "find_files", fargs))
-		for _, m := range page.Matches {
-			gotFiles = append(gotFiles, m.Path)
-		}
+		page := structured[findOut](t, e.call(t, cs, "find_files", fargs))
+		gotFiles = append(gotFiles, page.paths()...)
 		if page.NextCursor == "" {
 			break
 		}
 		fargs["cursor"] = page.NextCursor
 	}
+	slices.Sort(gotFiles) // each page's paths come grouped by directory
 	if len(wantFiles) < 100 || strings.Join(gotFiles, " ") != strings.Join(wantFiles, " ") {
 		t.Fatalf("find_files pages: %d, unlimited %d; they differ", len(gotFiles), len(wantFiles))
 	}

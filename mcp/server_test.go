@@ -459,13 +459,13 @@ func readChain(t *testing.T, e *testEnv, cs *sdk.ClientSession) {
 		t.Errorf("list_directory text %q, want %q", text, want)
 	}
 
-	found := structured[sfs.FindResult](t, e.call(t, cs, "find_files", map[string]any{"workdir": "wd", "pattern": "*compose*.yml"}))
-	var paths []string
-	for _, m := range found.Matches {
-		paths = append(paths, m.Path)
-	}
-	if !slices.Equal(paths, []string{"compose.yml", "sub/docker-compose.yml"}) || found.Truncated || found.Returned != 2 {
+	findRes := e.call(t, cs, "find_files", map[string]any{"workdir": "wd", "pattern": "*compose*.yml"})
+	found := structured[findOut](t, findRes)
+	if paths := found.paths(); !slices.Equal(paths, []string{"compose.yml", "sub/docker-compose.yml"}) || found.Truncated || found.Returned != 2 {
 		t.Fatalf("find_files = %+v", found)
+	}
+	if text, want := resultText(findRes), "wd:/ *compose*.yml\ncompose.yml\nsub/docker-compose.yml\n"; text != want {
+		t.Errorf("find_files text %q, want %q", text, want)
 	}
 
 	sr := structured[search.Result](t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "DATABASE_URL"}))
@@ -554,10 +554,10 @@ func TestToolErrors(t *testing.T) {
 		}
 	}
 	// Hidden, credential and outside files are not found by any tool.
-	fr := structured[sfs.FindResult](t, e.call(t, cs, "find_files", map[string]any{"workdir": "wd", "pattern": "*"}))
-	for _, m := range fr.Matches {
-		if m.Path == ".hidden.txt" || m.Path == "id_rsa" {
-			t.Errorf("find_files returned %s", m.Path)
+	fr := structured[findOut](t, e.call(t, cs, "find_files", map[string]any{"workdir": "wd", "pattern": "*"}))
+	for _, p := range fr.paths() {
+		if p == ".hidden.txt" || p == "id_rsa" {
+			t.Errorf("find_files returned %s", p)
 		}
 	}
 	// (Not the whole canary text: the result echoes the query.)
@@ -864,11 +864,11 @@ func oneClient(ctx context.Context, e *testEnv, url string, i int, want string) 
 	if len(sr.Matches) != 1 || sr.Matches[0].Path != path || sr.Matches[0].Line != 2 {
 		return fmt.Errorf("search_text = %+v", sr)
 	}
-	var fr sfs.FindResult
+	var fr findOut
 	if err := decode("find_files", map[string]any{"workdir": "wd", "path": "many", "pattern": fmt.Sprintf("f%03d.*", i)}, &fr); err != nil {
 		return err
 	}
-	if len(fr.Matches) != 1 || fr.Matches[0].Path != path {
+	if ps := fr.paths(); len(ps) != 1 || ps[0] != path {
 		return fmt.Errorf("find_files = %+v", fr)
 	}
 	rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "serverfs://wd/" + path})

@@ -367,6 +367,7 @@ func readTools(lim sfs.Limits, s surface) []tool {
 			def: &sdk.Tool{
 				Name: "find_files",
 				Description: fmt.Sprintf("Find files and directories by name with a glob below a directory of a workdir, e.g. *compose*.yml or src/**/*.go (matches names and paths only, never contents: use search_text for those). "+
+					"matches maps each directory holding matches, relative to path (\"\" for path itself), to the names matched in it (a directory's ending in /); symlinks and other (FIFOs, sockets, devices) list those in the same form. "+
 					"Returns up to limit matches (default %d, at most %d) in path order. truncated is true when the answer is incomplete; truncated_reason says why: limit (more matches exist: narrow path or pattern), walk_limit (%d directory entries were read) or timeout: search a smaller path. "+
 					"When next_cursor is set, pass it as cursor to get the next page. Hidden and credential files never match; symlinks are reported, never followed.", lim.DefaultSearchResults, lim.MaxSearchResults, lim.MaxWalkEntries),
 				Annotations: readOnly("Find files"),
@@ -442,11 +443,6 @@ func ToolNames(f *sfs.FS, bridged bool) []string {
 
 func listWorkdirs(_ context.Context, d *Deps, _ listWorkdirsIn) (listWorkdirsOut, callInfo, error) {
 	return listWorkdirsOut{Workdirs: d.FS.Workdirs()}, callInfo{}, nil
-}
-
-func findFiles(ctx context.Context, d *Deps, in findFilesIn) (*sfs.FindResult, callInfo, error) {
-	r, err := d.FS.FindFrom(ctx, in.Workdir, in.Path, in.Pattern, in.Limit, in.Cursor)
-	return r, callInfo{workdir: in.Workdir, path: in.Path}, err
 }
 
 func searchText(ctx context.Context, d *Deps, in searchTextIn) (*search.Result, callInfo, error) {

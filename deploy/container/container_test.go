@@ -773,10 +773,12 @@ func mcpChain(t *testing.T, ctx context.Context, cs *sdk.ClientSession, fixtureD
 		}
 	}
 
+	// find_files groups matches by directory: {"src": ["main.go"]}.
 	found := decode[struct {
-		Matches []struct{ Path, Type string }
+		Matches  map[string][]string
+		Returned int
 	}](t, ctx, cs, "find_files", map[string]any{"workdir": "fixture", "pattern": "*.go"})
-	if len(found.Matches) != 1 || found.Matches[0].Path != "src/main.go" {
+	if found.Returned != 1 || len(found.Matches) != 1 || len(found.Matches["src"]) != 1 || found.Matches["src"][0] != "main.go" {
 		t.Errorf("find_files *.go = %+v, want src/main.go", found.Matches)
 	}
 

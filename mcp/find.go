@@ -1,0 +1,130 @@
+package mcp
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// find_files' answer is compact (issue 17), as list_directory's is: it
+// paid about 108 bytes per match on net/http (each match's workdir-relative
+// path and type word, as JSON twice: structured and its text copy).
+// Matches are grouped by their directory relative to the searched path,
+// each a list of names (a directory's ending in "/"), so no path prefix is
+// repeated and no type word is spent on files or directories; symlinks and
+// other entries, rare in a find, have maps of their own. The text content
+// is not the JSON again but one line per match, its path relative to the
+// searched path in walk order (as rg --files prints paths), for clients
+// that show the model only the text; the README says why.
+
+// findOut is find_files' answer.
+type findOut struct {
+	Workdir string `json:"workdir"`
+	Path    string `json:"path,omitempty"`
+	Pattern string `json:"pattern"`
+	// Matches maps each directory holding matches, relative to path
+	// ("" for path itself), to the names of the files and directories
+	// matched in it, in name order; a directory's name ends in "/".
+	Matches map[string][]string `json:"matches"`
+	// Symlinks and Other, in the same form, are the symlinks and other
+	// entries (FIFOs, sockets, devices) matched.
+	Symlinks        map[string][]string `json:"symlinks,omitempty"`
+	Other           map[string][]string `json:"other,omitempty"`
+	Returned        int                 `json:"returned"`
+	Truncated       bool                `json:"truncated,omitempty"`
+	TruncatedReason string              `json:"truncated_reason,omitempty"`
+	EntriesScanned  int                 `json:"entries_scanned"`
+	// NextCursor, on a truncated answer that can be continued: pass it as
+	// cursor to resume right after the last match.
+	NextCursor string `json:"next_cursor,omitempty"`
+
+	lines []string // the text content's match lines, in walk order
+}
+
+func findFiles(ctx context.Context, d *Deps, in findFilesIn) (*findOut, callInfo, error) {
+	info := callInfo{workdir: in.Workdir, path: in.Path}
+	r, err := d.FS.FindFrom(ctx, in.Workdir, in.Path, in.Pattern, in.Limit, in.Cursor)
+	if err != nil {
+		return nil, info, err
+	}
+	return compactFind(r), info, nil
+}
+
+// compactFind groups a find's matches by directory below its path.
+func compactFind(r *sfs.FindResult) *findOut {
+	out := &findOut{Workdir: r.Workdir, Path: r.Path, Pattern: r.Pattern, Matches: map[string][]string{}, Returned: r.Returned,
+		Truncated: r.Truncated, TruncatedReason: r.TruncatedReason, EntriesScanned: r.EntriesScanned, NextCursor: r.NextCursor,
+		lines: make([]string, 0, len(r.Matches))}
+	for _, m := range r.Matches {
+		rel := m.Path
+		if r.Path != "" {
+			rel = strings.TrimPrefix(rel, r.Path+"/")
+		}
+		dir, name := "", rel
+		if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+			dir, name = rel[:i], rel[i+1:]
+		}
+		group, suffix := &out.Matches, ""
+		switch m.Type {
+		case sfs.TypeFile:
+		case sfs.TypeDirectory:
+			name, suffix = name+"/", "/"
+		case sfs.TypeSymlink:
+			group, suffix = &out.Symlinks, "@"
+		default:
+			group, suffix = &out.Other, " (other)"
+		}
+		if *group == nil {
+			*group = map[string][]string{}
+		}
+		(*group)[dir] = append((*group)[dir], name)
+		out.lines = append(out.lines, findLine(rel, m.Type)+suffix)
+	}
+	return out
+}
+
+// findLine is a match's relative path as a text line shows it: quoted as
+// in Go when a line could misread it (see displayName), or when a file's
+// name ends as a symlink's or another entry's line does.
+func findLine(rel string, t sfs.EntryType) string {
+	if q := displayName(rel); q != rel {
+		return q
+	}
+	if t == sfs.TypeFile && (strings.HasSuffix(rel, "@") || strings.HasSuffix(rel, " (other)")) {
+		return strconv.Quote(rel)
+	}
+	return rel
+}
+
+// Text is the text content of a find: a first line "workdir:/path
+// pattern", one line per match with its path relative to path ("dir/" for
+// a directory, "link@" for a symlink, "name (other)" for anything else),
+// then, when truncated, why, the entries scanned and the next cursor.
+func (o *findOut) Text() string {
+	var b strings.Builder
+	b.WriteString(o.Workdir)
+	b.WriteString(":/")
+	b.WriteString(o.Path)
+	b.WriteByte(' ')
+	b.WriteString(displayName(o.Pattern))
+	b.WriteByte('\n')
+	for _, l := range o.lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	if o.Truncated {
+		b.WriteString("truncated: ")
+		b.WriteString(o.TruncatedReason)
+		b.WriteString(" after ")
+		b.WriteString(strconv.Itoa(o.EntriesScanned))
+		b.WriteString(" entries")
+		if o.NextCursor != "" {
+			b.WriteString("; next_cursor ")
+			b.WriteString(o.NextCursor)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
