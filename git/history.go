@@ -124,6 +124,8 @@ type history struct {
 	commitBytes int
 	trees       map[plumbing.Hash]*object.Tree
 	treeEntries int
+	// pack reads commits and trees from the packs (nil: go-git reads).
+	pack *packReader
 }
 
 // Cache budgets of one history request (within the 64 MiB admission
@@ -142,16 +144,18 @@ func (r *Repo) newHistory() (h *history, done func(), err error) {
 	own := r.storage
 	st := filesystem.NewStorageWithOptions(&controlFS{c: r.ctl, root: ".git"}, cache.NewObjectLRU(historyObjectCache), filesystem.Options{KeepDescriptors: true, ExclusiveAccess: true})
 	r.storage = st
+	pack := r.newPackReader()
 	done = func() {
 		r.storage = own
 		st.Close()
+		pack.close()
 	}
 	defer func() {
 		if err != nil {
 			done()
 		}
 	}()
-	h = &history{r: r, alias: r.w.Alias(), commits: map[plumbing.Hash]*object.Commit{}, trees: map[plumbing.Hash]*object.Tree{}}
+	h = &history{r: r, alias: r.w.Alias(), commits: map[plumbing.Hash]*object.Commit{}, trees: map[plumbing.Hash]*object.Tree{}, pack: pack}
 	b, err := r.readControl(".git/shallow")
 	if err != nil {
 		return nil, nil, err
@@ -179,7 +183,7 @@ func (h *history) commit(id plumbing.Hash) (*object.Commit, error) {
 	if c, ok := h.commits[id]; ok {
 		return c, nil
 	}
-	c, err := object.GetCommit(h.r.storage, id)
+	c, err := h.getCommit(id)
 	if err != nil {
 		return nil, h.missing("commit", id, err)
 	}
@@ -189,6 +193,36 @@ func (h *history) commit(id plumbing.Hash) (*object.Commit, error) {
 	}
 	h.commits[id] = c
 	return c, nil
+}
+
+// getCommit reads a commit from the packs, or else through go-git.
+func (h *history) getCommit(id plumbing.Hash) (*object.Commit, error) {
+	o, ok, err := h.pack.get(id)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return object.GetCommit(h.r.storage, id)
+	}
+	if o.typ != plumbing.CommitObject {
+		return nil, plumbing.ErrObjectNotFound // as go-git answers
+	}
+	return object.DecodeCommit(h.r.storage, knownObject{id, o})
+}
+
+// getTree reads a tree from the packs, or else through go-git.
+func (h *history) getTree(id plumbing.Hash) (*object.Tree, error) {
+	o, ok, err := h.pack.get(id)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return object.GetTree(h.r.storage, id)
+	}
+	if o.typ != plumbing.TreeObject {
+		return nil, plumbing.ErrObjectNotFound
+	}
+	return object.DecodeTree(h.r.storage, knownObject{id, o})
 }
 
 // parents are a commit's parent ids as git sees them: none at a shallow
@@ -208,7 +242,7 @@ func (h *history) tree(id plumbing.Hash) (*object.Tree, error) {
 	if t, ok := h.trees[id]; ok {
 		return t, nil
 	}
-	t, err := object.GetTree(h.r.storage, id)
+	t, err := h.getTree(id)
 	if err != nil {
 		return nil, h.missing("tree", id, err)
 	}
