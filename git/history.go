@@ -1,6 +1,7 @@
 package git
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -556,9 +557,87 @@ func (h *history) diffTrees(a, b plumbing.Hash, base string, ps pathspec, fn fun
 
 // treesame reports whether trees a and b agree on ps.
 func (h *history) treesame(a, b plumbing.Hash, ps pathspec) (bool, error) {
+	if len(ps) > 0 {
+		if same, ok := h.quickTreesame(a, b, ps); ok {
+			return same, nil
+		}
+	}
 	same := true
 	_, err := h.diffTrees(a, b, "", ps, func(change) bool { same = false; return false })
 	return same, err
+}
+
+// quickTreesame answers treesame for paths by looking each one up,
+// component by component, in the raw trees of the packs (no tree is
+// decoded); ok is false when it cannot tell simply (a tree outside the
+// packs, a type change, a path that is a directory in both with different
+// ids, duplicate names) and diffTrees should decide.
+func (h *history) quickTreesame(a, b plumbing.Hash, ps pathspec) (same, ok bool) {
+	for _, p := range ps {
+		ta, tb := a, b
+		for rest := p; ; {
+			name, more, last := rest, "", true
+			if i := strings.IndexByte(rest, '/'); i >= 0 {
+				name, more, last = rest[:i], rest[i+1:], false
+			}
+			ma, ha, oka := h.rawEntry(ta, name)
+			mb, hb, okb := h.rawEntry(tb, name)
+			if !oka || !okb {
+				return false, false
+			}
+			if ma == mb && ha == hb {
+				break // equal (or absent from both) below here
+			}
+			if last || ma != filemode.Dir || mb != filemode.Dir {
+				if !last || ma == filemode.Dir || mb == filemode.Dir || ma != 0 && mb != 0 && kind(ma) != kind(mb) {
+					return false, false
+				}
+				return false, true // the file differs
+			}
+			ta, tb, rest = ha, hb, more
+		}
+	}
+	return true, true
+}
+
+// rawEntry finds name in tree id (zero: empty) read raw from the packs:
+// its mode and id, zero when absent; ok is false when the tree is not in
+// the packs or cannot be read simply (then go-git's decoding decides).
+func (h *history) rawEntry(id plumbing.Hash, name string) (filemode.FileMode, plumbing.Hash, bool) {
+	if id.IsZero() || id == emptyTree {
+		return 0, plumbing.ZeroHash, true
+	}
+	o, ok, err := h.pack.get(id)
+	if !ok || err != nil || o.typ != plumbing.TreeObject {
+		return 0, plumbing.ZeroHash, false
+	}
+	var mode filemode.FileMode
+	var found plumbing.Hash
+	n := 0
+	for d := o.data; len(d) > 0; {
+		sp := bytes.IndexByte(d, ' ')
+		if sp < 0 {
+			return 0, plumbing.ZeroHash, false
+		}
+		nul := bytes.IndexByte(d[sp:], 0)
+		if nul < 0 || len(d) < sp+nul+1+20 {
+			return 0, plumbing.ZeroHash, false
+		}
+		nul += sp
+		if string(d[sp+1:nul]) == name {
+			m, err := filemode.New(string(d[:sp]))
+			if err != nil {
+				return 0, plumbing.ZeroHash, false
+			}
+			if n++; n > 1 {
+				return 0, plumbing.ZeroHash, false
+			}
+			mode = m
+			copy(found[:], d[nul+1:nul+21])
+		}
+		d = d[nul+21:]
+	}
+	return mode, found, true
 }
 
 // info renders a commit's metadata.
