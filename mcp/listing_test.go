@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/serverfs/serverfs/search"
 )
 
 // flatten turns a compact listing's nested entries into path -> value
@@ -205,7 +206,8 @@ func TestNewArgumentsHostilePaths(t *testing.T) {
 // note quotes, holds GOROOT/src's one-level listing to at most 40 bytes
 // per entry, and net/http's (long Go file names: the name and size are
 // read twice, once per channel) to 45; a find of net/http's *.go files to
-// 42 bytes per match.
+// 42 bytes per match, a search of net/http for func (the line's text is
+// the part that cannot be cut) to 130.
 func TestListingBytesPerEntry(t *testing.T) {
 	goroot := filepath.Join(runtime.GOROOT(), "src")
 	if _, err := os.Stat(goroot); err != nil {
@@ -249,15 +251,15 @@ func TestListingBytesPerEntry(t *testing.T) {
 		}
 	}
 	// find and search: bytes per match, text + structured, now and in the
-	// former format (find: each match's workdir-relative path and type as
-	// JSON in both channels).
+	// former format (each match's workdir-relative path and type, or path,
+	// line and text, as JSON in both channels).
 	for _, c := range []struct {
 		tool string
 		args map[string]any
 		max  float64
 	}{
 		{"find_files", map[string]any{"workdir": "go", "path": "net/http", "pattern": "*.go", "limit": 100}, 42},
-		{"search_text", map[string]any{"workdir": "go", "path": "net/http", "query": "func", "limit": 100}, 0},
+		{"search_text", map[string]any{"workdir": "go", "path": "net/http", "query": "func", "limit": 100}, 130},
 	} {
 		res := e.call(t, cs, c.tool, c.args)
 		b, _ := json.Marshal(res.StructuredContent)
@@ -271,6 +273,13 @@ func TestListingBytesPerEntry(t *testing.T) {
 		now, before := float64(len(b)+len(resultText(res)))/float64(r.Returned), 0.0
 		if c.tool == "find_files" {
 			old, err := e.deps.FS.Find(t.Context(), "go", "net/http", "*.go", 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ob, _ := json.Marshal(old)
+			before = 2 * float64(len(ob)) / float64(r.Returned)
+		} else {
+			old, err := e.deps.Search.Search(t.Context(), search.Request{Workdir: "go", Path: "net/http", Query: "func", CaseSensitive: true, Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -468,7 +468,7 @@ func readChain(t *testing.T, e *testEnv, cs *sdk.ClientSession) {
 		t.Errorf("find_files text %q, want %q", text, want)
 	}
 
-	sr := structured[search.Result](t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "DATABASE_URL"}))
+	sr := searchResult(t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "DATABASE_URL"}))
 	type hit struct {
 		path       string
 		line       int
@@ -485,7 +485,19 @@ func readChain(t *testing.T, e *testEnv, cs *sdk.ClientSession) {
 	if sr.Matches[1].Text != "DATABASE_URL = postgres://db/settings" {
 		t.Errorf("search_text line text %q", sr.Matches[1].Text)
 	}
-	ci := structured[search.Result](t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "database_url", "case_sensitive": false, "glob": "*.ini"}))
+	// The text content is rg --heading's lines, paths relative to path.
+	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "path": "config", "query": "DATABASE_URL", "context": 1})
+	if text, want := resultText(res), "wd:/config DATABASE_URL\nsettings.ini\n2-host = db\n3:DATABASE_URL = postgres://db/settings\n\nfiles_scanned: 1\n"; text != want {
+		t.Errorf("search_text text %q, want %q", text, want)
+	}
+	if so := structured[searchTextOut](t, res); fmt.Sprint(so.Blocks) != "map[settings.ini:[{2 [host = db DATABASE_URL = postgres://db/settings] [3]}]]" || so.Matches != nil {
+		t.Errorf("search_text context: %+v", so)
+	}
+	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "DATABASE_URL", "output": "count", "limit": 1})
+	if text, want := resultText(res), "wd:/ DATABASE_URL\ncompose.yml:1\ntotal: 1\ntruncated: limit; next_cursor "; !strings.HasPrefix(text, want) {
+		t.Errorf("search_text count text %q, want %q...", text, want)
+	}
+	ci := searchResult(t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "database_url", "case_sensitive": false, "glob": "*.ini"}))
 	if len(ci.Matches) != 1 || ci.Matches[0].Path != "config/settings.ini" {
 		t.Errorf("case-insensitive search_text = %+v", ci)
 	}
@@ -561,7 +573,7 @@ func TestToolErrors(t *testing.T) {
 		}
 	}
 	// (Not the whole canary text: the result echoes the query.)
-	sr := structured[search.Result](t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "OUTSIDE-THE-WORK", "include_ignored": true}))
+	sr := searchResult(t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "OUTSIDE-THE-WORK", "include_ignored": true}))
 	if len(sr.Matches) != 0 {
 		t.Errorf("search_text found the canary: %+v", sr.Matches)
 	}
@@ -857,10 +869,11 @@ func oneClient(ctx context.Context, e *testEnv, url string, i int, want string) 
 	if rd.Content != want || rd.Path != path {
 		return fmt.Errorf("read_text_file = %+v", rd)
 	}
-	var sr search.Result
-	if err := decode("search_text", map[string]any{"workdir": "wd", "path": "many", "query": fmt.Sprintf("second line of %03d", i)}, &sr); err != nil {
+	var so searchTextOut
+	if err := decode("search_text", map[string]any{"workdir": "wd", "path": "many", "query": fmt.Sprintf("second line of %03d", i)}, &so); err != nil {
 		return err
 	}
+	sr := so.result()
 	if len(sr.Matches) != 1 || sr.Matches[0].Path != path || sr.Matches[0].Line != 2 {
 		return fmt.Errorf("search_text = %+v", sr)
 	}
@@ -918,7 +931,7 @@ func TestCallLog(t *testing.T) {
 	do("read_text_file", map[string]any{"workdir": "wd", "path": "logs/app.log.1.gz"}, want{workdir: "wd", path: "logs/app.log.1.gz", bytes: len(gzLogText)})
 	do("read_text_file", map[string]any{"workdir": "wd", "path": "missing.txt"}, want{workdir: "wd", path: "missing.txt", code: "PATH_NOT_FOUND"})
 	do("stat_file", map[string]any{"workdir": "wd", "path": "sub/a.txt"}, want{workdir: "wd", path: "sub/a.txt", bytes: -1})
-	sr := structured[search.Result](t, do("search_text", map[string]any{"workdir": "wd", "query": "MARKER-7f3c"}, want{workdir: "wd", bytes: -1}))
+	sr := searchResult(t, do("search_text", map[string]any{"workdir": "wd", "query": "MARKER-7f3c"}, want{workdir: "wd", bytes: -1}))
 	if len(sr.Matches) != 1 || sr.Matches[0].Text != markerText {
 		t.Fatalf("search_text = %+v", sr)
 	}

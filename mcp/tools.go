@@ -163,6 +163,7 @@ func openObjects(s *jsonschema.Schema) {
 	if s.AdditionalProperties != nil && s.AdditionalProperties.Not != nil {
 		s.AdditionalProperties = nil
 	}
+	openObjects(s.AdditionalProperties) // a map's values
 	for _, p := range s.Properties {
 		openObjects(p)
 	}
@@ -378,7 +379,8 @@ func readTools(lim sfs.Limits, s surface) []tool {
 		{
 			def: &sdk.Tool{
 				Name: "search_text",
-				Description: fmt.Sprintf("Search the contents of text files below a directory of a workdir for literal text (like grep -F: no wildcards, one line) or, with regex, an RE2 regular expression: each matching line with its path, 1-based line number and text (cut at %d bytes), sorted by path then line. "+
+				Description: fmt.Sprintf("Search the contents of text files below a directory of a workdir for literal text (like grep -F: no wildcards, one line) or, with regex, an RE2 regular expression: each matching line with its 1-based line number and text (cut at %d bytes; text_truncated lists those), sorted by path then line. "+
+					"matches maps each file, relative to path, to its matching lines as [line, text] pairs; blocks (with context) to its blocks of consecutive lines (first line, texts, numbers of the matching ones); files (output files or count) to its count. "+
 					"Returns up to limit matches (default %d, at most %d). When truncated is true, truncated_reason says why: limit (more matches exist: narrow path or glob, or raise limit), timeout (after %s) or walk_limit (%d directory entries read): search a smaller path or add a glob. "+
 					"Skipped, and counted in skipped: binary files, files over %d bytes, and files .gitignore excludes in git repositories (unless include_ignored); hidden and credential files are never searched. .gz and .zst logs are searched too. "+
 					"output files or count lists files instead of lines; context adds the lines around each match. When next_cursor is set, pass it as cursor to get the next page. "+
@@ -443,12 +445,6 @@ func ToolNames(f *sfs.FS, bridged bool) []string {
 
 func listWorkdirs(_ context.Context, d *Deps, _ listWorkdirsIn) (listWorkdirsOut, callInfo, error) {
 	return listWorkdirsOut{Workdirs: d.FS.Workdirs()}, callInfo{}, nil
-}
-
-func searchText(ctx context.Context, d *Deps, in searchTextIn) (*search.Result, callInfo, error) {
-	r, err := d.Search.Search(ctx, search.Request{Workdir: in.Workdir, Path: in.Path, Query: in.Query, Regex: in.Regex, Glob: in.Glob, CaseSensitive: in.CaseSensitive, Limit: in.Limit, IncludeIgnored: in.IncludeIgnored,
-		Output: in.Output, Context: in.Context, Before: in.Before, After: in.After, Cursor: in.Cursor})
-	return r, callInfo{workdir: in.Workdir, path: in.Path}, err
 }
 
 func readTextFile(ctx context.Context, d *Deps, in readTextFileIn) (*readTextFileOut, callInfo, error) {

@@ -784,14 +784,12 @@ func mcpChain(t *testing.T, ctx context.Context, cs *sdk.ClientSession, fixtureD
 
 	// The needle is also in the hidden file and the key: only main.go may
 	// match.
+	// search_text groups matching lines by file: {"src/main.go": [[3, text]]}.
 	sr := decode[struct {
-		Matches []struct {
-			Path string
-			Line int
-			Text string
-		}
+		Matches  map[string][][2]any
+		Returned int
 	}](t, ctx, cs, "search_text", map[string]any{"workdir": "fixture", "query": needle, "include_ignored": true})
-	if len(sr.Matches) != 1 || sr.Matches[0].Path != "src/main.go" || sr.Matches[0].Line != 3 {
+	if m := sr.Matches["src/main.go"]; sr.Returned != 1 || len(sr.Matches) != 1 || len(m) != 1 || m[0][0] != float64(3) {
 		t.Errorf("search_text = %+v, want src/main.go:3 only", sr.Matches)
 	}
 

@@ -1,0 +1,254 @@
+package mcp
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/serverfs/serverfs/search"
+)
+
+// search_text's answer is compact (issue 17), as list_directory's and
+// find_files' are: it paid about 217 bytes per matching line on net/http
+// (each match's workdir-relative path, "path", "line" and "text" keys, as
+// JSON twice). Results are grouped by file, the file's path relative to
+// the searched path given once: a matching line is a [line, text] pair, a
+// block of context lines its first line number, its texts and the numbers
+// of its matching lines, a file of the files and count modes its count.
+// The few flags (a cut text, a compressed file) are lists of their own.
+// The text content is not the JSON again but lines as rg prints them with
+// --heading: a file's path, then "line:text" for a match ("line-text" for
+// context, "--" between blocks), a blank line between files; the README
+// says why.
+
+// searchTextOut is search_text's answer.
+type searchTextOut struct {
+	Workdir string `json:"workdir"`
+	Path    string `json:"path,omitempty"`
+	Query   string `json:"query"`
+	// Matches (output lines) maps each file with matches, relative to
+	// path, to its matching lines as [line, text] pairs in line order.
+	Matches map[string][][2]any `json:"matches,omitempty"`
+	// Blocks (output lines with context) maps each file to its blocks of
+	// consecutive lines.
+	Blocks map[string][]searchBlock `json:"blocks,omitempty"`
+	// Files (output files and count) maps each file to its matching
+	// lines; in files mode 0 for a file over 256 KiB, not counted.
+	Files map[string]int `json:"files,omitempty"`
+	// TextTruncated maps files to the lines whose text was cut at the
+	// line-text limit.
+	TextTruncated map[string][]int `json:"text_truncated,omitempty"`
+	// Compressed lists the .gz and .zst files among the results.
+	Compressed      []string       `json:"compressed,omitempty"`
+	Total           int            `json:"total,omitempty"` // count mode: the sum of the counts
+	Returned        int            `json:"returned"`
+	Truncated       bool           `json:"truncated,omitempty"`
+	TruncatedReason string         `json:"truncated_reason,omitempty"`
+	NextCursor      string         `json:"next_cursor,omitempty"`
+	FilesScanned    int            `json:"files_scanned"`
+	FilesSkipped    int            `json:"files_skipped,omitempty"`
+	Skipped         search.Skipped `json:"skipped,omitzero"`
+	Hint            string         `json:"hint,omitempty"`
+
+	r *search.Result // for the text content
+}
+
+// searchBlock is a run of consecutive lines of a file: the first line's
+// number, the lines' texts, and the numbers of the matching ones.
+type searchBlock struct {
+	Line  int      `json:"line"`
+	Text  []string `json:"text"`
+	Match []int    `json:"match"`
+}
+
+func searchText(ctx context.Context, d *Deps, in searchTextIn) (*searchTextOut, callInfo, error) {
+	info := callInfo{workdir: in.Workdir, path: in.Path}
+	r, err := d.Search.Search(ctx, search.Request{Workdir: in.Workdir, Path: in.Path, Query: in.Query, Regex: in.Regex, Glob: in.Glob, CaseSensitive: in.CaseSensitive, Limit: in.Limit, IncludeIgnored: in.IncludeIgnored,
+		Output: in.Output, Context: in.Context, Before: in.Before, After: in.After, Cursor: in.Cursor})
+	if err != nil {
+		return nil, info, err
+	}
+	return compactSearch(r), info, nil
+}
+
+// compactSearch groups a search's results by file below its path.
+func compactSearch(r *search.Result) *searchTextOut {
+	out := &searchTextOut{Workdir: r.Workdir, Path: r.Path, Query: r.Query, Total: r.Total, Returned: r.Returned, Truncated: r.Truncated,
+		TruncatedReason: r.TruncatedReason, NextCursor: r.NextCursor, FilesScanned: r.FilesScanned, FilesSkipped: r.FilesSkipped,
+		Skipped: r.Skipped, Hint: r.Hint, r: r}
+	rel := func(p string) string {
+		if r.Path != "" {
+			return strings.TrimPrefix(p, r.Path+"/")
+		}
+		return p
+	}
+	compressed := func(p string, c bool) {
+		if c && (len(out.Compressed) == 0 || out.Compressed[len(out.Compressed)-1] != p) {
+			out.Compressed = append(out.Compressed, p)
+		}
+	}
+	cut := func(p string, line int) {
+		if out.TextTruncated == nil {
+			out.TextTruncated = map[string][]int{}
+		}
+		out.TextTruncated[p] = append(out.TextTruncated[p], line)
+	}
+	switch {
+	case r.Matches != nil:
+		out.Matches = map[string][][2]any{}
+		for _, m := range r.Matches {
+			p := rel(m.Path)
+			out.Matches[p] = append(out.Matches[p], [2]any{m.Line, m.Text})
+			if m.TextTruncated {
+				cut(p, m.Line)
+			}
+			compressed(p, m.Compressed)
+		}
+	case r.Blocks != nil:
+		out.Blocks = map[string][]searchBlock{}
+		for _, b := range r.Blocks {
+			p := rel(b.Path)
+			sb := searchBlock{Text: make([]string, len(b.Lines)), Match: []int{}}
+			for i, l := range b.Lines {
+				if i == 0 {
+					sb.Line = l.Line
+				}
+				sb.Text[i] = l.Text
+				if l.Match {
+					sb.Match = append(sb.Match, l.Line)
+				}
+				if l.TextTruncated {
+					cut(p, l.Line)
+				}
+			}
+			out.Blocks[p] = append(out.Blocks[p], sb)
+			compressed(p, b.Compressed)
+		}
+	case r.Files != nil:
+		out.Files = make(map[string]int, len(r.Files))
+		for _, f := range r.Files {
+			p := rel(f.Path)
+			out.Files[p] = f.Count
+			compressed(p, f.Compressed)
+		}
+	}
+	return out
+}
+
+// Text is the text content of a search: a first line "workdir:/path
+// query", then each file's path (relative to path, quoted as in Go when a
+// line could misread it) followed by its lines, "line:text" for a match
+// and "line-text" for a context line ("--" between blocks, " […]" after a
+// cut text), a blank line between files; in the files and count modes one
+// line per file, "path" or "path:count". Last lines give the total, why
+// the answer is truncated and the next cursor, what was scanned and
+// skipped, and the hint.
+func (o *searchTextOut) Text() string {
+	r := o.r
+	var b strings.Builder
+	b.WriteString(o.Workdir)
+	b.WriteString(":/")
+	b.WriteString(o.Path)
+	b.WriteByte(' ')
+	b.WriteString(displayName(o.Query))
+	b.WriteByte('\n')
+	rel := func(p string) string {
+		if o.Path != "" {
+			p = strings.TrimPrefix(p, o.Path+"/")
+		}
+		return displayName(p)
+	}
+	line := func(n int, sep byte, text string, cut bool) {
+		b.WriteString(strconv.Itoa(n))
+		b.WriteByte(sep)
+		b.WriteString(text)
+		if cut {
+			b.WriteString(" […]")
+		}
+		b.WriteByte('\n')
+	}
+	prev := ""
+	heading := func(p string) bool {
+		if p == prev {
+			return false
+		}
+		if prev != "" {
+			b.WriteByte('\n')
+		}
+		prev = p
+		b.WriteString(rel(p))
+		b.WriteByte('\n')
+		return true
+	}
+	for _, m := range r.Matches {
+		heading(m.Path)
+		line(m.Line, ':', m.Text, m.TextTruncated)
+	}
+	for _, bl := range r.Blocks {
+		if !heading(bl.Path) {
+			b.WriteString("--\n")
+		}
+		for _, l := range bl.Lines {
+			sep := byte('-')
+			if l.Match {
+				sep = ':'
+			}
+			line(l.Line, sep, l.Text, l.TextTruncated)
+		}
+	}
+	for _, f := range r.Files {
+		b.WriteString(rel(f.Path))
+		if f.Count > 0 {
+			b.WriteByte(':')
+			b.WriteString(strconv.Itoa(f.Count))
+		}
+		b.WriteByte('\n')
+	}
+	if len(r.Matches)+len(r.Blocks) > 0 {
+		b.WriteByte('\n')
+	}
+	if o.Total > 0 {
+		b.WriteString("total: ")
+		b.WriteString(strconv.Itoa(o.Total))
+		b.WriteByte('\n')
+	}
+	if o.Truncated {
+		b.WriteString("truncated: ")
+		b.WriteString(o.TruncatedReason)
+		if o.NextCursor != "" {
+			b.WriteString("; next_cursor ")
+			b.WriteString(o.NextCursor)
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("files_scanned: ")
+	b.WriteString(strconv.Itoa(o.FilesScanned))
+	if o.FilesSkipped > 0 {
+		b.WriteString(", files_skipped: ")
+		b.WriteString(strconv.Itoa(o.FilesSkipped))
+	}
+	b.WriteByte('\n')
+	s, sep := o.Skipped, "skipped: "
+	for _, k := range []struct {
+		n    int
+		name string
+	}{{s.Binary, "binary"}, {s.TooLarge, "too_large"}, {s.Unreadable, "unreadable"}, {s.Corrupt, "corrupt"}, {s.Ignored, "ignored"},
+		{s.CutAtCap, "cut_at_cap"}, {s.BinaryLate, "binary_late"}, {s.WindowTooLarge, "window_too_large"}} {
+		if k.n > 0 {
+			b.WriteString(sep)
+			b.WriteString(k.name)
+			b.WriteByte(' ')
+			b.WriteString(strconv.Itoa(k.n))
+			sep = ", "
+		}
+	}
+	if sep != "skipped: " {
+		b.WriteByte('\n')
+	}
+	if o.Hint != "" {
+		b.WriteString("hint: ")
+		b.WriteString(o.Hint)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
