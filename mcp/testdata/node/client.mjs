@@ -87,6 +87,21 @@ try {
   check("stat_file: a file of the right size", !stat.isError && st.type === "file" && st.size === Buffer.byteLength(CONTENT) &&
     st.workdir === WORKDIR && st.path === FILE && typeof st.modified_at === "string", stat.isError ? text(stat) : st);
 
+  // find_files and search_text: compact answers, which the SDK checks
+  // against their output schemas.
+  const find = await client.callTool({ name: "find_files", arguments: { workdir: WORKDIR, pattern: "*.txt" } });
+  const fd = find.structuredContent ?? {};
+  check("find_files: matches grouped by directory", !find.isError && JSON.stringify(fd.matches) === JSON.stringify({ notes: ["hello.txt"] }) &&
+    fd.returned === 1 && text(find) === `${WORKDIR}:/ *.txt\n${FILE}\n`, find.isError ? text(find) : { fd, text: text(find) });
+  const grep = await client.callTool({ name: "search_text", arguments: { workdir: WORKDIR, query: "second line", context: 1 } });
+  const gr = grep.structuredContent ?? {};
+  check("search_text: matches and blocks by file", !grep.isError && JSON.stringify(gr.blocks) ===
+    JSON.stringify({ [FILE]: [{ line: 1, text: ["hello from serverfs", "second line, ünïcödé"], match: [2] }] }),
+    grep.isError ? text(grep) : gr);
+  const lines = await client.callTool({ name: "search_text", arguments: { workdir: WORKDIR, query: "ünïcödé" } });
+  check("search_text: [line, text] pairs", !lines.isError && JSON.stringify(lines.structuredContent?.matches) ===
+    JSON.stringify({ [FILE]: [[2, "second line, ünïcödé"]] }), lines.isError ? text(lines) : lines.structuredContent);
+
   // The resource template reads the same file.
   const res = await client.readResource({ uri: `serverfs://${WORKDIR}/${FILE}` });
   check("resources/read: template", res.contents?.length === 1 && res.contents[0].text === CONTENT, res.contents);
