@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"compress/zlib"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 
 	sfs "github.com/serverfs/serverfs/fs"
@@ -32,23 +32,27 @@ type packReader struct {
 	// when it holds more than maxPackCacheBytes.
 	cache      map[packOffset]*packObject
 	cacheBytes int
-	zr         io.ReadCloser
-	br         *bufio.Reader
+	// byID is the objects get answered, by id (no index search again);
+	// dropped with cache.
+	byID map[plumbing.Hash]*packObject
+	zr   io.ReadCloser
+	br   *bufio.Reader
 }
 
 type readPack struct {
-	idx  *idxfile.MemoryIndex
+	idx  *rawIndex
 	f    *sfs.File
 	size int64
 	// chunks caches the pack's bytes read so far, by packChunk-sized
 	// chunk (one pread each instead of one per object); dropped whole
 	// beyond maxPackChunks.
 	chunks map[int64][]byte
+	free   [][]byte // chunks of a dropped cache, for reuse
 }
 
 const (
 	packChunk     = 64 << 10
-	maxPackChunks = 128 // 8 MiB
+	maxPackChunks = 32 // 2 MiB
 )
 
 // ReadAt reads the pack through its chunk cache.
@@ -62,9 +66,17 @@ func (p *readPack) ReadAt(b []byte, off int64) (int, error) {
 		c, ok := p.chunks[ci]
 		if !ok {
 			if len(p.chunks) >= maxPackChunks {
+				for _, c := range p.chunks {
+					p.free = append(p.free, c[:cap(c)])
+				}
 				clear(p.chunks)
 			}
-			c = make([]byte, min(packChunk, p.size-ci*packChunk))
+			cn := min(packChunk, p.size-ci*packChunk)
+			if k := len(p.free); k > 0 {
+				c, p.free = p.free[k-1][:cn], p.free[:k-1]
+			} else {
+				c = make([]byte, cn, packChunk)
+			}
 			m, err := p.f.ReadAt(c, ci*packChunk)
 			if m < len(c) {
 				if err == nil || err == io.EOF {
@@ -95,7 +107,7 @@ type packObject struct {
 const (
 	// maxPackCacheBytes bounds packReader's cache (within the 64 MiB a
 	// heavy call is admitted at, with history's own caches).
-	maxPackCacheBytes = 16 << 20
+	maxPackCacheBytes = 4 << 20
 	// maxPackObject is the largest object packReader inflates; larger
 	// ones (never a commit or tree of a sane repository) go to go-git.
 	maxPackObject = 4 << 20
@@ -118,7 +130,7 @@ func (r *Repo) newPackReader() *packReader {
 	for _, e := range ents {
 		names[e.Name] = true
 	}
-	pr := &packReader{cache: map[packOffset]*packObject{}}
+	pr := &packReader{cache: map[packOffset]*packObject{}, byID: map[plumbing.Hash]*packObject{}}
 	for _, e := range ents {
 		base, ok := strings.CutSuffix(e.Name, ".idx")
 		if !ok || !strings.HasPrefix(base, "pack-") || !names[base+".pack"] {
@@ -143,9 +155,13 @@ func (r *Repo) openReadPack(base string) (*readPack, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer fi.Close()
-	idx := idxfile.NewMemoryIndex()
-	if err := idxfile.NewDecoder(bufio.NewReader(io.LimitReader(fi, maxPackIndexBytes))).Decode(idx); err != nil {
+	b, err := io.ReadAll(io.LimitReader(fi, maxPackIndexBytes+1))
+	fi.Close()
+	if err != nil {
+		return nil, err
+	}
+	idx, err := parseRawIndex(b)
+	if err != nil {
 		return nil, err
 	}
 	f, err := r.ctl.Open(base + ".pack")
@@ -167,9 +183,11 @@ func (pr *packReader) close() {
 	for _, p := range pr.packs {
 		p.f.Close()
 		clear(p.chunks)
+		p.free = nil
 	}
 	pr.packs = nil
 	clear(pr.cache)
+	clear(pr.byID)
 }
 
 // get reads the object id from the packs; ok is false when it is in none
@@ -178,16 +196,23 @@ func (pr *packReader) get(id plumbing.Hash) (o *packObject, ok bool, err error) 
 	if pr == nil {
 		return nil, false, nil
 	}
+	if o, ok := pr.byID[id]; ok {
+		return o, true, nil
+	}
 	for i, p := range pr.packs {
-		off, err := p.idx.FindOffset(id)
-		if err != nil {
+		off, found := p.idx.find(id)
+		if !found {
 			continue
 		}
 		o, err := pr.at(i, off, 0)
 		if errors.Is(err, errPackTooLarge) {
 			return nil, false, nil
 		}
-		return o, err == nil, err
+		if err != nil {
+			return nil, false, err
+		}
+		pr.byID[id] = o
+		return o, true, nil
 	}
 	return nil, false, nil
 }
@@ -289,6 +314,7 @@ func (pr *packReader) at(i int, off int64, depth int) (*packObject, error) {
 	}
 	if pr.cacheBytes += len(o.data) + 64; pr.cacheBytes > maxPackCacheBytes {
 		clear(pr.cache)
+		clear(pr.byID)
 		pr.cacheBytes = len(o.data) + 64
 	}
 	pr.cache[key] = o
@@ -298,7 +324,7 @@ func (pr *packReader) at(i int, off int64, depth int) (*packObject, error) {
 // refBase is a REF_DELTA's base, in any of the packs.
 func (pr *packReader) refBase(id plumbing.Hash, depth int) (*packObject, error) {
 	for i, p := range pr.packs {
-		if off, err := p.idx.FindOffset(id); err == nil {
+		if off, found := p.idx.find(id); found {
 			return pr.at(i, off, depth)
 		}
 	}
@@ -338,4 +364,61 @@ func (o knownObject) SetSize(int64)                   {}
 func (o knownObject) Writer() (io.WriteCloser, error) { return nil, errReadOnly }
 func (o knownObject) Reader() (io.ReadCloser, error) {
 	return io.NopCloser(bytes.NewReader(o.data)), nil
+}
+
+// rawIndex is a version 2 pack index searched in place: a binary search
+// of the sorted ids within the fanout's bucket, nothing decoded or hashed
+// beforehand.
+type rawIndex struct {
+	b                     []byte
+	n                     int
+	names, offsets, large int // byte offsets of the tables in b
+}
+
+var errPackIndex = errors.New("pack index is not a version 2 index")
+
+func parseRawIndex(b []byte) (*rawIndex, error) {
+	if len(b) < 8+256*4+40 || string(b[:4]) != "\377tOc" || binary.BigEndian.Uint32(b[4:8]) != 2 {
+		return nil, errPackIndex
+	}
+	n := int(binary.BigEndian.Uint32(b[8+255*4:]))
+	ix := &rawIndex{b: b, n: n, names: 8 + 256*4}
+	ix.offsets = ix.names + n*24 // names, then CRCs
+	ix.large = ix.offsets + n*4
+	if n < 0 || n > len(b)/28 || ix.large+40 > len(b) {
+		return nil, errPackIndex
+	}
+	return ix, nil
+}
+
+// find is the offset of id in the pack, ok false when it has none.
+func (ix *rawIndex) find(id plumbing.Hash) (int64, bool) {
+	fan := func(i int) int { return int(binary.BigEndian.Uint32(ix.b[8+i*4:])) }
+	lo, hi := 0, fan(int(id[0]))
+	if id[0] > 0 {
+		lo = fan(int(id[0]) - 1)
+	}
+	if lo > hi || hi > ix.n {
+		return 0, false
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		switch c := bytes.Compare(ix.b[ix.names+m*20:ix.names+m*20+20], id[:]); {
+		case c == 0:
+			o := binary.BigEndian.Uint32(ix.b[ix.offsets+m*4:])
+			if o&0x80000000 == 0 {
+				return int64(o), true
+			}
+			at := ix.large + int(o&0x7fffffff)*8
+			if at+8 > len(ix.b)-40 {
+				return 0, false
+			}
+			return int64(binary.BigEndian.Uint64(ix.b[at:]) & (1<<63 - 1)), true
+		case c < 0:
+			lo = m + 1
+		default:
+			hi = m
+		}
+	}
+	return 0, false
 }
