@@ -1008,3 +1008,41 @@ func TestBlameMatchesGit(t *testing.T) {
 	}
 	t.Logf("%d blame cases (%d runs from a renamed file, %d from a hidden one)", cases, renamed, hiddenOrigins)
 }
+
+// TestLogPackLayouts: log (read through packReader) equals git log however
+// the objects are stored: deep OFS_DELTA chains, REF_DELTA packs, several
+// packs, and loose objects beside packs (which go-git's storage reads).
+func TestLogPackLayouts(t *testing.T) {
+	orcNeedGit(t)
+	orcSetHome(t)
+	src, _ := historyRepo(t, 1, 300)
+	layouts := map[string][][]string{
+		"deep-ofs":  {{"repack", "-adfq", "--depth=4000", "--window=50"}},
+		"ref-delta": {{"-c", "pack.useDeltaBaseOffset=false", "repack", "-adfq"}},
+		"loose-on-packs": {{"repack", "-adq"},
+			{"-c", "user.name=L", "-c", "user.email=l@example.com", "commit", "-q", "--allow-empty", "-m", "loose one"},
+			{"-c", "user.name=L", "-c", "user.email=l@example.com", "commit", "-q", "--allow-empty", "-m", "loose two\n\nbody"}},
+		"two-packs": {{"repack", "-adq"},
+			{"-c", "user.name=L", "-c", "user.email=l@example.com", "commit", "-q", "--allow-empty", "-m", "second pack"},
+			{"repack", "-dq"}},
+	}
+	for name, steps := range layouts {
+		dir := filepath.Join(t.TempDir(), name)
+		orcGit(t, filepath.Dir(dir), "clone", "-q", "--no-local", "file://"+src, name)
+		for _, s := range steps {
+			orcGit(t, dir, s...)
+		}
+		r, err := Open(newWorkdirFS(t, "wd="+dir), "wd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, paths := range [][]string{nil, {"src"}, {"a.txt", "x/y.txt"}, {"src/lib/deep/x.go"}} {
+			want := gitLog(t, dir, append([]string{"HEAD", "--"}, paths...)...)
+			visibleOnly(r, want)
+			got := logAll(t, r, LogOptions{Paths: paths, Limit: 100})
+			if d := diffLogs(want, got); d != "" {
+				t.Fatalf("%s: log -- %q: %s", name, paths, d)
+			}
+		}
+	}
+}
