@@ -624,20 +624,39 @@ func (h *history) rawEntry(id plumbing.Hash, name string) (filemode.FileMode, pl
 			return 0, plumbing.ZeroHash, false
 		}
 		nul += sp
+		// Malformed entries (a bad mode, an empty name) anywhere in the
+		// tree are left to go-git's decoder, which refuses them.
+		m, err := filemode.New(string(d[:sp]))
+		if err != nil || nul == sp+1 {
+			return 0, plumbing.ZeroHash, false
+		}
 		if string(d[sp+1:nul]) == name {
-			m, err := filemode.New(string(d[:sp]))
-			if err != nil {
-				return 0, plumbing.ZeroHash, false
-			}
 			if n++; n > 1 {
 				return 0, plumbing.ZeroHash, false
 			}
-			mode = m
+			mode = canonicalMode(m)
 			copy(found[:], d[nul+1:nul+21])
 		}
 		d = d[nul+21:]
 	}
 	return mode, found, true
+}
+
+// canonicalMode is a tree entry's mode as go-git's tree decoder (and git's
+// tree walk) reads it: 100664 is 100644, and so on.
+func canonicalMode(m filemode.FileMode) filemode.FileMode {
+	switch m & 0o170000 {
+	case 0o040000:
+		return filemode.Dir
+	case 0o100000:
+		if m&0o111 != 0 {
+			return filemode.Executable
+		}
+		return filemode.Regular
+	case 0o120000:
+		return filemode.Symlink
+	}
+	return filemode.Submodule
 }
 
 // info renders a commit's metadata.

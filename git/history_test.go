@@ -3,6 +3,7 @@ package git
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -1043,6 +1044,50 @@ func TestLogPackLayouts(t *testing.T) {
 			if d := diffLogs(want, got); d != "" {
 				t.Fatalf("%s: log -- %q: %s", name, paths, d)
 			}
+		}
+	}
+}
+
+// TestLogNonCanonicalModes: a tree entry written with a legacy mode
+// (100664) is the same as 100644 to git's tree walk; log -- path over a
+// commit that only rewrites the mode that way skips it, as git log does.
+func TestLogNonCanonicalModes(t *testing.T) {
+	orcNeedGit(t)
+	orcSetHome(t)
+	dir := t.TempDir()
+	orcGit(t, dir, "init", "-q", "-b", "main")
+	run := func(stdin []byte, args ...string) string {
+		t.Helper()
+		out, err := orcRun(dir, stdin, args...)
+		if err != nil {
+			t.Fatalf("git %q: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	hexID := func(s string) []byte { b, _ := hex.DecodeString(s); return b }
+	blob := run([]byte("hello\n"), "hash-object", "-w", "--stdin")
+	other := run([]byte("other\n"), "hash-object", "-w", "--stdin")
+	tree := func(mode, otherBlob string) string {
+		sub := append([]byte(mode+" f.txt\x00"), hexID(blob)...)
+		subID := run(sub, "hash-object", "-t", "tree", "--literally", "-w", "--stdin")
+		root := append([]byte("100644 a.txt\x00"), hexID(otherBlob)...)
+		root = append(append(root, "40000 d\x00"...), hexID(subID)...)
+		return run(root, "hash-object", "-t", "tree", "--literally", "-w", "--stdin")
+	}
+	c1 := run([]byte("one\n"), "commit-tree", tree("100644", blob))
+	c2 := run([]byte("legacy mode\n"), "commit-tree", tree("100664", other), "-p", c1)
+	c3 := run([]byte("back\n"), "commit-tree", tree("100644", blob), "-p", c2)
+	run(nil, "update-ref", "refs/heads/main", c3)
+	run(nil, "repack", "-adq")
+	r, err := Open(newWorkdirFS(t, "wd="+dir), "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, paths := range [][]string{{"d/f.txt"}, {"d"}, {"a.txt"}} {
+		want := gitLog(t, dir, append([]string{"HEAD", "--"}, paths...)...)
+		got := logAll(t, r, LogOptions{Paths: paths, Limit: 100})
+		if d := diffLogs(want, got); d != "" {
+			t.Fatalf("log -- %q: %s", paths, d)
 		}
 	}
 }
