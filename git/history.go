@@ -223,7 +223,41 @@ func (h *history) getTree(id plumbing.Hash) (*object.Tree, error) {
 	if o.typ != plumbing.TreeObject {
 		return nil, plumbing.ErrObjectNotFound
 	}
+	if t := quickTree(id, o.data); t != nil {
+		return t, nil
+	}
 	return object.DecodeTree(h.r.storage, knownObject{id, o})
+}
+
+// quickTree decodes a well-formed tree as go-git's decoder would (modes
+// canonicalized, names sharing one string), or answers nil and go-git's
+// decoder reads it (and refuses what is malformed). The tree has no
+// storer: only its Hash and Entries are for use.
+func quickTree(id plumbing.Hash, d []byte) *object.Tree {
+	str := string(d)
+	n := strings.Count(str, "\x00")
+	t := &object.Tree{Hash: id, Entries: make([]object.TreeEntry, 0, n)}
+	for i := 0; i < len(str); {
+		sp := strings.IndexByte(str[i:], ' ')
+		if sp < 0 {
+			return nil
+		}
+		m, err := filemode.New(str[i : i+sp])
+		if err != nil {
+			return nil
+		}
+		i += sp + 1
+		nul := strings.IndexByte(str[i:], 0)
+		if nul <= 0 || len(str)-i-nul-1 < 20 {
+			return nil
+		}
+		e := object.TreeEntry{Name: str[i : i+nul], Mode: canonicalMode(m)}
+		i += nul + 1
+		copy(e.Hash[:], str[i:i+20])
+		i += 20
+		t.Entries = append(t.Entries, e)
+	}
+	return t
 }
 
 // parents are a commit's parent ids as git sees them: none at a shallow
@@ -236,6 +270,8 @@ func (h *history) parents(c *object.Commit) []plumbing.Hash {
 }
 
 // tree reads a tree (cached for the request); the zero hash is empty.
+// Only its Hash and Entries are for use (a tree read from the packs has
+// no storer).
 func (h *history) tree(id plumbing.Hash) (*object.Tree, error) {
 	if id.IsZero() || id == emptyTree {
 		return &object.Tree{}, nil
