@@ -179,7 +179,8 @@ func (h *history) missing(what string, id plumbing.Hash, err error) error {
 	return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: h.alias, Msg: fmt.Sprintf("has a %s %s that cannot be read", what, id), Err: err}
 }
 
-// commit reads a commit (cached for the request).
+// commit reads a commit (cached for the request). Only its fields are
+// for use (a commit read from the packs has no storer).
 func (h *history) commit(id plumbing.Hash) (*object.Commit, error) {
 	if c, ok := h.commits[id]; ok {
 		return c, nil
@@ -208,7 +209,54 @@ func (h *history) getCommit(id plumbing.Hash) (*object.Commit, error) {
 	if o.typ != plumbing.CommitObject {
 		return nil, plumbing.ErrObjectNotFound // as go-git answers
 	}
+	if c := quickCommit(id, o.data); c != nil {
+		return c, nil
+	}
 	return object.DecodeCommit(h.r.storage, knownObject{id, o})
+}
+
+// quickCommit decodes a commit of the plain form (tree, parents, author,
+// committer, a blank line, the message) as go-git's decoder would, with
+// go-git's own signature parser; any other form (more headers: encoding,
+// gpgsig, mergetag, ...) answers nil and go-git's decoder reads it. The
+// commit has no storer: only its fields are for use.
+func quickCommit(id plumbing.Hash, d []byte) *object.Commit {
+	str := string(d)
+	line := func(key string) (string, bool) {
+		if !strings.HasPrefix(str, key+" ") {
+			return "", false
+		}
+		v, rest, ok := strings.Cut(str[len(key)+1:], "\n")
+		if !ok {
+			return "", false
+		}
+		str = rest
+		return v, true
+	}
+	tree, ok := line("tree")
+	if !ok || !plumbing.IsHash(tree) {
+		return nil
+	}
+	c := &object.Commit{Hash: id, TreeHash: plumbing.NewHash(tree), Encoding: "UTF-8"}
+	for strings.HasPrefix(str, "parent ") {
+		p, ok := line("parent")
+		if !ok || !plumbing.IsHash(p) {
+			return nil
+		}
+		c.ParentHashes = append(c.ParentHashes, plumbing.NewHash(p))
+	}
+	author, ok := line("author")
+	if !ok {
+		return nil
+	}
+	committer, ok := line("committer")
+	if !ok || !strings.HasPrefix(str, "\n") {
+		return nil
+	}
+	c.Author.Decode([]byte(author))
+	c.Committer.Decode([]byte(committer))
+	c.Message = str[1:]
+	return c
 }
 
 // getTree reads a tree from the packs, or else through go-git.
