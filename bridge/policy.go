@@ -142,6 +142,7 @@ func RenderPolicy(environ []string) (*Policy, error) {
 			p.Workdirs[alias] = w
 		}
 	}
+	p.Sandbox = renderSandbox(env, &probs)
 	if len(p.Workdirs) == 0 && len(probs) == 0 {
 		probs.add("no workdir is configured: set WORKDIR_NN_ALIAS and WORKDIR_NN_PATH for at least one slot")
 	}
@@ -227,6 +228,7 @@ func (p *Policy) Validate() error {
 		}
 		checkWorkdir(src, p.Workdirs[alias], &probs, false)
 	}
+	checkSandboxPolicy(p.Sandbox, &probs)
 	return probs.err()
 }
 
@@ -589,7 +591,7 @@ var (
 	actionSchema = &jsonSchema{fields: map[string]*jsonSchema{
 		"kind": leafSchema, "repository": leafSchema, "fetch_urls": leafSchema, "push_urls": leafSchema,
 		"workflow": leafSchema, "gh": leafSchema,
-		"argv": leafSchema, "mutates": leafSchema, "argument": leafSchema,
+		"argv": leafSchema, "mutates": leafSchema, "network": leafSchema, "argument": leafSchema,
 		"integrity": {elem: leafSchema}, "timeout_seconds": leafSchema,
 		"argument_allow": {fields: map[string]*jsonSchema{"chars": leafSchema, "directories": leafSchema}},
 	}}
@@ -599,6 +601,7 @@ var (
 	}}
 	policySchema = &jsonSchema{fields: map[string]*jsonSchema{
 		"workdirs": {elem: workdirSchema},
+		"sandbox":  {fields: map[string]*jsonSchema{"required": leafSchema, "read_paths": leafSchema}},
 	}}
 )
 

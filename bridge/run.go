@@ -523,20 +523,29 @@ func RunAction(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy
 	maxOut, tail := outputLimits(lim)
 	timeout := actionTimeout(a, lim)
 
+	spec := procSpec{
+		path: exe, argv: argv, dir: wp.Root, env: env,
+		timeout: timeout, maxOutput: maxOut, tail: tail,
+	}
+	level, spec, err := sandboxAction(spec, a, wp.Root, home, lim)
+	if err != nil {
+		return nil, bridgeErr(sfs.CodeSandboxUnavailable, alias, "", fmt.Sprintf("action %q: %v; nothing was run", name, err), nil)
+	}
+
 	// Last thing before the process starts.
 	if err := verifyPins(w, alias, a.Integrity); err != nil {
 		return nil, err
 	}
-	pr, err := runProcess(ctx, procSpec{
-		path: exe, argv: argv, dir: wp.Root, env: env,
-		timeout: timeout, maxOutput: maxOut, tail: tail,
-	})
+	pr, err := runProcess(ctx, spec)
 	if err != nil {
 		return nil, bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("action %q could not be started", name), err)
 	}
+	if err := sandboxHelperError(pr); err != nil {
+		return nil, bridgeErr(sfs.CodeSandboxUnavailable, alias, "", fmt.Sprintf("action %q: the sandbox could not be applied (%v); nothing was run", name, err), nil)
+	}
 	sc := newScrubber(wp.Root, alias).withBridgePaths(lim.BridgePaths)
 	sc.add(home, scrubActionHome)
-	res := &ActionResult{Action: name, ExitCode: pr.exitCode, DurationMs: pr.duration.Milliseconds()}
+	res := &ActionResult{Action: name, ExitCode: pr.exitCode, DurationMs: pr.duration.Milliseconds(), Sandbox: level}
 	res.Stdout, res.StdoutTruncated = sc.tail(pr.stdout, pr.stdoutTruncated, tail)
 	res.Stderr, res.StderrTruncated = sc.tail(pr.stderr, pr.stderrTruncated, tail)
 	last := res.Stderr

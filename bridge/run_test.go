@@ -175,7 +175,7 @@ func TestRunIntegrityRefusedBeforeStart(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys, root := rtWorkdir(t)
 			pins := tc.setup(t, root)
-			wp := rtPolicy(root, map[string]Action{"lint": {Argv: []string{"touch", "canary"}, Argument: ArgumentNone, Integrity: pins}})
+			wp := rtPolicy(root, map[string]Action{"lint": {Argv: []string{"touch", "canary"}, Mutates: true, Argument: ArgumentNone, Integrity: pins}})
 			res, err := RunAction(context.Background(), fsys, "w", wp, "lint", "", RunLimits{})
 			fe := rtCode(t, err, sfs.CodeIntegrityMismatch)
 			if res != nil {
@@ -198,7 +198,7 @@ func TestRunIntegrityRefusedBeforeStart(t *testing.T) {
 		rtWrite(t, filepath.Join(root, "tools/lint.sh"), script)
 		rtWrite(t, filepath.Join(root, ".python-version"), "3.12\n")
 		pins := map[string]string{"tools/lint.sh": rtSHA(script), ".python-version": strings.ToUpper(rtSHA("3.12\n"))}
-		wp := rtPolicy(root, map[string]Action{"lint": {Argv: []string{"touch", "canary"}, Integrity: pins}})
+		wp := rtPolicy(root, map[string]Action{"lint": {Argv: []string{"touch", "canary"}, Mutates: true, Integrity: pins}})
 		res, err := RunAction(context.Background(), fsys, "w", wp, "lint", "", RunLimits{})
 		if err != nil || res.ExitCode != 0 {
 			t.Fatalf("RunAction = %+v, %v", res, err)
@@ -252,7 +252,7 @@ func TestRunEnvironmentAllowlisted(t *testing.T) {
 	if got["PATH"] != os.Getenv("PATH") || got["HOME"] != "$HOME" || got["TMPDIR"] != "$HOME" || got["LANG"] != "C.UTF-8" {
 		t.Errorf("environment = %v", got)
 	}
-	wp.Actions["home"] = Action{Argv: []string{"sh", "-c", `printf '%s\n%s' "$HOME" "$TMPDIR" > home-path`}}
+	wp.Actions["home"] = Action{Argv: []string{"sh", "-c", `printf '%s\n%s' "$HOME" "$TMPDIR" > home-path`}, Mutates: true}
 	if _, err := RunAction(context.Background(), fsys, "w", wp, "home", "", RunLimits{}); err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestRunBackgroundChildDoesNotOutliveRun(t *testing.T) {
 func TestRunCancelKillsProcessGroup(t *testing.T) {
 	fsys, root := rtWorkdir(t)
 	pidFile := filepath.Join(root, "pids")
-	wp := rtPolicy(root, map[string]Action{"hang": {Argv: []string{"sh", "-c", "trap '' TERM; sleep 1000 & echo $$ $! > pids; sleep 1000"}}})
+	wp := rtPolicy(root, map[string]Action{"hang": {Argv: []string{"sh", "-c", "trap '' TERM; sleep 1000 & echo $$ $! > pids; sleep 1000"}, Mutates: true}})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for i := 0; i < 500 && !rtExists(pidFile); i++ {
@@ -521,7 +521,7 @@ func TestRunNonZeroExitIsAResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ActionResult{Action: "fail", ExitCode: 3, Stdout: "out\n", Stderr: "err\nw:\n"}
+	want := ActionResult{Action: "fail", ExitCode: 3, Stdout: "out\n", Stderr: "err\nw:\n", Sandbox: SandboxLevel()}
 	res.DurationMs = 0
 	if *res != want {
 		t.Errorf("result %+v, want %+v", *res, want)

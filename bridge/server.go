@@ -400,7 +400,11 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 func (s *Server) runLimits() RunLimits {
 	s.ownMu.Lock()
 	defer s.ownMu.Unlock()
-	return RunLimits{BridgePaths: append([]string(nil), s.ownPaths...)}
+	lim := RunLimits{BridgePaths: append([]string(nil), s.ownPaths...), Sandbox: s.policy.Sandbox}
+	for _, wp := range s.policy.Workdirs {
+		lim.Protect = append(lim.Protect, wp.Root)
+	}
+	return lim
 }
 
 // toWire turns an error into its wire form; anything but an *fs.Error is

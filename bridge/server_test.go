@@ -393,7 +393,7 @@ func TestBridgeOutputHidesBridgePaths(t *testing.T) {
 	script := `printf '%s' "$HOME" > home.txt; echo "home $HOME"; echo "tmp $TMPDIR"; mktemp; cd "$TMPDIR" && pwd -P; ` +
 		`echo "state $1/guard-wd.json"; echo "socket $2" >&2; ls -d "$1"`
 	policy := &Policy{Workdirs: map[string]WorkdirPolicy{"wd": {Root: root, ReadWrite: true, RepoOps: true, Actions: map[string]Action{
-		"paths": {Argv: []string{"sh", "-c", script, "sh", state, sock}, Argument: ArgumentNone},
+		"paths": {Argv: []string{"sh", "-c", script, "sh", state, sock}, Mutates: true, Argument: ArgumentNone},
 	}}}}
 	c, _ := startBridgeIn(t, policy, state, sockDir)
 	res, err := c.RunAction(context.Background(), "wd", "paths", "")

@@ -14,6 +14,8 @@ import "time"
 // and nowhere the MCP server can see.
 type Policy struct {
 	Workdirs map[string]WorkdirPolicy `json:"workdirs"` // by alias
+	// Sandbox configures the Landlock sandbox of named actions.
+	Sandbox *SandboxPolicy `json:"sandbox,omitempty"`
 }
 
 // WorkdirPolicy is one workdir as the bridge knows it.
@@ -33,9 +35,14 @@ type WorkdirPolicy struct {
 type Action struct {
 	// Kind is "command" (also when empty), "release_tag" or
 	// "publish_npm".
-	Kind    string   `json:"kind,omitempty"`
-	Argv    []string `json:"argv,omitempty"`
-	Mutates bool     `json:"mutates"`
+	Kind string   `json:"kind,omitempty"`
+	Argv []string `json:"argv,omitempty"`
+	// Mutates lets the action write in its workdir; without it the
+	// sandbox makes the workdir read-only for the process.
+	Mutates bool `json:"mutates"`
+	// Network lets the action bind and connect TCP sockets; without it
+	// the sandbox refuses both.
+	Network bool `json:"network,omitempty"`
 	// Argument says what the caller may add as the last argv element:
 	// "none", "path" (a workdir-relative path, validated by the server and
 	// again by the bridge) or "basename" (only its final component). The
@@ -133,6 +140,11 @@ type RunLimits struct {
 	// roots are by "alias:" and an action's private HOME/TMPDIR by
 	// "$HOME").
 	BridgePaths []string
+	// Sandbox is the policy's sandbox section (nil: defaults, not
+	// required); Protect are host paths no sandbox read path may contain
+	// (every workdir root).
+	Sandbox *SandboxPolicy
+	Protect []string
 }
 
 // ActionResult is what a finished action reports. Host paths in the
@@ -147,6 +159,9 @@ type ActionResult struct {
 	StdoutTruncated bool   `json:"stdout_truncated"`
 	StderrTruncated bool   `json:"stderr_truncated"`
 	DurationMs      int64  `json:"duration_ms"`
+	// Sandbox is the Landlock level the process ran under: "enforced",
+	// "partial" or "unavailable".
+	Sandbox string `json:"sandbox"`
 }
 
 // PushResult is what push_repo reports.

@@ -123,6 +123,10 @@ const (
 	CodeIntegrityMismatch Code = "INTEGRITY_MISMATCH"
 	// CodeActionTimeout: the action ran past its timeout and was killed.
 	CodeActionTimeout Code = "ACTION_TIMEOUT"
+	// CodeSandboxUnavailable: the policy requires the sandbox but this
+	// kernel cannot enforce it fully, or it could not be applied; nothing
+	// was run.
+	CodeSandboxUnavailable Code = "SANDBOX_UNAVAILABLE"
 	// CodeOutputLimitExceeded: the action wrote more than the output cap
 	// and was killed.
 	CodeOutputLimitExceeded Code = "OUTPUT_LIMIT_EXCEEDED"
