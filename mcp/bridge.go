@@ -57,7 +57,7 @@ func bridgeTools(push bool) []tool {
 			Name: "run_repo_action",
 			Description: "Run one of the operator's named actions (a lint or test gate: inspect_repo view actions lists them) in the repository at the root of a workdir, on the host. " +
 				"You choose only the action and, for actions that take one, a path; the program, its arguments and environment are the administrator's. The files the administrator pinned are checked against their SHA-256 first (INTEGRITY_MISMATCH: nothing ran). " +
-				"Returns the exit code (non-zero is a result, not an error), the ends of stdout and stderr, and the duration; ACTION_TIMEOUT or OUTPUT_LIMIT_EXCEEDED when it was stopped. Actions never run at the same time as writes or commits on the same workdir." + releaseText,
+				"Returns the exit code (non-zero is a result, not an error), the ends of stdout and stderr, the duration and the sandbox level (enforced: the process could read only system paths and its workdir, write only there and only if the action mutates, and open no TCP connection unless the action allows it); ACTION_TIMEOUT or OUTPUT_LIMIT_EXCEEDED when it was stopped, SANDBOX_UNAVAILABLE when the sandbox is required but missing (nothing ran). Actions never run at the same time as writes or commits on the same workdir." + releaseText,
 			Annotations: &sdk.ToolAnnotations{Title: "Run repository action", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(push)},
 			InputSchema: schema,
 		},

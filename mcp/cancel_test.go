@@ -343,7 +343,8 @@ func TestCancelBridgeAction(t *testing.T) {
 	gitIn(t, e.root, "config", "user.email", "a@example.invalid")
 	gitIn(t, e.root, "add", "-A")
 	gitIn(t, e.root, "commit", "-qm", "base")
-	fifo := filepath.Join(t.TempDir(), "gate")
+	// In the workdir: the action's sandbox lets it read nothing else.
+	fifo := filepath.Join(e.root, "gate")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
