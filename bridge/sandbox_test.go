@@ -234,3 +234,39 @@ func TestSandboxReadPathsLeaveOutProtected(t *testing.T) {
 		t.Errorf("ro %v rw %v: want the workdir read-only and only the private home writable", s.RO, s.RW)
 	}
 }
+
+// TestSandboxPolicyFields: the policy file's sandbox section and an
+// action's network flag load strictly; bad read paths are refused;
+// render-policy reads BRIDGE_SANDBOX_REQUIRED and _READ_PATHS.
+func TestSandboxPolicyFields(t *testing.T) {
+	root := t.TempDir()
+	p := &Policy{
+		Workdirs: map[string]WorkdirPolicy{"w": rtPolicy(root, map[string]Action{"t": {Argv: []string{"true"}, Argument: ArgumentNone, Network: true}})},
+		Sandbox:  &SandboxPolicy{Required: true, ReadPaths: []string{"/opt/tool"}},
+	}
+	file := filepath.Join(t.TempDir(), "policy.json")
+	if err := WritePolicy(file, p); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadPolicy(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Sandbox.Required || got.Sandbox.ReadPaths[0] != "/opt/tool" || !got.Workdirs["w"].Actions["t"].Network {
+		t.Errorf("loaded %+v", got)
+	}
+	for _, bad := range []string{"rel/dir", "/", "/a/../b", ""} {
+		p.Sandbox.ReadPaths = []string{bad}
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "read_paths[0]") {
+			t.Errorf("read path %q: %v", bad, err)
+		}
+	}
+	env := []string{"WORKDIR_01_ALIAS=w", "WORKDIR_01_PATH=" + root, "BRIDGE_SANDBOX_REQUIRED=true", "BRIDGE_SANDBOX_READ_PATHS=/opt/a:/opt/b"}
+	rp, err := RenderPolicy(env)
+	if err != nil || rp.Sandbox == nil || !rp.Sandbox.Required || strings.Join(rp.Sandbox.ReadPaths, ":") != "/opt/a:/opt/b" {
+		t.Fatalf("rendered %+v, %v", rp, err)
+	}
+	if _, err := RenderPolicy(append(env[:2:2], "BRIDGE_SANDBOX_REQUIRED=yes")); err == nil {
+		t.Error("BRIDGE_SANDBOX_REQUIRED=yes was accepted")
+	}
+}
