@@ -58,18 +58,23 @@ func FuzzCleanPath(f *testing.F) {
 		// keeps a leading ".." exactly when some ".." climbs above the start.
 		// A backslash is refused only where Windows would read the path
 		// as absolute: leading (rooted, UNC) or after a drive letter.
-		drive := len(raw) >= 2 && raw[1] == ':' && strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", rune(raw[0])) &&
-			(len(raw) == 2 || raw[2] == '/' || raw[2] == '\\')
+		// The same holds for what the path cleans to ("./\\x", "a/../C:").
+		winAbs := func(s string) bool {
+			drive := len(s) >= 2 && s[1] == ':' && strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", rune(s[0])) &&
+				(len(s) == 2 || s[2] == '/' || s[2] == '\\')
+			return drive || strings.HasPrefix(s, `\`)
+		}
+		cleaned := path.Clean(raw)
+		climbs := cleaned == ".." || strings.HasPrefix(cleaned, "../")
 		textOK := strings.IndexByte(raw, 0) < 0 && utf8.ValidString(raw) &&
-			!strings.HasPrefix(raw, `\`) && !drive && !strings.HasPrefix(raw, "/") && len(raw) <= maxPathBytes
+			!winAbs(raw) && !strings.HasPrefix(raw, "/") && len(raw) <= maxPathBytes &&
+			(climbs || !winAbs(cleaned))
 		longComp := false
 		for _, c := range strings.Split(raw, "/") {
 			if len(c) > maxNameBytes {
 				longComp = true
 			}
 		}
-		cleaned := path.Clean(raw)
-		climbs := cleaned == ".." || strings.HasPrefix(cleaned, "../")
 
 		if e != nil {
 			if e.Workdir != "" {

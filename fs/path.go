@@ -85,6 +85,17 @@ func cleanPath(raw string) (relPath, *Error) {
 		}
 		p.comps = append(p.comps, c)
 	}
+	// The same Windows rules hold for what the path cleans to: "./\x" and
+	// "a/../C:/x" must not become a rooted or drive path that the next
+	// cleaning (of a path echoed back by a tool) would refuse.
+	if len(p.comps) > 0 {
+		switch {
+		case strings.HasPrefix(p.comps[0], `\`):
+			return relPath{}, newErr(CodeInvalidPath, "", shown, "starts with a backslash once cleaned (a Windows rooted or UNC path); paths are relative to the workdir root, with '/' between components", nil)
+		case windowsDrive(p.String()):
+			return relPath{}, newErr(CodeInvalidPath, "", shown, "starts with a drive letter once cleaned (a Windows absolute path); paths are relative to the workdir root, with '/' between components", nil)
+		}
+	}
 	return p, nil
 }
 
