@@ -371,6 +371,37 @@ func applySearchFetch(workdirs []WorkdirConfig, env, flag string, add func(strin
 // workdirs from --url-template ALIAS=TEMPLATE values, checked as
 // WORKDIR_NN_URL_TEMPLATE is.
 func applyURLTemplates(workdirs []WorkdirConfig, workdirFlags, specs []string, add func(string, ...any)) {
+	applyAliasValues(workdirs, workdirFlags, specs, "--url-template", "ALIAS=TEMPLATE", add,
+		func(source, text string) (func(*WorkdirConfig), bool) {
+			t, err := ParseURLTemplate(text)
+			if err != nil {
+				add("%s: the template %v", source, err)
+				return nil, false
+			}
+			return func(w *WorkdirConfig) { w.URLTemplate = t }, true
+		})
+}
+
+// applyDescriptions sets the descriptions of --workdir workdirs from
+// --description ALIAS=TEXT values. An alias no --workdir value names is a
+// problem; one whose --workdir was refused already has its own.
+func applyDescriptions(workdirs []WorkdirConfig, workdirFlags, descs []string, add func(string, ...any)) {
+	applyAliasValues(workdirs, workdirFlags, descs, "--description", "ALIAS=TEXT", add,
+		func(source, text string) (func(*WorkdirConfig), bool) {
+			if !checkDescription(source, text, add) {
+				return nil, false
+			}
+			return func(w *WorkdirConfig) { w.Description = text }, true
+		})
+}
+
+// applyAliasValues is the one parser of repeatable flag ALIAS=VALUE values
+// for --workdir workdirs: each value needs a valid alias, given once,
+// that a --workdir names, and a VALUE that parse accepts (parse reports
+// its own problem under source); the setter parse returns is applied to
+// every workdir with that alias.
+func applyAliasValues(workdirs []WorkdirConfig, workdirFlags, specs []string, flag, syntax string, add func(string, ...any),
+	parse func(source, text string) (func(*WorkdirConfig), bool)) {
 	named := map[string]bool{}
 	for _, spec := range workdirFlags {
 		alias, _, _ := strings.Cut(spec, "=")
@@ -379,65 +410,22 @@ func applyURLTemplates(workdirs []WorkdirConfig, workdirFlags, specs []string, a
 	seen := map[string]bool{}
 	for i, spec := range specs {
 		alias, text, ok := strings.Cut(spec, "=")
-		source := fmt.Sprintf("--url-template #%d", i+1)
+		source := fmt.Sprintf("%s #%d", flag, i+1)
 		if !ok {
-			add("%s: expected ALIAS=TEMPLATE", source)
+			add("%s: expected %s", source, syntax)
 			continue
 		}
 		if !checkAlias(source, alias, add) {
 			continue
 		}
-		source = "--url-template " + alias
+		source = flag + " " + alias
 		if seen[alias] {
 			add("%s: given twice", source)
 			continue
 		}
 		seen[alias] = true
-		t, err := ParseURLTemplate(text)
-		if err != nil {
-			add("%s: the template %v", source, err)
-			continue
-		}
-		if !named[alias] {
-			add("%s: no --workdir has the alias %q", source, alias)
-			continue
-		}
-		for j := range workdirs {
-			if workdirs[j].Alias == alias {
-				workdirs[j].URLTemplate = t
-			}
-		}
-	}
-}
-
-// applyDescriptions sets the descriptions of --workdir workdirs from
-// --description ALIAS=TEXT values. An alias no --workdir value names is a
-// problem; one whose --workdir was refused already has its own.
-func applyDescriptions(workdirs []WorkdirConfig, workdirFlags, descs []string, add func(string, ...any)) {
-	named := map[string]bool{}
-	for _, spec := range workdirFlags {
-		alias, _, _ := strings.Cut(spec, "=")
-		named[alias] = true
-	}
-	seen := map[string]bool{}
-	for i, spec := range descs {
-		alias, text, ok := strings.Cut(spec, "=")
-		source := fmt.Sprintf("--description #%d", i+1)
+		set, ok := parse(source, text)
 		if !ok {
-			add("%s: expected ALIAS=TEXT", source)
-			continue
-		}
-		if !aliasRE.MatchString(alias) {
-			checkAlias(source, alias, add)
-			continue
-		}
-		source = "--description " + alias
-		if seen[alias] {
-			add("%s: given twice", source)
-			continue
-		}
-		seen[alias] = true
-		if !checkDescription(source, text, add) {
 			continue
 		}
 		if !named[alias] {
@@ -446,7 +434,7 @@ func applyDescriptions(workdirs []WorkdirConfig, workdirFlags, descs []string, a
 		}
 		for j := range workdirs {
 			if workdirs[j].Alias == alias {
-				workdirs[j].Description = text
+				set(&workdirs[j])
 			}
 		}
 	}
