@@ -3,7 +3,6 @@ package git
 import (
 	"bytes"
 	"compress/zlib"
-	"encoding/binary"
 	"errors"
 	"io"
 	"strings"
@@ -68,8 +67,8 @@ func (r *Repo) headerSize(h plumbing.Hash) (int64, error) {
 	return 0, errNoHeader
 }
 
-// packOffset finds h in a version 2 pack index: the fan-out table, then a
-// binary search of the sorted ids, then its offset (32 or 64 bits).
+// packOffset finds h in a version 2 pack index by positioned reads: the
+// header and fan-out table, then idxSearch.
 func (r *Repo) packOffset(idxPath string, h plumbing.Hash) (int64, error) {
 	f, err := r.ctl.Open(idxPath)
 	if err != nil {
@@ -80,41 +79,14 @@ func (r *Repo) packOffset(idxPath string, h plumbing.Hash) (int64, error) {
 	if _, err := f.ReadAt(head[:], 0); err != nil || !bytes.Equal(head[:8], []byte("\377tOc\x00\x00\x00\x02")) {
 		return 0, errNoHeader // version 1, or not an index: go-git decides
 	}
-	fan := func(i int) int64 { return int64(binary.BigEndian.Uint32(head[8+4*i:])) }
-	n := fan(255)
-	lo, hi := int64(0), fan(int(h[0]))
-	if h[0] > 0 {
-		lo = fan(int(h[0]) - 1)
+	off, ok, err := idxSearch(f, head[8:], h)
+	if err != nil {
+		return 0, err
 	}
-	const ids = 8 + 256*4
-	var id plumbing.Hash
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if _, err := f.ReadAt(id[:], ids+mid*20); err != nil {
-			return 0, err
-		}
-		switch c := bytes.Compare(id[:], h[:]); {
-		case c == 0:
-			var b [8]byte
-			offs := ids + n*20 + n*4 // after the ids and their CRCs
-			if _, err := f.ReadAt(b[:4], offs+mid*4); err != nil {
-				return 0, err
-			}
-			off := int64(binary.BigEndian.Uint32(b[:4]))
-			if off&0x80000000 != 0 {
-				if _, err := f.ReadAt(b[:], offs+n*4+(off&0x7fffffff)*8); err != nil {
-					return 0, err
-				}
-				off = int64(binary.BigEndian.Uint64(b[:]))
-			}
-			return off, nil
-		case c < 0:
-			lo = mid + 1
-		default:
-			hi = mid
-		}
+	if !ok {
+		return 0, errNoHeader
 	}
-	return 0, errNoHeader
+	return off, nil
 }
 
 // Pack entry types (gitformat-pack).

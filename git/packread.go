@@ -366,13 +366,11 @@ func (o knownObject) Reader() (io.ReadCloser, error) {
 	return io.NopCloser(bytes.NewReader(o.data)), nil
 }
 
-// rawIndex is a version 2 pack index searched in place: a binary search
-// of the sorted ids within the fanout's bucket, nothing decoded or hashed
-// beforehand.
+// rawIndex is a version 2 pack index held in memory and searched in
+// place by idxSearch, nothing decoded or hashed beforehand.
 type rawIndex struct {
-	b                     []byte
-	n                     int
-	names, offsets, large int // byte offsets of the tables in b
+	b  []byte
+	ra *bytes.Reader // b without its trailer: reads past the tables fail
 }
 
 var errPackIndex = errors.New("pack index is not a version 2 index")
@@ -382,43 +380,60 @@ func parseRawIndex(b []byte) (*rawIndex, error) {
 		return nil, errPackIndex
 	}
 	n := int(binary.BigEndian.Uint32(b[8+255*4:]))
-	ix := &rawIndex{b: b, n: n, names: 8 + 256*4}
-	ix.offsets = ix.names + n*24 // names, then CRCs
-	ix.large = ix.offsets + n*4
-	if n < 0 || n > len(b)/28 || ix.large+40 > len(b) {
+	if large := 8 + 256*4 + n*28; n < 0 || n > len(b)/28 || large+40 > len(b) {
 		return nil, errPackIndex
 	}
-	return ix, nil
+	return &rawIndex{b: b, ra: bytes.NewReader(b[:len(b)-40])}, nil
 }
 
 // find is the offset of id in the pack, ok false when it has none.
 func (ix *rawIndex) find(id plumbing.Hash) (int64, bool) {
-	fan := func(i int) int { return int(binary.BigEndian.Uint32(ix.b[8+i*4:])) }
-	lo, hi := 0, fan(int(id[0]))
+	off, ok, err := idxSearch(ix.ra, ix.b[8:8+256*4], id)
+	return off, ok && err == nil
+}
+
+// idxSearch finds id in the version 2 pack index ra reads (from its
+// start), whose fan-out table is fan (the 256 counts after the 8-byte
+// header): a binary search of the sorted ids within id's bucket, then its
+// 32- or 64-bit offset. ok is false when the index has no id, err a read
+// that failed. The in-memory index of history walks and the positioned
+// reads of headerSize (nothing loaded) both search with it.
+func idxSearch(ra io.ReaderAt, fan []byte, id plumbing.Hash) (off int64, ok bool, err error) {
+	count := func(i int) int64 { return int64(binary.BigEndian.Uint32(fan[i*4:])) }
+	n := count(255)
+	lo, hi := int64(0), count(int(id[0]))
 	if id[0] > 0 {
-		lo = fan(int(id[0]) - 1)
+		lo = count(int(id[0]) - 1)
 	}
-	if lo > hi || hi > ix.n {
-		return 0, false
+	if lo > hi || hi > n {
+		return 0, false, nil
 	}
+	const names = 8 + 256*4
+	offsets := names + n*24 // after the ids and their CRCs
+	var b [20]byte
 	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		switch c := bytes.Compare(ix.b[ix.names+m*20:ix.names+m*20+20], id[:]); {
+		m := int64(uint64(lo+hi) >> 1)
+		if _, err := ra.ReadAt(b[:], names+m*20); err != nil {
+			return 0, false, err
+		}
+		switch c := bytes.Compare(b[:], id[:]); {
 		case c == 0:
-			o := binary.BigEndian.Uint32(ix.b[ix.offsets+m*4:])
+			if _, err := ra.ReadAt(b[:4], offsets+m*4); err != nil {
+				return 0, false, err
+			}
+			o := binary.BigEndian.Uint32(b[:4])
 			if o&0x80000000 == 0 {
-				return int64(o), true
+				return int64(o), true, nil
 			}
-			at := ix.large + int(o&0x7fffffff)*8
-			if at+8 > len(ix.b)-40 {
-				return 0, false
+			if _, err := ra.ReadAt(b[:8], offsets+n*4+int64(o&0x7fffffff)*8); err != nil {
+				return 0, false, err
 			}
-			return int64(binary.BigEndian.Uint64(ix.b[at:]) & (1<<63 - 1)), true
+			return int64(binary.BigEndian.Uint64(b[:8]) & (1<<63 - 1)), true, nil
 		case c < 0:
 			lo = m + 1
 		default:
 			hi = m
 		}
 	}
-	return 0, false
+	return 0, false, nil
 }
