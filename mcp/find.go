@@ -104,27 +104,13 @@ func findLine(rel string, t sfs.EntryType) string {
 // then, when truncated, why, the entries scanned and the next cursor.
 func (o *findOut) Text() string {
 	var b strings.Builder
-	b.WriteString(o.Workdir)
-	b.WriteString(":/")
-	b.WriteString(o.Path)
-	b.WriteByte(' ')
-	b.WriteString(displayName(o.Pattern))
-	b.WriteByte('\n')
+	writeHead(&b, o.Workdir, o.Path, o.Pattern)
 	for _, l := range o.lines {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
 	if o.Truncated {
-		b.WriteString("truncated: ")
-		b.WriteString(o.TruncatedReason)
-		b.WriteString(" after ")
-		b.WriteString(strconv.Itoa(o.EntriesScanned))
-		b.WriteString(" entries")
-		if o.NextCursor != "" {
-			b.WriteString("; next_cursor ")
-			b.WriteString(o.NextCursor)
-		}
-		b.WriteByte('\n')
+		writeTruncated(&b, o.TruncatedReason+" after "+strconv.Itoa(o.EntriesScanned)+" entries", o.NextCursor)
 	}
 	return b.String()
 }

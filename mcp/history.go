@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -95,9 +94,6 @@ func readRepoHistory(ctx context.Context, d *Deps, in readRepoHistoryIn) (*readR
 	}
 	if err != nil {
 		return nil, info, err
-	}
-	if b, err := json.Marshal(out); err == nil {
-		info.bytes = len(b)
 	}
 	return out, info, nil
 }

@@ -191,10 +191,7 @@ func treeOut(t *sfs.Tree, times bool) *listOut {
 // is quoted as in Go. A last line says how to continue.
 func (o *listOut) Text() string {
 	var b strings.Builder
-	b.WriteString(o.Workdir)
-	b.WriteString(":/")
-	b.WriteString(o.Path)
-	b.WriteString("\n")
+	writeHead(&b, o.Workdir, o.Path)
 	for _, l := range o.lines {
 		for range l.depth - 1 {
 			b.WriteString("  ")
@@ -228,11 +225,35 @@ func (o *listOut) Text() string {
 		b.WriteString(strconv.Itoa(o.NextOffset))
 		b.WriteByte('\n')
 	case o.Truncated != "":
-		b.WriteString("truncated: ")
-		b.WriteString(o.Truncated)
-		b.WriteByte('\n')
+		writeTruncated(&b, o.Truncated, "")
 	}
 	return b.String()
+}
+
+// writeHead writes the first line of a listing, find or search_text
+// answer: "workdir:/path", then " query" (quoted as displayName quotes)
+// for each query given.
+func writeHead(b *strings.Builder, workdir, path string, query ...string) {
+	b.WriteString(workdir)
+	b.WriteString(":/")
+	b.WriteString(path)
+	for _, q := range query {
+		b.WriteByte(' ')
+		b.WriteString(displayName(q))
+	}
+	b.WriteByte('\n')
+}
+
+// writeTruncated writes the line saying why an answer is truncated and,
+// when set, the cursor that continues it.
+func writeTruncated(b *strings.Builder, reason, cursor string) {
+	b.WriteString("truncated: ")
+	b.WriteString(reason)
+	if cursor != "" {
+		b.WriteString("; next_cursor ")
+		b.WriteString(cursor)
+	}
+	b.WriteByte('\n')
 }
 
 // displayName quotes a name that a line could misread.

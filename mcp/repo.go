@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -145,9 +144,6 @@ func inspectRepo(ctx context.Context, d *Deps, in inspectRepoIn) (*inspectRepoOu
 	}
 	if err != nil {
 		return nil, info, err
-	}
-	if b, err := json.Marshal(out); err == nil {
-		info.bytes = len(b)
 	}
 	return out, info, nil
 }

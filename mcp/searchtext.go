@@ -146,12 +146,7 @@ func compactSearch(r *search.Result) *searchTextOut {
 func (o *searchTextOut) Text() string {
 	r := o.r
 	var b strings.Builder
-	b.WriteString(o.Workdir)
-	b.WriteString(":/")
-	b.WriteString(o.Path)
-	b.WriteByte(' ')
-	b.WriteString(displayName(o.Query))
-	b.WriteByte('\n')
+	writeHead(&b, o.Workdir, o.Path, o.Query)
 	rel := func(p string) string {
 		if o.Path != "" {
 			p = strings.TrimPrefix(p, o.Path+"/")
@@ -213,13 +208,7 @@ func (o *searchTextOut) Text() string {
 		b.WriteByte('\n')
 	}
 	if o.Truncated {
-		b.WriteString("truncated: ")
-		b.WriteString(o.TruncatedReason)
-		if o.NextCursor != "" {
-			b.WriteString("; next_cursor ")
-			b.WriteString(o.NextCursor)
-		}
-		b.WriteByte('\n')
+		writeTruncated(&b, o.TruncatedReason, o.NextCursor)
 	}
 	b.WriteString("files_scanned: ")
 	b.WriteString(strconv.Itoa(o.FilesScanned))
