@@ -1,0 +1,597 @@
+package diff3
+
+// This file is a port of the parts of git's xdiff (xprepare.c, xdiffi.c)
+// that git merge-file runs with its default options: exact line
+// comparison, the Myers algorithm with xdiff's cost heuristics, the
+// discarding of lines without matches, and the compaction that slides
+// change groups. Following it step for step is what makes the merge agree
+// with git's byte for byte; the names follow the C code so that the two
+// can be read side by side.
+
+const (
+	maxEqLimit    = 1024 // XDL_MAX_EQLIMIT
+	simscanWindow = 100  // XDL_SIMSCAN_WINDOW
+	kpdisRun      = 4    // XDL_KPDIS_RUN
+	maxCostMin    = 256  // XDL_MAX_COST_MIN
+	heurMinCost   = 256  // XDL_HEUR_MIN_COST
+	snakeCnt      = 20   // XDL_SNAKE_CNT
+	kHeur         = 4    // XDL_K_HEUR
+	lineMax       = int(^uint(0) >> 1)
+)
+
+// xdfile is one side of a diff: its lines, their classes (equal lines,
+// newline included, share a class), which lines are changed, and the
+// reduced sequence of lines the Myers search runs on.
+type xdfile struct {
+	recs         [][]byte
+	ha           []int  // class of each line
+	rchgBuf      []byte // changed marks, with a zero sentinel before and after
+	rindex       []int  // reduced sequence: index of the line
+	hav          []int  // reduced sequence: class of the line
+	dstart, dend int
+}
+
+func (f *xdfile) nrec() int { return len(f.recs) }
+
+// rchg is the changed mark of line i (i may be -1 or nrec: the sentinels).
+func (f *xdfile) rchg(i int) byte       { return f.rchgBuf[i+1] }
+func (f *xdfile) setRchg(i int, v byte) { f.rchgBuf[i+1] = v }
+
+// xdenv is a diff from xdf1 to xdf2.
+type xdenv struct{ xdf1, xdf2 xdfile }
+
+// splitRecs splits b into lines that keep their "\n"; the last may lack one.
+func splitRecs(b []byte) [][]byte {
+	n := 0
+	for _, c := range b {
+		if c == '\n' {
+			n++
+		}
+	}
+	recs := make([][]byte, 0, n+1)
+	start := 0
+	for i, c := range b {
+		if c == '\n' {
+			recs = append(recs, b[start:i+1:i+1])
+			start = i + 1
+		}
+	}
+	if start < len(b) {
+		recs = append(recs, b[start:len(b):len(b)])
+	}
+	return recs
+}
+
+// prepare is xdl_prepare_env for the Myers algorithm.
+func prepare(a, b [][]byte) *xdenv {
+	classes := make(map[string]int, len(a))
+	var len1, len2 []int
+	classify := func(recs [][]byte, first bool) []int {
+		ha := make([]int, len(recs))
+		for i, r := range recs {
+			c, ok := classes[string(r)]
+			if !ok {
+				c = len(len1)
+				classes[string(r)] = c
+				len1 = append(len1, 0)
+				len2 = append(len2, 0)
+			}
+			if first {
+				len1[c]++
+			} else {
+				len2[c]++
+			}
+			ha[i] = c
+		}
+		return ha
+	}
+	xe := &xdenv{}
+	xe.xdf1 = xdfile{recs: a, ha: classify(a, true), rchgBuf: make([]byte, len(a)+2)}
+	xe.xdf2 = xdfile{recs: b, ha: classify(b, false), rchgBuf: make([]byte, len(b)+2)}
+	xe.trimEnds()
+	xe.cleanupRecords(len1, len2)
+	return xe
+}
+
+// trimEnds is xdl_trim_ends: the common head and tail are left out of the
+// search.
+func (xe *xdenv) trimEnds() {
+	f1, f2 := &xe.xdf1, &xe.xdf2
+	lim := min(f1.nrec(), f2.nrec())
+	i := 0
+	for ; i < lim; i++ {
+		if f1.ha[i] != f2.ha[i] {
+			break
+		}
+	}
+	f1.dstart, f2.dstart = i, i
+	lim -= i
+	j := 0
+	for ; j < lim; j++ {
+		if f1.ha[f1.nrec()-1-j] != f2.ha[f2.nrec()-1-j] {
+			break
+		}
+	}
+	f1.dend = f1.nrec() - j - 1
+	f2.dend = f2.nrec() - j - 1
+}
+
+// bogosqrt is xdl_bogosqrt.
+func bogosqrt(n int) int {
+	i := 1
+	for ; n > 0; n >>= 2 {
+		i <<= 1
+	}
+	return i
+}
+
+// cleanupRecords is xdl_cleanup_records: lines without a match on the
+// other side are changed outright, and so are lines with very many
+// matches that sit among unmatched lines; the rest form the reduced
+// sequences.
+func (xe *xdenv) cleanupRecords(len1, len2 []int) {
+	mark := func(f *xdfile, other []int) []byte {
+		dis := make([]byte, f.nrec()+1)
+		mlim := min(bogosqrt(f.nrec()), maxEqLimit)
+		for i := f.dstart; i <= f.dend; i++ {
+			nm := other[f.ha[i]]
+			switch {
+			case nm == 0:
+				dis[i] = 0
+			case nm >= mlim:
+				dis[i] = 2
+			default:
+				dis[i] = 1
+			}
+		}
+		return dis
+	}
+	dis1 := mark(&xe.xdf1, len2)
+	dis2 := mark(&xe.xdf2, len1)
+	keep := func(f *xdfile, dis []byte) {
+		for i := f.dstart; i <= f.dend; i++ {
+			if dis[i] == 1 || (dis[i] == 2 && !cleanMmatch(dis, i, f.dstart, f.dend)) {
+				f.rindex = append(f.rindex, i)
+				f.hav = append(f.hav, f.ha[i])
+			} else {
+				f.setRchg(i, 1)
+			}
+		}
+	}
+	keep(&xe.xdf1, dis1)
+	keep(&xe.xdf2, dis2)
+}
+
+// cleanMmatch is xdl_clean_mmatch: whether the multi-match line i sits in
+// a run of unmatched lines (and can be treated as changed).
+func cleanMmatch(dis []byte, i, s, e int) bool {
+	if i-s > simscanWindow {
+		s = i - simscanWindow
+	}
+	if e-i > simscanWindow {
+		e = i + simscanWindow
+	}
+	rdis0, rpdis0 := 0, 1
+	for r := 1; i-r >= s; r++ {
+		if dis[i-r] == 0 {
+			rdis0++
+		} else if dis[i-r] == 2 {
+			rpdis0++
+		} else {
+			break
+		}
+	}
+	if rdis0 == 0 {
+		return false
+	}
+	rdis1, rpdis1 := 0, 1
+	for r := 1; i+r <= e; r++ {
+		if dis[i+r] == 0 {
+			rdis1++
+		} else if dis[i+r] == 2 {
+			rpdis1++
+		} else {
+			break
+		}
+	}
+	if rdis1 == 0 {
+		return false
+	}
+	rdis1 += rdis0
+	rpdis1 += rpdis0
+	return rpdis1*kpdisRun < rpdis1+rdis1
+}
+
+// algoEnv is xdalgoenv_t.
+type algoEnv struct{ mxcost, snakeCnt, heurMin int }
+
+// split is xdpsplit_t.
+type split struct {
+	i1, i2       int
+	minLo, minHi bool
+}
+
+// doDiff is xdl_do_diff: it marks the changed lines of both sides.
+func doDiff(a, b [][]byte) *xdenv {
+	xe := prepare(a, b)
+	n1, n2 := len(xe.xdf1.hav), len(xe.xdf2.hav)
+	ndiags := n1 + n2 + 3
+	kvd := make([]int, 2*ndiags+2)
+	// kvdf[k] is kvd[fo+k], kvdb[k] is kvd[bo+k].
+	d := &differ{
+		ha1: xe.xdf1.hav, ha2: xe.xdf2.hav,
+		kvd: kvd, fo: n2 + 1, bo: ndiags + n2 + 1,
+		env: algoEnv{mxcost: max(bogosqrt(ndiags), maxCostMin), snakeCnt: snakeCnt, heurMin: heurMinCost},
+		f1:  &xe.xdf1, f2: &xe.xdf2,
+	}
+	d.recsCmp(0, n1, 0, n2, false)
+	return xe
+}
+
+type differ struct {
+	ha1, ha2 []int
+	kvd      []int
+	fo, bo   int
+	env      algoEnv
+	f1, f2   *xdfile
+}
+
+// recsCmp is xdl_recs_cmp.
+func (d *differ) recsCmp(off1, lim1, off2, lim2 int, needMin bool) {
+	ha1, ha2 := d.ha1, d.ha2
+	for off1 < lim1 && off2 < lim2 && ha1[off1] == ha2[off2] {
+		off1++
+		off2++
+	}
+	for off1 < lim1 && off2 < lim2 && ha1[lim1-1] == ha2[lim2-1] {
+		lim1--
+		lim2--
+	}
+	switch {
+	case off1 == lim1:
+		for ; off2 < lim2; off2++ {
+			d.f2.setRchg(d.f2.rindex[off2], 1)
+		}
+	case off2 == lim2:
+		for ; off1 < lim1; off1++ {
+			d.f1.setRchg(d.f1.rindex[off1], 1)
+		}
+	default:
+		spl := d.split(off1, lim1, off2, lim2, needMin)
+		d.recsCmp(off1, spl.i1, off2, spl.i2, spl.minLo)
+		d.recsCmp(spl.i1, lim1, spl.i2, lim2, spl.minHi)
+	}
+}
+
+// split is xdl_split: the midpoint of the shortest edit path, or, past the
+// cost heuristics, a good-enough point.
+func (d *differ) split(off1, lim1, off2, lim2 int, needMin bool) split {
+	ha1, ha2 := d.ha1, d.ha2
+	kvd, fo, bo := d.kvd, d.fo, d.bo
+	xenv := d.env
+	dmin, dmax := off1-lim2, lim1-off2
+	fmid, bmid := off1-off2, lim1-lim2
+	odd := (fmid-bmid)&1 != 0
+	fmin, fmax := fmid, fmid
+	bmin, bmax := bmid, bmid
+	var spl split
+
+	kvd[fo+fmid] = off1
+	kvd[bo+bmid] = lim1
+
+	for ec := 1; ; ec++ {
+		gotSnake := false
+
+		if fmin > dmin {
+			fmin--
+			kvd[fo+fmin-1] = -1
+		} else {
+			fmin++
+		}
+		if fmax < dmax {
+			fmax++
+			kvd[fo+fmax+1] = -1
+		} else {
+			fmax--
+		}
+		for dd := fmax; dd >= fmin; dd -= 2 {
+			var i1 int
+			if kvd[fo+dd-1] >= kvd[fo+dd+1] {
+				i1 = kvd[fo+dd-1] + 1
+			} else {
+				i1 = kvd[fo+dd+1]
+			}
+			prev1 := i1
+			i2 := i1 - dd
+			for i1 < lim1 && i2 < lim2 && ha1[i1] == ha2[i2] {
+				i1++
+				i2++
+			}
+			if i1-prev1 > xenv.snakeCnt {
+				gotSnake = true
+			}
+			kvd[fo+dd] = i1
+			if odd && bmin <= dd && dd <= bmax && kvd[bo+dd] <= i1 {
+				spl.i1, spl.i2 = i1, i2
+				spl.minLo, spl.minHi = true, true
+				return spl
+			}
+		}
+
+		if bmin > dmin {
+			bmin--
+			kvd[bo+bmin-1] = lineMax
+		} else {
+			bmin++
+		}
+		if bmax < dmax {
+			bmax++
+			kvd[bo+bmax+1] = lineMax
+		} else {
+			bmax--
+		}
+		for dd := bmax; dd >= bmin; dd -= 2 {
+			var i1 int
+			if kvd[bo+dd-1] < kvd[bo+dd+1] {
+				i1 = kvd[bo+dd-1]
+			} else {
+				i1 = kvd[bo+dd+1] - 1
+			}
+			prev1 := i1
+			i2 := i1 - dd
+			for i1 > off1 && i2 > off2 && ha1[i1-1] == ha2[i2-1] {
+				i1--
+				i2--
+			}
+			if prev1-i1 > xenv.snakeCnt {
+				gotSnake = true
+			}
+			kvd[bo+dd] = i1
+			if !odd && fmin <= dd && dd <= fmax && i1 <= kvd[fo+dd] {
+				spl.i1, spl.i2 = i1, i2
+				spl.minLo, spl.minHi = true, true
+				return spl
+			}
+		}
+
+		if needMin {
+			continue
+		}
+
+		if gotSnake && ec > xenv.heurMin {
+			best := 0
+			for dd := fmax; dd >= fmin; dd -= 2 {
+				ddist := dd - fmid
+				if ddist < 0 {
+					ddist = -ddist
+				}
+				i1 := kvd[fo+dd]
+				i2 := i1 - dd
+				v := (i1 - off1) + (i2 - off2) - ddist
+				if v > kHeur*ec && v > best &&
+					off1+xenv.snakeCnt <= i1 && i1 < lim1 &&
+					off2+xenv.snakeCnt <= i2 && i2 < lim2 {
+					for k := 1; ha1[i1-k] == ha2[i2-k]; k++ {
+						if k == xenv.snakeCnt {
+							best = v
+							spl.i1, spl.i2 = i1, i2
+							break
+						}
+					}
+				}
+			}
+			if best > 0 {
+				spl.minLo, spl.minHi = true, false
+				return spl
+			}
+
+			best = 0
+			for dd := bmax; dd >= bmin; dd -= 2 {
+				ddist := dd - bmid
+				if ddist < 0 {
+					ddist = -ddist
+				}
+				i1 := kvd[bo+dd]
+				i2 := i1 - dd
+				v := (lim1 - i1) + (lim2 - i2) - ddist
+				if v > kHeur*ec && v > best &&
+					off1 < i1 && i1 <= lim1-xenv.snakeCnt &&
+					off2 < i2 && i2 <= lim2-xenv.snakeCnt {
+					for k := 0; ha1[i1+k] == ha2[i2+k]; k++ {
+						if k == xenv.snakeCnt-1 {
+							best = v
+							spl.i1, spl.i2 = i1, i2
+							break
+						}
+					}
+				}
+			}
+			if best > 0 {
+				spl.minLo, spl.minHi = false, true
+				return spl
+			}
+		}
+
+		if ec >= xenv.mxcost {
+			fbest, fbest1 := -1, -1
+			for dd := fmax; dd >= fmin; dd -= 2 {
+				i1 := min(kvd[fo+dd], lim1)
+				i2 := i1 - dd
+				if lim2 < i2 {
+					i1, i2 = lim2+dd, lim2
+				}
+				if fbest < i1+i2 {
+					fbest, fbest1 = i1+i2, i1
+				}
+			}
+			bbest, bbest1 := lineMax, lineMax
+			for dd := bmax; dd >= bmin; dd -= 2 {
+				i1 := max(off1, kvd[bo+dd])
+				i2 := i1 - dd
+				if i2 < off2 {
+					i1, i2 = off2+dd, off2
+				}
+				if i1+i2 < bbest {
+					bbest, bbest1 = i1+i2, i1
+				}
+			}
+			if (lim1+lim2)-bbest < fbest-(off1+off2) {
+				spl.i1, spl.i2 = fbest1, fbest-fbest1
+				spl.minLo, spl.minHi = true, false
+			} else {
+				spl.i1, spl.i2 = bbest1, bbest-bbest1
+				spl.minLo, spl.minHi = false, true
+			}
+			return spl
+		}
+	}
+}
+
+// group is struct xdlgroup: lines [start, end) of a file, changed.
+type group struct{ start, end int }
+
+func (f *xdfile) groupInit(g *group) {
+	g.start, g.end = 0, 0
+	for f.rchg(g.end) != 0 {
+		g.end++
+	}
+}
+
+func (f *xdfile) groupNext(g *group) bool {
+	if g.end == f.nrec() {
+		return false
+	}
+	g.start = g.end + 1
+	for g.end = g.start; f.rchg(g.end) != 0; g.end++ {
+	}
+	return true
+}
+
+func (f *xdfile) groupPrevious(g *group) bool {
+	if g.start == 0 {
+		return false
+	}
+	g.end = g.start - 1
+	for g.start = g.end; f.rchg(g.start-1) != 0; g.start-- {
+	}
+	return true
+}
+
+func (f *xdfile) groupSlideDown(g *group) bool {
+	if g.end < f.nrec() && f.ha[g.start] == f.ha[g.end] {
+		f.setRchg(g.start, 0)
+		g.start++
+		f.setRchg(g.end, 1)
+		g.end++
+		for f.rchg(g.end) != 0 {
+			g.end++
+		}
+		return true
+	}
+	return false
+}
+
+func (f *xdfile) groupSlideUp(g *group) bool {
+	if g.start > 0 && f.ha[g.start-1] == f.ha[g.end-1] {
+		g.start--
+		f.setRchg(g.start, 1)
+		g.end--
+		f.setRchg(g.end, 0)
+		for f.rchg(g.start-1) != 0 {
+			g.start--
+		}
+		return true
+	}
+	return false
+}
+
+// changeCompact is xdl_change_compact without the indent heuristic (git
+// merge-file does not enable it): change groups slide as far down as they
+// can, then back up to line up with a change of the other side.
+func changeCompact(xdf, xdfo *xdfile) {
+	var g, gOther group
+	xdf.groupInit(&g)
+	xdfo.groupInit(&gOther)
+	for {
+		if g.end != g.start {
+			var earliestEnd, endMatchingOther int
+			for {
+				groupsize := g.end - g.start
+				endMatchingOther = -1
+				for xdf.groupSlideUp(&g) {
+					if !xdfo.groupPrevious(&gOther) {
+						panic("diff3: group sync broken sliding up")
+					}
+				}
+				earliestEnd = g.end
+				if gOther.end > gOther.start {
+					endMatchingOther = g.end
+				}
+				for xdf.groupSlideDown(&g) {
+					if !xdfo.groupNext(&gOther) {
+						panic("diff3: group sync broken sliding down")
+					}
+					if gOther.end > gOther.start {
+						endMatchingOther = g.end
+					}
+				}
+				if groupsize == g.end-g.start {
+					break
+				}
+			}
+			if g.end != earliestEnd && endMatchingOther != -1 {
+				for gOther.end == gOther.start {
+					if !xdf.groupSlideUp(&g) {
+						panic("diff3: match disappeared")
+					}
+					if !xdfo.groupPrevious(&gOther) {
+						panic("diff3: group sync broken sliding to match")
+					}
+				}
+			}
+		}
+		if !xdf.groupNext(&g) {
+			break
+		}
+		if !xdfo.groupNext(&gOther) {
+			panic("diff3: group sync broken moving to next group")
+		}
+	}
+}
+
+// change is xdchange_t: lines [i1, i1+chg1) of the first file became
+// lines [i2, i2+chg2) of the second.
+type change struct{ i1, i2, chg1, chg2 int }
+
+// buildScript is xdl_build_script.
+func (xe *xdenv) buildScript() []change {
+	f1, f2 := &xe.xdf1, &xe.xdf2
+	var rev []change
+	i1, i2 := f1.nrec(), f2.nrec()
+	for i1 >= 0 && i2 >= 0 {
+		if f1.rchg(i1-1) != 0 || f2.rchg(i2-1) != 0 {
+			l1, l2 := i1, i2
+			for f1.rchg(i1-1) != 0 {
+				i1--
+			}
+			for f2.rchg(i2-1) != 0 {
+				i2--
+			}
+			rev = append(rev, change{i1: i1, i2: i2, chg1: l1 - i1, chg2: l2 - i2})
+		}
+		i1--
+		i2--
+	}
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	return rev
+}
+
+// diff is xdl_diff's script: do the diff, compact both sides, collect.
+func diff(a, b [][]byte) (*xdenv, []change) {
+	xe := doDiff(a, b)
+	changeCompact(&xe.xdf1, &xe.xdf2)
+	changeCompact(&xe.xdf2, &xe.xdf1)
+	return xe, xe.buildScript()
+}
