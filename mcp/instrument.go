@@ -138,7 +138,7 @@ func instrument[In, Out any](d *Deps, name string, cost costFn, args *argDecoder
 		if t, ok := any(out).(texter); ok {
 			text = t.Text()
 		}
-		return &sdk.CallToolResult{StructuredContent: json.RawMessage(b), Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
+		return &sdk.CallToolResult{StructuredContent: encodedJSON(b), Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
 	}
 }
 

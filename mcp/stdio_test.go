@@ -26,6 +26,12 @@ type stdioStep struct {
 // error its Run returned.
 func stdioTranscript(t *testing.T, e *testEnv, transport func(r *os.File, w *os.File) sdk.Transport, steps []stdioStep) ([]string, string) {
 	t.Helper()
+	return serverTranscript(t, NewServer(e.deps, testVer), transport, steps)
+}
+
+// serverTranscript is stdioTranscript for a given server.
+func serverTranscript(t *testing.T, srv *sdk.Server, transport func(r *os.File, w *os.File) sdk.Transport, steps []stdioStep) ([]string, string) {
+	t.Helper()
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +44,7 @@ func stdioTranscript(t *testing.T, e *testEnv, transport func(r *os.File, w *os.
 	defer outR.Close()
 	done := make(chan error, 1)
 	go func() {
-		err := NewServer(e.deps, testVer).Run(t.Context(), transport(inR, outW))
+		err := srv.Run(t.Context(), transport(inR, outW))
 		outW.Close()
 		done <- err
 	}()

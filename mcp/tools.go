@@ -418,6 +418,14 @@ func readTools(lim sfs.Limits, s surface) []tool {
 // NewServer returns a go-sdk server with the inventory and the resource
 // template registered.
 func NewServer(d *Deps, version string) *sdk.Server {
+	s := newServer(d, version)
+	s.AddReceivingMiddleware(encodeResults)
+	return s
+}
+
+// newServer is NewServer without encodeResults (result.go): the tests
+// compare the two.
+func newServer(d *Deps, version string) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "serverfs", Title: "ServerFS", Version: version}, &sdk.ServerOptions{
 		Instructions: instructions(surfaceOf(d.FS, d.Bridge != nil)),
 		Capabilities: serverCapabilities(),

@@ -17,6 +17,11 @@
 #   SERVERFS_LOG_LEVEL  passed to serverfs (default INFO, as in production:
 #               one log line per call, written to $WORK/logs)
 #   TRANSPORTS  which transports to measure (default "http stdio")
+#   RUNS        repeat the whole matrix RUNS times (default 1); with 2 or
+#               more, a summary table gives per cell the median server CPU
+#               per call and its spread, and for stdio the ServerFS /
+#               reference CPU ratio of each run (each ServerFS cell runs
+#               right before its reference cell, so both see the same load)
 #   PROFILE     1: build serverfs with -tags benchprofile and write a CPU
 #               profile of each ServerFS cell's measured window to
 #               $WORK/prof/{http-LANE,stdio}-TOOL-cC.pprof (profiling costs a
@@ -44,6 +49,9 @@ LANES=${LANES:-session stateless}
 TRANSPORTS=${TRANSPORTS:-http stdio}
 PROFILE=${PROFILE:-}
 [ "$PROFILE" = 1 ] || PROFILE=
+RUNS=${RUNS:-1}
+case $RUNS in '' | *[!0-9]* | 0) die "RUNS must be a positive integer" ;; esac
+RUN=1
 export SERVERFS_LOG_LEVEL=${SERVERFS_LOG_LEVEL:-INFO}
 
 if [ -n "${BENCH_DIR:-}" ]; then
@@ -97,7 +105,7 @@ TREE=$(cd "$TREE" && pwd -P) # the reference server resolves symlinks
 
 # Results: one line per cell in $WORK/cells.tsv:
 # transport server tool clients calls_per_s p50_ms p99_ms errors calls max_ms
-#   server_cpu_us_per_call server_cores client_cpu_us_per_call client_cores
+#   server_cpu_us_per_call server_cores client_cpu_us_per_call client_cores run
 CELLS=$WORK/cells.tsv
 : >"$CELLS"
 FAILED=0
@@ -109,11 +117,11 @@ cell() {
 	local out
 	log "$transport $server $tool c=$c"
 	if out=$("$BIN/mcpbench" -tool "$tool" -c "$c" -d "$DURATION" -warmup "$WARMUP" -expect "$expect" "$@" 2>>"$LOGS/mcpbench.log"); then
-		printf '%s\t%s\t%s\t%s\t%s\n' "$transport" "$server" "$tool" "$c" "$out" >>"$CELLS"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$transport" "$server" "$tool" "$c" "$out" "$RUN" >>"$CELLS"
 		tail -n 1 "$LOGS/mcpbench.log" >&2
 	else
 		FAILED=1
-		printf '%s\t%s\t%s\t%s\tfailed\n' "$transport" "$server" "$tool" "$c" >>"$CELLS"
+		printf '%s\t%s\t%s\t%s\tfailed\t\t\t\t\t\t\t\t\t\t%s\n' "$transport" "$server" "$tool" "$c" "$RUN" >>"$CELLS"
 		log "FAILED: $(tail -n 1 "$LOGS/mcpbench.log")"
 	fi
 }
@@ -121,6 +129,10 @@ cell() {
 expect_for() { case $1 in stat_file) echo 4096 ;; read_text_file) echo 'line 64:' ;; esac; }
 
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# run_suffix: "-rN" on profile names when RUNS > 1.
+run_suffix() { [ "$RUNS" -gt 1 ] && echo "-r$RUN" || true; }
+: >"$WORK/loadavg-stdio.txt"
 
 has() { case " $TRANSPORTS " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -158,6 +170,7 @@ log "serverfs (pid $SERVER_PID) listening on $SERVERFS_LISTEN"
 
 lane_version() { case $1 in session) echo 2025-11-25 ;; stateless) echo 2026-07-28 ;; *) die "unknown lane $1" ;; esac; }
 n=0
+for RUN in $(seq 1 "$RUNS"); do
 for lane in $LANES; do
 	for tool in stat_file read_text_file; do
 		for c in $CLIENTS; do
@@ -165,10 +178,11 @@ for lane in $LANES; do
 			cell http "$lane" "$tool" "$c" "$(expect_for "$tool")" -mode http -url "$URL" -server-pid "$SERVER_PID" -server serverfs -workdir wd -file small.txt -protocol "$(lane_version "$lane")" \
 				${PROFILE:+-profile "$WORK/prof/http-$n.pprof"}
 			if [ -n "$PROFILE" ] && [ -f "$WORK/prof/http-$n.pprof" ]; then
-				mv "$WORK/prof/http-$n.pprof" "$WORK/prof/http-$lane-$tool-c$c.pprof"
+				mv "$WORK/prof/http-$n.pprof" "$WORK/prof/http-$lane-$tool-c$c$(run_suffix).pprof"
 			fi
 		done
 	done
+done
 done
 stop_server
 unset SERVERFS_LISTEN
@@ -176,9 +190,10 @@ fi
 
 # --- 5. stdio: ServerFS and the reference server ---------------------------------------
 if has stdio; then
+for RUN in $(seq 1 "$RUNS"); do
 for tool in stat_file read_text_file; do
 	for c in $CLIENTS; do
-		prof=$WORK/prof/stdio-$tool-c$c
+		prof=$WORK/prof/stdio-$tool-c$c$(run_suffix)
 		SFSBENCH_CPUPROFILE=${PROFILE:+$prof} cell stdio serverfs "$tool" "$c" "$(expect_for "$tool")" -mode stdio -server serverfs -workdir wd -file small.txt \
 			-server-stderr "$LOGS/serverfs-stdio.log" ${PROFILE:+-profile "$prof-1.pprof"} -- "$BIN/serverfs" serve --stdio --workdir "wd=$TREE"
 		if [ -n "$PROFILE" ] && [ -f "$prof-1.pprof" ]; then
@@ -187,6 +202,8 @@ for tool in stat_file read_text_file; do
 		cell stdio reference "$tool" "$c" "$(expect_for "$tool")" -mode stdio -server reference -dir "$TREE" -file small.txt \
 			-server-stderr "$LOGS/reference-stdio.log" -- "$NODE" "$REF_JS" "$TREE"
 	done
+done
+echo "$RUN $(cut -d' ' -f1-3 /proc/loadavg)" >>"$WORK/loadavg-stdio.txt"
 done
 fi
 
@@ -247,6 +264,53 @@ RESULTS=$WORK/results.md
 			}
 		}' "$CELLS"
 	echo
+	if [ "$RUNS" -gt 1 ]; then
+		echo "### $RUNS runs: server CPU µs per call, median (min–max)"
+		echo
+		echo "Load average (1, 5, 15 min) after each stdio run: $(awk '{printf "%s%s: %s %s %s", (NR>1?"; ":""), $1, $2, $3, $4}' "$WORK/loadavg-stdio.txt")."
+		echo "stdio ratio: ServerFS CPU / reference CPU, per run (cells run back to back), then their median (min–max)."
+		echo
+		echo "| tool | clients | lane | server CPU µs/call | calls/s | stdio ratio per run | stdio ratio |"
+		echo "|---|---:|---|---:|---:|---|---:|"
+		awk -F'\t' '
+			function label(t, s) { if (t=="http") return "HTTP " s " lane"; return "stdio " (s=="serverfs" ? "ServerFS" : "reference") }
+			function sortn(a, n,   i, j, t) { for (i=2; i<=n; i++) { t=a[i]; for (j=i-1; j>=1 && a[j]>t; j--) a[j+1]=a[j]; a[j+1]=t } }
+			function med(a, n) { sortn(a, n); return (n%2) ? a[(n+1)/2] : (a[n/2]+a[n/2+1])/2 }
+			$5!="failed" {
+				k=$3 SUBSEP $4; if (!(k in seenk)) { seenk[k]=1; keys[++nk]=k }
+				l=$1 SUBSEP $2; if (!((k,l) in seenl)) { seenl[k,l]=1; lanes[k,++nl[k]]=l }
+				n=++cnt[k,l]; cpu[k,l,n]=$11; rate[k,l,n]=$5
+				if ($1=="stdio") stdio[$2,k,$15]=$11
+			}
+			END {
+				for (i=1; i<=nk; i++) {
+					k=keys[i]; split(k, kk, SUBSEP)
+					# per-run ratios for stdio
+					nr=0; rs=""
+					for (r=1; r<=1000; r++) {
+						if (!(("serverfs",k,r) in stdio)) continue
+						if (!(("reference",k,r) in stdio) || stdio["reference",k,r]+0==0) continue
+						v=stdio["serverfs",k,r]/stdio["reference",k,r]; rr[++nr]=v; rs=rs (nr>1?" ":"") sprintf("%.2f", v)
+					}
+					for (j=1; j<=nl[k]; j++) {
+						l=lanes[k,j]; split(l, ll, SUBSEP); n=cnt[k,l]
+						delete a; delete b
+						mn=""; mx=""
+						for (m=1; m<=n; m++) { a[m]=cpu[k,l,m]+0; b[m]=rate[k,l,m]+0; if (mn=="" || a[m]<mn) mn=a[m]; if (mx=="" || a[m]>mx) mx=a[m] }
+						c=sprintf("%.0f (%.0f–%.0f)", med(a, n), mn, mx)
+						cr=sprintf("%.0f", med(b, n))
+						ratio=""; per=""
+						if (ll[1]=="stdio" && ll[2]=="serverfs" && nr>0) {
+							per=rs; delete q; qmn=""; qmx=""
+							for (m=1; m<=nr; m++) { q[m]=rr[m]; if (qmn=="" || q[m]<qmn) qmn=q[m]; if (qmx=="" || q[m]>qmx) qmx=q[m] }
+							ratio=sprintf("%.2f× (%.2f–%.2f)", med(q, nr), qmn, qmx)
+						}
+						printf "| %s | %s | %s | %s | %s | %s | %s |\n", kk[1], kk[2], label(ll[1], ll[2]), c, cr, per, ratio
+					}
+				}
+			}' "$CELLS"
+		echo
+	fi
 } >"$RESULTS"
 
 cat "$RESULTS"

@@ -1,0 +1,148 @@
+package mcp
+
+import (
+	"context"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tool results leave the server as go-sdk marshals a *sdk.CallToolResult:
+// CallToolResult.MarshalJSON runs json.Marshal over a wire struct, each
+// TextContent marshals itself with json.Marshal once more, and
+// encoding/json compacts (re-scans byte by byte) the output of every
+// MarshalJSON at every level. A read_text_file answer's text is so
+// escaped once and scanned three more times, its structured content
+// (the same JSON) scanned twice: about a third of that call's CPU
+// (bench/mcp/INVESTIGATION.md).
+//
+// encodeResults, a receiving middleware, hands go-sdk instead an
+// encodedResult for the results instrument builds (one text content
+// without _meta or annotations, structured content as encodedJSON, which
+// is already json.Marshal's output): it is the same *sdk.CallToolResult,
+// so go-sdk still marks it complete and adds its serverInfo on
+// 2026-07-28 requests (through the promoted methods), but it marshals
+// itself: go-sdk's own MarshalJSON for everything but the content, which
+// is spliced in as TextContent.MarshalJSON and the compaction would
+// have written it. encoding/json then compacts the whole once, as it
+// compacts any MarshalJSON output. The bytes are the same
+// (TestEncodedResultMatches, TestEncodedResultsOnTheWire).
+
+// encodedJSON is structured content that is json.Marshal output: compact,
+// HTML-escaped, valid UTF-8 (so compacting it changes nothing).
+type encodedJSON []byte
+
+// MarshalJSON returns m, as json.RawMessage does.
+func (m encodedJSON) MarshalJSON() ([]byte, error) {
+	if m == nil {
+		return []byte("null"), nil
+	}
+	return m, nil
+}
+
+// encodedResult is a tool result that marshals its content itself.
+type encodedResult struct{ *sdk.CallToolResult }
+
+// encodeResults wraps the results of tools/call that encodedResult can
+// marshal; every other result passes as it is.
+func encodeResults(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "tools/call" || err != nil {
+			return res, err
+		}
+		if r, ok := res.(*sdk.CallToolResult); ok && r != nil {
+			if _, _, ok := splicedContent(r); ok {
+				return &encodedResult{r}, nil
+			}
+		}
+		return res, err
+	}
+}
+
+// splicedContent is r's one text content and its structured content when
+// encodedResult can write them.
+func splicedContent(r *sdk.CallToolResult) (*sdk.TextContent, encodedJSON, bool) {
+	if len(r.Content) != 1 {
+		return nil, nil, false
+	}
+	tc, ok := r.Content[0].(*sdk.TextContent)
+	if !ok || tc == nil || tc.Meta != nil || tc.Annotations != nil {
+		return nil, nil, false
+	}
+	if r.StructuredContent == nil {
+		return tc, nil, true
+	}
+	sc, ok := r.StructuredContent.(encodedJSON)
+	return tc, sc, ok
+}
+
+// MarshalJSON writes what (*sdk.CallToolResult).MarshalJSON writes.
+func (r *encodedResult) MarshalJSON() ([]byte, error) {
+	x := r.CallToolResult
+	tc, sc, ok := splicedContent(x)
+	if !ok {
+		return x.MarshalJSON()
+	}
+	// The envelope: _meta, isError, resultType and the rest as go-sdk
+	// writes them, with "content":null where the content goes.
+	env := *x
+	env.Content, env.StructuredContent = nil, nil
+	eb, err := env.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	start, end, ok := memberValue(eb, "content")
+	if !ok || string(eb[start:end]) != "null" {
+		return x.MarshalJSON()
+	}
+	b := make([]byte, 0, len(eb)+len(tc.Text)+len(tc.Text)/8+len(sc)+64)
+	b = append(b, eb[:start]...)
+	b = append(b, `[{"type":"text","text":`...)
+	b = appendJSONString(b, tc.Text)
+	b = append(b, "}]"...)
+	if x.StructuredContent != nil {
+		b = append(b, `,"structuredContent":`...)
+		if sc == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, sc...)
+		}
+	}
+	return append(b, eb[end:]...), nil
+}
+
+// memberValue finds the value of the top-level member key of the JSON
+// object b (compact encoding/json output): b[start:end].
+func memberValue(b []byte, key string) (start, end int, ok bool) {
+	p := jsonScan{b: b}
+	if !p.consume('{') {
+		return 0, 0, false
+	}
+	for first := true; !p.consume('}'); first = false {
+		if !first && !p.consume(',') {
+			return 0, 0, false
+		}
+		p.space()
+		if p.i >= len(p.b) || p.b[p.i] != '"' {
+			return 0, 0, false
+		}
+		kEnd := stringEnd(p.b, p.i)
+		if kEnd < 0 {
+			return 0, 0, false
+		}
+		k := p.b[p.i+1 : kEnd]
+		p.i = kEnd + 1
+		if !p.consume(':') {
+			return 0, 0, false
+		}
+		p.space()
+		start := p.i
+		if !p.skipValue() {
+			return 0, 0, false
+		}
+		if string(k) == key {
+			return start, p.i, true
+		}
+	}
+	return 0, 0, false
+}

@@ -1,0 +1,122 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestEncodedResultMatches: encodedResult writes the bytes go-sdk's
+// CallToolResult.MarshalJSON writes, for hostile texts (quotes,
+// backslashes, HTML, control characters, U+2028, invalid UTF-8), with and
+// without structured content, _meta and isError.
+func TestEncodedResultMatches(t *testing.T) {
+	texts := []string{"", "plain", `a"b\c`, "<a href=\"x\">&amp;</a>", "tab\there\nnew\r\x00\x01\x1f\x7f",
+		"ünïcødé ✓ 😀", "\u2028\u2029", "bad \xff\xfe utf8 \xc3", strings.Repeat("line 01: the quick brown fox\n", 200)}
+	rng := rand.New(rand.NewPCG(20, 20))
+	alphabet := []byte("ab\"\\<>&\n\t\x00\x1f\xe2\x80\xa8\xa9\xff\xc3\xbc ")
+	for range 200 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		texts = append(texts, string(b))
+	}
+	impl := &sdk.Implementation{Name: "serverfs", Title: "ServerFS", Version: "1<2>&"}
+	for _, text := range texts {
+		sc, err := json.Marshal(map[string]any{"content": text, "n": 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		errRes := &sdk.CallToolResult{}
+		errRes.SetError(errors.New(text))
+		for _, r := range []*sdk.CallToolResult{
+			{Content: []sdk.Content{&sdk.TextContent{Text: text}}},
+			{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: encodedJSON(sc)},
+			{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: encodedJSON(nil)},
+			{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: encodedJSON(sc), Meta: sdk.Meta{"io.modelcontextprotocol/serverInfo": impl, "content": nil}},
+			errRes,
+			{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: true, RequestState: text},
+		} {
+			if _, _, ok := splicedContent(r); !ok {
+				t.Fatalf("%+v: not spliced", r)
+			}
+			want, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.Marshal(&encodedResult{r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("text %q:\n got %s\nwant %s", text, got, want)
+			}
+		}
+	}
+	for _, r := range []*sdk.CallToolResult{
+		{},
+		{Content: []sdk.Content{&sdk.TextContent{Text: "a"}, &sdk.TextContent{Text: "b"}}},
+		{Content: []sdk.Content{&sdk.TextContent{Text: "a", Meta: sdk.Meta{"k": 1}}}},
+		{Content: []sdk.Content{&sdk.TextContent{Text: "a", Annotations: &sdk.Annotations{Priority: 1}}}},
+		{Content: []sdk.Content{&sdk.ImageContent{Data: []byte("x"), MIMEType: "image/png"}}},
+		{Content: []sdk.Content{&sdk.TextContent{Text: "a"}}, StructuredContent: json.RawMessage(`{}`)},
+		{Content: []sdk.Content{&sdk.TextContent{Text: "a"}}, StructuredContent: map[string]any{"a": 1}},
+	} {
+		if _, _, ok := splicedContent(r); ok {
+			t.Errorf("%+v: spliced", r)
+		}
+	}
+}
+
+// TestEncodedResultsOnTheWire: over stdio, in a session (2025-11-25) and
+// per request (2026-07-28, where go-sdk adds resultType and serverInfo),
+// every tool answer is the same bytes with encodeResults as without.
+func TestEncodedResultsOnTheWire(t *testing.T) {
+	e := newRWEnv(t)
+	if err := os.WriteFile(filepath.Join(e.root, "html.txt"), []byte("<a href=\"x\">&amp;</a> \u2028 ünï \\ \"q\"\n\tx\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	calls := []string{
+		`{"name":"stat_file","arguments":{"workdir":"wd","path":"sub/a.txt"}}`,
+		`{"name":"stat_file","arguments":{"workdir":"ro","path":"ro.txt"}}`,
+		`{"name":"read_text_file","arguments":{"workdir":"wd","path":"sub/a.txt"}}`,
+		`{"name":"read_text_file","arguments":{"workdir":"wd","path":"html.txt","max_lines":1}}`,
+		`{"name":"read_text_file","arguments":{"workdir":"wd","path":"big.txt"}}`,
+		`{"name":"read_text_file","arguments":{"workdir":"wd","path":"../secret.txt"}}`,
+		`{"name":"read_text_file","arguments":{"workdir":"wd","path":"sub/a.txt","nope":1}}`,
+		`{"name":"read_text_files","arguments":{"workdir":"wd","paths":["html.txt","id_rsa"]}}`,
+		`{"name":"list_directory","arguments":{"workdir":"wd","path":""}}`,
+		`{"name":"list_workdirs","arguments":{}}`,
+	}
+	session := []stdioStep{
+		{`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`, 1},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, 0},
+	}
+	var modern []stdioStep
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"0"}}`
+	for i, c := range calls {
+		id := string(rune('a' + i))
+		session = append(session, stdioStep{`{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":` + c + `}`, 1})
+		modern = append(modern, stdioStep{`{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":` + c[:len(c)-1] + `,` + meta + `}}`, 1})
+	}
+	ours := func(r, w *os.File) sdk.Transport { return StdioTransport(r, w) }
+	for name, steps := range map[string][]stdioStep{"2025-11-25": session, "2026-07-28": modern} {
+		t.Run(name, func(t *testing.T) {
+			want, _ := serverTranscript(t, newServer(e.deps, testVer), ours, steps)
+			got, _ := serverTranscript(t, NewServer(e.deps, testVer), ours, steps)
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("answers differ:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+			}
+			if name == "2026-07-28" && !strings.Contains(strings.Join(got, "\n"), `"resultType":"complete"`) {
+				t.Errorf("no resultType in %s", strings.Join(got, "\n"))
+			}
+		})
+	}
+}
