@@ -35,6 +35,7 @@ type packReader struct {
 	// byID is the objects get answered, by id (no index search again);
 	// dropped with cache.
 	byID map[plumbing.Hash]*packObject
+	inf  inflater
 	zr   io.ReadCloser
 	br   *bufio.Reader
 }
@@ -55,6 +56,36 @@ const (
 	maxPackChunks = 32 // 2 MiB
 )
 
+// chunk is chunk ci of the pack, from the cache or read into it.
+func (p *readPack) chunk(ci int64) ([]byte, error) {
+	if c, ok := p.chunks[ci]; ok {
+		return c, nil
+	}
+	if len(p.chunks) >= maxPackChunks {
+		for _, c := range p.chunks {
+			p.free = append(p.free, c[:cap(c)])
+		}
+		clear(p.chunks)
+	}
+	cn := min(packChunk, p.size-ci*packChunk)
+	var c []byte
+	if k := len(p.free); k > 0 {
+		c, p.free = p.free[k-1][:cn], p.free[:k-1]
+	} else {
+		c = make([]byte, cn, packChunk)
+	}
+	m, err := p.f.ReadAt(c, ci*packChunk)
+	if m < len(c) {
+		p.free = append(p.free, c)
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	p.chunks[ci] = c
+	return c, nil
+}
+
 // ReadAt reads the pack through its chunk cache.
 func (p *readPack) ReadAt(b []byte, off int64) (int, error) {
 	n := 0
@@ -63,34 +94,37 @@ func (p *readPack) ReadAt(b []byte, off int64) (int, error) {
 			return n, io.EOF
 		}
 		ci := off / packChunk
-		c, ok := p.chunks[ci]
-		if !ok {
-			if len(p.chunks) >= maxPackChunks {
-				for _, c := range p.chunks {
-					p.free = append(p.free, c[:cap(c)])
-				}
-				clear(p.chunks)
-			}
-			cn := min(packChunk, p.size-ci*packChunk)
-			if k := len(p.free); k > 0 {
-				c, p.free = p.free[k-1][:cn], p.free[:k-1]
-			} else {
-				c = make([]byte, cn, packChunk)
-			}
-			m, err := p.f.ReadAt(c, ci*packChunk)
-			if m < len(c) {
-				if err == nil || err == io.EOF {
-					err = io.ErrUnexpectedEOF
-				}
-				return n, err
-			}
-			p.chunks[ci] = c
+		c, err := p.chunk(ci)
+		if err != nil {
+			return n, err
 		}
 		k := copy(b[n:], c[off-ci*packChunk:])
 		n += k
 		off += int64(k)
 	}
 	return n, nil
+}
+
+// span is the pack's bytes from off, at least want of them (fewer only at
+// the end of the pack or after a read error): in place in the chunk cache
+// when one chunk holds them, else a copy. The slice is for reading at
+// once: a later read may reuse its chunk.
+func (p *readPack) span(off int64, want int) []byte {
+	if off < 0 || off >= p.size {
+		return nil
+	}
+	want = int(min(int64(want), p.size-off))
+	ci := off / packChunk
+	if in := off - ci*packChunk; in+int64(want) <= packChunk {
+		c, err := p.chunk(ci)
+		if err != nil {
+			return nil
+		}
+		return c[in:]
+	}
+	b := make([]byte, want)
+	m, _ := p.ReadAt(b, off)
+	return b[:m]
 }
 
 type packOffset struct {
@@ -232,14 +266,18 @@ func (pr *packReader) at(i int, off int64, depth int) (*packObject, error) {
 	if off < 12 || off >= p.size {
 		return nil, fmt.Errorf("pack offset %d out of range", off)
 	}
-	sr := io.NewSectionReader(p, off, p.size-off)
-	if pr.br == nil {
-		pr.br = bufio.NewReaderSize(sr, 4<<10)
-	} else {
-		pr.br.Reset(sr)
+	// The header: type and size, then a delta's base (at most 10 + 10
+	// or 20 bytes).
+	hdr := p.span(off, 32)
+	n := 0
+	next := func() (byte, error) {
+		if n >= len(hdr) {
+			return 0, io.ErrUnexpectedEOF
+		}
+		n++
+		return hdr[n-1], nil
 	}
-	br := pr.br
-	c, err := br.ReadByte()
+	c, err := next()
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +287,7 @@ func (pr *packReader) at(i int, off int64, depth int) (*packObject, error) {
 		if shift > 60 {
 			return nil, errors.New("pack object size overflows")
 		}
-		if c, err = br.ReadByte(); err != nil {
+		if c, err = next(); err != nil {
 			return nil, err
 		}
 		size |= uint64(c&0x7f) << shift
@@ -262,7 +300,7 @@ func (pr *packReader) at(i int, off int64, depth int) (*packObject, error) {
 	switch typ {
 	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
 	case plumbing.OFSDeltaObject:
-		if c, err = br.ReadByte(); err != nil {
+		if c, err = next(); err != nil {
 			return nil, err
 		}
 		rel := int64(c & 0x7f)
@@ -270,7 +308,7 @@ func (pr *packReader) at(i int, off int64, depth int) (*packObject, error) {
 			if rel > 1<<55 {
 				return nil, errors.New("pack delta offset overflows")
 			}
-			if c, err = br.ReadByte(); err != nil {
+			if c, err = next(); err != nil {
 				return nil, err
 			}
 			rel = (rel+1)<<7 | int64(c&0x7f)
@@ -279,13 +317,15 @@ func (pr *packReader) at(i int, off int64, depth int) (*packObject, error) {
 			return nil, errors.New("pack delta base out of range")
 		}
 	case plumbing.REFDeltaObject:
-		if _, err := io.ReadFull(br, baseID[:]); err != nil {
-			return nil, err
+		if n+20 > len(hdr) {
+			return nil, io.ErrUnexpectedEOF
 		}
+		copy(baseID[:], hdr[n:])
+		n += 20
 	default:
 		return nil, fmt.Errorf("pack object of type %d", typ)
 	}
-	data, err := pr.inflate(br, size)
+	data, err := pr.inflate(p, off+int64(n), size)
 	if err != nil {
 		return nil, err
 	}
@@ -331,18 +371,31 @@ func (pr *packReader) refBase(id plumbing.Hash, depth int) (*packObject, error) 
 	return nil, errPackTooLarge // a thin pack's base elsewhere: go-git reads it
 }
 
-// inflate reads size bytes of zlib data from br.
-func (pr *packReader) inflate(br *bufio.Reader, size uint64) ([]byte, error) {
+// inflate inflates the size bytes of the zlib stream at off of p: with
+// the inflater from the pack's bytes in place, or else (a stream it does
+// not take, or one longer than the bytes it was given) with compress/zlib.
+func (pr *packReader) inflate(p *readPack, off int64, size uint64) ([]byte, error) {
+	data := make([]byte, size)
+	// Enough for a stream of stored blocks (5 bytes each 64 KiB) and the
+	// zlib header and trailer; deflated data is rarely longer.
+	if pr.inf.inflate(p.span(off, int(size+size/8+64)), data) {
+		return data, nil
+	}
+	sr := io.NewSectionReader(p, off, p.size-off)
+	if pr.br == nil {
+		pr.br = bufio.NewReaderSize(sr, 4<<10)
+	} else {
+		pr.br.Reset(sr)
+	}
 	var err error
 	if pr.zr == nil {
-		pr.zr, err = zlib.NewReader(br)
+		pr.zr, err = zlib.NewReader(pr.br)
 	} else {
-		err = pr.zr.(zlib.Resetter).Reset(br, nil)
+		err = pr.zr.(zlib.Resetter).Reset(pr.br, nil)
 	}
 	if err != nil {
 		return nil, err
 	}
-	data := make([]byte, size)
 	if _, err := io.ReadFull(pr.zr, data); err != nil {
 		return nil, fmt.Errorf("pack object inflates short: %w", err)
 	}
