@@ -7,6 +7,8 @@ import (
 	"io"
 	"math/rand"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 )
 
 // zlibOracle is what compress/zlib makes of in, expecting size bytes: the
@@ -147,4 +149,46 @@ func FuzzInflate(f *testing.F) {
 			t.Fatalf("took a stream compress/zlib does not inflate the same")
 		}
 	})
+}
+
+// TestApplyDeltaMatchesGoGit: applyDelta answers what go-git's
+// packfile.PatchDelta answers (the same bytes, or an error for both) for
+// deltas go-git makes and for those deltas damaged.
+func TestApplyDeltaMatchesGoGit(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	cases := inflateCases()
+	tried := 0
+	for i := 1; i < len(cases); i++ {
+		src, tgt := cases[i-1], cases[i]
+		if len(src) > 50000 || len(tgt) > 50000 {
+			continue
+		}
+		if len(tgt) > 10 && rng.Intn(2) == 0 {
+			tgt = append(bytes.Clone(tgt[len(tgt)/3:]), src...)
+		}
+		good := packfile.DiffDelta(src, tgt)
+		for k := range 80 {
+			d := bytes.Clone(good)
+			if k > 0 && len(d) > 0 {
+				switch rng.Intn(3) {
+				case 0:
+					d[rng.Intn(len(d))] ^= byte(1 << rng.Intn(8))
+				case 1:
+					d = d[:rng.Intn(len(d))]
+				default:
+					d = append(d, byte(rng.Intn(256)))
+				}
+			}
+			tried++
+			want, werr := packfile.PatchDelta(src, d)
+			got, err := applyDelta(src, d)
+			if (err != nil) != (werr != nil) || !bytes.Equal(got, want) {
+				t.Fatalf("case %d/%d: applyDelta %v, PatchDelta %v", i, k, err, werr)
+			}
+			if k == 0 && len(src) > 0 && !bytes.Equal(got, tgt) {
+				t.Fatalf("case %d: delta does not apply", i)
+			}
+		}
+	}
+	t.Logf("%d deltas", tried)
 }

@@ -79,7 +79,7 @@ func (r *Repo) packOffset(idxPath string, h plumbing.Hash) (int64, error) {
 	if _, err := f.ReadAt(head[:], 0); err != nil || !bytes.Equal(head[:8], []byte("\377tOc\x00\x00\x00\x02")) {
 		return 0, errNoHeader // version 1, or not an index: go-git decides
 	}
-	off, ok, err := idxSearch(f, head[8:], h)
+	off, ok, err := idxSearch(&fileIndex{ra: f}, head[8:], h)
 	if err != nil {
 		return 0, err
 	}

@@ -189,10 +189,13 @@ func (r *Repo) openReadPack(base string) (*readPack, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := io.ReadAll(io.LimitReader(fi, maxPackIndexBytes+1))
+	b, err := readAllSized(fi, maxPackIndexBytes)
 	fi.Close()
 	if err != nil {
 		return nil, err
+	}
+	if len(b) > maxPackIndexBytes {
+		return nil, errPackTooLarge
 	}
 	idx, err := parseRawIndex(b)
 	if err != nil {
@@ -208,6 +211,27 @@ func (r *Repo) openReadPack(base string) (*readPack, error) {
 		return nil, err
 	}
 	return &readPack{idx: idx, f: f, size: st.Size, chunks: map[int64][]byte{}}, nil
+}
+
+// readAllSized reads f whole (at most limit+1 bytes) into one buffer of
+// the size fstat gives, read again by io.ReadAll only if the file grew.
+func readAllSized(f *sfs.File, limit int64) ([]byte, error) {
+	st, err := f.Fstat()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, min(max(st.Size, 0), limit+1))
+	n, err := io.ReadFull(f, b)
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+		return b[:n], nil // shrunk since the fstat
+	case err != nil:
+		return nil, err
+	case int64(n) > limit:
+		return b, nil
+	}
+	more, err := io.ReadAll(io.LimitReader(f, limit+1-int64(n)))
+	return append(b, more...), err
 }
 
 func (pr *packReader) close() {
@@ -341,12 +365,9 @@ func (pr *packReader) at(i int, off int64, depth int) (*packObject, error) {
 		if err != nil {
 			return nil, err
 		}
-		out, err := packfile.PatchDelta(base.data, data)
+		out, err := applyDelta(base.data, data)
 		if err != nil {
 			return nil, err
-		}
-		if len(out) > maxPackObject {
-			return nil, errPackTooLarge
 		}
 		o = &packObject{typ: base.typ, data: out}
 	default:
@@ -359,6 +380,89 @@ func (pr *packReader) at(i int, off int64, depth int) (*packObject, error) {
 	}
 	pr.cache[key] = o
 	return o, nil
+}
+
+// applyDelta is go-git's packfile.PatchDelta (the same checks and
+// errors) into a buffer of the target size the delta gives, which it
+// fills once (PatchDelta grows a bytes.Buffer); targets larger than
+// maxPackObject are errPackTooLarge.
+func applyDelta(src, delta []byte) ([]byte, error) {
+	if len(src) == 0 || len(delta) < 2 {
+		return nil, packfile.ErrInvalidDelta
+	}
+	leb := func() (uint64, bool) {
+		var v uint64
+		for shift := 0; len(delta) > 0; shift += 7 {
+			if shift > 56 {
+				return 0, false
+			}
+			b := delta[0]
+			delta = delta[1:]
+			v |= uint64(b&0x7f) << shift
+			if b&0x80 == 0 {
+				break
+			}
+		}
+		return v, true
+	}
+	srcSize, ok := leb()
+	if !ok || srcSize != uint64(len(src)) {
+		return nil, packfile.ErrInvalidDelta
+	}
+	size, ok := leb()
+	if !ok {
+		return nil, packfile.ErrInvalidDelta
+	}
+	if size > maxPackObject {
+		return nil, errPackTooLarge
+	}
+	out := make([]byte, size)
+	op := 0
+	for op < len(out) {
+		if len(delta) == 0 {
+			return nil, packfile.ErrInvalidDelta
+		}
+		cmd := delta[0]
+		delta = delta[1:]
+		switch {
+		case cmd&0x80 != 0: // copy from the base
+			var off, n uint64
+			for i := range 7 {
+				if cmd&(1<<i) == 0 {
+					continue
+				}
+				if len(delta) == 0 {
+					return nil, packfile.ErrInvalidDelta
+				}
+				if i < 4 {
+					off |= uint64(delta[0]) << (8 * i)
+				} else {
+					n |= uint64(delta[0]) << (8 * (i - 4))
+				}
+				delta = delta[1:]
+			}
+			if n == 0 {
+				n = 0x10000
+			}
+			if n > uint64(len(out)-op) || off+n > uint64(len(src)) {
+				return nil, packfile.ErrInvalidDelta
+			}
+			op += copy(out[op:], src[off:off+n])
+		case cmd != 0: // insert cmd bytes of the delta
+			n := int(cmd)
+			if n > len(out)-op || n > len(delta) {
+				return nil, packfile.ErrInvalidDelta
+			}
+			op += copy(out[op:], delta[:n])
+			delta = delta[n:]
+		default:
+			return nil, packfile.ErrDeltaCmd
+		}
+	}
+	if len(delta) != 0 {
+		return nil, packfile.ErrInvalidDelta
+	}
+	return out, nil
 }
 
 // refBase is a REF_DELTA's base, in any of the packs.
@@ -420,10 +524,9 @@ func (o knownObject) Reader() (io.ReadCloser, error) {
 }
 
 // rawIndex is a version 2 pack index held in memory and searched in
-// place by idxSearch, nothing decoded or hashed beforehand.
+// place by idxSearch, nothing decoded, hashed or copied beforehand.
 type rawIndex struct {
-	b  []byte
-	ra *bytes.Reader // b without its trailer: reads past the tables fail
+	b memIndex // without its trailer: reads past the tables fail
 }
 
 var errPackIndex = errors.New("pack index is not a version 2 index")
@@ -436,22 +539,50 @@ func parseRawIndex(b []byte) (*rawIndex, error) {
 	if large := 8 + 256*4 + n*28; n < 0 || n > len(b)/28 || large+40 > len(b) {
 		return nil, errPackIndex
 	}
-	return &rawIndex{b: b, ra: bytes.NewReader(b[:len(b)-40])}, nil
+	return &rawIndex{b: b[:len(b)-40]}, nil
 }
 
 // find is the offset of id in the pack, ok false when it has none.
 func (ix *rawIndex) find(id plumbing.Hash) (int64, bool) {
-	off, ok, err := idxSearch(ix.ra, ix.b[8:8+256*4], id)
+	off, ok, err := idxSearch(ix.b, ix.b[8:8+256*4], id)
 	return off, ok && err == nil
 }
 
-// idxSearch finds id in the version 2 pack index ra reads (from its
-// start), whose fan-out table is fan (the 256 counts after the 8-byte
-// header): a binary search of the sorted ids within id's bucket, then its
-// 32- or 64-bit offset. ok is false when the index has no id, err a read
-// that failed. The in-memory index of history walks and the positioned
-// reads of headerSize (nothing loaded) both search with it.
-func idxSearch(ra io.ReaderAt, fan []byte, id plumbing.Hash) (off int64, ok bool, err error) {
+// indexBytes gives idxSearch n (<= 20) bytes of a pack index at off.
+type indexBytes interface {
+	at(off int64, n int) ([]byte, error)
+}
+
+// memIndex is an index in memory: its bytes in place.
+type memIndex []byte
+
+func (b memIndex) at(off int64, n int) ([]byte, error) {
+	if off < 0 || off+int64(n) > int64(len(b)) {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return b[off : off+int64(n)], nil
+}
+
+// fileIndex is an index read by positioned reads.
+type fileIndex struct {
+	ra  io.ReaderAt
+	buf [20]byte
+}
+
+func (f *fileIndex) at(off int64, n int) ([]byte, error) {
+	if _, err := f.ra.ReadAt(f.buf[:n], off); err != nil {
+		return nil, err
+	}
+	return f.buf[:n], nil
+}
+
+// idxSearch finds id in the version 2 pack index ix (from its start),
+// whose fan-out table is fan (the 256 counts after the 8-byte header): a
+// binary search of the sorted ids within id's bucket, then its 32- or
+// 64-bit offset. ok is false when the index has no id, err a read that
+// failed. The in-memory index of history walks and the positioned reads
+// of headerSize (nothing loaded) both search with it.
+func idxSearch(ix indexBytes, fan []byte, id plumbing.Hash) (off int64, ok bool, err error) {
 	count := func(i int) int64 { return int64(binary.BigEndian.Uint32(fan[i*4:])) }
 	n := count(255)
 	lo, hi := int64(0), count(int(id[0]))
@@ -463,25 +594,25 @@ func idxSearch(ra io.ReaderAt, fan []byte, id plumbing.Hash) (off int64, ok bool
 	}
 	const names = 8 + 256*4
 	offsets := names + n*24 // after the ids and their CRCs
-	var b [20]byte
 	for lo < hi {
 		m := int64(uint64(lo+hi) >> 1)
-		if _, err := ra.ReadAt(b[:], names+m*20); err != nil {
+		b, err := ix.at(names+m*20, 20)
+		if err != nil {
 			return 0, false, err
 		}
-		switch c := bytes.Compare(b[:], id[:]); {
+		switch c := bytes.Compare(b, id[:]); {
 		case c == 0:
-			if _, err := ra.ReadAt(b[:4], offsets+m*4); err != nil {
+			if b, err = ix.at(offsets+m*4, 4); err != nil {
 				return 0, false, err
 			}
-			o := binary.BigEndian.Uint32(b[:4])
+			o := binary.BigEndian.Uint32(b)
 			if o&0x80000000 == 0 {
 				return int64(o), true, nil
 			}
-			if _, err := ra.ReadAt(b[:8], offsets+n*4+int64(o&0x7fffffff)*8); err != nil {
+			if b, err = ix.at(offsets+n*4+int64(o&0x7fffffff)*8, 8); err != nil {
 				return 0, false, err
 			}
-			return int64(binary.BigEndian.Uint64(b[:8]) & (1<<63 - 1)), true, nil
+			return int64(binary.BigEndian.Uint64(b) & (1<<63 - 1)), true, nil
 		case c < 0:
 			lo = m + 1
 		default:
