@@ -127,6 +127,8 @@ type history struct {
 	treeEntries int
 	// pack reads commits and trees from the packs (nil: go-git reads).
 	pack *packReader
+	// zones are the time zones of the signatures read.
+	zones zoneCache
 }
 
 // Cache budgets of one history request (within the 64 MiB admission
@@ -199,7 +201,7 @@ func (h *history) commit(id plumbing.Hash) (*object.Commit, error) {
 
 // getCommit reads a commit from the packs, or else through go-git.
 func (h *history) getCommit(id plumbing.Hash) (*object.Commit, error) {
-	o, ok, err := h.pack.get(id)
+	o, ok, err := h.pack.getOnce(id) // h.commits keeps it
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +211,7 @@ func (h *history) getCommit(id plumbing.Hash) (*object.Commit, error) {
 	if o.typ != plumbing.CommitObject {
 		return nil, plumbing.ErrObjectNotFound // as go-git answers
 	}
-	if c := quickCommit(id, o.data); c != nil {
+	if c := quickCommit(id, o.data, &h.zones); c != nil {
 		return c, nil
 	}
 	return object.DecodeCommit(h.r.storage, knownObject{id, o})
@@ -217,10 +219,11 @@ func (h *history) getCommit(id plumbing.Hash) (*object.Commit, error) {
 
 // quickCommit decodes a commit of the plain form (tree, parents, author,
 // committer, a blank line, the message) as go-git's decoder would, with
-// go-git's own signature parser; any other form (more headers: encoding,
+// its signatures parsed as go-git's Signature.Decode parses them
+// (quickSignature); any other form (more headers: encoding,
 // gpgsig, mergetag, ...) answers nil and go-git's decoder reads it. The
 // commit has no storer: only its fields are for use.
-func quickCommit(id plumbing.Hash, d []byte) *object.Commit {
+func quickCommit(id plumbing.Hash, d []byte, zones *zoneCache) *object.Commit {
 	str := string(d)
 	line := func(key string) (string, bool) {
 		if !strings.HasPrefix(str, key+" ") {
@@ -234,16 +237,23 @@ func quickCommit(id plumbing.Hash, d []byte) *object.Commit {
 		return v, true
 	}
 	tree, ok := line("tree")
-	if !ok || !plumbing.IsHash(tree) {
+	if !ok {
 		return nil
 	}
-	c := &object.Commit{Hash: id, TreeHash: plumbing.NewHash(tree), Encoding: "UTF-8"}
+	c := &object.Commit{Hash: id, Encoding: "UTF-8"}
+	if c.TreeHash, ok = parseID(tree); !ok {
+		return nil
+	}
 	for strings.HasPrefix(str, "parent ") {
 		p, ok := line("parent")
-		if !ok || !plumbing.IsHash(p) {
+		if !ok {
 			return nil
 		}
-		c.ParentHashes = append(c.ParentHashes, plumbing.NewHash(p))
+		ph, ok := parseID(p)
+		if !ok {
+			return nil
+		}
+		c.ParentHashes = append(c.ParentHashes, ph)
 	}
 	author, ok := line("author")
 	if !ok {
@@ -253,10 +263,102 @@ func quickCommit(id plumbing.Hash, d []byte) *object.Commit {
 	if !ok || !strings.HasPrefix(str, "\n") {
 		return nil
 	}
-	c.Author.Decode([]byte(author))
-	c.Committer.Decode([]byte(committer))
+	c.Author = quickSignature(author, zones)
+	c.Committer = quickSignature(committer, zones)
 	c.Message = str[1:]
 	return c
+}
+
+// parseID is plumbing.NewHash(s) where plumbing.IsHash(s) (40 hex digits
+// of either case), without their allocations.
+func parseID(s string) (plumbing.Hash, bool) {
+	var h plumbing.Hash
+	if len(s) != 40 {
+		return h, false
+	}
+	for i := range h {
+		hi, ok1 := unhex(s[2*i])
+		lo, ok2 := unhex(s[2*i+1])
+		if !ok1 || !ok2 {
+			return plumbing.Hash{}, false
+		}
+		h[i] = hi<<4 | lo
+	}
+	return h, true
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// quickSignature is go-git's Signature.Decode (the same fields for every
+// input, its quirks included: "-0030" is +00:30) on a string, the name
+// and email sharing the commit's string, and each time zone offset made
+// once per request (zones) instead of once per signature.
+func quickSignature(b string, zones *zoneCache) object.Signature {
+	var s object.Signature
+	open, close := strings.LastIndexByte(b, '<'), strings.LastIndexByte(b, '>')
+	if open == -1 || close == -1 || close < open {
+		return s
+	}
+	s.Name = strings.Trim(b[:open], " ")
+	s.Email = b[open+1 : close]
+	if close+2 >= len(b) {
+		return s
+	}
+	b = b[close+2:]
+	space := strings.IndexByte(b, ' ')
+	if space == -1 {
+		space = len(b)
+	}
+	ts, err := strconv.ParseInt(b[:space], 10, 64)
+	if err != nil {
+		return s
+	}
+	s.When = time.Unix(ts, 0).In(time.UTC)
+	tzStart := space + 1
+	if tzStart >= len(b) || tzStart+5 > len(b) {
+		return s
+	}
+	tz := b[tzStart : tzStart+5]
+	hours, err1 := strconv.ParseInt(tz[0:3], 10, 64)
+	mins, err2 := strconv.ParseInt(tz[3:], 10, 64)
+	if err1 != nil || err2 != nil {
+		return s
+	}
+	if hours < 0 {
+		mins *= -1
+	}
+	s.When = s.When.In(zones.get(int(hours*60*60 + mins*60)))
+	return s
+}
+
+// zoneCache holds the fixed time zones of one request by offset, at most
+// maxZones of them (more are made each time).
+type zoneCache map[int]*time.Location
+
+const maxZones = 1024
+
+func (z *zoneCache) get(off int) *time.Location {
+	if loc, ok := (*z)[off]; ok {
+		return loc
+	}
+	loc := time.FixedZone("", off)
+	if *z == nil {
+		*z = zoneCache{}
+	}
+	if len(*z) < maxZones {
+		(*z)[off] = loc
+	}
+	return loc
 }
 
 // getTree reads a tree from the packs, or else through go-git.
@@ -290,7 +392,7 @@ func quickTree(id plumbing.Hash, d []byte) *object.Tree {
 		if sp < 0 {
 			return nil
 		}
-		m, err := filemode.New(str[i : i+sp])
+		m, err := treeMode(str[i : i+sp])
 		if err != nil {
 			return nil
 		}
@@ -710,7 +812,7 @@ func (h *history) rawEntry(id plumbing.Hash, name string) (filemode.FileMode, pl
 		nul += sp
 		// Malformed entries (a bad mode, an empty name) anywhere in the
 		// tree are left to go-git's decoder, which refuses them.
-		m, err := filemode.New(string(d[:sp]))
+		m, err := treeMode(string(d[:sp]))
 		if err != nil || nul == sp+1 {
 			return 0, plumbing.ZeroHash, false
 		}
@@ -724,6 +826,24 @@ func (h *history) rawEntry(id plumbing.Hash, name string) (filemode.FileMode, pl
 		d = d[nul+21:]
 	}
 	return mode, found, true
+}
+
+// treeMode is filemode.New(s), without its octal parse for the modes
+// git writes.
+func treeMode(s string) (filemode.FileMode, error) {
+	switch s {
+	case "100644":
+		return filemode.Regular, nil
+	case "40000":
+		return filemode.Dir, nil
+	case "100755":
+		return filemode.Executable, nil
+	case "120000":
+		return filemode.Symlink, nil
+	case "160000":
+		return filemode.Submodule, nil
+	}
+	return filemode.New(s)
 }
 
 // canonicalMode is a tree entry's mode as go-git's tree decoder (and git's

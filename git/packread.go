@@ -36,8 +36,10 @@ type packReader struct {
 	// dropped with cache.
 	byID map[plumbing.Hash]*packObject
 	inf  inflater
-	zr   io.ReadCloser
-	br   *bufio.Reader
+	// scratch holds a delta while it is applied.
+	scratch []byte
+	zr      io.ReadCloser
+	br      *bufio.Reader
 }
 
 type readPack struct {
@@ -52,8 +54,8 @@ type readPack struct {
 }
 
 const (
-	packChunk     = 64 << 10
-	maxPackChunks = 32 // 2 MiB
+	packChunk     = 16 << 10
+	maxPackChunks = 32 // 512 KiB: fresh memory costs page faults, reading again costs a copy
 )
 
 // chunk is chunk ci of the pack, from the cache or read into it.
@@ -251,6 +253,16 @@ func (pr *packReader) close() {
 // get reads the object id from the packs; ok is false when it is in none
 // of them (or too large), and go-git's storage should read it.
 func (pr *packReader) get(id plumbing.Hash) (o *packObject, ok bool, err error) {
+	return pr.read(id, true)
+}
+
+// getOnce is get for an object the caller keeps decoded (a commit): it
+// is not cached, unless it is read again as a delta base.
+func (pr *packReader) getOnce(id plumbing.Hash) (o *packObject, ok bool, err error) {
+	return pr.read(id, false)
+}
+
+func (pr *packReader) read(id plumbing.Hash, keep bool) (o *packObject, ok bool, err error) {
 	if pr == nil {
 		return nil, false, nil
 	}
@@ -262,14 +274,16 @@ func (pr *packReader) get(id plumbing.Hash) (o *packObject, ok bool, err error) 
 		if !found {
 			continue
 		}
-		o, err := pr.at(i, off, 0)
+		o, err := pr.at(i, off, 0, keep)
 		if errors.Is(err, errPackTooLarge) {
 			return nil, false, nil
 		}
 		if err != nil {
 			return nil, false, err
 		}
-		pr.byID[id] = o
+		if keep {
+			pr.byID[id] = o
+		}
 		return o, true, nil
 	}
 	return nil, false, nil
@@ -277,8 +291,9 @@ func (pr *packReader) get(id plumbing.Hash) (o *packObject, ok bool, err error) 
 
 var errPackTooLarge = errors.New("pack object too large for the pack reader")
 
-// at reads the object at off of pack i.
-func (pr *packReader) at(i int, off int64, depth int) (*packObject, error) {
+// at reads the object at off of pack i, and caches it if keep (delta
+// bases always are).
+func (pr *packReader) at(i int, off int64, depth int, keep bool) (*packObject, error) {
 	key := packOffset{i, off}
 	if o, ok := pr.cache[key]; ok {
 		return o, nil
@@ -349,29 +364,41 @@ func (pr *packReader) at(i int, off int64, depth int) (*packObject, error) {
 	default:
 		return nil, fmt.Errorf("pack object of type %d", typ)
 	}
-	data, err := pr.inflate(p, off+int64(n), size)
-	if err != nil {
-		return nil, err
-	}
 	var o *packObject
 	switch {
 	case baseOff >= 0 || typ == plumbing.REFDeltaObject:
+		// The base first: its reading may reuse scratch, which then
+		// holds the delta until it is applied.
 		var base *packObject
 		if baseOff >= 0 {
-			base, err = pr.at(i, baseOff, depth+1)
+			base, err = pr.at(i, baseOff, depth+1, true)
 		} else {
 			base, err = pr.refBase(baseID, depth+1)
 		}
 		if err != nil {
 			return nil, err
 		}
-		out, err := applyDelta(base.data, data)
+		if uint64(cap(pr.scratch)) < size {
+			pr.scratch = make([]byte, size)
+		}
+		delta := pr.scratch[:size]
+		if err := pr.inflate(p, off+int64(n), delta); err != nil {
+			return nil, err
+		}
+		out, err := applyDelta(base.data, delta)
 		if err != nil {
 			return nil, err
 		}
 		o = &packObject{typ: base.typ, data: out}
 	default:
+		data := make([]byte, size)
+		if err := pr.inflate(p, off+int64(n), data); err != nil {
+			return nil, err
+		}
 		o = &packObject{typ: typ, data: data}
+	}
+	if !keep {
+		return o, nil
 	}
 	if pr.cacheBytes += len(o.data) + 64; pr.cacheBytes > maxPackCacheBytes {
 		clear(pr.cache)
@@ -469,21 +496,21 @@ func applyDelta(src, delta []byte) ([]byte, error) {
 func (pr *packReader) refBase(id plumbing.Hash, depth int) (*packObject, error) {
 	for i, p := range pr.packs {
 		if off, found := p.idx.find(id); found {
-			return pr.at(i, off, depth)
+			return pr.at(i, off, depth, true)
 		}
 	}
 	return nil, errPackTooLarge // a thin pack's base elsewhere: go-git reads it
 }
 
-// inflate inflates the size bytes of the zlib stream at off of p: with
-// the inflater from the pack's bytes in place, or else (a stream it does
-// not take, or one longer than the bytes it was given) with compress/zlib.
-func (pr *packReader) inflate(p *readPack, off int64, size uint64) ([]byte, error) {
-	data := make([]byte, size)
+// inflate inflates the zlib stream at off of p into data, which it
+// fills exactly: with the inflater from the pack's bytes in place, or
+// else (a stream it does not take, or one longer than the bytes it was
+// given) with compress/zlib.
+func (pr *packReader) inflate(p *readPack, off int64, data []byte) error {
 	// Enough for a stream of stored blocks (5 bytes each 64 KiB) and the
 	// zlib header and trailer; deflated data is rarely longer.
-	if pr.inf.inflate(p.span(off, int(size+size/8+64)), data) {
-		return data, nil
+	if pr.inf.inflate(p.span(off, len(data)+len(data)/8+64), data) {
+		return nil
 	}
 	sr := io.NewSectionReader(p, off, p.size-off)
 	if pr.br == nil {
@@ -498,12 +525,12 @@ func (pr *packReader) inflate(p *readPack, off int64, size uint64) ([]byte, erro
 		err = pr.zr.(zlib.Resetter).Reset(pr.br, nil)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := io.ReadFull(pr.zr, data); err != nil {
-		return nil, fmt.Errorf("pack object inflates short: %w", err)
+		return fmt.Errorf("pack object inflates short: %w", err)
 	}
-	return data, nil
+	return nil
 }
 
 // knownObject is a packObject as a go-git EncodedObject whose id is the
