@@ -178,6 +178,21 @@ const (
 	// ran. Retrying after a few seconds is safe.
 	CodeServerBusy Code = "SERVER_BUSY"
 
+	// Merge queue codes (issue 24).
+
+	// CodeBaseMoved: a strict submit whose base is no longer the head of
+	// the target branch; the branch did not move. Resubmit with replay,
+	// or from a workspace at the new head.
+	CodeBaseMoved Code = "BASE_MOVED"
+	// CodeMergeConflict: a replay submit whose changes conflict with the
+	// branch's; the branch did not move. The answer lists the files and
+	// hunks.
+	CodeMergeConflict Code = "MERGE_CONFLICT"
+	// CodePatchMismatch: a patch whose content address (sha256) or
+	// metadata does not match the commits it names (tampered or
+	// corrupted); nothing was merged.
+	CodePatchMismatch Code = "PATCH_MISMATCH"
+
 	// CodeInternal: a bug or an unexpected system error; details are only
 	// in the server log.
 	CodeInternal Code = "INTERNAL_ERROR"

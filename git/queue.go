@@ -1,0 +1,866 @@
+package git
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/serverfs/serverfs/diff3"
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// The merge queue (issue 24, seed M3 §6–§7): one worker per (repository,
+// branch) applies submitted patches one at a time. strict fast-forwards
+// only a patch whose base is the branch head; replay merges each changed
+// file onto the head (text three-way as git merge-file; binary, mode and
+// type changes only when one side left them alone) and commits on the
+// head. The branch moves by compare-and-swap under git's ref lock and
+// never on a conflict. Every event goes to an append-only ledger
+// (.git/serverfs/queue/<branch>.jsonl) from which the merged set can be
+// replayed; a worker starting in a new process first settles what a crash
+// left (an apply whose ref moved is recorded merged, one whose ref did
+// not is recorded interrupted).
+
+// Merge modes of Submit.
+const (
+	MergeStrict = "strict"
+	MergeReplay = "replay"
+)
+
+// Merge statuses.
+const (
+	StatusMerged        = "merged"
+	StatusNoChange      = "no_change"
+	StatusAlreadyMerged = "already_merged"
+	StatusConflict      = "conflict"
+	StatusBaseMoved     = "base_moved"
+)
+
+// Conflict answer bounds.
+const (
+	maxConflictHunks     = 20
+	maxConflictHunkBytes = 2048
+)
+
+// ConflictHunk is one conflicted region of a file: where its markers start
+// in the merged text (1-based line), and the base, ours (the branch) and
+// theirs (the patch) lines, each cut to 2 KiB (Truncated).
+type ConflictHunk struct {
+	File      string `json:"file"`
+	Line      int    `json:"line,omitempty"`
+	Base      string `json:"base"`
+	Ours      string `json:"ours"`
+	Theirs    string `json:"theirs"`
+	Reason    string `json:"reason,omitempty"` // binary, mode, type, deleted, too_large
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// ConflictArtifact names the conflict bundle kept in the ledger's
+// directory: every conflicted file's merged text with markers.
+type ConflictArtifact struct {
+	SHA256 string `json:"sha256"`
+	Bytes  int    `json:"bytes"`
+}
+
+// MergeResult is the answer of Submit. On BASE_MOVED and MERGE_CONFLICT it
+// comes with the error (the branch did not move).
+type MergeResult struct {
+	Status  string `json:"status"`
+	Mode    string `json:"mode"`
+	Branch  string `json:"branch"`
+	QueueID string `json:"queue_id,omitempty"`
+	Patch   *Patch `json:"patch,omitempty"`
+	// From and To: the branch head before and after (To only when it
+	// moved or, for already_merged, the commit that merged the patch).
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+	// Checkout: "updated" when the branch is checked out in the live
+	// work tree and it was clean (now at To), "behind" when it was not
+	// clean (the checkout stays at From; git status shows the merge
+	// reversed until it is updated).
+	Checkout     string            `json:"checkout,omitempty"`
+	Files        []string          `json:"files,omitempty"`
+	Hunks        []ConflictHunk    `json:"hunks,omitempty"`
+	HunksOmitted int               `json:"hunks_omitted,omitempty"`
+	Artifact     *ConflictArtifact `json:"artifact,omitempty"`
+	Recovered    []LedgerEvent     `json:"recovered,omitempty"`
+}
+
+// LedgerEvent is one line of the queue ledger.
+type LedgerEvent struct {
+	Time    string   `json:"time"`
+	Event   string   `json:"event"` // queued, applying, merged, no_change, already_merged, conflict, base_moved, refused, interrupted
+	QueueID string   `json:"queue_id"`
+	Patch   string   `json:"patch_sha,omitempty"`
+	Base    string   `json:"base,omitempty"`
+	Head    string   `json:"head,omitempty"` // the patch's commit
+	Mode    string   `json:"mode,omitempty"`
+	From    string   `json:"from,omitempty"`
+	To      string   `json:"to,omitempty"`
+	Files   []string `json:"files,omitempty"`
+	Note    string   `json:"note,omitempty"`
+}
+
+// queueWorker serialises the merges of one (repository, branch).
+type queueWorker struct {
+	mu        sync.Mutex
+	jobs      []*queueJob
+	running   bool
+	recovered bool
+}
+
+type queueJob struct {
+	ctx  context.Context
+	r    *Repo
+	p    *Patch
+	mode string
+	msg  string
+	res  *MergeResult
+	err  error
+	done chan struct{}
+}
+
+var queues sync.Map // key -> *queueWorker
+
+func (r *Repo) queueKey(branch string) (string, error) {
+	st, err := r.ctl.Lstat(".git")
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d:%d:%s", st.Dev, st.Ino, branch), nil
+}
+
+// ledgerPath is the ledger file of a branch.
+func ledgerPath(branch string) string {
+	return ".git/serverfs/queue/" + url.PathEscape(branch) + ".jsonl"
+}
+
+// Submit enqueues the patch for branch and waits for its turn and outcome.
+// mode is MergeStrict or MergeReplay; message is the merge commit's
+// message (replay onto a moved head). The patch is recomputed from its
+// objects first (PATCH_MISMATCH when it does not match). An empty patch
+// is no_change; one the ledger shows merged is already_merged. strict
+// answers BASE_MOVED when base is not the head; replay answers
+// MERGE_CONFLICT with the files, hunks and artifact. Neither moves the
+// branch. When the branch is checked out in the live work tree and that
+// tree is clean, the tree and index follow the branch.
+func (r *Repo) Submit(ctx context.Context, branch string, p *Patch, mode, message string) (*MergeResult, error) {
+	if mode != MergeStrict && mode != MergeReplay {
+		return nil, argError(`mode must be "strict" or "replay"`)
+	}
+	if !validRefName("refs/heads/" + branch) {
+		return nil, argError("branch is not a valid branch name")
+	}
+	if r.w.Mode() != sfs.ModeReadWrite {
+		return nil, repoErr(sfs.CodeWorkdirReadOnly, r.w.Alias(), "is read-only; merges need a read-write workdir")
+	}
+	key, err := r.queueKey(branch)
+	if err != nil {
+		return nil, err
+	}
+	v, _ := queues.LoadOrStore(key, &queueWorker{})
+	w := v.(*queueWorker)
+	job := &queueJob{ctx: ctx, r: r, p: p, mode: mode, msg: message, done: make(chan struct{})}
+	w.mu.Lock()
+	w.jobs = append(w.jobs, job)
+	if !w.running {
+		w.running = true
+		go w.run(branch)
+	}
+	w.mu.Unlock()
+	<-job.done
+	return job.res, job.err
+}
+
+// run drains the queue and exits when it is empty.
+func (w *queueWorker) run(branch string) {
+	for {
+		w.mu.Lock()
+		if len(w.jobs) == 0 {
+			w.running = false
+			w.mu.Unlock()
+			return
+		}
+		job := w.jobs[0]
+		w.jobs = w.jobs[1:]
+		first := !w.recovered
+		w.recovered = true
+		w.mu.Unlock()
+		var recovered []LedgerEvent
+		if first {
+			recovered, job.err = job.r.RecoverQueue(branch)
+		}
+		if job.err == nil {
+			job.res, job.err = job.r.apply(job.ctx, branch, job.p, job.mode, job.msg)
+			if job.res != nil {
+				job.res.Recovered = recovered
+			}
+		}
+		close(job.done)
+	}
+}
+
+func newQueueID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// appendLedger appends one event (one write, fsynced).
+func (r *Repo) appendLedger(branch string, ev LedgerEvent) error {
+	ev.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	name := ledgerPath(branch)
+	if err := r.ctl.MkdirAll(path.Dir(name), 0o755); err != nil {
+		return err
+	}
+	// A line a crash cut short (power loss; a killed process completes
+	// its write) is ended first, so that it spoils only itself.
+	line := append(b, '\n')
+	if st, err := r.ctl.Lstat(name); err == nil && st.Size > 0 {
+		if f, err := r.ctl.Open(name); err == nil {
+			var last [1]byte
+			if n, _ := f.ReadAt(last[:], st.Size-1); n == 1 && last[0] != '\n' {
+				line = append([]byte{'\n'}, line...)
+			}
+			f.Close()
+		}
+	}
+	f, err := r.ctl.OpenAppend(name, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Write(line); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// ReadLedger returns the events of branch's ledger in order, and how many
+// lines it could not read (cut short by a crash) and left out.
+func (r *Repo) ReadLedger(branch string) (events []LedgerEvent, torn int, err error) {
+	f, err := r.ctl.Open(ledgerPath(branch))
+	if sfs.CodeOf(err) == sfs.CodePathNotFound {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var ev LedgerEvent
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil || ev.QueueID == "" {
+			torn++
+			continue
+		}
+		events = append(events, ev)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, 0, err
+	}
+	return events, torn, nil
+}
+
+// terminalEvents end a queue item.
+var terminalEvents = map[string]bool{"merged": true, "no_change": true, "already_merged": true, "conflict": true, "base_moved": true, "refused": true, "interrupted": true}
+
+// RecoverQueue settles the items a crash left open in branch's ledger: an
+// item whose apply moved the branch to its target is recorded merged, any
+// other open item interrupted (the branch is where it was); the ref lock
+// the crash left (recognised by its content) is removed. It returns the
+// events it appended. One server process per repository is assumed: an
+// item open in another live process would be settled too.
+func (r *Repo) RecoverQueue(branch string) ([]LedgerEvent, error) {
+	events, _, err := r.ReadLedger(branch)
+	if err != nil {
+		return nil, err
+	}
+	open := map[string]LedgerEvent{}
+	var order []string
+	for _, ev := range events {
+		if terminalEvents[ev.Event] {
+			delete(open, ev.QueueID)
+			continue
+		}
+		if _, ok := open[ev.QueueID]; !ok {
+			order = append(order, ev.QueueID)
+		}
+		open[ev.QueueID] = ev
+	}
+	if len(open) == 0 {
+		return nil, nil
+	}
+	// A ref lock holding the target of an open apply is this queue's own,
+	// left by the crash between writing it and renaming it: removed (the
+	// branch did not move). Any other lock belongs to someone else.
+	lockName := ".git/refs/heads/" + branch + ".lock"
+	if f, err := r.ctl.Open(lockName); err == nil {
+		var buf [64]byte
+		n, _ := f.ReadAt(buf[:], 0)
+		f.Close()
+		for _, ev := range open {
+			if ev.Event == "applying" && ev.To != "" && strings.HasPrefix(ev.To+"\n", string(buf[:n])) {
+				r.ctl.Remove(lockName)
+				break
+			}
+		}
+	}
+	head, err := r.branchHead(branch)
+	if err != nil {
+		return nil, err
+	}
+	var out []LedgerEvent
+	for _, id := range order {
+		ev, ok := open[id]
+		if !ok {
+			continue
+		}
+		done := LedgerEvent{QueueID: id, Patch: ev.Patch, Base: ev.Base, Head: ev.Head, Mode: ev.Mode, From: ev.From}
+		if ev.Event == "applying" && ev.To != "" && head.String() == ev.To {
+			done.Event, done.To, done.Note = "merged", ev.To, "recovered after a restart: the branch had moved"
+		} else {
+			done.Event, done.Note = "interrupted", "the server stopped before the branch moved; submit again"
+		}
+		if err := r.appendLedger(branch, done); err != nil {
+			return nil, err
+		}
+		out = append(out, done)
+	}
+	return out, nil
+}
+
+// branchHead reads refs/heads/branch (loose, else packed).
+func (r *Repo) branchHead(branch string) (plumbing.Hash, error) {
+	ref, err := r.storage.Reference(plumbing.NewBranchReferenceName(branch))
+	if err == plumbing.ErrReferenceNotFound {
+		return plumbing.ZeroHash, repoErr(sfs.CodeRevNotFound, r.w.Alias(), fmt.Sprintf("has no branch %q", branch))
+	}
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if ref.Type() != plumbing.HashReference {
+		return plumbing.ZeroHash, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "the branch is a symbolic reference")
+	}
+	return ref.Hash(), nil
+}
+
+// apply is one queue item, in the worker.
+func (r *Repo) apply(ctx context.Context, branch string, p *Patch, mode, message string) (*MergeResult, error) {
+	alias := r.w.Alias()
+	res := &MergeResult{Mode: mode, Branch: branch, QueueID: newQueueID(), Patch: p}
+	ev := LedgerEvent{QueueID: res.QueueID, Patch: p.SHA256, Base: p.Base, Head: p.Head, Mode: mode}
+	if p.Empty {
+		if !plumbing.IsHash(p.Base) {
+			return nil, repoErr(sfs.CodePatchMismatch, alias, "the patch does not match its objects: base must be a commit id")
+		}
+		_, baseTree, err := r.flatTree(ctx, plumbing.NewHash(p.Base))
+		if err != nil {
+			return nil, err
+		}
+		if p.SHA256 != patchAddress(plumbing.NewHash(p.Base), baseTree, nil) || len(p.FilesChanged) > 0 {
+			return nil, repoErr(sfs.CodePatchMismatch, alias, "the patch does not match its objects: its sha256 is not the address of an empty change")
+		}
+		res.Status = StatusNoChange
+		ev.Event = "no_change"
+		return res, r.appendLedger(branch, ev)
+	}
+	changes, err := r.verifyPatch(ctx, p)
+	if err != nil {
+		ev.Event, ev.Note = "refused", string(sfs.CodeOf(err))
+		r.appendLedger(branch, ev)
+		return nil, err
+	}
+	ev.Files = p.FilesChanged
+	events, _, err := r.ReadLedger(branch)
+	if err != nil {
+		return nil, err
+	}
+	head, err := r.branchHead(branch)
+	if err != nil {
+		return nil, err
+	}
+	res.From = head.String()
+	ev.From = head.String()
+	for _, old := range events {
+		if old.Event == "merged" && old.Patch == p.SHA256 {
+			res.Status, res.To = StatusAlreadyMerged, old.To
+			ev.Event, ev.To = "already_merged", old.To
+			return res, r.appendLedger(branch, ev)
+		}
+	}
+	if err := r.appendLedger(branch, LedgerEvent{Event: "queued", QueueID: ev.QueueID, Patch: ev.Patch, Base: ev.Base, Head: ev.Head, Mode: mode, From: ev.From}); err != nil {
+		return nil, err
+	}
+	var next plumbing.Hash
+	switch {
+	case head.String() == p.Base:
+		next = plumbing.NewHash(p.Head)
+	case mode == MergeStrict:
+		res.Status = StatusBaseMoved
+		ev.Event = "base_moved"
+		if err := r.appendLedger(branch, ev); err != nil {
+			return nil, err
+		}
+		return res, repoErr(sfs.CodeBaseMoved, alias, fmt.Sprintf("branch %s is at %s, not at the patch's base %s; the branch did not move (submit with mode replay, or from a workspace at the new head)", branch, short(head), p.Base[:7]))
+	default:
+		merged, conflict, err := r.replay(ctx, branch, head, changes, p, message)
+		if err != nil {
+			return nil, err
+		}
+		if conflict != nil {
+			conflict.Mode, conflict.Branch, conflict.QueueID, conflict.Patch, conflict.From = mode, branch, res.QueueID, p, res.From
+			ev.Event, ev.Files = "conflict", conflict.Files
+			if err := r.appendLedger(branch, ev); err != nil {
+				return nil, err
+			}
+			return conflict, repoErr(sfs.CodeMergeConflict, alias, fmt.Sprintf("the patch conflicts with branch %s in %d file(s); the branch did not move", branch, len(conflict.Files)))
+		}
+		if merged.IsZero() {
+			res.Status, res.To = StatusAlreadyMerged, head.String()
+			ev.Event, ev.To, ev.Note = "already_merged", head.String(), "the branch already has these changes"
+			return res, r.appendLedger(branch, ev)
+		}
+		next = merged
+	}
+	ev.Event, ev.To = "applying", next.String()
+	if err := r.appendLedger(branch, ev); err != nil {
+		return nil, err
+	}
+	checkout, err := r.advance(ctx, branch, head, next)
+	if err != nil {
+		ev.Event, ev.To, ev.Note = "interrupted", "", err.Error()
+		r.appendLedger(branch, ev)
+		return nil, err
+	}
+	res.Status, res.To, res.Checkout = StatusMerged, next.String(), checkout
+	ev.Event = "merged"
+	return res, r.appendLedger(branch, ev)
+}
+
+// replay merges the patch's changes onto head: the merge commit (parent
+// head), or a conflict answer; a zero commit when the head already has
+// every change.
+func (r *Repo) replay(ctx context.Context, branch string, head plumbing.Hash, changes []patchChange, p *Patch, message string) (plumbing.Hash, *MergeResult, error) {
+	headFlat, headTree, err := r.flatTree(ctx, head)
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	merged := make(map[string]treeEntry, len(headFlat))
+	for k, v := range headFlat {
+		merged[k] = v
+	}
+	conf := &MergeResult{Status: StatusConflict}
+	var bundle bytes.Buffer
+	addHunk := func(h ConflictHunk) {
+		if len(conf.Hunks) >= maxConflictHunks {
+			conf.HunksOmitted++
+			return
+		}
+		cut := func(s string) string {
+			if len(s) > maxConflictHunkBytes {
+				h.Truncated = true
+				return s[:maxConflictHunkBytes]
+			}
+			return s
+		}
+		h.Base, h.Ours, h.Theirs = cut(h.Base), cut(h.Ours), cut(h.Theirs)
+		conf.Hunks = append(conf.Hunks, h)
+	}
+	for _, c := range changes {
+		if ctx.Err() != nil {
+			return plumbing.ZeroHash, nil, canceled(r.w.Alias())
+		}
+		base := treeEntry{hash: c.old, mode: c.oldMode}
+		theirs := treeEntry{hash: c.new, mode: c.newMode}
+		ours := headFlat[c.path] // zero when absent
+		switch {
+		case ours == base, ours == theirs:
+			setEntry(merged, c.path, theirs)
+			continue
+		}
+		// Both sides changed the path, differently.
+		reason := ""
+		mergedMode := theirs.mode
+		switch {
+		case ours.hash.IsZero() || theirs.hash.IsZero() || base.hash.IsZero():
+			reason = "deleted or added on both sides"
+		case ours.mode == base.mode:
+		case theirs.mode == base.mode || theirs.mode == ours.mode:
+			mergedMode = ours.mode
+		default:
+			reason = "mode"
+		}
+		if reason == "" && !(isFileMode(ours.mode) && isFileMode(theirs.mode) && isFileMode(base.mode)) {
+			reason = "type"
+		}
+		if reason == "" && ours.hash == theirs.hash {
+			setEntry(merged, c.path, treeEntry{hash: ours.hash, mode: mergedMode})
+			continue
+		}
+		if reason == "" && ours.hash == base.hash {
+			setEntry(merged, c.path, treeEntry{hash: theirs.hash, mode: mergedMode})
+			continue
+		}
+		if reason == "" && theirs.hash == base.hash {
+			setEntry(merged, c.path, treeEntry{hash: ours.hash, mode: mergedMode})
+			continue
+		}
+		var text diff3.Result
+		if reason == "" {
+			b, o, t, err := r.load3(base.hash, ours.hash, theirs.hash)
+			if err != nil {
+				return plumbing.ZeroHash, nil, err
+			}
+			res, err := diff3.Merge(b, o, t, diff3.Options{Ours: branch, Theirs: "patch " + p.SHA256[:12]})
+			switch {
+			case errors.Is(err, diff3.ErrBinary):
+				reason = "binary"
+			case errors.Is(err, diff3.ErrTooLarge):
+				reason = "too_large"
+			case err != nil:
+				return plumbing.ZeroHash, nil, err
+			default:
+				text = *res
+			}
+		}
+		if reason != "" {
+			conf.Files = append(conf.Files, c.path)
+			addHunk(ConflictHunk{File: c.path, Reason: reason})
+			fmt.Fprintf(&bundle, "--- %q (%s)\n", c.path, reason)
+			continue
+		}
+		if len(text.Conflicts) > 0 {
+			conf.Files = append(conf.Files, c.path)
+			for _, h := range text.Conflicts {
+				addHunk(ConflictHunk{File: c.path, Line: h.Line + 1, Base: string(h.Base), Ours: string(h.Ours), Theirs: string(h.Theirs)})
+			}
+			fmt.Fprintf(&bundle, "--- %q\n", c.path)
+			bundle.Write(text.Merged)
+			continue
+		}
+		h, err := r.writeObject(plumbing.BlobObject, text.Merged)
+		if err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
+		setEntry(merged, c.path, treeEntry{hash: h, mode: mergedMode})
+	}
+	if clash := fileDirClash(merged); clash != "" && len(conf.Files) == 0 {
+		conf.Files = append(conf.Files, clash)
+		addHunk(ConflictHunk{File: clash, Reason: "type"})
+		fmt.Fprintf(&bundle, "--- %q (file and directory)\n", clash)
+	}
+	if len(conf.Files) > 0 {
+		sum := sha256.Sum256(bundle.Bytes())
+		conf.Artifact = &ConflictArtifact{SHA256: hex.EncodeToString(sum[:]), Bytes: bundle.Len()}
+		name := ".git/serverfs/queue/conflicts/" + conf.Artifact.SHA256
+		if err := r.ctl.MkdirAll(path.Dir(name), 0o755); err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
+		if f, err := r.ctl.CreateExclusive(name, 0o644); err == nil {
+			f.Write(bundle.Bytes())
+			f.Sync()
+			f.Close()
+		}
+		return plumbing.ZeroHash, conf, nil
+	}
+	entries := make(map[string]*indexEntry, len(merged))
+	for k, v := range merged {
+		entries[k] = &indexEntry{Entry: &index.Entry{Name: k, Hash: v.hash, Mode: v.mode}}
+	}
+	tree, _, err := r.writeTrees(entries)
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	if tree == headTree {
+		return plumbing.ZeroHash, nil, nil
+	}
+	pc, err := object.GetCommit(r.storage, plumbing.NewHash(p.Head))
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	ident, err := r.identity()
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	msg := pc.Message
+	if strings.TrimSpace(message) != "" {
+		msg = cleanupMessage(message)
+	}
+	c := &object.Commit{Author: pc.Author, Committer: object.Signature{Name: ident.name, Email: ident.email, When: time.Now()}, Message: msg, TreeHash: tree, ParentHashes: []plumbing.Hash{head}}
+	h, err := r.writeCommit(c)
+	return h, nil, err
+}
+
+func isFileMode(m filemode.FileMode) bool {
+	return m == filemode.Regular || m == filemode.Executable
+}
+
+// setEntry sets (or, for a zero hash, deletes) a path of a flat tree.
+func setEntry(m map[string]treeEntry, p string, e treeEntry) {
+	if e.hash.IsZero() {
+		delete(m, p)
+		return
+	}
+	m[p] = e
+}
+
+// load3 reads three blobs (zero: empty) for a text merge, refusing any
+// over the merge's byte limit without reading it.
+func (r *Repo) load3(hs ...plumbing.Hash) (b, o, t []byte, err error) {
+	out := make([][]byte, 3)
+	for i, h := range hs {
+		size, err := r.blobSize(h)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if size > diff3.DefaultMaxBytes {
+			out[i] = make([]byte, diff3.DefaultMaxBytes+1) // refused as too large by Merge
+			continue
+		}
+		if out[i], err = r.readBlob(h, size); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return out[0], out[1], out[2], nil
+}
+
+// advance moves the branch from old to next (compare-and-swap under the
+// ref's lock) and, when the branch is checked out and the live work tree
+// was clean, updates the work tree and index to next. It returns the
+// checkout state ("", "updated" or "behind").
+func (r *Repo) advance(ctx context.Context, branch string, old, next plumbing.Hash) (string, error) {
+	alias := r.w.Alias()
+	release, err := r.fs.Lease().Acquire(ctx, alias)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	h, err := r.head()
+	if err != nil {
+		return "", err
+	}
+	checkedOut := h.branch == branch
+	clean := false
+	if checkedOut {
+		st, err := r.Status(ctx, 1)
+		if err != nil {
+			return "", err
+		}
+		clean = len(st.Entries) == 0
+	}
+	ident, err := r.identity()
+	if err != nil {
+		return "", err
+	}
+	who := object.Signature{Name: ident.name, Email: ident.email, When: time.Now()}
+	if err := r.updateBranch(branch, old, next, checkedOut, who, "merge queue: "+short(next)); err != nil {
+		return "", err
+	}
+	if !checkedOut {
+		return "", nil
+	}
+	if !clean {
+		return "behind", nil
+	}
+	if err := r.checkoutFollow(ctx, old, next); err != nil {
+		return "behind", nil
+	}
+	return "updated", nil
+}
+
+// updateBranch is updateRef for a named branch: create-exclusive
+// refs/heads/<branch>.lock, check the branch is still old (loose or
+// packed), write, fsync, rename, reflog (and HEAD's when it is on it).
+func (r *Repo) updateBranch(branch string, old, next plumbing.Hash, headOnIt bool, who object.Signature, msg string) error {
+	alias := r.w.Alias()
+	ref := "refs/heads/" + branch
+	file := ".git/" + ref
+	if err := r.ctl.MkdirAll(path.Dir(file), 0o755); err != nil {
+		return err
+	}
+	lock, err := r.ctl.CreateExclusive(file+".lock", 0o644)
+	if sfs.CodeOf(err) == sfs.CodePathExists {
+		return repoErr(sfs.CodeRepoLocked, alias, fmt.Sprintf("is locked by another git process (%s.lock exists); try again", ref))
+	}
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		lock.Close()
+		if !done {
+			r.ctl.Remove(file + ".lock")
+		}
+	}()
+	now, err := r.branchHead(branch)
+	if err != nil {
+		return err
+	}
+	if now != old {
+		return repoErr(sfs.CodeRepoLocked, alias, fmt.Sprintf("branch %s moved while the merge was being made (another git process?); the merge was not applied", branch))
+	}
+	if _, err := lock.Write([]byte(next.String() + "\n")); err != nil {
+		return err
+	}
+	if err := lock.Sync(); err != nil {
+		return err
+	}
+	if err := lock.Close(); err != nil {
+		return err
+	}
+	if err := r.ctl.Rename(file+".lock", file); err != nil {
+		return err
+	}
+	done = true
+	r.ctl.SyncDir(path.Dir(file))
+	line := fmt.Sprintf("%s %s %s <%s> %d %s\t%s\n", old, next, who.Name, who.Email, who.When.Unix(), who.When.Format("-0700"), strings.ReplaceAll(msg, "\n", " "))
+	logs := []string{".git/logs/" + ref}
+	if headOnIt {
+		logs = append(logs, ".git/logs/HEAD")
+	}
+	for _, l := range logs {
+		if err := r.appendReflog(l, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkoutFollow brings a clean work tree and index from old to next:
+// each changed file written (to a temporary, renamed), each deleted one
+// removed, the index rewritten under .git/index.lock with the new
+// entries' stat data. Symlinks and submodules are left to git (an error:
+// the checkout is then reported behind).
+func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) error {
+	a, _, err := r.flatTree(ctx, old)
+	if err != nil {
+		return err
+	}
+	b, _, err := r.flatTree(ctx, next)
+	if err != nil {
+		return err
+	}
+	changes := diffTrees(a, b)
+	for _, c := range changes {
+		if !isFileMode(c.newMode) && !c.new.IsZero() || !isFileMode(c.oldMode) && !c.old.IsZero() {
+			return errors.New("checkout: not a regular file")
+		}
+	}
+	lock, err := r.ctl.CreateExclusive(".git/index.lock", 0o644)
+	if err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		lock.Close()
+		if !committed {
+			r.ctl.Remove(".git/index.lock")
+		}
+	}()
+	idx, _, err := r.readIndex()
+	if err != nil {
+		return err
+	}
+	entries := map[string]*indexEntry{}
+	for i, e := range idx.entries {
+		entries[e.Name] = &indexEntry{Entry: e, assumeValid: idx.assumeValid[i]}
+	}
+	for _, c := range changes {
+		if c.new.IsZero() {
+			if err := r.ctl.Remove(c.path); err != nil && sfs.CodeOf(err) != sfs.CodePathNotFound {
+				return err
+			}
+			delete(entries, c.path)
+			continue
+		}
+		size, err := r.blobSize(c.new)
+		if err != nil {
+			return err
+		}
+		data, err := r.readBlob(c.new, size)
+		if err != nil {
+			return err
+		}
+		if err := r.ctl.MkdirAll(path.Dir(c.path), 0o755); err != nil {
+			return err
+		}
+		perm := uint32(0o644)
+		if c.newMode == filemode.Executable {
+			perm = 0o755
+		}
+		// Named like the temporaries of writes: a crash's leftover is swept
+		// when the server starts.
+		tmp := path.Join(path.Dir(c.path), ".serverfs-tmp-"+newQueueID())
+		f, err := r.ctl.CreateExclusive(tmp, perm)
+		if err != nil {
+			return err
+		}
+		_, werr := f.Write(data)
+		if werr == nil {
+			werr = f.Sync()
+		}
+		f.Close()
+		if werr == nil {
+			werr = r.ctl.Rename(tmp, c.path)
+		}
+		if werr != nil {
+			r.ctl.Remove(tmp)
+			return werr
+		}
+		st, err := r.ctl.Lstat(c.path)
+		if err != nil {
+			return err
+		}
+		e := &indexEntry{Entry: &index.Entry{Name: c.path, Hash: c.new, Mode: c.newMode}}
+		e.CreatedAt, e.ModifiedAt = st.Ctime, st.Mtime
+		e.Dev, e.Inode, e.UID, e.GID = uint32(st.Dev), uint32(st.Ino), st.Uid, st.Gid
+		e.Size = uint32(st.Size)
+		entries[c.path] = e
+	}
+	list := make([]indexEntry, 0, len(entries))
+	for _, e := range entries {
+		list = append(list, *e)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	if _, err := lock.Write(encodeIndex(idx.version, list, nil)); err != nil {
+		return err
+	}
+	if err := lock.Sync(); err != nil {
+		return err
+	}
+	if err := lock.Close(); err != nil {
+		return err
+	}
+	if err := r.ctl.Rename(".git/index.lock", ".git/index"); err != nil {
+		return err
+	}
+	committed = true
+	r.ctl.SyncDir(".git")
+	return nil
+}

@@ -1,0 +1,251 @@
+package git
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// queueRepo makes a repository on main with a few files and a user
+// identity, and returns its directory and base commit.
+func queueRepo(t *testing.T) (string, string) {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = Serv Er\n\temail = serverfs@example.invalid\n[init]\n\tdefaultBranch = main\n"), 0o644)
+	dir := filepath.Join(t.TempDir(), "repo")
+	os.MkdirAll(dir, 0o755)
+	gitCLI(t, dir, "init", "-q", "-b", "main")
+	write(t, filepath.Join(dir, "a.txt"), "a1\na2\na3\na4\na5\na6\na7\na8\n")
+	write(t, filepath.Join(dir, "b.txt"), "b1\nb2\nb3\n")
+	write(t, filepath.Join(dir, "src/c.go"), "package c\n\nfunc C() int { return 1 }\n")
+	write(t, filepath.Join(dir, ".gitignore"), "*.log\n")
+	gitCLI(t, dir, "add", "-A")
+	gitCLI(t, dir, "commit", "-qm", "base")
+	return dir, strings.TrimSpace(gitCLI(t, dir, "rev-parse", "HEAD"))
+}
+
+// checkoutTo writes the tree of commit into a fresh directory (what a
+// workspace holds), without .git.
+func checkoutTo(t *testing.T, repo, commit string) string {
+	t.Helper()
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.MkdirAll(ws, 0o755)
+	gitCLI(t, repo, "--work-tree="+ws, "checkout", commit, "--", ".")
+	gitCLI(t, repo, "reset", "-q") // the index is the live one's again
+	return ws
+}
+
+func TestSubmitQueue(t *testing.T) {
+	dir, base := queueRepo(t)
+	ws1, ws2, ws3, ws4 := checkoutTo(t, dir, base), checkoutTo(t, dir, base), checkoutTo(t, dir, base), checkoutTo(t, dir, base)
+	f := newWorkdirFS(t, "wd="+dir+":rw:repo", "ws1="+ws1+":rw", "ws2="+ws2+":rw", "ws3="+ws3+":rw", "ws4="+ws4+":rw")
+	r, err := Open(f, "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if out, err := gitOut(dir, "fsck", "--strict", "--no-progress"); err != nil || strings.Contains(out, "error") {
+			t.Errorf("git fsck --strict: %v\n%s", err, out)
+		}
+	})
+	ctx := context.Background()
+	wsd := func(alias string) *sfs.Workdir {
+		w, err := f.Workdir(alias)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	head := func() string { return strings.TrimSpace(gitCLI(t, dir, "rev-parse", "main")) }
+
+	// ws1 changes a.txt, adds a file and an ignored one; ws2 changes b.txt.
+	write(t, filepath.Join(ws1, "a.txt"), "a1\nA2\na3\na4\na5\na6\na7\na8\n")
+	write(t, filepath.Join(ws1, "new/n.txt"), "n\n")
+	write(t, filepath.Join(ws1, "build.log"), "ignored\n")
+	write(t, filepath.Join(ws2, "b.txt"), "b1\nB2\nb3\n")
+	os.Remove(filepath.Join(ws2, "src/c.go"))
+	p1, err := r.CommitWorkspace(ctx, wsd("ws1"), base, "ws1: a and n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(p1.FilesChanged, ",") != "a.txt,new/n.txt" || p1.Diffstat != (Diffstat{Files: 2, Insertions: 2, Deletions: 1}) || p1.Base != base {
+		t.Fatalf("patch 1: %+v", p1)
+	}
+	p2, err := r.CommitWorkspace(ctx, wsd("ws2"), base, "ws2: b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(p2.FilesChanged, ",") != "b.txt,src/c.go" {
+		t.Fatalf("patch 2: %+v", p2)
+	}
+
+	// strict: p1 fast-forwards; the live checkout (clean) follows.
+	res, err := r.Submit(ctx, "main", p1, MergeStrict, "")
+	if err != nil || res.Status != StatusMerged || res.To != p1.Head || res.Checkout != "updated" {
+		t.Fatalf("strict p1: %+v %v", res, err)
+	}
+	if head() != p1.Head || gitCLI(t, dir, "status", "--porcelain") != "" {
+		t.Fatalf("after p1: head %s, status %q", head(), gitCLI(t, dir, "status", "--porcelain"))
+	}
+	// strict p2: base moved; the branch stays.
+	res, err = r.Submit(ctx, "main", p2, MergeStrict, "")
+	if sfs.CodeOf(err) != sfs.CodeBaseMoved || res.Status != StatusBaseMoved || head() != p1.Head {
+		t.Fatalf("strict p2: %+v %v", res, err)
+	}
+	// replay p2: merged on top of p1.
+	res, err = r.Submit(ctx, "main", p2, MergeReplay, "")
+	if err != nil || res.Status != StatusMerged || res.From != p1.Head || res.Checkout != "updated" {
+		t.Fatalf("replay p2: %+v %v", res, err)
+	}
+	merged := head()
+	if got := gitCLI(t, dir, "show", "main:b.txt") + gitCLI(t, dir, "show", "main:a.txt"); got != "b1\nB2\nb3\na1\nA2\na3\na4\na5\na6\na7\na8\n" {
+		t.Fatalf("merged content %q", got)
+	}
+	if gitCLI(t, dir, "rev-parse", "main^") != p1.Head+"\n" || gitCLI(t, dir, "status", "--porcelain") != "" {
+		t.Fatal("replay commit's parent or the checkout is wrong")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "src/c.go")); !os.IsNotExist(err) {
+		t.Fatal("the deleted file is still in the checkout")
+	}
+	// Resubmitted: recognised.
+	res, err = r.Submit(ctx, "main", p2, MergeReplay, "")
+	if err != nil || res.Status != StatusAlreadyMerged || res.To != merged || head() != merged {
+		t.Fatalf("resubmit: %+v %v", res, err)
+	}
+
+	// ws3 changes line 2 of a.txt differently: a conflict, hunks, the
+	// branch stays.
+	write(t, filepath.Join(ws3, "a.txt"), "a1\nX2\na3\na4\na5\na6\na7\na8\n")
+	p3, err := r.CommitWorkspace(ctx, wsd("ws3"), base, "ws3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = r.Submit(ctx, "main", p3, MergeReplay, "")
+	if sfs.CodeOf(err) != sfs.CodeMergeConflict || res.Status != StatusConflict || head() != merged {
+		t.Fatalf("conflict: %+v %v", res, err)
+	}
+	if strings.Join(res.Files, ",") != "a.txt" || len(res.Hunks) != 1 || res.Artifact == nil {
+		t.Fatalf("conflict answer %+v", res)
+	}
+	if h := res.Hunks[0]; h.Base != "a2\n" || h.Ours != "A2\n" || h.Theirs != "X2\n" || h.Line != 2 {
+		t.Fatalf("hunk %+v", h)
+	}
+	// The same change on the branch's side merges as already there.
+	write(t, filepath.Join(ws4, "a.txt"), "a1\nA2\na3\na4\na5\na6\na7\na8\n")
+	p4, err := r.CommitWorkspace(ctx, wsd("ws4"), base, "ws4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err = r.Submit(ctx, "main", p4, MergeReplay, ""); err != nil || res.Status != StatusAlreadyMerged {
+		t.Fatalf("same change: %+v %v", res, err)
+	}
+
+	// No change.
+	pe, err := r.CommitWorkspace(ctx, wsd("ws4"), p1.Head, "nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pe.Empty {
+		// ws4 is base + A2 = p1 without new/n.txt: a change; make it empty.
+		write(t, filepath.Join(ws4, "new/n.txt"), "n\n")
+		if pe, err = r.CommitWorkspace(ctx, wsd("ws4"), p1.Head, "nothing"); err != nil || !pe.Empty {
+			t.Fatalf("empty patch: %+v %v", pe, err)
+		}
+	}
+	if res, err = r.Submit(ctx, "main", pe, MergeStrict, ""); err != nil || res.Status != StatusNoChange {
+		t.Fatalf("no change: %+v %v", res, err)
+	}
+
+	// Tampered patches are refused.
+	for name, tamper := range map[string]func(p *Patch){
+		"sha":   func(p *Patch) { p.SHA256 = strings.Repeat("0", 64) },
+		"files": func(p *Patch) { p.FilesChanged = []string{"b.txt"} },
+		"base":  func(p *Patch) { p.Base = p1.Head },
+		"tree":  func(p *Patch) { p.Tree = p1.Tree },
+	} {
+		bad := *p3
+		tamper(&bad)
+		if _, err := r.Submit(ctx, "main", &bad, MergeReplay, ""); sfs.CodeOf(err) != sfs.CodePatchMismatch {
+			t.Errorf("tampered %s: %v", name, err)
+		}
+	}
+	if head() != merged {
+		t.Fatal("a refused patch moved the branch")
+	}
+
+	// A dirty checkout does not follow: the answer says so.
+	write(t, filepath.Join(dir, "b.txt"), "dirty\n")
+	write(t, filepath.Join(ws3, "a.txt"), "a1\na2\na3\na4\na5\na6\na7\nZ8\n")
+	p5, err := r.CommitWorkspace(ctx, wsd("ws3"), base, "ws3 again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err = r.Submit(ctx, "main", p5, MergeReplay, "replayed ws3"); err != nil || res.Status != StatusMerged || res.Checkout != "behind" {
+		t.Fatalf("dirty checkout: %+v %v", res, err)
+	}
+	st, err := r.Status(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStatusAgrees(t, r, dir, st)
+
+	// The ledger replays to the branch: merged events chain from the
+	// base to the head, and each is a first-parent step of main.
+	checkLedger(t, r, dir, "main", base)
+}
+
+// checkStatusAgrees compares our status with git status --porcelain
+// (paths only: what is changed, not how it is worded), where the policy
+// shows them.
+func checkStatusAgrees(t *testing.T, r *Repo, dir string, st *Status) {
+	t.Helper()
+	var ours []string
+	for _, e := range st.Entries {
+		ours = append(ours, e.Path)
+	}
+	var theirs []string
+	for _, l := range strings.Split(strings.TrimRight(gitCLI(t, dir, "status", "--porcelain", "--untracked-files=all", "--no-renames"), "\n"), "\n") {
+		if len(l) > 3 && r.visible(l[3:]) {
+			theirs = append(theirs, l[3:])
+		}
+	}
+	sort.Strings(ours)
+	sort.Strings(theirs)
+	if strings.Join(ours, "\n") != strings.Join(theirs, "\n") {
+		t.Fatalf("status: ours %q, git %q", ours, theirs)
+	}
+}
+
+// checkLedger replays the ledger's merged events: they chain from base
+// and end at the branch head, each a first-parent step of the branch.
+func checkLedger(t *testing.T, r *Repo, dir, branch, base string) {
+	t.Helper()
+	events, torn, err := r.ReadLedger(branch)
+	if err != nil {
+		t.Fatalf("ledger: %v", err)
+	}
+	_ = torn
+	at := base
+	for _, ev := range events {
+		if ev.Event != "merged" {
+			continue
+		}
+		if ev.From != at {
+			t.Fatalf("ledger: merged %s from %s, but the branch was at %s", ev.QueueID, ev.From, at)
+		}
+		if parent := strings.TrimSpace(gitCLI(t, dir, "rev-parse", ev.To+"^")); parent != at {
+			t.Fatalf("ledger: %s's parent is %s, not %s", ev.To, parent, at)
+		}
+		at = ev.To
+	}
+	if h := strings.TrimSpace(gitCLI(t, dir, "rev-parse", branch)); h != at {
+		t.Fatalf("ledger ends at %s, branch at %s", at, h)
+	}
+}
