@@ -95,6 +95,9 @@ var knownServerVars = map[string]bool{
 	"SERVERFS_HEAVY_WAIT_SECONDS": true, "SERVERFS_MAX_SESSIONS": true, "SERVERFS_WRITE_TIMEOUT_SECONDS": true,
 	// ChatGPT's search and fetch tools (read here).
 	"SERVERFS_SEARCH_FETCH": true,
+	// Workspaces (read by package workspace).
+	"SERVERFS_STATE_DIR": true, "SERVERFS_WORKSPACE_LIMIT": true, "SERVERFS_WORKSPACE_MAX_AGE_HOURS": true,
+	"SERVERFS_WORKSPACE_MAX_FILES": true, "SERVERFS_WORKSPACE_MAX_BYTES": true, "SERVERFS_WORKSPACE_TIMEOUT_SECONDS": true,
 }
 
 // knownSlotSuffixes are the WORKDIR_NN_* variables (PATH and the repo

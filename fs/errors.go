@@ -164,6 +164,17 @@ const (
 	// dispatch the workflow; the same call again retries the dispatch.
 	CodeDispatchFailed Code = "DISPATCH_FAILED"
 
+	// Workspace codes (issue 24).
+
+	// CodeWorkspaceLimit: the workdir has as many active workspaces as
+	// SERVERFS_WORKSPACE_LIMIT allows; discard one first. Nothing was
+	// created.
+	CodeWorkspaceLimit Code = "WORKSPACE_LIMIT"
+	// CodeWorkspaceTooLarge: the checkout of the base has more files or
+	// bytes than SERVERFS_WORKSPACE_MAX_FILES / _MAX_BYTES allow, or did
+	// not finish in time; nothing was kept.
+	CodeWorkspaceTooLarge Code = "WORKSPACE_TOO_LARGE"
+
 	// HTTP codes (issue 13).
 
 	// CodeUnauthorized: an HTTP request without the client token

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -43,6 +44,13 @@ type FS struct {
 	resolver Resolver
 	lease    WriterLease
 
+	// wsMu guards spaces (the attached workspaces, by "ALIAS@ID") and
+	// detached (root descriptors of detached ones, closed later).
+	wsMu     sync.RWMutex
+	spaces   map[string]*Workdir
+	detached []int
+	wsLimits *WorkspaceLimits
+
 	// onFindMatch, in tests, runs after Find keeps a match.
 	onFindMatch func(path string)
 }
@@ -59,6 +67,9 @@ type Workdir struct {
 	rootFD      int
 	open        opener
 	policy      *Policy
+	// workspace is set for a workspace (AttachWorkspace), nil for a
+	// configured workdir.
+	workspace *WorkspaceMeta
 }
 
 // WorkdirInfo is what agents may learn about a workdir.
@@ -68,6 +79,11 @@ type WorkdirInfo struct {
 	Mode        Mode   `json:"mode"`
 	// RepoOps says the repository tools (inspect_repo) work here.
 	RepoOps bool `json:"repo_ops,omitempty"`
+	// Base, Owner and Age describe a workspace (ALIAS@ID): the commit it
+	// was checked out at, who created it, and how long ago (e.g. "2h5m").
+	Base  string `json:"base,omitempty"`
+	Owner string `json:"owner,omitempty"`
+	Age   string `json:"age,omitempty"`
 }
 
 // New opens every configured workdir root and returns the FS. Roots are
@@ -84,6 +100,10 @@ func New(cfg *Config, opts Options) (*FS, error) {
 	lease := opts.Lease
 	if lease == nil {
 		lease = NewLocalLease(0)
+	} else {
+		// Workspaces are the server's own: a shared lease (the host
+		// bridge's) knows only the configured workdirs.
+		lease = workspaceLease{shared: lease, local: NewLocalLease(0)}
 	}
 	f := &FS{byAlias: map[string]*Workdir{}, policy: policy, limits: cfg.Limits, resolver: r, lease: lease}
 	for _, wc := range cfg.Workdirs {
@@ -125,6 +145,7 @@ func (f *FS) Close() error {
 			w.rootFD = -1
 		}
 	}
+	f.closeWorkspaces()
 	return nil
 }
 
@@ -141,20 +162,31 @@ func (f *FS) Limits() Limits { return f.limits }
 // Policy returns the path policy shared by every operation.
 func (f *FS) Policy() *Policy { return f.policy }
 
-// Workdirs lists the workdirs in configuration order.
+// Workdirs lists the workdirs in configuration order, then the attached
+// workspaces sorted by alias.
 func (f *FS) Workdirs() []WorkdirInfo {
 	out := make([]WorkdirInfo, 0, len(f.workdirs))
 	for _, w := range f.workdirs {
 		out = append(out, w.Info())
 	}
-	return out
+	return append(out, f.workspaceInfos()...)
 }
+
+// ConfiguredWorkdirs lists the configured workdirs (no workspaces) in
+// configuration order.
+func (f *FS) ConfiguredWorkdirs() []*Workdir { return append([]*Workdir(nil), f.workdirs...) }
 
 // Workdir returns the workdir with exactly this alias (no case folding), or
 // WORKDIR_NOT_FOUND.
 func (f *FS) Workdir(alias string) (*Workdir, error) {
 	if w, ok := f.byAlias[alias]; ok {
 		return w, nil
+	}
+	if strings.Contains(alias, "@") {
+		if w := f.workspace(alias); w != nil {
+			return w, nil
+		}
+		return nil, workspaceNotFound(alias)
 	}
 	names := make([]string, 0, len(f.workdirs))
 	for _, w := range f.workdirs {
@@ -170,7 +202,11 @@ func (f *FS) Workdir(alias string) (*Workdir, error) {
 
 // Info describes the workdir for agents.
 func (w *Workdir) Info() WorkdirInfo {
-	return WorkdirInfo{Alias: w.alias, Description: w.description, Mode: w.mode, RepoOps: w.repoOps}
+	i := WorkdirInfo{Alias: w.alias, Description: w.description, Mode: w.mode, RepoOps: w.repoOps}
+	if m := w.workspace; m != nil {
+		i.Base, i.Owner, i.Age = m.Base, m.Owner, age(m.Created, time.Now())
+	}
+	return i
 }
 
 // Alias is the workdir's name as agents use it.

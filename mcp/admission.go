@@ -255,7 +255,13 @@ var toolCosts = map[string]costFn{
 	// The host bridge runs actions and pushes, one at a time per
 	// workdir under its lease; this process only waits for its answer.
 	"run_repo_action": cheap,
-	"push_repo":       cheap,
+	// A checkout reads every tree and streams every blob of a commit to
+	// disk (bounded by SERVERFS_WORKSPACE_MAX_FILES/_BYTES); discarding
+	// only deletes files.
+	"create_workspace":  heavy,
+	"list_workspaces":   cheap,
+	"discard_workspace": cheap,
+	"push_repo":         cheap,
 	// search scans every file of its workdirs; fetch is a read.
 	"search": heavy,
 	"fetch":  heavyIf(func(_ *Deps, in fetchIn) bool { return compressedPath(fetchPath(in.ID)) }),

@@ -19,6 +19,7 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git"
 	"github.com/serverfs/serverfs/search"
+	"github.com/serverfs/serverfs/workspace"
 )
 
 // withBridge starts a real bridge for the environment's workdir "wd" (the
@@ -67,6 +68,12 @@ func (e *testEnv) reconfigure(t *testing.T, flags, environ []string, policy *bri
 		opts.Lease = c
 	}
 	e.deps.FS.Close()
+	environ = slices.Clone(environ)
+	for i, kv := range environ {
+		if kv == stateDirTemp {
+			environ[i] = "SERVERFS_STATE_DIR=" + t.TempDir()
+		}
+	}
 	cfg, err := sfs.LoadConfig(environ, flags)
 	if err != nil {
 		t.Fatal(err)
@@ -79,8 +86,22 @@ func (e *testEnv) reconfigure(t *testing.T, flags, environ []string, policy *bri
 	e.deps.FS = f
 	e.deps.Search = search.New(f)
 	e.deps.Bridge = c
+	e.deps.Workspaces = nil
+	if wc, probs := workspace.LoadConfig(environ, ""); len(probs) > 0 {
+		t.Fatal(probs)
+	} else if wc.StateDir != "" {
+		m, _, err := workspace.Open(f, wc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.deps.Workspaces = m
+	}
 	return c
 }
+
+// stateDirTemp, in reconfigure's environ, becomes SERVERFS_STATE_DIR set
+// to a fresh temporary directory: the workspace tools are served.
+const stateDirTemp = "SERVERFS_STATE_DIR=<temp>"
 
 func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
 

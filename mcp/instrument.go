@@ -123,7 +123,7 @@ func instrument[In, Out any](d *Deps, name string, cost costFn, args *argDecoder
 			d.testPanic(name)
 		}
 		var out Out
-		out, info, err = fn(ctx, d, in)
+		out, info, err = fn(withCaller(ctx, req.Session), d, in)
 		if err != nil {
 			return nil, nil
 		}

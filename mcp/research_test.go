@@ -45,7 +45,7 @@ func withResearch(t *testing.T, e *testEnv, flags, environ, urls []string) *sdk.
 // and fetch: every tool is served.
 func wholeSurface(t *testing.T, e *testEnv) {
 	t.Helper()
-	e.reconfigure(t, []string{"wd=" + e.root + ":rw:repo", "ro=" + filepath.Join(e.parent, "ro")}, []string{"SERVERFS_SEARCH_FETCH=true"},
+	e.reconfigure(t, []string{"wd=" + e.root + ":rw:repo", "ro=" + filepath.Join(e.parent, "ro")}, []string{"SERVERFS_SEARCH_FETCH=true", stateDirTemp},
 		&bridge.Policy{Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, ReadWrite: true, RepoOps: true}}})
 }
 

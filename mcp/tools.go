@@ -21,6 +21,7 @@ import (
 	"github.com/serverfs/serverfs/bridge"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/search"
+	"github.com/serverfs/serverfs/workspace"
 )
 
 // surface is what one server serves: the tool families its configuration
@@ -37,6 +38,11 @@ type surface struct {
 	// actions: a host bridge is configured and some workdir has repo ops
 	// (run_repo_action); push: one of them is also rw (push_repo).
 	actions, push bool
+	// workspaces: a state directory is configured and some workdir is
+	// rw with repo ops (create_workspace and its siblings); ws are its
+	// limits.
+	workspaces bool
+	ws         sfs.WorkspaceLimits
 	// research lists, comma-separated, the workdirs the operator enabled
 	// ChatGPT's search and fetch on; "": not served.
 	research string
@@ -57,13 +63,22 @@ func surfaceOf(f *sfs.FS, bridged bool) surface {
 	}
 	s.actions = bridged && s.inspect
 	s.push = bridged && s.commit
+	if lim, on := f.Workspaces(); on {
+		for _, w := range f.ConfiguredWorkdirs() {
+			if w.RepoOps() && w.Mode() == sfs.ModeReadWrite {
+				s.workspaces, s.ws = true, lim
+			}
+		}
+	}
 	s.research = strings.Join(researchAliases(f), ", ")
 	return s
 }
 
 // changes reports whether some served tool can change files or run a
 // program: then nothing may call the server read-only.
-func (s surface) changes() bool { return s.write || s.commit || s.actions || s.push }
+func (s surface) changes() bool {
+	return s.write || s.commit || s.actions || s.push || s.workspaces
+}
 
 // instructions are the server instructions (seed v0.1 §17) for a surface,
 // composed sentence by sentence from what is served. The first paragraph
@@ -102,6 +117,9 @@ func instructions(s surface) string {
 			b.WriteString(" On rw ones commit_repo_changes commits named files to the current branch: it writes the repository's .git (objects, index, branch), nothing else.")
 		}
 	}
+	if s.workspaces {
+		b.WriteString("\n\nTo change a repository without touching its live work tree, create_workspace makes a private checkout of a commit, served as its own workdir ALIAS@ID to every file tool; discard_workspace deletes it, list_workspaces lists them.")
+	}
 	switch {
 	case s.actions && s.push:
 		b.WriteString("\n\nServerFS has no shell and runs no command you write. Two tools run programs, on the host, through the administrator's bridge: run_repo_action runs one of the administrator's named actions (inspect_repo view actions lists them), and push_repo runs git push of the current branch to its upstream.")
@@ -125,6 +143,9 @@ type Deps struct {
 	// Bridge is the host bridge (named actions, push, the shared writer
 	// lease); nil when none is configured.
 	Bridge *bridge.Client
+	// Workspaces creates and discards workspaces; nil when no state
+	// directory is configured (the workspace tools are not served).
+	Workspaces *workspace.Manager
 
 	// Admit is the admission gate of heavy calls; nil: a default one
 	// shared by every such Deps (tests).
@@ -294,6 +315,9 @@ func inventory(lim sfs.Limits, s surface) []tool {
 	if s.inspect {
 		tools = append(tools, repoTools(lim, s)...)
 	}
+	if s.workspaces {
+		tools = append(tools, workspaceTools(s.ws)...)
+	}
 	if s.actions {
 		tools = append(tools, bridgeTools(s.push)...)
 	}
@@ -332,6 +356,9 @@ func readTools(lim sfs.Limits, s surface) []tool {
 	workdirsText += ")"
 	if s.inspect {
 		workdirsText += ", and repo_ops: true where the repository tools work"
+	}
+	if s.workspaces {
+		workdirsText += "; workspaces (ALIAS@ID, from create_workspace) are listed too, with their base commit, owner and age"
 	}
 	workdirsText += ". Call this first when you do not know which workdirs exist; every other tool takes a workdir alias from here."
 	// readRevision and statRevision are what read_text_file and stat_file

@@ -24,8 +24,11 @@ import (
 // by phrase and snapshot in testdata/surface/.
 
 var (
-	writeFamily  = []string{"write_text_file", "edit_text_file", "create_directory", "move_path", "delete_path"}
-	allToolNames = slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes", "run_repo_action", "push_repo"})
+	writeFamily = []string{"write_text_file", "edit_text_file", "create_directory", "move_path", "delete_path"}
+	// workspaceFamily are the workspace tools (a state directory and an
+	// rw workdir with repo ops).
+	workspaceFamily = []string{"create_workspace", "list_workspaces", "discard_workspace"}
+	allToolNames    = slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes", "run_repo_action", "push_repo"}, workspaceFamily)
 	// researchPair are ChatGPT's search and fetch: plain words, which
 	// toolNameRE does not see, so they are checked by name.
 	researchPair = []string{"search", "fetch"}
@@ -84,6 +87,13 @@ var truthConfigs = []truthConfig{
 			return &bridge.Policy{Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, RepoOps: true}}}
 		},
 		tools: slices.Concat(toolNames, []string{"inspect_repo", "read_repo_history", "run_repo_action"}),
+	},
+	{
+		name:  "workspaces",
+		flags: func(e *testEnv) []string { return []string{"wd=" + e.root + ":rw:repo", "ro=" + roDir(e)} },
+		// Lowered workspace limits: the descriptions must follow them.
+		environ: []string{stateDirTemp, "SERVERFS_WORKSPACE_LIMIT=3", "SERVERFS_WORKSPACE_MAX_AGE_HOURS=36", "SERVERFS_WORKSPACE_MAX_FILES=5000", "SERVERFS_WORKSPACE_MAX_BYTES=10485760"},
+		tools:   slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes"}, workspaceFamily),
 	},
 	{
 		name:  "search_fetch",

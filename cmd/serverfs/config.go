@@ -9,6 +9,7 @@ import (
 	"github.com/serverfs/serverfs/bridge"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/mcp"
+	"github.com/serverfs/serverfs/workspace"
 )
 
 // workdirFlags collects the values of a repeatable flag.
@@ -23,6 +24,9 @@ func (w *workdirFlags) Set(v string) error { *w = append(*w, v); return nil }
 type configFlags struct {
 	workdirs, descriptions, urlTemplates workdirFlags
 	searchFetch                          searchFetchFlag
+	// stateDir is --state-dir: where workspaces are stored (as
+	// SERVERFS_STATE_DIR).
+	stateDir string
 }
 
 // searchFetchFlag is --search-fetch: alone it means true; it also takes
@@ -41,6 +45,7 @@ func (c *configFlags) register(fset *flag.FlagSet) {
 	fset.Var(&c.workdirs, "workdir", sfs.WorkdirSyntax+": a workdir (repeatable; bare-metal mode)")
 	fset.Var(&c.descriptions, "description", "ALIAS=TEXT: the description agents see for a --workdir (repeatable)")
 	fset.Var(&c.urlTemplates, "url-template", "ALIAS=URL: where search and fetch citations of a --workdir's files point, with {path} and optionally {line} (repeatable)")
+	fset.StringVar(&c.stateDir, "state-dir", "", "/abs/path: a server-owned directory outside every workdir where workspaces (create_workspace) are stored (as SERVERFS_STATE_DIR); without it workspaces are not served")
 	fset.Var(&c.searchFetch, "search-fetch", "serve ChatGPT's search and fetch tools over every workdir, or =ALIAS,ALIAS over those (as SERVERFS_SEARCH_FETCH)")
 }
 
@@ -52,6 +57,9 @@ type setup struct {
 	// bridge is the host bridge's client; nil when none is configured.
 	bridge *bridge.Client
 	fs     *sfs.FS
+	// workspaces is the workspace configuration; StateDir "" when
+	// workspaces are off.
+	workspaces workspace.Config
 }
 
 // configure is the one validation serve, check-config and selfcheck run:
@@ -71,6 +79,8 @@ func configure(environ []string, flags configFlags) (*setup, error) {
 	if err != nil {
 		probs = append(probs, err.Error())
 	}
+	wsCfg, wsProbs := workspace.LoadConfig(environ, flags.stateDir)
+	probs = append(probs, wsProbs...)
 	if len(probs) > 0 {
 		return nil, &sfs.ConfigError{Problems: probs}
 	}
@@ -84,7 +94,7 @@ func configure(environ []string, flags configFlags) (*setup, error) {
 	if err != nil {
 		return nil, &sfs.ConfigError{Problems: []string{err.Error()}}
 	}
-	return &setup{cfg: cfg, http: httpCfg, bridge: bc, fs: f}, nil
+	return &setup{cfg: cfg, http: httpCfg, bridge: bc, fs: f, workspaces: wsCfg}, nil
 }
 
 // bridgeClient returns the server's bridge client when SERVERFS_BRIDGE_SOCKET

@@ -79,18 +79,21 @@ commands:
                         --url-template ALIAS=URL (repeatable; where their
                           citations of that --workdir's files point, e.g.
                           https://git.example.com/r/blob/main/{path}#L{line})
+                        --state-dir /abs/path (server-owned, outside every
+                          workdir: where workspaces are stored; without it, or
+                          SERVERFS_STATE_DIR, create_workspace is not served)
                         --stdio (serve one client on stdin/stdout instead)
   healthcheck    exit 0 if the listen port accepts a connection within 2 s, else 1
   check-config   run serve's validation (workdirs, limits, HTTP and bridge
                  settings) without serving, and print each workdir's alias, mode,
                  repo ops and description (no host paths); exit 1 if invalid
                  flags: --workdir, --description, --search-fetch,
-                        --url-template as for serve
+                        --url-template, --state-dir as for serve
   selfcheck      report uid/gid, capabilities, whether / and each workdir are
                  writable, and whether openat2 is available (no host paths);
                  exit 1 on a hardening failure (root, writable /, writable ro workdir)
                  flags: --workdir, --description, --search-fetch,
-                        --url-template as for serve
+                        --url-template, --state-dir as for serve
   bridge         run the host bridge (named actions, git push, the shared writer
                  lease) on a Unix socket, as the operator's user on the host
                  flags: --policy FILE --socket PATH --token-file FILE

@@ -18,6 +18,7 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/mcp"
 	"github.com/serverfs/serverfs/search"
+	"github.com/serverfs/serverfs/workspace"
 )
 
 func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -64,6 +65,22 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	defer stop()
 	attrs := []any{"event", "startup", "version", version, "workdirs", len(cfg.Workdirs), "resolver", f.Resolver().String(),
 		"max_heavy_calls", httpCfg.Admission.MaxHeavy, "heavy_queue", httpCfg.Admission.Queue, "memory_budget_mb", httpCfg.Admission.MemoryBudget >> 20}
+	if su.workspaces.StateDir != "" {
+		m, rep, err := workspace.Open(f, su.workspaces)
+		if err != nil {
+			log.Error("cannot open the workspace storage", "event", "startup", "error", err.Error())
+			return 1
+		}
+		defer m.Close()
+		deps.Workspaces = m
+		attrs = append(attrs, "workspaces", rep.Attached)
+		if rep.Expired+rep.Incomplete > 0 {
+			attrs = append(attrs, "workspaces_removed", rep.Expired+rep.Incomplete)
+		}
+		if rep.Orphaned > 0 {
+			attrs = append(attrs, "workspaces_orphaned", rep.Orphaned)
+		}
+	}
 	if n := f.SweepTemporaries(); n > 0 {
 		// Temporaries of writes a crash interrupted (the files themselves
 		// hold their old or new content).

@@ -1,0 +1,197 @@
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/workspace"
+)
+
+// The workspace tools (issue 24): served when a state directory is
+// configured (the workspace manager attached itself to the FS) and some
+// workdir is rw with repo ops.
+
+type createWorkspaceIn struct {
+	Workdir string `json:"workdir" jsonschema:"alias of an rw workdir with repo_ops (list_workdirs)"`
+	Base    string `json:"base,omitempty" jsonschema:"commit to start from: HEAD, a local branch, a tag or a commit id (at least 7 hex digits)"`
+}
+
+type listWorkspacesIn struct {
+	Workdir string `json:"workdir,omitempty" jsonschema:"only the workspaces of this workdir; omit for all"`
+}
+
+type discardWorkspaceIn struct {
+	Workspace string `json:"workspace" jsonschema:"the workspace alias ALIAS@ID from create_workspace or list_workspaces"`
+}
+
+// workspaceOut is one workspace as the tools answer it.
+type workspaceOut struct {
+	Workspace string `json:"workspace" jsonschema:"the workdir alias (ALIAS@ID) every file tool takes for the workspace"`
+	Workdir   string `json:"workdir" jsonschema:"the workdir it was checked out from"`
+	Base      string `json:"base" jsonschema:"full id of the commit it was checked out at"`
+	Branch    string `json:"branch,omitempty" jsonschema:"the branch the base was taken from"`
+	Owner     string `json:"owner,omitempty"`
+	CreatedAt string `json:"created_at"`
+	Files     int    `json:"files,omitempty" jsonschema:"files, symlinks and directories checked out"`
+	Bytes     int64  `json:"bytes,omitempty"`
+}
+
+type listWorkspacesOut struct {
+	Workspaces []workspaceOut `json:"workspaces"`
+}
+
+type discardWorkspaceOut struct {
+	Discarded string `json:"discarded"`
+}
+
+func outWorkspace(w workspace.Workspace) workspaceOut {
+	return workspaceOut{Workspace: w.Alias, Workdir: w.Parent, Base: w.Base, Branch: w.Branch, Owner: w.Owner,
+		CreatedAt: w.Created.UTC().Format(time.RFC3339), Files: w.Files, Bytes: w.Bytes}
+}
+
+// workspaceTools are the workspace tools; cfg gives the numbers their
+// descriptions state.
+func workspaceTools(cfg sfs.WorkspaceLimits) []tool {
+	days := int(cfg.MaxAge / (24 * time.Hour))
+	ageText := fmt.Sprintf("%d days", days)
+	if days == 0 || cfg.MaxAge%(24*time.Hour) != 0 {
+		ageText = fmt.Sprintf("%d hours", int(cfg.MaxAge/time.Hour))
+	}
+	createSchema := inputSchema[createWorkspaceIn](nil)
+	createSchema.Properties["base"].Default = []byte(`"HEAD"`)
+	return []tool{
+		{
+			def: &sdk.Tool{
+				Name: "create_workspace",
+				Description: fmt.Sprintf("Create an isolated workspace: a private checkout of commit base (default HEAD) of an rw workdir with repo_ops, stored by the server outside the workdir. "+
+					"It is served as its own rw workdir, the returned workspace alias ALIAS@ID, which every file tool (list_directory, find_files, search_text, read_text_file, write_text_file, edit_text_file, ...) takes as workdir, with the same hidden and credential rules, revisions and limits; list_workdirs lists it with its base, owner and age. "+
+					"Changes there never touch the live work tree or its repository. A workspace has no .git: the repository tools do not work in it. "+
+					"At most %d workspaces per workdir exist at a time (WORKSPACE_LIMIT: discard one first); a checkout of more than %d files or %d bytes is WORKSPACE_TOO_LARGE. "+
+					"Discard it with discard_workspace when done; the server removes workspaces older than %s when it starts.", cfg.PerWorkdir, cfg.MaxFiles, cfg.MaxBytes, ageText),
+				Annotations: &sdk.ToolAnnotations{Title: "Create workspace", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+				InputSchema: createSchema,
+			},
+			register: register("create_workspace", createWorkspace),
+		},
+		{
+			def: &sdk.Tool{
+				Name:        "list_workspaces",
+				Description: "List the active workspaces (create_workspace), of one workdir or of all: each one's alias (ALIAS@ID, the workdir the file tools take), the workdir it came from, its base commit and branch, owner and creation time.",
+				Annotations: readOnly("List workspaces"),
+				InputSchema: inputSchema[listWorkspacesIn](nil),
+			},
+			register: register("list_workspaces", listWorkspaces),
+		},
+		{
+			def: &sdk.Tool{
+				Name:        "discard_workspace",
+				Description: "Discard a workspace (ALIAS@ID): its files, and every change made in it, are deleted, and its alias stops working (WORKDIR_NOT_FOUND). The live workdir is not touched. It cannot be undone.",
+				Annotations: change("Discard workspace", true),
+				InputSchema: inputSchema[discardWorkspaceIn](nil),
+			},
+			register: register("discard_workspace", discardWorkspace),
+		},
+	}
+}
+
+// workspaces is the manager, or an error when none is wired (the tools
+// are not served then).
+func workspaces(d *Deps) (*workspace.Manager, error) {
+	if d.Workspaces == nil {
+		return nil, &sfs.Error{Code: sfs.CodeInternal, Msg: "workspaces are not configured"}
+	}
+	return d.Workspaces, nil
+}
+
+func createWorkspace(ctx context.Context, d *Deps, in createWorkspaceIn) (workspaceOut, callInfo, error) {
+	info := callInfo{workdir: in.Workdir}
+	m, err := workspaces(d)
+	if err != nil {
+		return workspaceOut{}, info, err
+	}
+	ws, err := m.Create(ctx, in.Workdir, in.Base, callerOf(ctx))
+	if err != nil {
+		return workspaceOut{}, info, err
+	}
+	return outWorkspace(ws), info, nil
+}
+
+func listWorkspaces(_ context.Context, d *Deps, in listWorkspacesIn) (listWorkspacesOut, callInfo, error) {
+	info := callInfo{workdir: in.Workdir}
+	m, err := workspaces(d)
+	if err != nil {
+		return listWorkspacesOut{}, info, err
+	}
+	if in.Workdir != "" {
+		if _, err := d.FS.Workdir(in.Workdir); err != nil {
+			return listWorkspacesOut{}, info, err
+		}
+	}
+	out := listWorkspacesOut{Workspaces: []workspaceOut{}}
+	for _, w := range m.List(in.Workdir) {
+		out.Workspaces = append(out.Workspaces, outWorkspace(w))
+	}
+	return out, info, nil
+}
+
+func discardWorkspace(ctx context.Context, d *Deps, in discardWorkspaceIn) (discardWorkspaceOut, callInfo, error) {
+	info := callInfo{workdir: in.Workspace}
+	m, err := workspaces(d)
+	if err != nil {
+		return discardWorkspaceOut{}, info, err
+	}
+	if err := m.Discard(ctx, in.Workspace); err != nil {
+		return discardWorkspaceOut{}, info, err
+	}
+	return discardWorkspaceOut{Discarded: in.Workspace}, info, nil
+}
+
+// callerKey carries the MCP session of a tool call in its context.
+type callerKey struct{}
+
+// withCaller records the call's session in ctx, for callerOf.
+func withCaller(ctx context.Context, ss *sdk.ServerSession) context.Context {
+	if ss == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, callerKey{}, ss)
+}
+
+// callerOf names the caller of a tool call, as a workspace's owner: the
+// MCP client's name from its initialize request and the first 8 hex
+// digits of the SHA-256 of its session id (the id itself is not shown:
+// with the token, it addresses the session). ServerFS authenticates
+// clients by one shared token, so this names a conversation, not a
+// person; "" when neither is known.
+func callerOf(ctx context.Context) string {
+	ss, _ := ctx.Value(callerKey{}).(*sdk.ServerSession)
+	if ss == nil {
+		return ""
+	}
+	var parts []string
+	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
+		name := p.ClientInfo.Name
+		if len(name) > 64 {
+			name = name[:64]
+		}
+		parts = append(parts, strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+				return '?'
+			}
+			return r
+		}, name))
+	}
+	if id := ss.ID(); id != "" {
+		sum := sha256.Sum256([]byte(id))
+		parts = append(parts, "session "+hex.EncodeToString(sum[:4]))
+	}
+	return strings.Join(parts, ", ")
+}

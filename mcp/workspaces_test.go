@@ -1,0 +1,214 @@
+package mcp
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// workspaceEnv is newRWEnv with wd a git repository (its files committed)
+// and workspaces served from a temporary state directory.
+func workspaceEnv(t *testing.T, environ ...string) *testEnv {
+	t.Helper()
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	e := newRWEnv(t)
+	gitIn(t, e.root, "init", "-q", "-b", "main")
+	gitIn(t, e.root, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "add", "-A")
+	gitIn(t, e.root, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-qm", "base")
+	e.reconfigure(t, []string{"wd=" + e.root + ":rw:repo", "ro=" + filepath.Join(e.parent, "ro")}, append([]string{stateDirTemp}, environ...), nil)
+	return e
+}
+
+func createWS(t *testing.T, e *testEnv, cs *sdk.ClientSession) workspaceOut {
+	t.Helper()
+	ws := structured[workspaceOut](t, e.call(t, cs, "create_workspace", map[string]any{"workdir": "wd"}))
+	if _, _, ok := sfs.SplitWorkspaceAlias(ws.Workspace); !ok || !strings.HasPrefix(ws.Workspace, "wd@") {
+		t.Fatalf("workspace alias %q", ws.Workspace)
+	}
+	return ws
+}
+
+// TestWorkspaceChain: create -> write in ALIAS@ID -> read and search there
+// -> the live tree is untouched -> list -> discard, over real HTTP.
+func TestWorkspaceChain(t *testing.T) {
+	e := workspaceEnv(t)
+	cs := e.client(t, e.serveHTTP(t))
+	head := gitIn(t, e.root, "rev-parse", "HEAD")
+	ws := createWS(t, e, cs)
+	if ws.Base != strings.TrimSpace(head) || ws.Branch != "main" || ws.Workdir != "wd" || !strings.HasPrefix(ws.Owner, "serverfs-test") || ws.Files == 0 {
+		t.Fatalf("create_workspace: %+v (head %s)", ws, head)
+	}
+	a := ws.Workspace
+
+	// list_workdirs shows it with base, owner and age.
+	wds := structured[listWorkdirsOut](t, e.call(t, cs, "list_workdirs", map[string]any{}))
+	var listed *sfs.WorkdirInfo
+	for i := range wds.Workdirs {
+		if wds.Workdirs[i].Alias == a {
+			listed = &wds.Workdirs[i]
+		}
+	}
+	if listed == nil || listed.Base != ws.Base || listed.Owner != ws.Owner || listed.Age == "" || listed.Mode != sfs.ModeReadWrite || listed.RepoOps {
+		t.Fatalf("list_workdirs: %+v", wds)
+	}
+
+	// Read, then write with the revision, there.
+	read := structured[readTextFileOut](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": a, "path": "sub/a.txt"}))
+	if read.Content != aText || read.Revision == "" {
+		t.Fatalf("read in the workspace: %+v", read)
+	}
+	res := e.call(t, cs, "write_text_file", map[string]any{"workdir": a, "path": "sub/a.txt", "content": "workspace only zebra\n", "expected_revision": read.Revision})
+	if res.IsError {
+		t.Fatal(resultText(res))
+	}
+	toolErr(t, e.call(t, cs, "write_text_file", map[string]any{"workdir": a, "path": "sub/a.txt", "content": "stale\n", "expected_revision": read.Revision}), "REVISION_MISMATCH")
+	if res := e.call(t, cs, "write_text_file", map[string]any{"workdir": a, "path": "fresh.txt", "content": "zebra fresh\n"}); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	got := structured[readTextFileOut](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": a, "path": "sub/a.txt"}))
+	if got.Content != "workspace only zebra\n" {
+		t.Fatalf("read back: %q", got.Content)
+	}
+	found := resultText(e.call(t, cs, "search_text", map[string]any{"workdir": a, "query": "zebra"}))
+	if !strings.Contains(found, "fresh.txt") || !strings.Contains(found, "sub/a.txt") {
+		t.Errorf("search in the workspace: %s", found)
+	}
+	if live := resultText(e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "zebra"})); strings.Contains(live, "fresh.txt") || strings.Contains(live, "a.txt") {
+		t.Errorf("search in the live tree finds workspace text: %s", live)
+	}
+	if files := resultText(e.call(t, cs, "find_files", map[string]any{"workdir": a, "pattern": "fresh*"})); !strings.Contains(files, "fresh.txt") {
+		t.Errorf("find_files in the workspace: %s", files)
+	}
+
+	// The live tree is untouched.
+	if b, _ := os.ReadFile(filepath.Join(e.root, "sub", "a.txt")); string(b) != aText {
+		t.Errorf("live sub/a.txt: %q", b)
+	}
+	if _, err := os.Lstat(filepath.Join(e.root, "fresh.txt")); !os.IsNotExist(err) {
+		t.Errorf("fresh.txt in the live tree: %v", err)
+	}
+	if st := gitIn(t, e.root, "status", "--porcelain"); strings.TrimSpace(st) != "" {
+		t.Errorf("live status: %q", st)
+	}
+
+	lst := structured[listWorkspacesOut](t, e.call(t, cs, "list_workspaces", map[string]any{"workdir": "wd"}))
+	if len(lst.Workspaces) != 1 || lst.Workspaces[0].Workspace != a || lst.Workspaces[0].CreatedAt == "" {
+		t.Fatalf("list_workspaces: %+v", lst)
+	}
+	toolErr(t, e.call(t, cs, "list_workspaces", map[string]any{"workdir": "nope"}), "WORKDIR_NOT_FOUND")
+
+	if d := structured[discardWorkspaceOut](t, e.call(t, cs, "discard_workspace", map[string]any{"workspace": a})); d.Discarded != a {
+		t.Fatalf("discard: %+v", d)
+	}
+	toolErr(t, e.call(t, cs, "read_text_file", map[string]any{"workdir": a, "path": "sub/a.txt"}), "WORKDIR_NOT_FOUND")
+	toolErr(t, e.call(t, cs, "discard_workspace", map[string]any{"workspace": a}), "WORKDIR_NOT_FOUND")
+	if lst := structured[listWorkspacesOut](t, e.call(t, cs, "list_workspaces", map[string]any{})); len(lst.Workspaces) != 0 {
+		t.Errorf("after discard: %+v", lst)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.root, "sub", "a.txt")); string(b) != aText {
+		t.Errorf("discard changed the live tree: %q", b)
+	}
+}
+
+// TestWorkspaceGitUnreachable: no tool reaches a .git in a workspace
+// (there is none, and creating one is refused), with hidden paths served
+// or not; the repository tools answer REPO_NOT_FOUND there.
+func TestWorkspaceGitUnreachable(t *testing.T) {
+	for _, hidden := range []string{"false", "true"} {
+		t.Run("allow_hidden="+hidden, func(t *testing.T) {
+			e := workspaceEnv(t, "SERVERFS_ALLOW_HIDDEN="+hidden)
+			cs := e.client(t, e.serveHTTP(t))
+			a := createWS(t, e, cs).Workspace
+			gitText := "repositoryformatversion" // in .git/config
+			for _, c := range []struct {
+				tool string
+				args map[string]any
+			}{
+				{"stat_file", map[string]any{"workdir": a, "path": ".git"}},
+				{"stat_file", map[string]any{"workdir": a, "path": ".git/config"}},
+				{"read_text_file", map[string]any{"workdir": a, "path": ".git/config"}},
+				{"read_text_file", map[string]any{"workdir": a, "path": ".git/HEAD"}},
+				{"read_text_files", map[string]any{"workdir": a, "paths": []string{".git/config"}}},
+				{"list_directory", map[string]any{"workdir": a, "path": ".git"}},
+				{"write_text_file", map[string]any{"workdir": a, "path": ".git/config", "content": "x"}},
+				{"write_text_file", map[string]any{"workdir": a, "path": ".GIT", "content": "x"}},
+				{"create_directory", map[string]any{"workdir": a, "path": ".git/hooks"}},
+				{"move_path", map[string]any{"workdir": a, "source": "README.md", "destination": ".git"}},
+				{"inspect_repo", map[string]any{"workdir": a, "view": "status"}},
+				{"read_repo_history", map[string]any{"workdir": a}},
+				{"commit_repo_changes", map[string]any{"workdir": a, "message": "x", "paths": []string{"README.md"}}},
+			} {
+				res := e.call(t, cs, c.tool, c.args)
+				text := resultText(res)
+				if !res.IsError && c.tool != "read_text_files" {
+					t.Errorf("%s %v succeeded: %s", c.tool, c.args, text)
+				}
+				if strings.Contains(text, gitText) || strings.Contains(text, "refs/heads") {
+					t.Errorf("%s %v shows .git content: %s", c.tool, c.args, text)
+				}
+				if c.tool == "read_text_files" && !strings.Contains(text, "error") {
+					t.Errorf("read_text_files .git/config: %s", text)
+				}
+			}
+			for _, c := range []struct {
+				tool string
+				args map[string]any
+			}{
+				{"list_directory", map[string]any{"workdir": a, "depth": 3}},
+				{"find_files", map[string]any{"workdir": a, "pattern": "**/*"}},
+				{"find_files", map[string]any{"workdir": a, "pattern": "*config*"}},
+				{"search_text", map[string]any{"workdir": a, "query": gitText, "include_ignored": true}},
+				{"search_text", map[string]any{"workdir": a, "query": "ref: refs", "include_ignored": true}},
+			} {
+				res := e.call(t, cs, c.tool, c.args)
+				b, _ := json.Marshal(res.StructuredContent)
+				text := resultText(res)
+				if _, q, _ := strings.Cut(text, "\n"); c.tool == "search_text" {
+					text = q // past the first line, which repeats the query
+				}
+				if res.IsError || strings.Contains(text+string(b), ".git") || strings.Contains(text, gitText) || strings.Contains(text, "ref: refs") || strings.Contains(string(b), `"matches"`) && c.tool == "search_text" {
+					t.Errorf("%s %v names .git: %s %s", c.tool, c.args, text, b)
+				}
+			}
+			if _, err := os.Lstat(filepath.Join(e.root, ".git", "hooks", "x")); !os.IsNotExist(err) {
+				t.Error("a hook reached the live .git")
+			}
+		})
+	}
+}
+
+// TestWorkspaceLimitAndHostileIDs: WORKSPACE_LIMIT over HTTP, and
+// workspace arguments that are paths, empty or long are refused.
+func TestWorkspaceLimitAndHostileIDs(t *testing.T) {
+	e := workspaceEnv(t, "SERVERFS_WORKSPACE_LIMIT=2")
+	cs := e.client(t, e.serveHTTP(t))
+	createWS(t, e, cs)
+	createWS(t, e, cs)
+	toolErr(t, e.call(t, cs, "create_workspace", map[string]any{"workdir": "wd"}), "WORKSPACE_LIMIT")
+	toolErr(t, e.call(t, cs, "create_workspace", map[string]any{"workdir": "ro"}), "REPO_OPS_DISABLED")
+	toolErr(t, e.call(t, cs, "create_workspace", map[string]any{"workdir": "wd", "base": "-x"}), "")
+	for _, id := range []string{"../x", "a/b", "@", "wd@", "wd@../../etc", "wd@" + strings.Repeat("a", 5000), "wd@aaaaaaaaaaaaaaaa/..", ""} {
+		res := e.call(t, cs, "discard_workspace", map[string]any{"workspace": id})
+		text := toolErr(t, res, "")
+		if !strings.HasPrefix(text, "INVALID_ARGUMENT") && !strings.HasPrefix(text, "WORKDIR_NOT_FOUND") {
+			t.Errorf("discard %.30q: %s", id, text)
+		}
+		if len(text) > 300 {
+			t.Errorf("discard %.30q: a %d-byte answer", id, len(text))
+		}
+		text = toolErr(t, e.call(t, cs, "read_text_file", map[string]any{"workdir": id, "path": "README.md"}), "")
+		if !strings.HasPrefix(text, "WORKDIR_NOT_FOUND") && !strings.HasPrefix(text, "INVALID") {
+			t.Errorf("read in %.30q: %s", id, text)
+		}
+	}
+	if lst := structured[listWorkspacesOut](t, e.call(t, cs, "list_workspaces", map[string]any{})); len(lst.Workspaces) != 2 {
+		t.Errorf("hostile discards removed workspaces: %+v", lst)
+	}
+}

@@ -1,0 +1,456 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// gitRun runs system git in dir (the oracle) with a fixed identity and
+// no user or system configuration.
+func gitRun(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME="+dir,
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func write(t testing.TB, path, content string, perm os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), perm); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// oddRepo makes a repository whose HEAD has odd names, an executable, an
+// empty file, symlinks (one pointing out of the tree), a gitlink, hidden
+// and credential files, nested directories.
+func oddRepo(t testing.TB, dir string) {
+	t.Helper()
+	gitRun(t, dir, "init", "-q", "-b", "main")
+	files := map[string]string{
+		"README.md":             "hello\n",
+		"sp ace/ünïcödé.txt":    "unicode\n",
+		"-dash.txt":             "dash\n",
+		"tab\there.txt":         "tab\n",
+		"a/b/c/d/deep.txt":      "deep\n",
+		"empty":                 "",
+		".gitignore":            "*.log\n",
+		".env":                  "SECRET=canary\n",
+		"keys/server.pem":       "PEM canary\n",
+		"percent%41.txt":        "percent\n",
+		"star*name?.txt":        "glob chars\n",
+		"bin/run.sh":            "#!/bin/sh\necho run\n",
+		"ALIAS@notanid/x.txt":   "at sign\n",
+		"new\nline.txt":         "newline\n",
+		"quote\"d'.txt":         "quotes\n",
+		"big/" + "z.txt":        strings.Repeat("z", 100_000),
+		"dir.with.dots/f.x.y.z": "dots\n",
+	}
+	for name, c := range files {
+		perm := os.FileMode(0o644)
+		if strings.HasSuffix(name, ".sh") {
+			perm = 0o755
+		}
+		write(t, filepath.Join(dir, name), c, perm)
+	}
+	for link, target := range map[string]string{"escape": "../../../etc/passwd", "abs": "/etc", "rel": "a/b", "dangling": "nowhere"} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111,vendor/sub")
+	gitRun(t, dir, "commit", "-q", "-m", "odd")
+	os.MkdirAll(filepath.Join(dir, "vendor", "sub"), 0o755) // as a clone leaves it
+}
+
+type env struct {
+	live, state, plain string
+	fs                 *sfs.FS
+	m                  *Manager
+}
+
+func newEnv(t testing.TB, cfg Config, extra ...string) *env {
+	t.Helper()
+	base := t.TempDir()
+	e := &env{live: filepath.Join(base, "live"), state: filepath.Join(base, "state"), plain: filepath.Join(base, "plain")}
+	os.Mkdir(e.live, 0o755)
+	os.Mkdir(e.plain, 0o755)
+	oddRepo(t, e.live)
+	e.open(t, cfg, extra...)
+	return e
+}
+
+func (e *env) open(t testing.TB, cfg Config, environ ...string) {
+	t.Helper()
+	c, err := sfs.LoadConfig(environ, []string{"wd=" + e.live + ":rw:repo", "plain=" + e.plain + ":rw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sfs.New(c, sfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	cfg.StateDir = e.state
+	m, _, err := Open(f, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.fs, e.m = f, m
+}
+
+// tree describes a directory as path -> kind and content, for comparing
+// a checkout with git's.
+func tree(t testing.TB, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if rel == "." {
+			return nil
+		}
+		if rel == ".git" {
+			return filepath.SkipDir
+		}
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			out[rel] = "symlink " + target
+		case info.IsDir():
+			out[rel] = "dir"
+		default:
+			b, _ := os.ReadFile(p)
+			kind := "file"
+			if info.Mode()&0o100 != 0 {
+				kind = "exec"
+			}
+			out[rel] = kind + " " + string(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func treeDir(e *env, ws Workspace) string { return filepath.Join(e.state, "workspaces", ws.ID, "tree") }
+
+// TestCheckoutMatchesGit: a workspace of HEAD holds what git checkout
+// writes (a fresh clone's work tree, submodule uninitialised): the same
+// paths, kinds, contents, executable bits and symlink targets.
+func TestCheckoutMatchesGit(t *testing.T) {
+	e := newEnv(t, Config{})
+	ws, err := e.m.Create(t.Context(), "wd", "HEAD", "tester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := gitRun(t, e.live, "rev-parse", "HEAD")
+	if ws.Base != head || ws.Branch != "main" || ws.Owner != "tester" || ws.Alias != "wd@"+ws.ID || !sfs.ValidWorkspaceID(ws.ID) {
+		t.Fatalf("workspace %+v, head %s", ws, head)
+	}
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitRun(t, filepath.Dir(clone), "clone", "-q", e.live, clone)
+	want, got := tree(t, clone), tree(t, treeDir(e, ws))
+	if len(want) < 20 {
+		t.Fatalf("clone has only %d entries: %v", len(want), want)
+	}
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("%q: got %.60q, git %.60q", p, got[p], w)
+		}
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			t.Errorf("%q: in the workspace, not in git's checkout", p)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(treeDir(e, ws), ".git")); !os.IsNotExist(err) {
+		t.Errorf("the workspace has a .git: %v", err)
+	}
+	// A tag, a branch and a commit prefix resolve as read_repo_history
+	// takes them.
+	gitRun(t, e.live, "tag", "v1")
+	for rev, branch := range map[string]string{"v1": "", "main": "main", head[:10]: ""} {
+		w2, err := e.m.Create(t.Context(), "wd", rev, "")
+		if err != nil {
+			t.Fatalf("%s: %v", rev, err)
+		}
+		if w2.Base != head || w2.Branch != branch {
+			t.Errorf("%s: base %s branch %q", rev, w2.Base, w2.Branch)
+		}
+		if err := e.m.Discard(t.Context(), w2.Alias); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.m.Create(t.Context(), "wd", "nope", ""); sfs.CodeOf(err) != sfs.CodeRevNotFound {
+		t.Errorf("unknown base: %v", err)
+	}
+	if _, err := e.m.Create(t.Context(), "wd", "--output=x", ""); sfs.CodeOf(err) != sfs.CodeInvalidArgument {
+		t.Errorf("option-like base: %v", err)
+	}
+}
+
+// TestWorkspaceIsolation: the workspace is served under ALIAS@ID with the
+// parent's policy; writes there leave the live tree alone; .git is
+// unreachable; discard removes it.
+func TestWorkspaceIsolation(t *testing.T) {
+	e := newEnv(t, Config{})
+	ws, err := e.m.Create(t.Context(), "wd", "", "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := e.fs.Workdir(ws.Alias)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Mode() != sfs.ModeReadWrite || w.RepoOps() || w.Workspace() == nil || w.Workspace().Base != ws.Base {
+		t.Fatalf("workspace workdir %+v", w.Info())
+	}
+	for _, p := range []string{".git", ".git/config", ".git/HEAD", ".env", "keys/server.pem", ".gitignore", "escape", "../live/README.md"} {
+		if _, err := e.fs.Stat(ws.Alias, p); err == nil || sfs.CodeOf(err) == sfs.CodeInternal {
+			if fi, _ := e.fs.Stat(ws.Alias, p); fi.Type != sfs.TypeSymlink {
+				t.Errorf("stat %s in the workspace: %v", p, err)
+			}
+		}
+	}
+	f, _, err := w.OpenFile("escape")
+	if sfs.CodeOf(err) != sfs.CodeSymlinkNotAllowed {
+		t.Errorf("open escape symlink: %v", err)
+	}
+	if f != nil {
+		f.Close()
+	}
+	info, _ := e.fs.Stat(ws.Alias, "README.md")
+	if _, err := e.fs.WriteFile(t.Context(), ws.Alias, "README.md", "changed\n", info.Revision); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fs.WriteFile(t.Context(), ws.Alias, "new.txt", "new\n", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fs.WriteFile(t.Context(), ws.Alias, ".git/config", "x", ""); err == nil {
+		t.Error("wrote .git/config in the workspace")
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.live, "README.md")); string(b) != "hello\n" {
+		t.Errorf("live README changed: %q", b)
+	}
+	if _, err := os.Lstat(filepath.Join(e.live, "new.txt")); !os.IsNotExist(err) {
+		t.Errorf("new.txt reached the live tree: %v", err)
+	}
+	if st := gitRun(t, e.live, "status", "--porcelain"); st != "" {
+		t.Errorf("live status: %q", st)
+	}
+	if b, _ := os.ReadFile(filepath.Join(treeDir(e, ws), "README.md")); string(b) != "changed\n" {
+		t.Errorf("workspace README: %q", b)
+	}
+	// The workspace is listed with its base, owner and age.
+	var found bool
+	for _, i := range e.fs.Workdirs() {
+		if i.Alias == ws.Alias {
+			found = i.Base == ws.Base && i.Owner == "o" && i.Age == "0m" && i.Mode == sfs.ModeReadWrite
+		}
+	}
+	if !found {
+		t.Errorf("list_workdirs: %+v", e.fs.Workdirs())
+	}
+	if l := e.m.List("wd"); len(l) != 1 || l[0].Alias != ws.Alias {
+		t.Errorf("List: %+v", l)
+	}
+	if err := e.m.Discard(t.Context(), ws.Alias); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fs.Workdir(ws.Alias); sfs.CodeOf(err) != sfs.CodeWorkdirNotFound {
+		t.Errorf("after discard: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(e.state, "workspaces", ws.ID)); !os.IsNotExist(err) {
+		t.Errorf("discarded files remain: %v", err)
+	}
+	if err := e.m.Discard(t.Context(), ws.Alias); sfs.CodeOf(err) != sfs.CodeWorkdirNotFound {
+		t.Errorf("second discard: %v", err)
+	}
+}
+
+// TestHostileWorkspaceIDs: IDs that are paths, empty, '@' alone or long
+// are refused before they reach the storage.
+func TestHostileWorkspaceIDs(t *testing.T) {
+	e := newEnv(t, Config{})
+	// A directory an ID like "../x" would reach.
+	os.MkdirAll(filepath.Join(e.state, "x"), 0o755)
+	write(t, filepath.Join(e.state, "x", metaFile), "{}", 0o644)
+	for _, id := range []string{"../x", "a/b", "@", "wd@", "@abc", "wd@../x", "wd@..", "wd@a/b", "wd@" + strings.Repeat("a", 17), "wd@" + strings.Repeat("a", 15),
+		"wd@AAAAAAAAAAAAAAAA", "wd@aaaaaaaaaaaaaaa1", "wd@aaaaaaaaaaaaaaaa@x", "wd@aaaaaaaaaaaaaaaa/", strings.Repeat("x", 100_000), "wd@aaaaaaaaaaaaaaaa\x00", "../wd@aaaaaaaaaaaaaaaa"} {
+		err := e.m.Discard(t.Context(), id)
+		if c := sfs.CodeOf(err); c != sfs.CodeInvalidArgument && c != sfs.CodeWorkdirNotFound {
+			t.Errorf("discard %.40q: %v", id, err)
+		}
+		if len(err.Error()) > 300 {
+			t.Errorf("discard %.40q: a %d-byte message", id, len(err.Error()))
+		}
+		if _, _, err := e.m.Get(id); err == nil {
+			t.Errorf("get %.40q succeeded", id)
+		}
+		if _, err := e.fs.Workdir(id); err == nil {
+			t.Errorf("workdir %.40q resolved", id)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(e.state, "x", metaFile)); err != nil {
+		t.Errorf("a hostile ID reached the storage: %v", err)
+	}
+	// Workspaces of a workspace, of a workdir without repo ops or of an
+	// unknown one are refused.
+	ws, err := e.m.Create(t.Context(), "wd", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for parent, code := range map[string]sfs.Code{ws.Alias: sfs.CodeInvalidArgument, "plain": sfs.CodeRepoOpsDisabled, "nope": sfs.CodeWorkdirNotFound, "wd@zzzzzzzzzzzzzzzz": sfs.CodeWorkdirNotFound} {
+		if _, err := e.m.Create(t.Context(), parent, "", ""); sfs.CodeOf(err) != code {
+			t.Errorf("create in %s: %v, want %s", parent, err, code)
+		}
+	}
+}
+
+// TestWorkspaceLimit: the limit per workdir holds; a discard frees a slot.
+func TestWorkspaceLimit(t *testing.T) {
+	e := newEnv(t, Config{Limit: 2})
+	var made []Workspace
+	for range 2 {
+		ws, err := e.m.Create(t.Context(), "wd", "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, ws)
+	}
+	if _, err := e.m.Create(t.Context(), "wd", "", ""); sfs.CodeOf(err) != sfs.CodeWorkspaceLimit {
+		t.Fatalf("third: %v", err)
+	}
+	ents, _ := os.ReadDir(filepath.Join(e.state, "workspaces"))
+	if len(ents) != 2 {
+		t.Errorf("storage holds %d entries after a refused create", len(ents))
+	}
+	if err := e.m.Discard(t.Context(), made[0].Alias); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.m.Create(t.Context(), "wd", "", ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckoutBounds: too many files, too many bytes, or a cancelled
+// request leave nothing behind.
+func TestCheckoutBounds(t *testing.T) {
+	for name, cfg := range map[string]Config{"files": {MaxFiles: 5}, "bytes": {MaxBytes: 50_000}} {
+		e := newEnv(t, cfg)
+		if _, err := e.m.Create(t.Context(), "wd", "", ""); sfs.CodeOf(err) != sfs.CodeWorkspaceTooLarge {
+			t.Errorf("%s: %v", name, err)
+		}
+		if ents, _ := os.ReadDir(filepath.Join(e.state, "workspaces")); len(ents) != 0 {
+			t.Errorf("%s: %d entries left", name, len(ents))
+		}
+	}
+	e := newEnv(t, Config{})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := e.m.Create(ctx, "wd", "", ""); sfs.CodeOf(err) != sfs.CodeCanceled {
+		t.Errorf("cancelled: %v", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(e.state, "workspaces")); len(ents) != 0 {
+		t.Errorf("cancelled: %d entries left", len(ents))
+	}
+}
+
+// TestStartupCleanup: at start-up workspaces older than the maximum age
+// and unfinished ones are removed, the others served again.
+func TestStartupCleanup(t *testing.T) {
+	e := newEnv(t, Config{})
+	old, err := e.m.Create(t.Context(), "wd", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	young, err := e.m.Create(t.Context(), "wd", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Age one by rewriting its creation time.
+	metaPath := filepath.Join(e.state, "workspaces", old.ID, metaFile)
+	b, _ := os.ReadFile(metaPath)
+	var meta map[string]any
+	json.Unmarshal(b, &meta)
+	meta["created_at"] = time.Now().Add(-8 * 24 * time.Hour).UTC().Format(time.RFC3339)
+	b, _ = json.Marshal(meta)
+	os.WriteFile(metaPath, b, 0o600)
+	// An unfinished creation, and a directory not ours.
+	os.MkdirAll(filepath.Join(e.state, "workspaces", "abcdefghijklmnop.tmp", "tree"), 0o755)
+	os.MkdirAll(filepath.Join(e.state, "workspaces", "qrstuvwxyzabcdef", "tree"), 0o755)
+	os.MkdirAll(filepath.Join(e.state, "workspaces", "not-ours"), 0o755)
+
+	c, err := sfs.LoadConfig(nil, []string{"wd=" + e.live + ":rw:repo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sfs.New(c, sfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, rep, err := Open(f, Config{StateDir: e.state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep != (StartReport{Attached: 1, Expired: 1, Incomplete: 2}) {
+		t.Errorf("report %+v", rep)
+	}
+	if l := m.List(""); len(l) != 1 || l[0].Alias != young.Alias || l[0].Base != young.Base {
+		t.Errorf("after restart: %+v", l)
+	}
+	if _, err := f.Stat(young.Alias, "README.md"); err != nil {
+		t.Error(err)
+	}
+	for _, gone := range []string{old.ID, "abcdefghijklmnop.tmp", "qrstuvwxyzabcdef"} {
+		if _, err := os.Lstat(filepath.Join(e.state, "workspaces", gone)); !os.IsNotExist(err) {
+			t.Errorf("%s remains: %v", gone, err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(e.state, "workspaces", "not-ours")); err != nil {
+		t.Errorf("a directory not ours was removed: %v", err)
+	}
+	// A shorter maximum age through the configuration.
+	cfg, probs := LoadConfig([]string{"SERVERFS_WORKSPACE_MAX_AGE_HOURS=1", "SERVERFS_STATE_DIR=" + e.state}, "")
+	if len(probs) > 0 || cfg.MaxAge != time.Hour || cfg.Limit != DefaultLimit {
+		t.Fatalf("config %+v %v", cfg, probs)
+	}
+}
+
+// TestStateDirInsideWorkdir: a state directory inside a workdir is
+// refused.
+func TestStateDirInsideWorkdir(t *testing.T) {
+	e := newEnv(t, Config{})
+	if _, _, err := Open(e.fs, Config{StateDir: filepath.Join(e.live, "sub", "state")}); err == nil || !strings.Contains(err.Error(), "inside the workdir") {
+		t.Fatalf("state inside a workdir: %v", err)
+	}
+}
