@@ -2,7 +2,6 @@ package fs
 
 import (
 	"context"
-	"sort"
 	"strings"
 	"sync/atomic"
 
@@ -155,6 +154,9 @@ type walkFrame struct {
 	// or not), when it was read whole; nil otherwise. Dir.Has and
 	// ReadControlFile answer "absent" from it without a system call.
 	listing *dotNames
+	// ahead[i], with WalkOptions.ReadAhead, is ents[i] queued for reading
+	// ahead (nil: not queued).
+	ahead []*aheadDir
 }
 
 // WalkOptions configure a walk.
@@ -172,6 +174,18 @@ type WalkOptions struct {
 	// directories already read: what was visited is then a prefix of the
 	// walk order, which a continuation can resume after.
 	StopAtLimit bool
+	// ReadAhead, when > 0, is the number of goroutines that open and list
+	// the directories the walk will descend into before it reaches them
+	// (see readAhead); all have ended when Walk returns. Visits, Enter
+	// calls, the entries counted against MaxEntries and the result are
+	// those of the same walk without it.
+	ReadAhead int
+	// Ahead, with ReadAhead, tells whether the directory name, met in the
+	// directory entered last at depth (as WalkEntry.Depth) with the path
+	// path, is worth reading ahead: it is called right after that Enter,
+	// and should answer false for what Visit will skip (a wrong answer
+	// costs only a wasted or a missed read ahead). nil: every directory.
+	Ahead func(path, name string, depth int) bool
 }
 
 // Walk visits the visible entries under the directory raw in a
@@ -189,7 +203,14 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 		return res, err
 	}
 	stack := []*walkFrame{{dir: newDirHandle(fd), rel: rp, path: rp.String(), depth: 1}}
+	var ra *readAhead
+	if opts.ReadAhead > 0 {
+		ra = newReadAhead(ctx, w, opts.ReadAhead)
+	}
 	defer func() {
+		if ra != nil {
+			ra.stop(stack)
+		}
 		for _, fr := range stack {
 			fr.dir.release()
 		}
@@ -205,6 +226,26 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 		if opts.Enter != nil {
 			opts.Enter(&Dir{Path: fr.path, Depth: fr.depth - 1, w: w, rel: fr.rel, fd: fr.dir.fd, listing: fr.listing})
 		}
+		if ra == nil || fr.depth >= MaxWalkDepth || res.Entries >= maxEntries {
+			return
+		}
+		var subs []int
+		for i, d := range fr.ents {
+			if d.typ != unix.DT_DIR {
+				continue
+			}
+			if opts.Ahead != nil {
+				path := d.name
+				if fr.path != "" {
+					path = fr.path + "/" + d.name
+				}
+				if !opts.Ahead(path, d.name, fr.depth) {
+					continue
+				}
+			}
+			subs = append(subs, i)
+		}
+		ra.push(fr, subs, maxEntries-res.Entries)
 	}
 	if !w.loadFrame(ctx, stack[0], maxEntries, &res) {
 		truncate(TruncatedWalkLimit)
@@ -225,8 +266,13 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 			stack = stack[:len(stack)-1]
 			continue
 		}
-		d := fr.ents[fr.next]
+		idx := fr.next
+		d := fr.ents[idx]
 		fr.next++
+		var ad *aheadDir
+		if fr.ahead != nil {
+			ad = fr.ahead[idx]
+		}
 		typ := direntType(fr.dir.fd, d)
 		path := d.name
 		if fr.path != "" {
@@ -235,7 +281,12 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 		e := &WalkEntry{Path: path, Name: d.name, Type: typ, Depth: fr.depth, w: w, dir: fr.dir}
 		act := opts.Visit(e)
 		if act == WalkStop {
-			return res, nil
+			return res, nil // ad, if any, is dropped by ra.stop
+		}
+		if typ != TypeDirectory || act == WalkSkipDir || fr.depth >= MaxWalkDepth || res.Entries >= maxEntries {
+			if ad != nil {
+				ra.drop(ad)
+			}
 		}
 		if typ != TypeDirectory || act == WalkSkipDir {
 			continue
@@ -252,13 +303,25 @@ func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkR
 			}
 			continue
 		}
-		cfd, err := openatRetry(fr.dir.fd, d.name, flagsDir)
-		if err != nil {
-			continue // replaced by a symlink or file, removed, or unreadable
+		var child *walkFrame
+		var complete bool
+		if ad != nil && ra.take(ad) {
+			if ad.fd < 0 {
+				continue // as below: the read ahead could not open it
+			}
+			child = &walkFrame{dir: newDirHandle(ad.fd), rel: ad.rel, path: path, depth: fr.depth + 1}
+			stack = append(stack, child)
+			complete = w.aheadFrame(ctx, child, ad, maxEntries, &res)
+		} else {
+			cfd, err := openatRetry(fr.dir.fd, d.name, flagsDir)
+			if err != nil {
+				continue // replaced by a symlink or file, removed, or unreadable
+			}
+			child = &walkFrame{dir: newDirHandle(cfd), rel: fr.rel.join(d.name), path: path, depth: fr.depth + 1}
+			stack = append(stack, child)
+			complete = w.loadFrame(ctx, child, maxEntries, &res)
 		}
-		child := &walkFrame{dir: newDirHandle(cfd), rel: fr.rel.join(d.name), path: path, depth: fr.depth + 1}
-		stack = append(stack, child)
-		if !w.loadFrame(ctx, child, maxEntries, &res) {
+		if !complete {
 			truncate(TruncatedWalkLimit)
 			if opts.StopAtLimit {
 				child.dir.release()
@@ -283,22 +346,37 @@ func (w *Workdir) loadFrame(ctx context.Context, fr *walkFrame, maxEntries int, 
 	}
 	ents, more, err := readDirents(fr.dir.fd, budget)
 	res.Entries += len(ents)
-	vis := ents[:0]
-	var dots dotNames
-	for i, d := range ents {
-		if i%256 == 255 && ctx.Err() != nil {
-			return true
-		}
-		if strings.HasPrefix(d.name, ".") {
-			dots = append(dots, d.name)
-		}
-		if w.policy.visible(fr.rel, d.name) {
-			vis = append(vis, d)
-		}
+	vis, dots, ok := w.filterSort(ctx, fr.rel, ents)
+	if !ok {
+		return true
 	}
-	sort.Slice(vis, func(i, j int) bool { return vis[i].name < vis[j].name })
 	fr.ents = vis
 	if !more && err == nil {
+		fr.listing = &dots
+	}
+	return !more
+}
+
+// aheadFrame is loadFrame for a directory read ahead: it takes what
+// loadFrame would have read within the budget left now (never more than
+// the read ahead's, the budget when it was queued).
+func (w *Workdir) aheadFrame(ctx context.Context, fr *walkFrame, ad *aheadDir, maxEntries int, res *WalkResult) bool {
+	budget := maxEntries - res.Entries
+	if budget <= 0 {
+		return false
+	}
+	ents, more, vis, dots, ok := ad.raw, ad.more, ad.vis, ad.dots, ad.sorted
+	if len(ents) > budget {
+		ents, more, ok = ents[:budget], true, false
+	}
+	res.Entries += len(ents)
+	if !ok {
+		if vis, dots, ok = w.filterSort(ctx, fr.rel, ents); !ok {
+			return true
+		}
+	}
+	fr.ents = vis
+	if !more && ad.err == nil {
 		fr.listing = &dots
 	}
 	return !more

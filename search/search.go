@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -149,6 +150,9 @@ const regexMeta = `*+?|()[]{}^$\`
 type Engine struct {
 	fs      *sfs.FS
 	workers int
+	// readers read directories ahead of the walk (fs.WalkOptions.ReadAhead);
+	// 0 walks sequentially.
+	readers int
 
 	// beforeFile, in tests, runs in the worker before each file.
 	beforeFile func(ctx context.Context, path string)
@@ -158,7 +162,7 @@ type Engine struct {
 // open system call leaves its CPU to another (measured: 2 workers per CPU
 // cut a GOROOT/src search from 100 to 82 ms on 2 CPUs).
 func New(f *sfs.FS) *Engine {
-	return &Engine{fs: f, workers: Workers()}
+	return &Engine{fs: f, workers: Workers(), readers: max(1, runtime.GOMAXPROCS(0))}
 }
 
 // batchFiles is how many files the walker hands a worker at once.
@@ -356,10 +360,16 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		walkRes, walkErr = w.Walk(ctx, rootPath, sfs.WalkOptions{
 			MaxEntries:  lim.MaxWalkEntries,
 			StopAtLimit: true,
+			ReadAhead:   e.readers,
 			Enter: func(d *sfs.Dir) {
 				if !req.IncludeIgnored {
 					rules.enter(d)
 				}
+			},
+			// What Visit skips is not read ahead.
+			Ahead: func(path, name string, depth int) bool {
+				return name != ".git" && cursor.Resume(path, true) != sfs.ResumeSkip &&
+					(req.IncludeIgnored || !rules.ignored(path, true, depth))
 			},
 			Visit: func(ent *sfs.WalkEntry) sfs.WalkAction {
 				if ctx.Err() != nil {
