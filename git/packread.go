@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
@@ -191,15 +193,8 @@ func (r *Repo) openReadPack(base string) (*readPack, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := readAllSized(fi, maxPackIndexBytes)
+	idx, err := readIndex(fi)
 	fi.Close()
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxPackIndexBytes {
-		return nil, errPackTooLarge
-	}
-	idx, err := parseRawIndex(b)
 	if err != nil {
 		return nil, err
 	}
@@ -213,6 +208,112 @@ func (r *Repo) openReadPack(base string) (*readPack, error) {
 		return nil, err
 	}
 	return &readPack{idx: idx, f: f, size: st.Size, chunks: map[int64][]byte{}}, nil
+}
+
+// readIndex is the pack index f, from packIndexes when it holds this very
+// file, else read and parsed (and then kept there).
+func readIndex(f *sfs.File) (*rawIndex, error) {
+	st, err := f.Fstat()
+	if err != nil {
+		return nil, err
+	}
+	key := indexKey{st.Dev, st.Ino, st.Size, st.Mtime.UnixNano(), st.Ctime.UnixNano()}
+	if idx := packIndexes.get(key); idx != nil {
+		return idx, nil
+	}
+	indexReads.Add(1)
+	b, err := readAllSized(f, maxPackIndexBytes)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxPackIndexBytes {
+		return nil, errPackTooLarge
+	}
+	idx, err := parseRawIndex(b)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) == st.Size {
+		packIndexes.put(key, idx)
+	}
+	return idx, nil
+}
+
+// packIndexes keeps the pack indexes history requests read, for the next
+// requests of a long-lived server (a 5,000-commit repository's index is
+// 650 KB, read and copied at every request otherwise).
+var packIndexes = &indexCache{max: maxCachedIndexBytes}
+
+// indexReads counts the pack indexes read from their files (tests).
+var indexReads atomic.Int64
+
+// maxCachedIndexBytes bounds packIndexes.
+const maxCachedIndexBytes = 32 << 20
+
+// indexKey identifies an index file's content: git writes a pack's index
+// once, under the pack's new name, and a file changed in place has a new
+// ctime (or size, or inode when replaced), so an entry is never stale.
+type indexKey struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64
+}
+
+// indexCache holds parsed indexes by file identity, at most max bytes of
+// them; the least recently used go first. Indexes are read-only, shared
+// by concurrent requests.
+type indexCache struct {
+	mu    sync.Mutex
+	max   int64
+	bytes int64
+	tick  uint64
+	m     map[indexKey]*cachedIndex
+}
+
+type cachedIndex struct {
+	idx  *rawIndex
+	used uint64
+}
+
+func (c *indexCache) get(k indexKey) *rawIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[k]
+	if e == nil {
+		return nil
+	}
+	c.tick++
+	e.used = c.tick
+	return e.idx
+}
+
+func (c *indexCache) put(k indexKey, idx *rawIndex) {
+	n := int64(len(idx.b))
+	if n > c.max/2 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[indexKey]*cachedIndex{}
+	}
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	for c.bytes+n > c.max {
+		var oldest indexKey
+		var min uint64 = 1<<64 - 1
+		for k, e := range c.m {
+			if e.used < min {
+				oldest, min = k, e.used
+			}
+		}
+		c.bytes -= int64(len(c.m[oldest].idx.b))
+		delete(c.m, oldest)
+	}
+	c.tick++
+	c.m[k] = &cachedIndex{idx: idx, used: c.tick}
+	c.bytes += n
 }
 
 // readAllSized reads f whole (at most limit+1 bytes) into one buffer of
