@@ -783,12 +783,19 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 			r.ctl.Remove(".git/index.lock")
 		}
 	}()
-	idx, _, err := r.readIndex()
+	idx, idxStat, err := r.readIndex()
 	if err != nil {
 		return err
 	}
 	entries := map[string]*indexEntry{}
 	for i, e := range idx.entries {
+		// Racily clean entries would look clean forever under the new,
+		// later index: smudged as git does (see Commit).
+		if e.Mode != filemode.Submodule && !idxStat.Mtime.IsZero() && e.ModifiedAt.Unix() >= idxStat.Mtime.Unix() {
+			smudged := *e
+			smudged.Size = 0
+			e = &smudged
+		}
 		entries[e.Name] = &indexEntry{Entry: e, assumeValid: idx.assumeValid[i]}
 	}
 	for _, c := range changes {

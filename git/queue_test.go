@@ -2,11 +2,15 @@ package git
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
 )
@@ -248,4 +252,129 @@ func checkLedger(t *testing.T, r *Repo, dir, branch, base string) {
 	if h := strings.TrimSpace(gitCLI(t, dir, "rev-parse", branch)); h != at {
 		t.Fatalf("ledger ends at %s, branch at %s", at, h)
 	}
+}
+
+// TestSubmitQueueEdges: a packed branch, binary and mode changes, a ref
+// lock held by someone else, a branch moved under the queue, and
+// concurrent submits (one worker: both merge, one after the other).
+func TestSubmitQueueEdges(t *testing.T) {
+	dir, _ := queueRepo(t)
+	os.WriteFile(filepath.Join(dir, "bin.dat"), []byte("\x00\x01binary\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "run.sh"), []byte("echo 1\necho 2\necho 3\necho 4\n"), 0o644)
+	gitCLI(t, dir, "add", "-A")
+	gitCLI(t, dir, "commit", "-qm", "bin and script")
+	gitCLI(t, dir, "pack-refs", "--all")
+	if _, err := os.Stat(filepath.Join(dir, ".git/refs/heads/main")); !os.IsNotExist(err) {
+		t.Fatal("main should be packed")
+	}
+	base := strings.TrimSpace(gitCLI(t, dir, "rev-parse", "HEAD"))
+	var wss []string
+	specs := []string{"wd=" + dir + ":rw:repo"}
+	for i := range 6 {
+		wss = append(wss, checkoutTo(t, dir, base))
+		specs = append(specs, "ws"+string(rune('0'+i))+"="+wss[i]+":rw")
+	}
+	f := newWorkdirFS(t, specs...)
+	r, err := Open(f, "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	patch := func(i int, msg string) *Patch {
+		t.Helper()
+		w, err := f.Workdir("ws" + string(rune('0'+i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := r.CommitWorkspace(ctx, w, base, msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	head := func() string { return strings.TrimSpace(gitCLI(t, dir, "rev-parse", "main")) }
+
+	// ws0 changes the binary file and makes run.sh executable with a
+	// change at its end; ws1 changes the binary file too, and run.sh's
+	// first line.
+	os.WriteFile(filepath.Join(wss[0], "bin.dat"), []byte("\x00\x02zero\n"), 0o644)
+	os.WriteFile(filepath.Join(wss[0], "run.sh"), []byte("echo 1\necho 2\necho 3\necho four\n"), 0o755)
+	os.Chmod(filepath.Join(wss[0], "run.sh"), 0o755)
+	os.WriteFile(filepath.Join(wss[1], "bin.dat"), []byte("\x00\x03one\n"), 0o644)
+	os.WriteFile(filepath.Join(wss[1], "run.sh"), []byte("echo one\necho 2\necho 3\necho 4\n"), 0o644)
+	p0, p1 := patch(0, "zero"), patch(1, "one")
+	if res, err := r.Submit(ctx, "main", p0, MergeStrict, ""); err != nil || res.Status != StatusMerged {
+		t.Fatalf("p0 onto the packed branch: %+v %v", res, err)
+	}
+	res, err := r.Submit(ctx, "main", p1, MergeReplay, "")
+	if sfs.CodeOf(err) != sfs.CodeMergeConflict || strings.Join(res.Files, ",") != "bin.dat" || res.Hunks[0].Reason != "binary" {
+		t.Fatalf("binary conflict: %+v %v", res, err)
+	}
+	// Without the binary change, run.sh merges: both lines, and the
+	// executable bit ws0 set.
+	os.WriteFile(filepath.Join(wss[1], "bin.dat"), []byte("\x00\x01binary\n"), 0o644)
+	p1 = patch(1, "one, text only")
+	if res, err := r.Submit(ctx, "main", p1, MergeReplay, ""); err != nil || res.Status != StatusMerged {
+		t.Fatalf("p1: %+v %v", res, err)
+	}
+	if got := gitCLI(t, dir, "ls-tree", "main", "run.sh"); !strings.HasPrefix(got, "100755 ") {
+		t.Fatalf("mode after the merge: %q", got)
+	}
+	if got := gitCLI(t, dir, "show", "main:run.sh"); got != "echo one\necho 2\necho 3\necho four\n" {
+		t.Fatalf("run.sh merged to %q", got)
+	}
+
+	// A ref lock held by another git: REPO_LOCKED, nothing moves.
+	os.WriteFile(filepath.Join(wss[2], "b.txt"), []byte("b1\nb2\nb3\nb4\n"), 0o644)
+	p2 := patch(2, "b4")
+	lock := filepath.Join(dir, ".git/refs/heads/main.lock")
+	os.WriteFile(lock, nil, 0o644)
+	before := head()
+	if _, err := r.Submit(ctx, "main", p2, MergeReplay, ""); sfs.CodeOf(err) != sfs.CodeRepoLocked || head() != before {
+		t.Fatalf("locked ref: %v", err)
+	}
+	if _, err := os.Stat(lock); err != nil {
+		t.Fatal("someone else's lock was removed")
+	}
+	os.Remove(lock)
+	// The branch moved between the merge and the swap: refused by the
+	// compare-and-swap.
+	if err := r.updateBranch("main", plumbing.NewHash(base), plumbing.NewHash(p2.Head), false, object.Signature{Name: "x", Email: "x@x"}, "x"); sfs.CodeOf(err) != sfs.CodeRepoLocked || head() != before {
+		t.Fatalf("stale compare-and-swap: %v", err)
+	}
+
+	// Concurrent submits of different files: both merge, in turn.
+	os.WriteFile(filepath.Join(wss[3], "src/c.go"), []byte("package c\n\nfunc C() int { return 3 }\n"), 0o644)
+	os.WriteFile(filepath.Join(wss[4], "a.txt"), []byte("a1\na2\na3\na4\na5\na6\na7\na8\na9\n"), 0o644)
+	p3, p4 := patch(3, "c3"), patch(4, "a9")
+	errs := make(chan error, 3)
+	for _, p := range []*Patch{p2, p3, p4} {
+		go func() {
+			res, err := r.Submit(ctx, "main", p, MergeReplay, "")
+			if err == nil && res.Status != StatusMerged {
+				err = fmt.Errorf("status %s", res.Status)
+			}
+			errs <- err
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(gitCLI(t, dir, "log", "--oneline", before+"..main"), "\n"); n != 3 {
+		t.Fatalf("%d commits merged, want 3", n)
+	}
+	if out := gitCLI(t, dir, "fsck", "--strict", "--no-progress", "--no-dangling"); strings.TrimSpace(out) != "" {
+		t.Fatalf("fsck: %s", out)
+	}
+	st, err := r.Status(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStatusAgrees(t, r, dir, st)
+	if len(st.Entries) != 0 {
+		t.Fatalf("the clean checkout did not follow: %+v", st.Entries)
+	}
+	checkLedger(t, r, dir, "main", base)
 }
