@@ -55,7 +55,7 @@ func slowSearch(id int, modern bool) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search_text","arguments":{"workdir":"wd","path":"slow","query":"\\d{9}x","regex":true},"_meta":{%s}}}`, id, meta)
 }
 
-var modernCall = []string{protocolVersionHeader, "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "search_text"}
+var modernCall = []string{protocolVersionHeader, "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "search_text", "Mcp-Param-Workdir", "wd"}
 
 // streamPost POSTs body and returns the messages of its event stream as
 // they arrive (the channel closes with the stream).
@@ -411,6 +411,9 @@ func TestAbandonedCalls(t *testing.T) {
 			mark := len(e.log.String())
 			c := sdk.NewClient(&sdk.Implementation{Name: "serverfs-test", Version: "0"}, nil)
 			cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: v})
+			if err == nil {
+				err = listForHeaders(t.Context(), cs)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

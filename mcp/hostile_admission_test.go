@@ -46,6 +46,9 @@ func connect(t *testing.T, url string) *sdk.ClientSession {
 	t.Helper()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "hostile-test", Version: "0"}, nil).
 		Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err == nil {
+		err = listForHeaders(t.Context(), cs)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

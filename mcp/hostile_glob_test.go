@@ -98,6 +98,9 @@ func TestHostileGlobs(t *testing.T) {
 	})
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "hostile-test", Version: "0"}, nil).
 		Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err == nil {
+		err = listForHeaders(t.Context(), cs)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

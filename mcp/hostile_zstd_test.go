@@ -71,6 +71,9 @@ func TestZstdSearchMemory(t *testing.T) {
 	url, pid := startServerfsEnv(t, buildServerfs(t, repoRoot(t)), dir, []string{"GOMAXPROCS=2"})
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "zstd-test", Version: "0"}, nil).
 		Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err == nil {
+		err = listForHeaders(t.Context(), cs)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,9 @@ func (e *testEnv) connectVersion(t *testing.T, url, version string) *sdk.ClientS
 	if err != nil {
 		t.Fatalf("connect at %s: %v", version, err)
 	}
+	if err := listForHeaders(t.Context(), cs); err != nil {
+		t.Fatalf("at %s: %v", version, err)
+	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
 }
@@ -293,7 +296,7 @@ func TestStatelessLaneChecks(t *testing.T) {
 	e := newEnv(t)
 	url := e.serveHTTPEnv(t, []string{"SERVERFS_AUTH_TOKEN_FILE=" + writeToken(t, testToken+"\n", 0o600)})
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stat_file","arguments":{"workdir":"wd","path":"sub/a.txt"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	hdr := []string{protocolVersionHeader, "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "stat_file"}
+	hdr := []string{protocolVersionHeader, "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "stat_file", "Mcp-Param-Workdir", "wd"}
 	withToken := append(slices.Clone(hdr), AuthHeader, testToken)
 	if status, _, msgs := rpcPost(t, url, call, withToken...); status != http.StatusOK || len(msgs) != 1 || msgs[0].Error != nil || !strings.Contains(string(msgs[0].Result), `"modified_at"`) {
 		t.Fatalf("2026-07-28 stat_file with the token: %d %+v", status, msgs)
@@ -337,5 +340,80 @@ func TestStatelessLaneChecks(t *testing.T) {
 	}
 	if !logged {
 		t.Errorf("no tool_call line for the 2026-07-28 stat_file:\n%s", e.log.String())
+	}
+}
+
+// TestWorkdirHeader: every tool that takes a workdir declares it with
+// x-mcp-header (SEP-2243), so a 2026-07-28 client mirrors it as
+// Mcp-Param-Workdir, and the stateless lane holds the header to the body:
+// plain or Base64 and equal, the call runs; absent, different or badly
+// encoded, it is refused with 400 and -32020 before any tool runs. The
+// session lane (older revisions) neither expects nor checks it.
+func TestWorkdirHeader(t *testing.T) {
+	e := newRWEnv(t)
+	wholeSurface(t, e)
+	url := e.serveHTTP(t)
+	cs := e.connectVersion(t, url, "2026-07-28")
+	tools := listTools(t, cs) // go-sdk's client drops a tool whose annotation is invalid
+	if len(tools) != len(ToolNames(e.deps.FS, e.deps.Bridge != nil)) {
+		t.Fatalf("go-sdk's client kept %d of the %d tools", len(tools), len(ToolNames(e.deps.FS, e.deps.Bridge != nil)))
+	}
+	annotated := 0
+	for _, tool := range tools {
+		props, _ := tool.InputSchema.(map[string]any)["properties"].(map[string]any)
+		wd, takes := props["workdir"].(map[string]any)
+		if got := wd["x-mcp-header"]; takes != (got == workdirHeader) {
+			t.Errorf("%s: workdir property %v (x-mcp-header %v)", tool.Name, wd, got)
+		}
+		if takes {
+			annotated++
+		}
+	}
+	if annotated < 15 {
+		t.Fatalf("only %d tools declare the workdir header", annotated)
+	}
+
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stat_file","arguments":{"workdir":"wd","path":"sub/a.txt"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	hdr := []string{protocolVersionHeader, "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "stat_file"}
+	mark := len(e.log.String())
+	for _, c := range []struct {
+		name, value string // value "": no header
+		ok          bool
+	}{
+		{"plain", "wd", true},
+		{"Base64", "=?base64?d2Q=?=", true},
+		{"absent", "", false},
+		{"another workdir", "other", false},
+		{"Base64 of another", "=?base64?b3RoZXI=?=", false},
+		{"Base64 without padding", "=?base64?d2Q?=", false},
+		{"not Base64", "=?base64?d!2Q=?=", false},
+	} {
+		h := slices.Clone(hdr)
+		if c.value != "" {
+			h = append(h, "Mcp-Param-Workdir", c.value)
+		}
+		status, _, msgs := rpcPost(t, url, call, h...)
+		switch {
+		case c.ok && (status != http.StatusOK || len(msgs) != 1 || msgs[0].Error != nil || !strings.Contains(string(msgs[0].Result), `"modified_at"`)):
+			t.Errorf("%s header %q: %d %+v, want the stat", c.name, c.value, status, msgs)
+		case !c.ok && (status != http.StatusBadRequest || len(msgs) != 1 || msgs[0].Error == nil || msgs[0].Error.Code != -32020):
+			t.Errorf("%s header %q: %d %+v, want 400 with -32020 HeaderMismatch", c.name, c.value, status, msgs)
+		}
+	}
+	// Only the two accepted calls ran.
+	ran := 0
+	for _, l := range logLines(t, e.log.String()[mark:]) {
+		if l["event"] == "tool_call" && l["tool"] == "stat_file" {
+			ran++
+		}
+	}
+	if ran != 2 {
+		t.Errorf("%d stat_file calls logged, want the 2 accepted ones:\n%s", ran, e.log.String()[mark:])
+	}
+
+	// The session lane: no header, no check.
+	old := e.connectVersion(t, url, "2025-11-25")
+	if res := e.call(t, old, "stat_file", map[string]any{"workdir": "wd", "path": "sub/a.txt"}); res.IsError {
+		t.Errorf("2025-11-25 stat_file: %s", resultText(res))
 	}
 }

@@ -106,6 +106,9 @@ func TestUnixSocket(t *testing.T) {
 	hc := &http.Client{Transport: headerRT{unixHTTP(sock), map[string]string{AuthHeader: testToken}}}
 	c := sdk.NewClient(&sdk.Implementation{Name: "tunnel-like", Version: "0"}, nil)
 	cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: "http://localhost" + Path, HTTPClient: hc, MaxRetries: -1}, nil)
+	if err == nil {
+		err = listForHeaders(t.Context(), cs)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

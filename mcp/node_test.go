@@ -25,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 const installHint = "run .ci/run, which installs them (node and npm from apt when missing, then npm ci in .ci/npm)"
@@ -50,6 +52,21 @@ var mustPassScenarios = []string{
 	"server-initialize", "server-session-lifecycle", "server-stateless", "ping", "tools-list",
 	"dns-rebinding-protection", "resources-list", "logging-set-level", "prompts-list",
 	"server-sse-multiple-streams", "caching", "sep-2164-resource-not-found", "http-header-validation",
+}
+
+// listForHeaders lists the tools once on a 2026-07-28 session, as a host
+// does before its model calls one: go-sdk's client mirrors a tool's
+// x-mcp-header arguments (Mcp-Param-Workdir) only for tools it listed,
+// and the stateless lane refuses a call without the header (-32020).
+func listForHeaders(ctx context.Context, cs *sdk.ClientSession) error {
+	if ir := cs.InitializeResult(); ir == nil || ir.ProtocolVersion < "2026-07-28" {
+		return nil
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		cs.Close()
+		return fmt.Errorf("tools/list: %w", err)
+	}
+	return nil
 }
 
 // nodeTools are the Node programs the tests run.

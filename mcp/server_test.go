@@ -196,7 +196,27 @@ func (e *testEnv) serveHTTP(t *testing.T) string {
 
 func connectHTTP(ctx context.Context, url string) (*sdk.ClientSession, error) {
 	c := sdk.NewClient(&sdk.Implementation{Name: "serverfs-test", Version: "0"}, nil)
-	return c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err == nil {
+		err = listForHeaders(ctx, cs)
+	}
+	return cs, err
+}
+
+// listForHeaders lists the tools once on a 2026-07-28 session, as a host
+// does before its model calls one: go-sdk's client mirrors a tool's
+// x-mcp-header arguments (Mcp-Param-Workdir) only for tools it has
+// listed, and without the header the stateless lane refuses the call
+// (-32020, tools.go workdirHeader).
+func listForHeaders(ctx context.Context, cs *sdk.ClientSession) error {
+	if ir := cs.InitializeResult(); ir == nil || ir.ProtocolVersion < statelessVersion {
+		return nil
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		cs.Close()
+		return fmt.Errorf("tools/list: %w", err)
+	}
+	return nil
 }
 
 func (e *testEnv) client(t *testing.T, url string) *sdk.ClientSession {

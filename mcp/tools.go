@@ -324,7 +324,35 @@ func inventory(lim sfs.Limits, s surface) []tool {
 	if s.research != "" {
 		tools = append(tools, researchTools(lim, s.research)...)
 	}
+	for _, t := range tools {
+		mirrorWorkdir(t.def)
+	}
 	return tools
+}
+
+// workdirHeader is the x-mcp-header name of every tool's workdir argument:
+// on the 2026-07-28 HTTP lane a client sends the alias a call works on as
+// Mcp-Param-Workdir too, so a gateway in front of ServerFS can route,
+// audit or rate-limit by workdir without parsing JSON-RPC bodies. go-sdk's
+// stateless handler checks the header against the body (absent, different
+// or badly Base64-encoded while the argument is there: HTTP 400 with
+// -32020 HeaderMismatch), so what a gateway saw is what the tool works on.
+// Clients of older revisions and of stdio ignore the annotation.
+const workdirHeader = "Workdir"
+
+// mirrorWorkdir annotates def's top-level string property workdir, if it
+// has one, with x-mcp-header (SEP-2243).
+func mirrorWorkdir(def *sdk.Tool) {
+	s, ok := def.InputSchema.(*jsonschema.Schema)
+	if !ok || s == nil {
+		return
+	}
+	if p := s.Properties["workdir"]; p != nil && p.Type == "string" {
+		if p.Extra == nil {
+			p.Extra = map[string]any{}
+		}
+		p.Extra["x-mcp-header"] = workdirHeader
+	}
 }
 
 // toolsFor is the inventory a server for f serves (bridged: a host bridge

@@ -117,6 +117,11 @@ func runMix(url string, pid, clients int, dur time.Duration, label string) error
 			return fmt.Errorf("client %d: %w", i, err)
 		}
 		defer cs.Close()
+		// A 2026-07-28 client sends Mcp-Param-Workdir, which the server
+		// requires, only for tools it has listed.
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			return fmt.Errorf("client %d: tools/list: %w", i, err)
+		}
 		sessions[i] = cs
 	}
 	stats := map[string]*toolStats{}

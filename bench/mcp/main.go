@@ -220,6 +220,11 @@ func connectHTTP(ctx context.Context, c config) ([]*mcp.ClientSession, error) {
 			return sessions, fmt.Errorf("connect session %d to %s: %w", i, c.url, err)
 		}
 		sessions = append(sessions, s)
+		// A 2026-07-28 client sends Mcp-Param-Workdir, which the server
+		// requires, only for tools it has listed (as a host does first).
+		if _, err := s.ListTools(ctx, nil); err != nil {
+			return sessions, fmt.Errorf("session %d: tools/list: %w", i, err)
+		}
 	}
 	return sessions, nil
 }

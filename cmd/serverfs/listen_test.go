@@ -138,6 +138,11 @@ func TestServeUnixSocketWithToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// go-sdk's 2026-07-28 client mirrors workdir as Mcp-Param-Workdir, which
+	// the server requires, only for tools it has listed.
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"workdir": "demo", "path": "hello.txt"}})
 	if err != nil || res.IsError {
 		t.Fatalf("read_text_file: %v %+v", err, res)

@@ -677,6 +677,12 @@ func connect(t *testing.T, ctx context.Context, p *podman, id, url string) *sdk.
 		cs, err := client.Connect(cctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: tokenClient(tokenHeader, clientToken), MaxRetries: -1}, nil)
 		ccancel()
 		if err == nil {
+			// A 2026-07-28 client mirrors the workdir argument as
+			// Mcp-Param-Workdir, which the server requires, only for
+			// tools it has listed: list them as a host does.
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				t.Fatalf("tools/list: %v", err)
+			}
 			t.Cleanup(func() { cs.Close() })
 			t.Logf("MCP session up after %s", time.Since(start).Round(time.Millisecond))
 			return cs
