@@ -203,6 +203,11 @@ func TestWorkspaceLimitAndHostileIDs(t *testing.T) {
 		if len(text) > 300 {
 			t.Errorf("discard %.30q: a %d-byte answer", id, len(text))
 		}
+		if id == "" {
+			// go-sdk reads an empty Mcp-Param-Workdir as no header: the
+			// 2026-07-28 lane refuses the call (-32020) before any tool.
+			continue
+		}
 		text = toolErr(t, e.call(t, cs, "read_text_file", map[string]any{"workdir": id, "path": "README.md"}), "")
 		if !strings.HasPrefix(text, "WORKDIR_NOT_FOUND") && !strings.HasPrefix(text, "INVALID") {
 			t.Errorf("read in %.30q: %s", id, text)
