@@ -49,11 +49,14 @@ var (
 // CompressionOf tells from the file name whether it is a rotated log to
 // decompress: "gz" for ".gz", "zst" for ".zst", "" otherwise.
 func CompressionOf(name string) string {
-	lower := strings.ToLower(name)
+	// Called for every file a search meets: no lower-cased copy.
+	hasSuffixFold := func(suffix string) bool {
+		return len(name) >= len(suffix) && strings.EqualFold(name[len(name)-len(suffix):], suffix)
+	}
 	switch {
-	case strings.HasSuffix(lower, ".gz"):
+	case hasSuffixFold(".gz"):
 		return "gz"
-	case strings.HasSuffix(lower, ".zst"):
+	case hasSuffixFold(".zst"):
 		return "zst"
 	}
 	return ""

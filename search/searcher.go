@@ -59,6 +59,9 @@ type searcher struct {
 	countOnly bool
 	// ctxBuf is the reader of context passes, reused.
 	ctxBuf *bufio.Reader
+	// sinceYield counts the bytes read since the searcher last yielded
+	// its CPU (see search); it carries over from file to file.
+	sinceYield int
 }
 
 func newSearcher() *searcher { return newSearcherSize(bufferSize) }
@@ -89,9 +92,16 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 		// cheap calls (stat_file) waiting behind busy CPUs run within a
 		// buffer's time, not after several 10 ms preemption slices
 		// (measured with a .zst search on 2 CPUs: stat_file p99 83-132 ms
-		// without, 55-80 ms with; issue 12).
-		runtime.Gosched()
+		// without, 55-80 ms with; issue 12). It counts bytes across files,
+		// so that a tree of small files yields as often as one big file
+		// (once per buffer's worth), not once per file: that was 11,000
+		// trips through the scheduler for a GOROOT/src search.
+		if s.sinceYield >= len(buf) {
+			s.sinceYield = 0
+			runtime.Gosched()
+		}
 		n, eof, err := fill(r, buf[keep:])
+		s.sinceYield += n
 		if err != nil {
 			return outcome, err
 		}
