@@ -664,6 +664,11 @@ func (h *history) diffTrees(a, b plumbing.Hash, base string, ps pathspec, fn fun
 	if a == b {
 		return true, nil
 	}
+	if ra, ok := h.rawTree(a); ok {
+		if rb, ok := h.rawTree(b); ok {
+			return h.diffRaw(ra, rb, base, ps, fn)
+		}
+	}
 	ta, err := h.tree(a)
 	if err != nil {
 		return false, err
@@ -741,6 +746,186 @@ func (h *history) diffTrees(a, b plumbing.Hash, base string, ps pathspec, fn fun
 	return true, nil
 }
 
+// rawTree is tree id's bytes from the packs when quickTree would decode
+// it (so that diffRaw reads the entries diffTrees would read decoded); ok
+// is false otherwise (not in the packs, unreadable, or of a form left to
+// go-git's decoder). The zero id and the empty tree are empty.
+func (h *history) rawTree(id plumbing.Hash) ([]byte, bool) {
+	if id.IsZero() || id == emptyTree {
+		return nil, true
+	}
+	o, ok, err := h.pack.get(id)
+	if !ok || err != nil || o.typ != plumbing.TreeObject {
+		return nil, false
+	}
+	if o.treeForm == 0 {
+		o.treeForm = 2
+		if quickTreeForm(o.data) {
+			o.treeForm = 1
+		}
+	}
+	return o.data, o.treeForm == 1
+}
+
+// quickTreeForm reports whether quickTree decodes d (and does not leave
+// it to go-git's decoder).
+func quickTreeForm(d []byte) bool {
+	for len(d) > 0 {
+		sp := bytes.IndexByte(d, ' ')
+		if sp < 0 {
+			return false
+		}
+		if _, err := treeModeBytes(d[:sp]); err != nil {
+			return false
+		}
+		d = d[sp+1:]
+		nul := bytes.IndexByte(d, 0)
+		if nul <= 0 || len(d)-nul-1 < 20 {
+			return false
+		}
+		d = d[nul+21:]
+	}
+	return true
+}
+
+// rawEnt is one entry of a raw tree, its mode canonical as quickTree's.
+type rawEnt struct {
+	name []byte
+	mode filemode.FileMode
+	hash plumbing.Hash
+}
+
+// nextRaw reads the next entry of a raw tree in quickTree's form.
+func nextRaw(d *[]byte, e *rawEnt) bool {
+	b := *d
+	if len(b) == 0 {
+		return false
+	}
+	sp := bytes.IndexByte(b, ' ')
+	m, _ := treeModeBytes(b[:sp])
+	b = b[sp+1:]
+	nul := bytes.IndexByte(b, 0)
+	e.name, e.mode = b[:nul], canonicalMode(m)
+	copy(e.hash[:], b[nul+1:nul+21])
+	*d = b[nul+21:]
+	return true
+}
+
+// cmpRaw orders entries as diffTrees does (entryKey: a directory's name
+// compares as if it ended in "/").
+func cmpRaw(a, b *rawEnt) int {
+	n := min(len(a.name), len(b.name))
+	if c := bytes.Compare(a.name[:n], b.name[:n]); c != 0 {
+		return c
+	}
+	key := func(e *rawEnt, i int) (byte, bool) {
+		switch {
+		case i < len(e.name):
+			return e.name[i], true
+		case i == len(e.name) && e.mode == filemode.Dir:
+			return '/', true
+		}
+		return 0, false
+	}
+	for i := n; ; i++ {
+		ca, oka := key(a, i)
+		cb, okb := key(b, i)
+		switch {
+		case !oka && !okb:
+			return 0
+		case !oka || oka && okb && ca < cb:
+			return -1
+		case !okb || ca > cb:
+			return 1
+		}
+	}
+}
+
+// diffRaw is diffTrees over two raw trees in quickTree's form: the same
+// changes in the same order, without decoding either tree.
+func (h *history) diffRaw(da, db []byte, base string, ps pathspec, fn func(change) bool) (bool, error) {
+	var ea, eb rawEnt
+	okA, okB := false, false // ea, eb hold the next entries
+	for {
+		if !okA && !okB {
+			// Byte for byte the same next entries pair and are equal:
+			// skipped unread (most of two versions of a directory).
+			for len(da) > 0 && len(db) > 0 {
+				n := bytes.IndexByte(da, 0) + 21
+				if len(db) < n || !bytes.Equal(da[:n], db[:n]) {
+					break
+				}
+				da, db = da[n:], db[n:]
+			}
+		}
+		if !okA {
+			okA = nextRaw(&da, &ea)
+		}
+		if !okB {
+			okB = nextRaw(&db, &eb)
+		}
+		if !okA && !okB {
+			break
+		}
+		var x, y *rawEnt
+		switch c := 0; {
+		case !okA:
+			y = &eb
+		case !okB:
+			x = &ea
+		default:
+			if c = cmpRaw(&ea, &eb); c <= 0 {
+				x = &ea
+			}
+			if c >= 0 {
+				y = &eb
+			}
+		}
+		same := x != nil && y != nil && x.hash == y.hash && x.mode == y.mode
+		e := x
+		if e == nil {
+			e = y
+		}
+		var p string
+		var from, to object.TreeEntry
+		isDir := e.mode == filemode.Dir
+		if !same {
+			if base != "" {
+				p = base + "/" + string(e.name)
+			} else {
+				p = string(e.name)
+			}
+			name := p[len(p)-len(e.name):]
+			if x != nil {
+				from = object.TreeEntry{Name: name, Mode: x.mode, Hash: x.hash}
+			}
+			if y != nil {
+				if x != nil && !bytes.Equal(x.name, y.name) {
+					name = string(y.name)
+				}
+				to = object.TreeEntry{Name: name, Mode: y.mode, Hash: y.hash}
+			}
+		}
+		okA, okB = okA && x == nil, okB && y == nil // consumed
+		switch {
+		case same:
+		case isDir:
+			if !ps.enter(p) {
+				continue
+			}
+			if ok, err := h.diffTrees(from.Hash, to.Hash, p, ps, fn); !ok || err != nil {
+				return ok, err
+			}
+		case !ps.matches(p):
+		default:
+			if !fn(change{path: p, from: from, to: to}) {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
+
 // treesame reports whether trees a and b agree on ps.
 func (h *history) treesame(a, b plumbing.Hash, ps pathspec) (bool, error) {
 	if len(ps) > 0 {
@@ -812,7 +997,7 @@ func (h *history) rawEntry(id plumbing.Hash, name string) (filemode.FileMode, pl
 		nul += sp
 		// Malformed entries (a bad mode, an empty name) anywhere in the
 		// tree are left to go-git's decoder, which refuses them.
-		m, err := treeMode(string(d[:sp]))
+		m, err := treeModeBytes(d[:sp])
 		if err != nil || nul == sp+1 {
 			return 0, plumbing.ZeroHash, false
 		}
@@ -826,6 +1011,23 @@ func (h *history) rawEntry(id plumbing.Hash, name string) (filemode.FileMode, pl
 		d = d[nul+21:]
 	}
 	return mode, found, true
+}
+
+// treeModeBytes is treeMode(string(b)).
+func treeModeBytes(b []byte) (filemode.FileMode, error) {
+	switch string(b) {
+	case "100644":
+		return filemode.Regular, nil
+	case "40000":
+		return filemode.Dir, nil
+	case "100755":
+		return filemode.Executable, nil
+	case "120000":
+		return filemode.Symlink, nil
+	case "160000":
+		return filemode.Submodule, nil
+	}
+	return filemode.New(string(b))
 }
 
 // treeMode is filemode.New(s), without its octal parse for the modes

@@ -1,8 +1,15 @@
 package git
 
 import (
+	"fmt"
+	"math/rand"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // TestPackIndexCache: a second request reads no pack index again; a
@@ -52,5 +59,71 @@ func TestPackIndexCache(t *testing.T) {
 	c.put(indexKey{ino: 5}, idx(2000)) // above half the budget: not kept
 	if c.bytes > c.max || c.get(indexKey{ino: 2}) != nil || c.get(indexKey{ino: 1}) == nil || c.get(indexKey{ino: 4}) == nil || c.get(indexKey{ino: 5}) != nil {
 		t.Fatalf("cache holds %d bytes: %v", c.bytes, c.m)
+	}
+}
+
+// TestDiffRawMatchesDecoded: diffRaw (raw trees from the packs) answers
+// the changes, in the order, that diffTrees answers over decoded trees,
+// for random trees of names that sort close (a, a.b, a-, ab, a as a
+// directory) with nested directories, type changes and legacy modes.
+func TestDiffRawMatchesDecoded(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	names := []string{"a", "a.b", "a-", "ab", "b", "a0", "é", "z"}
+	modes := []string{"100644", "100755", "120000", "160000", "100664"}
+	raw := &packReader{byID: map[plumbing.Hash]*packObject{}}
+	decoded := &history{trees: map[plumbing.Hash]*object.Tree{}}
+	withRaw := &history{trees: map[plumbing.Hash]*object.Tree{}, pack: raw}
+	n := 0
+	var mk func(depth int) plumbing.Hash
+	mk = func(depth int) plumbing.Hash {
+		type ent struct {
+			key, line string
+		}
+		var ents []ent
+		seen := map[string]bool{}
+		for range rng.Intn(6) {
+			name := names[rng.Intn(len(names))]
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			var id plumbing.Hash
+			if depth < 2 && rng.Intn(3) == 0 {
+				id = mk(depth + 1)
+				ents = append(ents, ent{name + "/", "40000 " + name + "\x00" + string(id[:])})
+				continue
+			}
+			id[0], id[1] = byte(rng.Intn(3)), 1
+			ents = append(ents, ent{name, modes[rng.Intn(len(modes))] + " " + name + "\x00" + string(id[:])})
+		}
+		sort.Slice(ents, func(i, j int) bool { return ents[i].key < ents[j].key })
+		var b strings.Builder
+		for _, e := range ents {
+			b.WriteString(e.line)
+		}
+		n++
+		var id plumbing.Hash
+		id[0], id[1], id[2] = 0xee, byte(n), byte(n>>8)
+		raw.byID[id] = &packObject{typ: plumbing.TreeObject, data: []byte(b.String())}
+		decoded.trees[id] = quickTree(id, []byte(b.String()))
+		return id
+	}
+	for range 400 {
+		a, b := mk(0), mk(0)
+		if rng.Intn(4) == 0 {
+			a = plumbing.ZeroHash
+		}
+		for _, ps := range []pathspec{nil, {"a"}, {"a.b", "b/a"}} {
+			var want, got []change
+			if _, err := decoded.diffTrees(a, b, "", ps, func(c change) bool { want = append(want, c); return true }); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := withRaw.diffTrees(a, b, "", ps, func(c change) bool { got = append(got, c); return true }); err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("paths %q:\nraw     %v\ndecoded %v", ps, got, want)
+			}
+		}
 	}
 }

@@ -140,6 +140,9 @@ type packOffset struct {
 type packObject struct {
 	typ  plumbing.ObjectType
 	data []byte
+	// treeForm caches rawTree's check of a tree: 0 not checked, 1 in
+	// quickTree's form, 2 not.
+	treeForm uint8
 }
 
 const (
