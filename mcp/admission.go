@@ -258,7 +258,9 @@ var toolCosts = map[string]costFn{
 	// A checkout reads every tree and streams every blob of a commit to
 	// disk (bounded by SERVERFS_WORKSPACE_MAX_FILES/_BYTES); discarding
 	// only deletes files.
-	"create_workspace":  heavy,
+	"create_workspace": heavy,
+	// A submit hashes every workspace file and merges changed ones.
+	"submit_workspace":  heavy,
 	"list_workspaces":   cheap,
 	"discard_workspace": cheap,
 	"push_repo":         cheap,

@@ -29,7 +29,7 @@ import (
 // byArgs those that do for some arguments; every other served tool is
 // cheap. Changing a tool's class is a decision: change this list with it.
 var (
-	heavyTools = []string{"commit_repo_changes", "create_workspace", "find_files", "read_repo_history", "search_text", "search"}
+	heavyTools = []string{"commit_repo_changes", "create_workspace", "find_files", "read_repo_history", "search_text", "search", "submit_workspace"}
 	byArgs     = []string{"inspect_repo", "list_directory", "read_text_file", "read_text_files", "fetch"}
 )
 

@@ -118,7 +118,7 @@ func instructions(s surface) string {
 		}
 	}
 	if s.workspaces {
-		b.WriteString("\n\nTo change a repository without touching its live work tree, create_workspace makes a private checkout of a commit, served as its own workdir ALIAS@ID to every file tool; discard_workspace deletes it, list_workspaces lists them.")
+		b.WriteString("\n\nTo change a repository without touching its live work tree, create_workspace makes a private checkout of a commit, served as its own workdir ALIAS@ID to every file tool; discard_workspace deletes it, list_workspaces lists them; submit_workspace merges its changes into its branch through a queue (one merge at a time; strict or replay; a conflict is an answer, the branch does not move).")
 	}
 	switch {
 	case s.actions && s.push:
@@ -317,6 +317,7 @@ func inventory(lim sfs.Limits, s surface) []tool {
 	}
 	if s.workspaces {
 		tools = append(tools, workspaceTools(s.ws)...)
+		tools = append(tools, submitTool())
 	}
 	if s.actions {
 		tools = append(tools, bridgeTools(s.push)...)

@@ -27,7 +27,7 @@ var (
 	writeFamily = []string{"write_text_file", "edit_text_file", "create_directory", "move_path", "delete_path"}
 	// workspaceFamily are the workspace tools (a state directory and an
 	// rw workdir with repo ops).
-	workspaceFamily = []string{"create_workspace", "list_workspaces", "discard_workspace"}
+	workspaceFamily = []string{"create_workspace", "list_workspaces", "discard_workspace", "submit_workspace"}
 	allToolNames    = slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes", "run_repo_action", "push_repo"}, workspaceFamily)
 	// researchPair are ChatGPT's search and fetch: plain words, which
 	// toolNameRE does not see, so they are checked by name.
