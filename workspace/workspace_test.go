@@ -1,12 +1,15 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -452,5 +455,159 @@ func TestStateDirInsideWorkdir(t *testing.T) {
 	e := newEnv(t, Config{})
 	if _, _, err := Open(e.fs, Config{StateDir: filepath.Join(e.live, "sub", "state")}); err == nil || !strings.Contains(err.Error(), "inside the workdir") {
 		t.Fatalf("state inside a workdir: %v", err)
+	}
+}
+
+// rawTree stores a tree object with exactly these entries, in this order
+// (git mktree would sort and check them), and returns its id.
+func rawTree(t testing.TB, repo string, entries ...[3]string) string {
+	t.Helper()
+	var b bytes.Buffer
+	for _, e := range entries { // mode, name, id
+		b.WriteString(e[0] + " " + e[1] + "\x00")
+		raw, err := hex.DecodeString(e[2])
+		if err != nil || len(raw) != 20 {
+			t.Fatalf("bad id %q", e[2])
+		}
+		b.Write(raw)
+	}
+	cmd := exec.Command("git", "hash-object", "-t", "tree", "-w", "--literally", "--stdin")
+	cmd.Dir, cmd.Stdin = repo, &b
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("hash-object: %v %s", err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func blob(t testing.TB, repo, content string) string {
+	t.Helper()
+	cmd := exec.Command("git", "hash-object", "-w", "--stdin")
+	cmd.Dir, cmd.Stdin = repo, strings.NewReader(content)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("hash-object: %v %s", err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestHostileTrees: trees git refuses to check out (a .git entry in any
+// spelling, '.', '..', names with '/' or '\', a name twice so that a
+// symlink would be entered as a directory or written through) refuse the
+// checkout; nothing is written outside the workspace and nothing is left.
+func TestHostileTrees(t *testing.T) {
+	e := newEnv(t, Config{})
+	outside := t.TempDir()
+	hook := blob(t, e.live, "#!/bin/sh\necho pwned\n")
+	hooks := rawTree(t, e.live, [3]string{"100755", "post-checkout", hook})
+	gitDir := rawTree(t, e.live, [3]string{"40000", "hooks", hooks}, [3]string{"100644", "config", blob(t, e.live, "[core]\n\thooksPath = hooks\n")})
+	pwned := rawTree(t, e.live, [3]string{"100644", "pwned", hook})
+	target := blob(t, e.live, outside)
+	cases := map[string][][3]string{
+		".git":      {{"40000", ".git", gitDir}},
+		".GIT":      {{"40000", ".GIT", gitDir}},
+		".git.":     {{"40000", ".git.", gitDir}},
+		"git~1":     {{"40000", "git~1", gitDir}},
+		"sub/.Git":  {{"40000", "sub", rawTree(t, e.live, [3]string{"40000", ".Git", gitDir})}},
+		"dotdot":    {{"40000", "..", pwned}},
+		"dot":       {{"40000", ".", pwned}},
+		"slash":     {{"100644", "a/b", hook}},
+		"backslash": {{"100644", `..\..\x`, hook}},
+		"link-then-dir": {
+			{"120000", "a", target},
+			{"40000", "a", pwned},
+		},
+		"link-then-file": {
+			{"120000", "pwned", blob(t, e.live, outside+"/pwned")},
+			{"100644", "pwned", hook},
+		},
+		"gitlink-then-dir": {
+			{"160000", "m", hook},
+			{"40000", "m", pwned},
+		},
+	}
+	for name, entries := range cases {
+		tree := rawTree(t, e.live, entries...)
+		commit := gitRun(t, e.live, "commit-tree", tree, "-m", name)
+		gitRun(t, e.live, "update-ref", "refs/heads/evil", commit)
+		_, err := e.m.Create(t.Context(), "wd", "evil", "")
+		if sfs.CodeOf(err) != sfs.CodeRepoUnsupported || !strings.Contains(err.Error(), "refuses to check out") {
+			t.Errorf("%s: %v", name, err)
+		}
+		if ents, _ := os.ReadDir(filepath.Join(e.state, "workspaces")); len(ents) != 0 {
+			t.Errorf("%s: %d entries left in the storage", name, len(ents))
+		}
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("the checkout wrote outside: %v", ents)
+	}
+	if _, err := os.Lstat(filepath.Join(e.state, "pwned")); !os.IsNotExist(err) {
+		t.Errorf("a '..' entry reached the state directory: %v", err)
+	}
+}
+
+// TestCheckoutStreamsLargeBlob: a 1 GiB blob (256 MiB under -race),
+// loose and packed, is streamed to its file: the checkout allocates a
+// small fraction of it (TotalAlloc counts every allocation, so holding
+// the blob once would show as its size), and the file has git's content.
+func TestCheckoutStreamsLargeBlob(t *testing.T) {
+	size := 1 << 30
+	if raceEnabled {
+		size = 256 << 20
+	}
+	base := t.TempDir()
+	live := filepath.Join(base, "live")
+	os.Mkdir(live, 0o755)
+	gitRun(t, live, "init", "-q", "-b", "main")
+	// A file of 1 GiB that is not all zeros: a pattern every 4 KiB.
+	f, err := os.Create(filepath.Join(live, "huge.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := make([]byte, 1<<20)
+	for i := 0; i < len(page); i += 4096 {
+		copy(page[i:], "serverfs")
+	}
+	for range size / len(page) {
+		if _, err := f.Write(page); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	gitRun(t, live, "-c", "core.compression=1", "add", "huge.bin")
+	gitRun(t, live, "commit", "-q", "-m", "huge")
+	os.Remove(filepath.Join(live, "huge.bin")) // only the object remains
+	e := &env{live: live, state: filepath.Join(base, "state"), plain: filepath.Join(base, "plain")}
+	os.Mkdir(e.plain, 0o755)
+	for _, layout := range []string{"loose", "packed"} {
+		if layout == "packed" {
+			gitRun(t, live, "-c", "pack.compression=1", "repack", "-adq")
+		}
+		e.open(t, Config{})
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		ws, err := e.m.Create(t.Context(), "wd", "", "")
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatalf("%s: %v", layout, err)
+		}
+		alloc := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s: %d MiB blob checked out, %d KiB allocated", layout, size>>20, alloc>>10)
+		if alloc > 64<<20 {
+			t.Errorf("%s: the checkout of a %d MiB blob allocated %d MiB", layout, size>>20, alloc>>20)
+		}
+		st, err := os.Stat(filepath.Join(treeDir(e, ws), "huge.bin"))
+		if err != nil || st.Size() != int64(size) {
+			t.Fatalf("%s: %v %v", layout, st, err)
+		}
+		got, _ := os.Open(filepath.Join(treeDir(e, ws), "huge.bin"))
+		buf := make([]byte, len(page))
+		for i := 0; i < size/len(page); i += 97 { // a sample of the pages
+			if _, err := got.ReadAt(buf, int64(i)*int64(len(page))); err != nil || !bytes.Equal(buf, page) {
+				t.Fatalf("%s: page %d differs: %v", layout, i, err)
+			}
+		}
+		got.Close()
+		e.m.Discard(t.Context(), ws.Alias)
 	}
 }
