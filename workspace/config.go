@@ -40,6 +40,13 @@ const (
 	DefaultTimeout  = 5 * time.Minute
 )
 
+// Limits are the limits the tool descriptions state
+// (fs.FS.EnableWorkspaces).
+func (c Config) Limits() sfs.WorkspaceLimits {
+	c = c.withDefaults()
+	return sfs.WorkspaceLimits{PerWorkdir: c.Limit, MaxFiles: c.MaxFiles, MaxBytes: c.MaxBytes, MaxAge: c.MaxAge}
+}
+
 func (c Config) withDefaults() Config {
 	if c.Limit <= 0 {
 		c.Limit = DefaultLimit

@@ -114,7 +114,7 @@ func Open(f *sfs.FS, cfg Config) (*Manager, StartReport, error) {
 		return nil, rep, fmt.Errorf("SERVERFS_STATE_DIR: cannot create its workspaces directory: %v", unwrapPath(err))
 	}
 	m := &Manager{fs: f, cfg: cfg, root: root, now: time.Now, spaces: map[string]*Workspace{}, pending: map[string]int{}}
-	f.EnableWorkspaces(sfs.WorkspaceLimits{PerWorkdir: cfg.Limit, MaxFiles: cfg.MaxFiles, MaxBytes: cfg.MaxBytes, MaxAge: cfg.MaxAge})
+	f.EnableWorkspaces(cfg.Limits())
 	ents, err := os.ReadDir(root)
 	if err != nil {
 		return nil, rep, fmt.Errorf("SERVERFS_STATE_DIR: cannot read its workspaces directory: %v", unwrapPath(err))

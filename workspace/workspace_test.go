@@ -546,14 +546,14 @@ func TestHostileTrees(t *testing.T) {
 	}
 }
 
-// TestCheckoutStreamsLargeBlob: a 1 GiB blob (256 MiB under -race),
+// TestCheckoutStreamsLargeBlob: a 1 GiB blob (128 MiB under -race),
 // loose and packed, is streamed to its file: the checkout allocates a
 // small fraction of it (TotalAlloc counts every allocation, so holding
 // the blob once would show as its size), and the file has git's content.
 func TestCheckoutStreamsLargeBlob(t *testing.T) {
 	size := 1 << 30
 	if raceEnabled {
-		size = 256 << 20
+		size = 128 << 20
 	}
 	base := t.TempDir()
 	live := filepath.Join(base, "live")

@@ -184,6 +184,24 @@ func TestCheckConfigPrintsWhatServeServes(t *testing.T) {
 		t.Errorf("check-config printed\n%s\nwant\n%s", out, want)
 	}
 
+	// With a state directory the workspace tools are served; check-config
+	// neither creates nor cleans it.
+	state := filepath.Join(filepath.Dir(f.dir), "state")
+	code, out, stderr = cliRun(t, []string{"check-config", "--workdir", "demo=" + f.dir + ":rw:repo", "--state-dir", state}, []string{"SERVERFS_WORKSPACE_LIMIT=2"})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "workspaces: up to 2 per rw repo-ops workdir, removed at start-up after 168h0m0s\n") ||
+		!strings.HasSuffix(out, "commit_repo_changes, create_workspace, list_workspaces, discard_workspace\n") || strings.Contains(out, state) {
+		t.Errorf("check-config with a state directory printed\n%s", out)
+	}
+	if _, err := os.Lstat(state); !os.IsNotExist(err) {
+		t.Errorf("check-config created the state directory: %v", err)
+	}
+	if code, _, stderr := cliRun(t, []string{"check-config", "--workdir", "demo=" + f.dir + ":rw:repo", "--state-dir", "rel/state"}, nil); code != 1 || !strings.Contains(stderr, "must be an absolute path") {
+		t.Errorf("a relative state directory: exit %d %s", code, stderr)
+	}
+
 	// search and fetch on one workdir, with its citation template.
 	code, out, stderr = cliRun(t, []string{"check-config", "--workdir", "demo=" + f.dir, "--workdir", "docs=" + other, "--search-fetch=docs", "--url-template", "docs=https://git.example.com/docs/blob/main/{path}#L{line}"}, nil)
 	if code != 0 {

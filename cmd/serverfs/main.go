@@ -159,6 +159,12 @@ func checkConfig(args, environ []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintln(stdout, "search and fetch (ChatGPT): off (SERVERFS_SEARCH_FETCH)")
 	}
+	if su.workspaces.StateDir != "" {
+		// What serve would serve; the storage itself is opened (and
+		// cleaned) by serve only.
+		su.fs.EnableWorkspaces(su.workspaces.Limits())
+		fmt.Fprintf(stdout, "workspaces: up to %d per rw repo-ops workdir, removed at start-up after %s\n", su.workspaces.Limit, su.workspaces.MaxAge)
+	}
 	fmt.Fprintf(stdout, "tools served: %s\n", strings.Join(mcp.ToolNames(su.fs, su.bridge != nil), ", "))
 	return 0
 }
