@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -40,19 +41,25 @@ const callHeader = "X-Serverfs-Call"
 type httpCall struct {
 	ctx   context.Context // the HTTP request's
 	muted atomic.Bool     // the answer must not be written
+	// session is the POST's Mcp-Session-Id and store the session lane's
+	// event store (nil: none): a muted event is blanked there too, so no
+	// replay (a GET with Last-Event-ID) sends it either.
+	session string
+	store   *eventStore
 }
 
 // calls holds the records of POSTs in progress.
 type calls struct {
-	seq atomic.Uint64
-	m   sync.Map // key -> *httpCall
+	seq   atomic.Uint64
+	m     sync.Map    // key -> *httpCall
+	store *eventStore // the session lane's, or nil
 }
 
 // track registers r's record and returns the writer and request go-sdk
 // must be given, and the function that drops the record when r is done.
 func (c *calls) track(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
 	key := strconv.FormatUint(c.seq.Add(1), 36)
-	hc := &httpCall{ctx: r.Context()}
+	hc := &httpCall{ctx: r.Context(), session: r.Header.Get(sessionHeader), store: c.store}
 	r.Header.Del(callHeader)
 	r.Header.Set(callHeader, key)
 	c.m.Store(key, hc)
@@ -104,9 +111,37 @@ func (m *muteWriter) WriteHeader(code int) {
 
 func (m *muteWriter) Write(p []byte) (int, error) {
 	if m.hc.muted.Load() {
+		if m.hc.store != nil && m.hc.session != "" {
+			if stream, idx, ok := sseEventID(p); ok {
+				m.hc.store.forget(m.hc.session, stream, idx)
+			}
+		}
 		return len(p), nil
 	}
 	return m.ResponseWriter.Write(p)
+}
+
+// sseEventID parses the id field of one SSE event go-sdk writes
+// ("event: message\nid: STREAM_INDEX\ndata: ..."), as go-sdk numbers the
+// events of a session's streams.
+func sseEventID(p []byte) (stream string, idx int, ok bool) {
+	for len(p) > 0 {
+		line := p
+		if i := bytes.IndexByte(p, '\n'); i >= 0 {
+			line, p = p[:i], p[i+1:]
+		} else {
+			p = nil
+		}
+		if v, found := bytes.CutPrefix(line, []byte("id: ")); found {
+			s, n, cut := strings.Cut(string(v), "_")
+			idx, err := strconv.Atoi(n)
+			return s, idx, cut && err == nil && idx >= 0 && !strings.Contains(n, "_")
+		}
+		if len(line) == 0 {
+			break // the event's end
+		}
+	}
+	return "", 0, false
 }
 
 // Flush is http.Flusher, which go-sdk's event streams need.

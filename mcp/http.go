@@ -156,13 +156,17 @@ func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
 // when its HTTP request ends or the client cancels it.
 func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
 	srv := NewServer(d, version)
-	tracked := &calls{}
+	store := newEventStore(eventStoreBytes, eventSessionBytes, eventSessionStreams)
+	tracked := &calls{store: store}
 	srv.AddReceivingMiddleware(tracked.middleware)
 	bodyCap := requestCap(d)
 	getServer := func(*http.Request) *sdk.Server { return srv }
 	stateful := sdk.NewStreamableHTTPHandler(getServer, &sdk.StreamableHTTPOptions{
 		SessionTimeout:      sessionIdleTimeout,
 		MaxRequestBodyBytes: bodyCap,
+		// Stream resumption (2025-11-25): priming events, numbered
+		// events, replay after a GET's Last-Event-ID (events.go).
+		EventStore: store,
 		// The allowlist below is the one Host check. go-sdk's own (on
 		// connections to a loopback address, any Host but localhost and
 		// loopback IPs, case-sensitively) would refuse hosts the operator

@@ -48,7 +48,9 @@ func (l *lanes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.stateless.ServeHTTP(w, r)
 		return
 	}
-	l.stateful.ServeHTTP(w, r)
+	// The session lane's event streams are resumable: they say when to
+	// reconnect (events.go).
+	l.stateful.ServeHTTP(&retryWriter{ResponseWriter: w}, r)
 }
 
 // acceptNotification lets a POST of notifications or responses through

@@ -1,0 +1,322 @@
+package mcp
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"iter"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Stream resumption on the session lane (2025-11-25, SEP-1699; issue 19).
+// With an event store, go-sdk numbers every SSE event of a session's
+// streams, opens each POST stream with a priming event (an id, no data)
+// and replays what a stream sent after the Last-Event-ID of a GET. So an
+// answer written into a connection that broke (a proxy's idle timeout, a
+// network change) reaches the client when it reconnects, instead of being
+// lost. go-sdk's MemoryEventStore is not bounded enough for a server
+// facing the network: its cap counts data bytes only (an empty priming
+// event, a stream's and a session's entries cost nothing), a stream's
+// entry lives until its session ends, and a purge scans every stream of
+// every session. eventStore bounds everything it holds:
+//
+//   - every session, stream and event is charged its data plus a fixed
+//     overhead against a process-wide budget (eventStoreBytes) and the
+//     session's (eventSessionBytes), and a session keeps at most
+//     eventSessionStreams streams;
+//   - over a budget, the least recently used streams go first (their
+//     calls were answered longest ago), then the oldest events of the
+//     stream being written;
+//   - what was dropped is never replayed in part: After fails (go-sdk then
+//     answers the GET with 400), and a stream written to after its entry
+//     was dropped stays unreplayable, since its numbering is lost.
+//
+// The 2026-07-28 revision has no resumption: the stateless lane has no
+// store. 50,000 sessions hold at most the budget (TestEventStoreBounded).
+
+// The event store's budgets.
+const (
+	eventStoreBytes     = 8 << 20 // all sessions
+	eventSessionBytes   = 1 << 20 // one session
+	eventSessionStreams = 16      // one session's streams (each POST opens one)
+)
+
+// What the store charges for an entry beside its data: about what its
+// structures, map entries and list elements take.
+const (
+	eventCost   = 48
+	streamCost  = 224
+	sessionCost = 288
+)
+
+// sseRetryMillis is the reconnection delay every SSE response of the
+// session lane announces (the SSE retry field, SEP-1699): a client whose
+// stream ended before its answer waits this long before it resumes.
+const sseRetryMillis = 2000
+
+// eventStore is a bounded sdk.EventStore.
+type eventStore struct {
+	max, perSession, maxStreams int
+
+	mu       sync.Mutex
+	bytes    int
+	sessions map[string]*evSession
+	lru      list.List // *evStream, least recently used first
+}
+
+type evSession struct {
+	id      string
+	streams map[string]*evStream
+	lru     list.List // the session's *evStream, least recently used first
+	bytes   int
+}
+
+type evStream struct {
+	sess  *evSession
+	id    string
+	first int      // the stream index of data[0]
+	data  [][]byte // events from first on
+	bytes int      // charged: streamCost plus every event's
+	// lost: the entry was made by an Append after the stream's first
+	// entry was dropped, so which index an event has is unknown.
+	lost          bool
+	global, local *list.Element
+}
+
+func newEventStore(max, perSession, maxStreams int) *eventStore {
+	return &eventStore{max: max, perSession: perSession, maxStreams: maxStreams, sessions: map[string]*evSession{}}
+}
+
+var _ sdk.EventStore = (*eventStore)(nil)
+
+// stream returns the entry of a session's stream, made if missing (lost
+// when made by an Append), and marks it used. s.mu held.
+func (s *eventStore) stream(sessionID, streamID string, open bool) *evStream {
+	sess := s.sessions[sessionID]
+	if sess == nil {
+		sess = &evSession{id: sessionID, streams: map[string]*evStream{}, bytes: sessionCost + len(sessionID)}
+		s.sessions[sessionID] = sess
+		s.bytes += sess.bytes
+	}
+	st := sess.streams[streamID]
+	if st == nil {
+		st = &evStream{sess: sess, id: streamID, lost: !open, bytes: streamCost + len(streamID)}
+		sess.streams[streamID] = st
+		st.global = s.lru.PushBack(st)
+		st.local = sess.lru.PushBack(st)
+		sess.bytes += st.bytes
+		s.bytes += st.bytes
+		return st
+	}
+	s.lru.MoveToBack(st.global)
+	sess.lru.MoveToBack(st.local)
+	return st
+}
+
+// Open implements sdk.EventStore.
+func (s *eventStore) Open(_ context.Context, sessionID, streamID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.shrink(s.stream(sessionID, streamID, true))
+	return nil
+}
+
+// Append implements sdk.EventStore.
+func (s *eventStore) Append(_ context.Context, sessionID, streamID string, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stream(sessionID, streamID, false)
+	if st.lost {
+		return nil // never replayed: keep nothing
+	}
+	if eventCost+len(data) > s.perSession {
+		// Too large to keep: the stream is replayable up to its end only.
+		s.dropFront(st, len(st.data))
+		st.first++
+		return nil
+	}
+	st.data = append(st.data, data)
+	s.charge(st, eventCost+len(data))
+	s.shrink(st)
+	return nil
+}
+
+// After implements sdk.EventStore: the events after index, or an error
+// wrapping sdk.ErrEventsPurged when any of them was dropped.
+func (s *eventStore) After(_ context.Context, sessionID, streamID string, index int) iter.Seq2[[]byte, error] {
+	s.mu.Lock()
+	var events [][]byte
+	var err error
+	st := s.lookup(sessionID, streamID)
+	switch start := index + 1; {
+	case st == nil:
+		err = fmt.Errorf("stream %q of session %q: %w", streamID, sessionID, sdk.ErrEventsPurged)
+	case st.lost || start < st.first:
+		err = fmt.Errorf("stream %q of session %q after %d: %w", streamID, sessionID, index, sdk.ErrEventsPurged)
+	case start-st.first < len(st.data):
+		events = append(events, st.data[start-st.first:]...)
+	}
+	s.mu.Unlock()
+	return func(yield func([]byte, error) bool) {
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for _, e := range events {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// SessionClosed implements sdk.EventStore.
+func (s *eventStore) SessionClosed(_ context.Context, sessionID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess := s.sessions[sessionID]; sess != nil {
+		for _, st := range sess.streams {
+			s.lru.Remove(st.global)
+		}
+		s.bytes -= sess.bytes
+		delete(s.sessions, sessionID)
+	}
+	return nil
+}
+
+// forget blanks event index of a session's stream, kept or not: the
+// answer of a call cancelled by notifications/cancelled, which the muted
+// POST did not send, must not be sent by a replay either (calls.go).
+func (s *eventStore) forget(sessionID, streamID string, index int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.lookup(sessionID, streamID)
+	if st == nil || st.lost || index < st.first || index-st.first >= len(st.data) {
+		return
+	}
+	i := index - st.first
+	s.charge(st, -len(st.data[i]))
+	st.data[i] = nil // go-sdk replays no empty event
+}
+
+// lookup returns a stream's entry, or nil. s.mu held.
+func (s *eventStore) lookup(sessionID, streamID string) *evStream {
+	if sess := s.sessions[sessionID]; sess != nil {
+		return sess.streams[streamID]
+	}
+	return nil
+}
+
+// charge adds n bytes to a stream's, its session's and the store's
+// count. s.mu held.
+func (s *eventStore) charge(st *evStream, n int) {
+	st.bytes += n
+	st.sess.bytes += n
+	s.bytes += n
+}
+
+// dropFront drops the n oldest events of st. s.mu held.
+func (s *eventStore) dropFront(st *evStream, n int) {
+	freed := 0
+	for i := range n {
+		freed += eventCost + len(st.data[i])
+		st.data[i] = nil
+	}
+	st.data = st.data[n:]
+	st.first += n
+	s.charge(st, -freed)
+}
+
+// evict drops a stream's entry, and its session's when it was the last.
+// s.mu held.
+func (s *eventStore) evict(st *evStream) {
+	sess := st.sess
+	s.lru.Remove(st.global)
+	sess.lru.Remove(st.local)
+	delete(sess.streams, st.id)
+	sess.bytes -= st.bytes
+	s.bytes -= st.bytes
+	if len(sess.streams) == 0 {
+		s.bytes -= sess.bytes
+		delete(s.sessions, sess.id)
+	}
+}
+
+// shrink brings cur's session and the store within their bounds: other
+// streams first, least recently used first, then cur's oldest events.
+// s.mu held.
+func (s *eventStore) shrink(cur *evStream) {
+	sess := cur.sess
+	oldest := func(l *list.List) *evStream {
+		for e := l.Front(); e != nil; e = e.Next() {
+			if st := e.Value.(*evStream); st != cur {
+				return st
+			}
+		}
+		return nil
+	}
+	for len(sess.streams) > s.maxStreams {
+		s.evict(oldest(&sess.lru))
+	}
+	for sess.bytes > s.perSession {
+		if st := oldest(&sess.lru); st != nil {
+			s.evict(st)
+		} else if len(cur.data) > 0 {
+			s.dropFront(cur, 1)
+		} else {
+			break
+		}
+	}
+	for s.bytes > s.max {
+		if st := oldest(&s.lru); st != nil {
+			s.evict(st)
+		} else if len(cur.data) > 0 {
+			s.dropFront(cur, 1)
+		} else {
+			break
+		}
+	}
+}
+
+// retryWriter announces sseRetryMillis on an SSE response of the session
+// lane: the retry field goes into the response's first event block (the
+// priming event's, or the GET stream's opening comment). go-sdk has no
+// option for it; it writes retry only on the close event of
+// CloseSSEStream.
+type retryWriter struct {
+	http.ResponseWriter
+	started bool // the status is written
+	pending bool // an event stream whose retry field is still to write
+}
+
+func (rw *retryWriter) WriteHeader(code int) {
+	if !rw.started {
+		rw.started = true
+		rw.pending = code == http.StatusOK && strings.HasPrefix(rw.Header().Get("Content-Type"), "text/event-stream")
+	}
+	rw.ResponseWriter.WriteHeader(code)
+}
+
+func (rw *retryWriter) Write(p []byte) (int, error) {
+	if !rw.started {
+		rw.WriteHeader(http.StatusOK)
+	}
+	if rw.pending {
+		rw.pending = false
+		if _, err := rw.ResponseWriter.Write([]byte("retry: " + strconv.Itoa(sseRetryMillis) + "\n")); err != nil {
+			return 0, err
+		}
+	}
+	return rw.ResponseWriter.Write(p)
+}
+
+// Flush is http.Flusher, which go-sdk's event streams need.
+func (rw *retryWriter) Flush() { _ = http.NewResponseController(rw.ResponseWriter).Flush() }
+
+// Unwrap lets http.ResponseController reach the connection.
+func (rw *retryWriter) Unwrap() http.ResponseWriter { return rw.ResponseWriter }
