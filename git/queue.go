@@ -668,11 +668,10 @@ func (r *Repo) advance(ctx context.Context, branch string, old, next plumbing.Ha
 	checkedOut := h.branch == branch
 	clean := false
 	if checkedOut {
+		// A status that cannot be made (a tree too large to compare)
+		// counts as not clean: the branch still moves.
 		st, err := r.Status(ctx, 1)
-		if err != nil {
-			return "", err
-		}
-		clean = len(st.Entries) == 0
+		clean = err == nil && len(st.Entries) == 0
 	}
 	ident, err := r.identity()
 	if err != nil {
@@ -870,4 +869,81 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 	committed = true
 	r.ctl.SyncDir(".git")
 	return nil
+}
+
+// maxLedgerWalk bounds the first-parent walk of CheckLedger.
+const maxLedgerWalk = 100_000
+
+// LedgerCheck is what CheckLedger found.
+type LedgerCheck struct {
+	Merged     int    `json:"merged"`                // merged events replayed
+	Head       string `json:"head"`                  // the branch head now
+	LastMerged string `json:"last_merged,omitempty"` // the commit of the last merged event
+	// Outside counts the times the branch moved outside the queue
+	// between two merges (another commit or push); Torn the ledger lines
+	// a crash cut short.
+	Outside int `json:"outside,omitempty"`
+	Torn    int `json:"torn,omitempty"`
+}
+
+// CheckLedger replays branch's ledger against the repository: every
+// merged event names a commit whose first parent is the head it was
+// merged onto; consecutive merges chain (the next one starts where the
+// previous ended, or the branch moved outside the queue in between:
+// counted); and the last merged commit is the branch head or on its
+// first-parent line. Any break is an error naming the event.
+func (r *Repo) CheckLedger(ctx context.Context, branch string) (*LedgerCheck, error) {
+	events, torn, err := r.ReadLedger(branch)
+	if err != nil {
+		return nil, err
+	}
+	head, err := r.branchHead(branch)
+	if err != nil {
+		return nil, err
+	}
+	out := &LedgerCheck{Head: head.String(), Torn: torn}
+	bad := func(ev LedgerEvent, why string) error {
+		return fmt.Errorf("queue ledger of %s: item %s (%s): %s", branch, ev.QueueID, ev.To, why)
+	}
+	for _, ev := range events {
+		if ev.Event != "merged" {
+			continue
+		}
+		if !plumbing.IsHash(ev.To) || !plumbing.IsHash(ev.From) {
+			return nil, bad(ev, "not a pair of commit ids")
+		}
+		c, err := object.GetCommit(r.storage, plumbing.NewHash(ev.To))
+		if err != nil {
+			return nil, bad(ev, "the merged commit is not in the repository")
+		}
+		if len(c.ParentHashes) == 0 || c.ParentHashes[0].String() != ev.From {
+			return nil, bad(ev, "the merged commit's parent is not the head it was merged onto")
+		}
+		if out.LastMerged != "" && ev.From != out.LastMerged {
+			out.Outside++
+		}
+		out.LastMerged = ev.To
+		out.Merged++
+	}
+	if out.LastMerged == "" {
+		return out, nil
+	}
+	at := head
+	for i := 0; i < maxLedgerWalk && at.String() != out.LastMerged; i++ {
+		if i%64 == 0 && ctx.Err() != nil {
+			return nil, canceled(r.w.Alias())
+		}
+		c, err := object.GetCommit(r.storage, at)
+		if err != nil || len(c.ParentHashes) == 0 {
+			return nil, fmt.Errorf("queue ledger of %s: the last merged commit %s is not on the branch's first-parent line (the branch was reset or rewritten)", branch, out.LastMerged)
+		}
+		at = c.ParentHashes[0]
+	}
+	if at.String() != out.LastMerged {
+		return nil, fmt.Errorf("queue ledger of %s: the last merged commit %s is not within %d first-parent commits of the head", branch, out.LastMerged, maxLedgerWalk)
+	}
+	if head != at {
+		out.Outside++
+	}
+	return out, nil
 }

@@ -231,11 +231,14 @@ func checkStatusAgrees(t *testing.T, r *Repo, dir string, st *Status) {
 // and end at the branch head, each a first-parent step of the branch.
 func checkLedger(t *testing.T, r *Repo, dir, branch, base string) {
 	t.Helper()
-	events, torn, err := r.ReadLedger(branch)
+	events, _, err := r.ReadLedger(branch)
 	if err != nil {
 		t.Fatalf("ledger: %v", err)
 	}
-	_ = torn
+	lc, err := r.CheckLedger(context.Background(), branch)
+	if err != nil || lc.Outside != 0 {
+		t.Fatalf("CheckLedger: %+v %v", lc, err)
+	}
 	at := base
 	for _, ev := range events {
 		if ev.Event != "merged" {
@@ -251,6 +254,36 @@ func checkLedger(t *testing.T, r *Repo, dir, branch, base string) {
 	}
 	if h := strings.TrimSpace(gitCLI(t, dir, "rev-parse", branch)); h != at {
 		t.Fatalf("ledger ends at %s, branch at %s", at, h)
+	}
+}
+
+// TestCheckLedgerOutside: a commit made outside the queue is counted; a
+// branch reset behind the last merge is an error.
+func TestCheckLedgerOutside(t *testing.T) {
+	dir, base := queueRepo(t)
+	ws := checkoutTo(t, dir, base)
+	f := newWorkdirFS(t, "wd="+dir+":rw:repo", "ws="+ws+":rw")
+	r, err := Open(f, "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := f.Workdir("ws")
+	write(t, filepath.Join(ws, "b.txt"), "queued\n")
+	p, err := r.CommitWorkspace(context.Background(), w, base, "queued")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Submit(context.Background(), "main", p, MergeStrict, ""); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "a.txt"), "outside\n")
+	gitCLI(t, dir, "commit", "-qam", "outside the queue")
+	if lc, err := r.CheckLedger(context.Background(), "main"); err != nil || lc.Merged != 1 || lc.Outside != 1 || lc.LastMerged != p.Head {
+		t.Fatalf("after an outside commit: %+v %v", lc, err)
+	}
+	gitCLI(t, dir, "reset", "-q", "--hard", base)
+	if _, err := r.CheckLedger(context.Background(), "main"); err == nil {
+		t.Fatal("a reset behind the last merge passed")
 	}
 }
 
