@@ -13,7 +13,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -327,15 +329,16 @@ func readExpectedFailures(t *testing.T) map[string]string {
 
 // conformanceScenarios lists the server scenarios the suite runs for a
 // revision (--requirements): the required ones and those it runs but does
-// not score (extensions, pending, added after the release).
-func conformanceScenarios(t *testing.T, nt nodeTools, revision string) []string {
+// not score (extensions, pending, added after the release), and the
+// extension scenarios among them.
+func conformanceScenarios(t *testing.T, nt nodeTools, revision string) (names []string, extension map[string]bool) {
 	t.Helper()
 	out, err := exec.Command(nt.node22, nt.conformance, "list", "--server", "--requirements", revision).CombinedOutput()
 	if err != nil {
 		t.Fatalf("conformance list --server --requirements %s: %v\n%s", revision, err, out)
 	}
-	var names []string
-	client := false
+	extension = map[string]bool{}
+	client, inExtension := false, false
 	for _, line := range strings.Split(string(out), "\n") {
 		switch {
 		case strings.HasPrefix(line, "Client scenarios"):
@@ -343,16 +346,87 @@ func conformanceScenarios(t *testing.T, nt nodeTools, revision string) []string 
 		case strings.HasPrefix(line, "Server scenarios"), strings.HasPrefix(line, "Run and reported"):
 			client = false
 		}
+		if m := regexp.MustCompile(`^  (\S[^(]*) \(\d+\):$`).FindStringSubmatch(line); m != nil {
+			inExtension = m[1] == "extension" // the never-scored groups
+		}
 		m := regexp.MustCompile(`^\s+- (\S+)(?: \[(server|client)\])?$`).FindStringSubmatch(line)
 		if m == nil || (m[2] == "" && client) || m[2] == "client" {
 			continue
 		}
 		names = append(names, m[1])
+		if inExtension {
+			extension[m[1]] = true
+		}
 	}
 	if len(names) == 0 {
 		t.Fatalf("conformance list --server --requirements %s listed no scenarios:\n%s", revision, out)
 	}
-	return names
+	return names, extension
+}
+
+// scenarioExtensions maps an extension scenario's name prefix to the
+// extension it tests (what a server declares in capabilities.extensions).
+var scenarioExtensions = map[string]string{"tasks-": "io.modelcontextprotocol/tasks"}
+
+// extensionOf is the extension an extension scenario tests; it fails the
+// test for a scenario of an extension scenarioExtensions does not know.
+func extensionOf(t *testing.T, scenario string) string {
+	t.Helper()
+	for prefix, ext := range scenarioExtensions {
+		if strings.HasPrefix(scenario, prefix) {
+			return ext
+		}
+	}
+	t.Errorf("extension scenario %s: which extension does it test? add it to scenarioExtensions", scenario)
+	return ""
+}
+
+// declaredExtensions asks the server (server/discover) which extensions
+// it declares, and checks that it answers the methods of one it does not
+// declare as unknown: tasks/get is -32601 (HTTP 404) without the tasks
+// extension.
+func declaredExtensions(t *testing.T, url string) map[string]bool {
+	t.Helper()
+	post := func(method, params string) (int, []byte) {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{%s"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, method, params)
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", method)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if _, data, ok := strings.Cut(string(b), "data: "); ok && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			b = []byte(strings.SplitN(data, "\n", 2)[0])
+		}
+		return resp.StatusCode, b
+	}
+	status, b := post("server/discover", "")
+	var discover struct {
+		Result struct {
+			Capabilities struct {
+				Extensions map[string]json.RawMessage `json:"extensions"`
+			} `json:"capabilities"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(b, &discover); status != http.StatusOK || err != nil {
+		t.Fatalf("server/discover: %d %s (%v)", status, b, err)
+	}
+	declared := map[string]bool{}
+	for ext := range discover.Result.Capabilities.Extensions {
+		declared[ext] = true
+	}
+	if !declared["io.modelcontextprotocol/tasks"] {
+		status, b := post("tasks/get", `"taskId":"t1",`)
+		if status != http.StatusNotFound || !strings.Contains(string(b), `"code":-32601`) {
+			t.Errorf("tasks/get without the tasks extension: %d %s, want 404 with -32601", status, b)
+		}
+	}
+	return declared
 }
 
 // conformanceCheck is one entry of a scenario's checks.json.
@@ -374,6 +448,7 @@ func TestConformance(t *testing.T) {
 	nt := needNodeTools(t)
 	expected := readExpectedFailures(t)
 	url := startServerfs(t, buildServerfs(t, nt.root), nodeFixture(t))
+	declared := declaredExtensions(t, url)
 	var mu sync.Mutex
 	ran := map[string]bool{}        // scenarios some revision ran
 	seenChecks := map[string]bool{} // scenario/check IDs some revision reported failing
@@ -381,7 +456,7 @@ func TestConformance(t *testing.T) {
 		for _, rev := range conformanceRevisions {
 			t.Run(rev, func(t *testing.T) {
 				t.Parallel()
-				scenarios := conformanceScenarios(t, nt, rev)
+				scenarios, extension := conformanceScenarios(t, nt, rev)
 				results := runRequirements(t, nt, url, rev)
 				for _, s := range scenarios {
 					checks, ok := results[s]
@@ -392,6 +467,32 @@ func TestConformance(t *testing.T) {
 					mu.Lock()
 					ran[s] = true
 					mu.Unlock()
+					var ext string
+					if extension[s] {
+						ext = extensionOf(t, s)
+					}
+					if ext != "" && !declared[ext] {
+						// Not applicable: the scenario tests a server that
+						// declares ext (its task tools, task states), and the
+						// suite scores none of it. What every server owes
+						// still holds: valid messages.
+						failing, wire := 0, "no wire-schema-valid check"
+						for _, c := range checks {
+							switch {
+							case c.ID == "wire-schema-valid" && c.Status != "SUCCESS":
+								t.Errorf("%s: %s: %s %s: %s %s", rev, s, c.Status, c.ID, c.Description, c.ErrorMessage)
+							case c.ID == "wire-schema-valid":
+								wire = "wire-schema-valid passed"
+							case c.Status == "FAILURE" || c.Status == "WARNING":
+								failing++
+							}
+						}
+						if _, listed := expected[s]; listed {
+							t.Errorf("%s: extension scenario %s is not applicable (%s not declared): it does not belong in the expected-failures file", rev, s, ext)
+						}
+						t.Logf("%s: not applicable, %s not declared: %d checks (%d failing), %s", s, ext, len(checks), failing, wire)
+						continue
+					}
 					var failed, tolerated []string
 					for _, c := range checks {
 						if c.Status != "FAILURE" && c.Status != "WARNING" {
