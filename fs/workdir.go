@@ -230,7 +230,9 @@ func (w *Workdir) URL(path string, line int) string {
 	if w.urlTemplate != nil {
 		return w.urlTemplate.Expand(path, line)
 	}
-	return "serverfs://" + w.alias + "/" + EscapePath(path)
+	// A workspace's '@' is escaped: the resource template's {workdir}
+	// takes no raw '@'.
+	return "serverfs://" + strings.Replace(w.alias, "@", "%40", 1) + "/" + EscapePath(path)
 }
 
 // SearchFetchWorkdirs are the workdirs search and fetch cover, in

@@ -76,6 +76,9 @@ func TestWorkspaceChain(t *testing.T) {
 	if got.Content != "workspace only zebra\n" {
 		t.Fatalf("read back: %q", got.Content)
 	}
+	if rr, err := cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "serverfs://" + strings.Replace(a, "@", "%40", 1) + "/sub/a.txt"}); err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "workspace only zebra\n" {
+		t.Errorf("resource in the workspace: %+v %v", rr, err)
+	}
 	found := resultText(e.call(t, cs, "search_text", map[string]any{"workdir": a, "query": "zebra"}))
 	if !strings.Contains(found, "fresh.txt") || !strings.Contains(found, "sub/a.txt") {
 		t.Errorf("search in the workspace: %s", found)
@@ -175,6 +178,15 @@ func TestWorkspaceGitUnreachable(t *testing.T) {
 				}
 				if res.IsError || strings.Contains(text+string(b), ".git") || strings.Contains(text, gitText) || strings.Contains(text, "ref: refs") || strings.Contains(string(b), `"matches"`) && c.tool == "search_text" {
 					t.Errorf("%s %v names .git: %s %s", c.tool, c.args, text, b)
+				}
+			}
+			enc := strings.Replace(a, "@", "%40", 1) // the template's {workdir} takes no raw '@'
+			for _, uri := range []string{"serverfs://" + enc + "/.git/config", "serverfs://" + enc + "/.git%2fconfig", "serverfs://" + enc + "/%2e%2e/.git/config", "serverfs://" + enc + "/.GIT/HEAD"} {
+				res, err := cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri})
+				if err == nil {
+					t.Errorf("resource %s: %+v", uri, res)
+				} else if strings.Contains(err.Error(), gitText) {
+					t.Errorf("resource %s: %v", uri, err)
 				}
 			}
 			if _, err := os.Lstat(filepath.Join(e.root, ".git", "hooks", "x")); !os.IsNotExist(err) {

@@ -367,7 +367,7 @@ func TestWorkspaceLimit(t *testing.T) {
 // TestCheckoutBounds: too many files, too many bytes, or a cancelled
 // request leave nothing behind.
 func TestCheckoutBounds(t *testing.T) {
-	for name, cfg := range map[string]Config{"files": {MaxFiles: 5}, "bytes": {MaxBytes: 50_000}} {
+	for name, cfg := range map[string]Config{"files": {MaxFiles: 5}, "bytes": {MaxBytes: 50_000}, "timeout": {Timeout: time.Nanosecond}} {
 		e := newEnv(t, cfg)
 		if _, err := e.m.Create(t.Context(), "wd", "", ""); sfs.CodeOf(err) != sfs.CodeWorkspaceTooLarge {
 			t.Errorf("%s: %v", name, err)
