@@ -192,3 +192,25 @@ func (c *Client) Push(ctx context.Context, workdir string) (*PushResult, error) 
 	}
 	return &out, nil
 }
+
+// Offer asks the bridge what it serves beyond named actions and push.
+func (c *Client) Offer(ctx context.Context) (Offer, error) {
+	var out Offer
+	err := c.call(ctx, "bridge.offer", struct{}{}, &out)
+	return out, err
+}
+
+// RunGrant hands an operator-signed grant to the bridge, which verifies
+// it and runs its argv in the workdir. The grant's text is cut after
+// MaxGrantBytes+1 bytes: the bridge refuses it as too large either way
+// (and logs that), without the rest crossing the socket.
+func (c *Client) RunGrant(ctx context.Context, workdir, grant string) (*GrantResult, error) {
+	if len(grant) > MaxGrantBytes+1 {
+		grant = grant[:MaxGrantBytes+1]
+	}
+	var out GrantResult
+	if err := c.call(ctx, "grants.run", grantParams{Workdir: workdir, Grant: grant}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -143,6 +143,7 @@ func RenderPolicy(environ []string) (*Policy, error) {
 		}
 	}
 	p.Sandbox = renderSandbox(env, &probs)
+	p.Grants = renderGrants(env, &probs)
 	if len(p.Workdirs) == 0 && len(probs) == 0 {
 		probs.add("no workdir is configured: set WORKDIR_NN_ALIAS and WORKDIR_NN_PATH for at least one slot")
 	}
@@ -229,6 +230,7 @@ func (p *Policy) Validate() error {
 		checkWorkdir(src, p.Workdirs[alias], &probs, false)
 	}
 	checkSandboxPolicy(p.Sandbox, &probs)
+	checkGrantPolicy(p.Grants, &probs)
 	return probs.err()
 }
 
@@ -602,6 +604,8 @@ var (
 	policySchema = &jsonSchema{fields: map[string]*jsonSchema{
 		"workdirs": {elem: workdirSchema},
 		"sandbox":  {fields: map[string]*jsonSchema{"required": leafSchema, "read_paths": leafSchema}},
+		"grants": {fields: map[string]*jsonSchema{"host_id": leafSchema, "public_keys": leafSchema,
+			"allow_mutates": leafSchema, "allow_network": leafSchema, "timeout_seconds": leafSchema}},
 	}}
 )
 

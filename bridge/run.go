@@ -505,47 +505,75 @@ func RunAction(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy
 	if extra != "" {
 		argv = append(argv, extra)
 	}
+	res, err := runCommand(ctx, w, wp, command{
+		what: fmt.Sprintf("action %q", name), argv: argv, dir: wp.Root,
+		mutates: a.Mutates, network: a.Network, timeout: actionTimeout(a, lim), pins: a.Integrity,
+	}, lim)
+	if res != nil {
+		res.Action = name
+	}
+	return res, err
+}
 
+// command is one process the bridge runs for a named action or a grant:
+// everything in it comes from operator policy or an operator-signed
+// grant, never from a caller.
+type command struct {
+	what             string // for messages: `action "lint"`, `the granted command`
+	argv             []string
+	dir              string // a host directory: the workdir root or a directory below it
+	mutates, network bool
+	timeout          time.Duration
+	pins             map[string]string
+}
+
+// runCommand is the one runner of named actions and granted commands:
+// no shell, the allowlisted environment with a private HOME and TMPDIR,
+// stdin from /dev/null, the sandbox (Landlock, when there), the pins
+// verified last, its own process group killed before it returns, the
+// timeout and output cap, host paths scrubbed from the output tails.
+func runCommand(ctx context.Context, w *sfs.Workdir, wp WorkdirPolicy, c command, lim RunLimits) (*ActionResult, error) {
+	alias := w.Alias()
 	// Actions get a private, empty HOME and TMPDIR (removed afterwards):
 	// never the operator's home with its credentials (~/.ssh, ~/.aws, ...);
 	// only git push gets that.
 	home, err := os.MkdirTemp("", "serverfs-action-")
 	if err != nil {
-		return nil, bridgeErr(sfs.CodeInternal, alias, "", "no temporary directory for the action", err)
+		return nil, bridgeErr(sfs.CodeInternal, alias, "", "no temporary directory for the "+c.what, err)
 	}
 	defer os.RemoveAll(home)
 	env, pathVar := childEnv(nil)
 	env = withPrivateHome(env, home)
-	exe, err := lookPath(argv[0], pathVar, wp.Root)
+	exe, err := lookPath(c.argv[0], pathVar, c.dir)
 	if err != nil {
-		return nil, bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("action %q: its executable cannot be found on the bridge's PATH", name), err)
+		return nil, bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("%s: its executable cannot be found on the bridge's PATH", c.what), err)
 	}
 	maxOut, tail := outputLimits(lim)
-	timeout := actionTimeout(a, lim)
+	timeout := c.timeout
 
 	spec := procSpec{
-		path: exe, argv: argv, dir: wp.Root, env: env,
+		path: exe, argv: c.argv, dir: c.dir, env: env,
 		timeout: timeout, maxOutput: maxOut, tail: tail,
 	}
-	level, spec, err := sandboxAction(spec, a, wp.Root, home, lim)
+	level, spec, err := sandboxAction(spec, c.mutates, c.network, wp.Root, home, lim)
 	if err != nil {
-		return nil, bridgeErr(sfs.CodeSandboxUnavailable, alias, "", fmt.Sprintf("action %q: %v; nothing was run", name, err), nil)
+		return nil, bridgeErr(sfs.CodeSandboxUnavailable, alias, "", fmt.Sprintf("%s: %v; nothing was run", c.what, err), nil)
 	}
 
 	// Last thing before the process starts.
-	if err := verifyPins(w, alias, a.Integrity); err != nil {
+	if err := verifyPins(w, alias, c.pins); err != nil {
 		return nil, err
 	}
 	pr, err := runProcess(ctx, spec)
 	if err != nil {
-		return nil, bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("action %q could not be started", name), err)
+		return nil, bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("%s could not be started", c.what), err)
 	}
 	if err := sandboxHelperError(pr); err != nil {
-		return nil, bridgeErr(sfs.CodeSandboxUnavailable, alias, "", fmt.Sprintf("action %q: the sandbox could not be applied (%v); nothing was run", name, err), nil)
+		return nil, bridgeErr(sfs.CodeSandboxUnavailable, alias, "", fmt.Sprintf("%s: the sandbox could not be applied (%v); nothing was run", c.what, err), nil)
 	}
 	sc := newScrubber(wp.Root, alias).withBridgePaths(lim.BridgePaths)
 	sc.add(home, scrubActionHome)
-	res := &ActionResult{Action: name, ExitCode: pr.exitCode, DurationMs: pr.duration.Milliseconds(), Sandbox: level}
+	res := &ActionResult{ExitCode: pr.exitCode, DurationMs: pr.duration.Milliseconds(), Sandbox: level}
 	res.Stdout, res.StdoutTruncated = sc.tail(pr.stdout, pr.stdoutTruncated, tail)
 	res.Stderr, res.StderrTruncated = sc.tail(pr.stderr, pr.stderrTruncated, tail)
 	last := res.Stderr
@@ -558,11 +586,11 @@ func RunAction(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy
 	}
 	switch {
 	case pr.canceled:
-		return res, bridgeErr(sfs.CodeCanceled, alias, "", fmt.Sprintf("action %q was cancelled and killed", name), ctx.Err())
+		return res, bridgeErr(sfs.CodeCanceled, alias, "", fmt.Sprintf("%s was cancelled and killed", c.what), ctx.Err())
 	case pr.timedOut:
-		return res, bridgeErr(sfs.CodeActionTimeout, alias, "", fmt.Sprintf("action %q ran longer than %s and was killed (exit %d)%s", name, timeout, pr.exitCode, detail), nil)
+		return res, bridgeErr(sfs.CodeActionTimeout, alias, "", fmt.Sprintf("%s ran longer than %s and was killed (exit %d)%s", c.what, timeout, pr.exitCode, detail), nil)
 	case pr.overflowed:
-		return res, bridgeErr(sfs.CodeOutputLimitExceeded, alias, "", fmt.Sprintf("action %q wrote more than %d bytes and was killed (exit %d)%s", name, maxOut, pr.exitCode, detail), nil)
+		return res, bridgeErr(sfs.CodeOutputLimitExceeded, alias, "", fmt.Sprintf("%s wrote more than %d bytes and was killed (exit %d)%s", c.what, maxOut, pr.exitCode, detail), nil)
 	}
 	return res, nil
 }

@@ -306,10 +306,10 @@ func renderSandbox(env map[string]string, probs *problems) *SandboxPolicy {
 	return sp
 }
 
-// sandboxAction decides the sandbox level of an action and wraps spec in
+// sandboxAction decides the sandbox level of an action or granted command and wraps spec in
 // the helper when Landlock is there. It fails when the policy requires
 // the sandbox and this kernel cannot enforce it fully.
-func sandboxAction(spec procSpec, a Action, root, home string, lim RunLimits) (string, procSpec, error) {
+func sandboxAction(spec procSpec, mutates, network bool, root, home string, lim RunLimits) (string, procSpec, error) {
 	level := SandboxLevel()
 	if lim.Sandbox != nil && lim.Sandbox.Required && level != SandboxEnforced {
 		return level, spec, fmt.Errorf("the policy requires the sandbox but this kernel's Landlock (ABI %d) gives only %q", kernelABI(), level)
@@ -327,7 +327,7 @@ func sandboxAction(spec procSpec, a Action, root, home string, lim RunLimits) (s
 	if h := os.Getenv("HOME"); filepath.IsAbs(h) && filepath.Clean(h) != "/" {
 		protect = append(protect, h)
 	}
-	rules := sandboxRules(lim.Sandbox, root, a.Mutates, a.Network, home, protect)
+	rules := sandboxRules(lim.Sandbox, root, mutates, network, home, protect)
 	wrapped, err := sandboxedSpec(spec, rules)
 	if err != nil {
 		return level, spec, err

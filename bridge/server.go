@@ -3,6 +3,7 @@ package bridge
 import (
 	"bufio"
 	"context"
+	"crypto/ed25519"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -96,6 +97,17 @@ type Server struct {
 	// socket's, once Serve knows it), never shown in outputs.
 	ownMu    sync.Mutex
 	ownPaths []string
+	// grants is the grant state (nil without a grants section);
+	// grantKeys the pinned keys by key id.
+	grants    *GrantStore
+	grantKeys map[string]ed25519.PublicKey
+}
+
+// Offer is what a bridge tells the MCP server it serves (bridge.offer),
+// so that the server's tool list is true for it.
+type Offer struct {
+	// Grants: the policy pins grant keys (run_granted_command).
+	Grants bool `json:"grants,omitempty"`
 }
 
 // NewServer builds a bridge for policy. token is the shared secret;
@@ -139,7 +151,17 @@ func NewServer(policy *Policy, token []byte, allowUIDs []uint32, stateDir string
 	} else if n > 0 {
 		log.Warn("restored the index of commits a previous bridge left unfinished", "event", "recovery_guard", "workdirs", n)
 	}
-	srv := &Server{policy: policy, fs: f, leases: leases, token: token, allowUIDs: allow, log: log}
+	srv := &Server{policy: policy, fs: f, leases: leases, token: token, allowUIDs: allow, log: log, grantKeys: grantKeys(policy.Grants)}
+	if policy.Grants != nil {
+		if stateDir == "" {
+			f.Close()
+			return nil, errNoGrants
+		}
+		if srv.grants, err = OpenGrantStore(stateDir); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("bridge: %w", err)
+		}
+	}
 	if stateDir != "" {
 		srv.ownPaths = append(srv.ownPaths, stateDir)
 	}
@@ -149,21 +171,31 @@ func NewServer(policy *Policy, token []byte, allowUIDs []uint32, stateDir string
 // Close releases the workdir descriptors.
 func (s *Server) Close() error { return s.fs.Close() }
 
-// Listen creates the Unix socket at path (mode 0660: the directory and
-// the peer-uid check decide who gets further) and serves until ctx ends.
-// Every connection is handled on its own goroutine; Serve returns only
-// after all of them ended.
+// Listen creates the Unix socket at path (ListenSocket) and serves until
+// ctx ends. Every connection is handled on its own goroutine; Serve
+// returns only after all of them ended.
 func (s *Server) Listen(ctx context.Context, path string) error {
-	os.Remove(path)
-	ln, err := net.Listen("unix", path)
+	ln, err := ListenSocket(path)
 	if err != nil {
 		return err
 	}
+	return s.Serve(ctx, ln)
+}
+
+// ListenSocket creates the bridge's Unix socket at path, replacing a
+// stale one, with mode 0660 (the directory and the peer-uid check decide
+// who gets further).
+func ListenSocket(path string) (*net.UnixListener, error) {
+	os.Remove(path)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.Chmod(path, 0o660); err != nil {
 		ln.Close()
-		return err
+		return nil, err
 	}
-	return s.Serve(ctx, ln.(*net.UnixListener))
+	return ln.(*net.UnixListener), nil
 }
 
 // Serve answers connections on ln until ctx ends.
@@ -384,6 +416,14 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 		return s.withLease(p.Workdir, "action "+p.Action, func() (any, error) {
 			return RunAction(ctx, s.fs, p.Workdir, wp, p.Action, p.Path, s.runLimits())
 		})
+	case "bridge.offer":
+		return Offer{Grants: s.grants != nil && len(s.grantKeys) > 0}, nil
+	case "grants.run":
+		p, err := decodeParams[grantParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		return s.RunGrant(ctx, p.Workdir, p.Grant)
 	case "repo.push":
 		p, wp, err := workdirParams[pushParams](s, req.Params)
 		if err != nil {

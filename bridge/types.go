@@ -14,8 +14,31 @@ import "time"
 // and nowhere the MCP server can see.
 type Policy struct {
 	Workdirs map[string]WorkdirPolicy `json:"workdirs"` // by alias
-	// Sandbox configures the Landlock sandbox of named actions.
+	// Sandbox configures the Landlock sandbox of named actions and
+	// granted commands.
 	Sandbox *SandboxPolicy `json:"sandbox,omitempty"`
+	// Grants pins the operator's grant keys; nil: no grants.
+	Grants *GrantPolicy `json:"grants,omitempty"`
+}
+
+// GrantPolicy is the policy's grants section: the public keys whose
+// signed grants the bridge runs, pinned here (no trust on first use:
+// adding, rotating or removing a key is a policy change and a bridge
+// restart), this host's id, and how far a grant may widen the sandbox.
+type GrantPolicy struct {
+	// HostID is the host id grants must name ("serverfs grant sign
+	// --host", by default the host name).
+	HostID string `json:"host_id"`
+	// PublicKeys are Ed25519 public keys, standard base64 of 32 bytes
+	// (serverfs grant keygen prints them).
+	PublicKeys []string `json:"public_keys"`
+	// AllowMutates lets a grant that says mutates write in its
+	// (read-write) workdir; AllowNetwork lets a grant that says network
+	// use TCP. Without them such a grant is GRANT_CONSTRAINT_VIOLATION.
+	AllowMutates bool `json:"allow_mutates,omitempty"`
+	AllowNetwork bool `json:"allow_network,omitempty"`
+	// TimeoutSeconds bounds a granted command (0: DefaultActionTimeout).
+	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
 }
 
 // WorkdirPolicy is one workdir as the bridge knows it.

@@ -175,6 +175,40 @@ const (
 	// not finish in time; nothing was kept.
 	CodeWorkspaceTooLarge Code = "WORKSPACE_TOO_LARGE"
 
+	// Grant codes (issue 23): an operator-signed grant
+	// (run_granted_command) refused by the bridge, checked in this
+	// order; nothing ran.
+
+	// CodeGrantMalformed: not a grant object (not JSON, unknown or
+	// missing fields, a wrong type, an unknown protocol).
+	CodeGrantMalformed Code = "GRANT_MALFORMED"
+	// CodeGrantTooLarge: the grant is larger than 8 KiB.
+	CodeGrantTooLarge Code = "GRANT_TOO_LARGE"
+	// CodeGrantUnknownKey: its key id is not among the bridge's pinned
+	// public keys.
+	CodeGrantUnknownKey Code = "GRANT_UNKNOWN_KEY"
+	// CodeGrantBadSignature: unsigned, or the Ed25519 signature does not
+	// match the grant's content.
+	CodeGrantBadSignature Code = "GRANT_BAD_SIGNATURE"
+	// CodeGrantExpired: past expires_at, before issued_at (beyond 60 s of
+	// clock skew), or a lifetime over 10 minutes.
+	CodeGrantExpired Code = "GRANT_EXPIRED"
+	// CodeGrantWrongHost: the grant names another host.
+	CodeGrantWrongHost Code = "GRANT_WRONG_HOST"
+	// CodeGrantWrongWorkdir: the grant names another workdir.
+	CodeGrantWrongWorkdir Code = "GRANT_WRONG_WORKDIR"
+	// CodeGrantArgvMismatch: argv_hash is not the SHA-256 of the argv.
+	CodeGrantArgvMismatch Code = "GRANT_ARGV_MISMATCH"
+	// CodeGrantReplay: the grant was used max_uses times already, or its
+	// nonce was seen with another grant.
+	CodeGrantReplay Code = "GRANT_REPLAY"
+	// CodeGrantRevoked: the operator revoked the grant.
+	CodeGrantRevoked Code = "GRANT_REVOKED"
+	// CodeGrantConstraintViolation: the grant asks for more than the
+	// bridge allows (mutates or network beyond the policy, a cwd outside
+	// the workdir, a change on a read-only workdir).
+	CodeGrantConstraintViolation Code = "GRANT_CONSTRAINT_VIOLATION"
+
 	// HTTP codes (issue 13).
 
 	// CodeUnauthorized: an HTTP request without the client token

@@ -1,0 +1,339 @@
+package bridge
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// checkGrantPolicy validates the policy's grants section.
+func checkGrantPolicy(gp *GrantPolicy, probs *problems) {
+	if gp == nil {
+		return
+	}
+	if !hostIDRE.MatchString(gp.HostID) {
+		probs.add("grants: host_id must be a host id (letters, digits, . _ -, at most 128, not starting with . _ -)")
+	}
+	if len(gp.PublicKeys) == 0 {
+		probs.add("grants: public_keys is empty; list the operator's keys (serverfs grant keygen prints one) or drop the grants section")
+	}
+	seen := map[string]bool{}
+	for i, k := range gp.PublicKeys {
+		pub, err := ParsePublicKey(k)
+		if err != nil {
+			probs.add("grants: public_keys[%d] is %v", i, err)
+			continue
+		}
+		if id := KeyID(pub); seen[id] {
+			probs.add("grants: public_keys[%d] repeats key %s", i, id)
+		} else {
+			seen[id] = true
+		}
+	}
+	if max := int(MaxActionTimeout.Seconds()); gp.TimeoutSeconds < 0 || gp.TimeoutSeconds > max {
+		probs.add("grants: timeout_seconds %d is outside 0..%d", gp.TimeoutSeconds, max)
+	}
+}
+
+// renderGrants reads the .env fields BRIDGE_GRANT_PUBLIC_KEYS (base64
+// keys separated by commas or spaces; none: no grants),
+// BRIDGE_GRANT_HOST_ID (default: the host name),
+// BRIDGE_GRANT_ALLOW_MUTATES and BRIDGE_GRANT_ALLOW_NETWORK (true or
+// false) and BRIDGE_GRANT_TIMEOUT_SECONDS.
+func renderGrants(env map[string]string, probs *problems) *GrantPolicy {
+	keys := strings.FieldsFunc(env["BRIDGE_GRANT_PUBLIC_KEYS"], func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+	if len(keys) == 0 {
+		for _, k := range []string{"BRIDGE_GRANT_HOST_ID", "BRIDGE_GRANT_ALLOW_MUTATES", "BRIDGE_GRANT_ALLOW_NETWORK", "BRIDGE_GRANT_TIMEOUT_SECONDS"} {
+			if env[k] != "" {
+				probs.add("%s is set but BRIDGE_GRANT_PUBLIC_KEYS is empty; grants are off", k)
+			}
+		}
+		return nil
+	}
+	gp := &GrantPolicy{HostID: env["BRIDGE_GRANT_HOST_ID"], PublicKeys: keys}
+	if gp.HostID == "" {
+		gp.HostID = DefaultHostID()
+	}
+	for name, dst := range map[string]*bool{"BRIDGE_GRANT_ALLOW_MUTATES": &gp.AllowMutates, "BRIDGE_GRANT_ALLOW_NETWORK": &gp.AllowNetwork} {
+		switch v := strings.ToLower(env[name]); v {
+		case "", "false":
+		case "true":
+			*dst = true
+		default:
+			probs.add("%s=%q: must be true or false", name, showSetting(v))
+		}
+	}
+	if v := env["BRIDGE_GRANT_TIMEOUT_SECONDS"]; v != "" {
+		if _, err := fmt.Sscanf(v, "%d", &gp.TimeoutSeconds); err != nil {
+			probs.add("BRIDGE_GRANT_TIMEOUT_SECONDS=%q: must be a number of seconds", showSetting(v))
+		}
+	}
+	checkGrantPolicy(gp, probs)
+	return gp
+}
+
+// DefaultHostID is the host id of a bridge whose policy names none and
+// of `serverfs grant sign` without --host: the host name.
+func DefaultHostID() string {
+	h, err := os.Hostname()
+	if err != nil || !hostIDRE.MatchString(h) {
+		return "localhost"
+	}
+	return h
+}
+
+// grantKeys maps key ids to the policy's public keys.
+func grantKeys(gp *GrantPolicy) map[string]ed25519.PublicKey {
+	out := map[string]ed25519.PublicKey{}
+	if gp == nil {
+		return out
+	}
+	for _, k := range gp.PublicKeys {
+		if pub, err := ParsePublicKey(k); err == nil {
+			out[KeyID(pub)] = pub
+		}
+	}
+	return out
+}
+
+// GrantResult is what a granted command reports: the action runner's
+// result, the grant and how many of its uses are spent.
+type GrantResult struct {
+	GrantID         string   `json:"grant_id"`
+	Argv            []string `json:"argv"`
+	Uses            int      `json:"uses"`
+	MaxUses         int      `json:"max_uses"`
+	ExitCode        int      `json:"exit_code"`
+	Stdout          string   `json:"stdout"`
+	Stderr          string   `json:"stderr"`
+	StdoutTruncated bool     `json:"stdout_truncated"`
+	StderrTruncated bool     `json:"stderr_truncated"`
+	DurationMs      int64    `json:"duration_ms"`
+	Sandbox         string   `json:"sandbox"`
+}
+
+// grantParams are grants.run's parameters.
+type grantParams struct {
+	Workdir string `json:"workdir"`
+	Grant   string `json:"grant"`
+}
+
+func (p grantParams) alias() string { return p.Workdir }
+
+func grantErr(code sfs.Code, alias, msg string) *sfs.Error {
+	return &sfs.Error{Code: code, Workdir: alias, Msg: msg}
+}
+
+// verifyGrant is the seed's verification (M2 §4.3) in its order: size
+// and shape, protocol, a known key, the signature, the time window (±
+// GrantClockSkew), the lifetime, the host, the workdir, the argv hash.
+// The persisted checks (uses, nonce, revocation) and the constraints
+// follow in RunGrant. It returns the grant parsed so far with the error,
+// for the ledger.
+func (s *Server) verifyGrant(token, alias string, now time.Time) (*Grant, error) {
+	g, err := parseGrant(token)
+	if err != nil {
+		return nil, err
+	}
+	if g.Signature == nil || g.Signature.Value == "" {
+		return g, grantErr(sfs.CodeGrantBadSignature, alias, "the grant is not signed")
+	}
+	pub, ok := s.grantKeys[g.Signature.KeyID]
+	if !ok {
+		return g, grantErr(sfs.CodeGrantUnknownKey, alias, fmt.Sprintf("key %s is not pinned in the bridge policy", g.Signature.KeyID))
+	}
+	sig, err := base64.StdEncoding.DecodeString(g.Signature.Value)
+	msg, merr := g.signedBytes()
+	if err != nil || merr != nil || len(sig) != ed25519.SignatureSize || !ed25519.Verify(pub, msg, sig) {
+		return g, grantErr(sfs.CodeGrantBadSignature, alias, "the signature does not match the grant")
+	}
+	issued, _ := time.Parse(time.RFC3339, g.IssuedAt)
+	expires, _ := time.Parse(time.RFC3339, g.ExpiresAt)
+	switch {
+	case now.Before(issued.Add(-GrantClockSkew)):
+		return g, grantErr(sfs.CodeGrantExpired, alias, "the grant is not valid yet (issued_at is in the future)")
+	case now.After(expires.Add(GrantClockSkew)):
+		return g, grantErr(sfs.CodeGrantExpired, alias, "the grant has expired")
+	case !expires.After(issued) || expires.Sub(issued) > MaxGrantTTL:
+		return g, grantErr(sfs.CodeGrantExpired, alias, fmt.Sprintf("the grant's lifetime is not within 0..%s", MaxGrantTTL))
+	}
+	if g.Host != s.policy.Grants.HostID {
+		return g, grantErr(sfs.CodeGrantWrongHost, alias, "the grant is for another host")
+	}
+	if g.Workdir != alias {
+		return g, grantErr(sfs.CodeGrantWrongWorkdir, alias, fmt.Sprintf("the grant is for workdir %q", g.Workdir))
+	}
+	if ArgvHash(g.Argv) != g.ArgvHash {
+		return g, grantErr(sfs.CodeGrantArgvMismatch, alias, "argv_hash is not the SHA-256 of the grant's argv")
+	}
+	return g, nil
+}
+
+// RunGrant verifies a grant for workdir alias and, when every check
+// passes, records the use (persisted before the process starts) and runs
+// exactly its argv with the action runner. Every call leaves one ledger
+// line: the refusal and its code, or the run's outcome.
+func (s *Server) RunGrant(ctx context.Context, alias, token string) (*GrantResult, error) {
+	now := time.Now()
+	entry := LedgerEntry{Event: "run", Workdir: alias, Outcome: "refused"}
+	res, err := s.runGrant(ctx, alias, token, now, &entry)
+	if err != nil {
+		entry.Code = string(sfs.CodeOf(err))
+	}
+	if lerr := s.grants.Append(entry, time.Now()); lerr != nil {
+		s.log.Error("the grant ledger cannot be written", "event", "grant_ledger", "error", lerr.Error())
+		if err == nil {
+			// The command ran; its result stands, the log says what failed.
+			return res, nil
+		}
+	}
+	return res, err
+}
+
+func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Time, entry *LedgerEntry) (*GrantResult, error) {
+	if s.policy.Grants == nil || s.grants == nil {
+		return nil, grantErr(sfs.CodeGrantUnknownKey, alias, "this bridge pins no grant keys")
+	}
+	if !policyAliasRE.MatchString(alias) {
+		entry.Workdir = ""
+	}
+	wp, err := s.workdir(alias)
+	if err != nil {
+		return nil, err
+	}
+	g, err := s.verifyGrant(token, alias, now)
+	if g != nil {
+		entry.GrantID, entry.ArgvHash = g.GrantID, g.ArgvHash
+		if g.Signature != nil {
+			entry.KeyID = g.Signature.KeyID
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	w, err := s.fs.Workdir(alias)
+	if err != nil {
+		return nil, err
+	}
+	if !wp.ReadWrite {
+		return nil, bridgeErr(sfs.CodeWorkdirReadOnly, alias, "", "is read-only; granted commands need a read-write workdir", nil)
+	}
+	if !wp.RepoOps {
+		return nil, bridgeErr(sfs.CodeRepoOpsDisabled, alias, "", "has no repository operations enabled", nil)
+	}
+	// Constraints (checked last, reported after the persisted checks):
+	// a grant only narrows.
+	gp := s.policy.Grants
+	c := g.Constraints
+	var cerr error
+	dir, err := grantCwd(w, wp.Root, c.Cwd)
+	switch {
+	case c.Mutates && !gp.AllowMutates:
+		cerr = grantErr(sfs.CodeGrantConstraintViolation, alias, "the grant says mutates but the bridge policy does not allow grants to write (grants.allow_mutates)")
+	case c.Network && !gp.AllowNetwork:
+		cerr = grantErr(sfs.CodeGrantConstraintViolation, alias, "the grant says network but the bridge policy does not allow grants the network (grants.allow_network)")
+	case err != nil:
+		cerr = err
+	}
+	timeout := DefaultActionTimeout
+	if gp.TimeoutSeconds > 0 {
+		timeout = time.Duration(gp.TimeoutSeconds) * time.Second
+	}
+	expires, _ := time.Parse(time.RFC3339, g.ExpiresAt)
+
+	var ar *ActionResult
+	var uses int
+	_, err = s.withLease(alias, "grant "+g.GrantID, func() (any, error) {
+		// Uses, nonce and revocation, persisted: the use is counted
+		// before the process starts, so a crash never gives one back.
+		err := s.grants.update(now, func(st *grantState) (bool, error) {
+			u := st.Grants[g.GrantID]
+			if u != nil && u.Uses >= g.MaxUses {
+				return false, grantErr(sfs.CodeGrantReplay, alias, fmt.Sprintf("the grant was used %d of %d times already", u.Uses, g.MaxUses))
+			}
+			if u != nil && u.Nonce != g.Nonce {
+				return false, grantErr(sfs.CodeGrantReplay, alias, "the grant id was seen with another nonce")
+			}
+			for id, o := range st.Grants {
+				if o.Nonce == g.Nonce && id != g.GrantID {
+					return false, grantErr(sfs.CodeGrantReplay, alias, "the nonce was seen with another grant")
+				}
+			}
+			if _, revoked := st.Revoked[g.GrantID]; revoked {
+				return false, grantErr(sfs.CodeGrantRevoked, alias, "the operator revoked the grant")
+			}
+			if cerr != nil {
+				return false, cerr
+			}
+			if u == nil {
+				if len(st.Grants) >= MaxLiveGrants {
+					return false, grantErr(sfs.CodeGrantReplay, alias, fmt.Sprintf("the bridge tracks at most %d unexpired grants; try again when some expired", MaxLiveGrants))
+				}
+				u = &grantUse{Nonce: g.Nonce, Until: expires.Add(GrantClockSkew).Unix()}
+				st.Grants[g.GrantID] = u
+			}
+			u.Uses++
+			uses = u.Uses
+			return true, nil
+		})
+		if err != nil {
+			var fe *sfs.Error
+			if !errors.As(err, &fe) {
+				return nil, bridgeErr(sfs.CodeInternal, alias, "", "the grant state cannot be used", err)
+			}
+			return nil, err
+		}
+		entry.Uses = uses
+		entry.Outcome = "failed"
+		var rerr error
+		ar, rerr = runCommand(ctx, w, wp, command{
+			what: fmt.Sprintf("the granted command (grant %s)", g.GrantID), argv: g.Argv, dir: dir,
+			mutates: c.Mutates, network: c.Network, timeout: min(timeout, MaxActionTimeout),
+		}, s.runLimits())
+		return ar, rerr
+	})
+	if ar == nil {
+		return nil, err
+	}
+	code := ar.ExitCode
+	entry.ExitCode, entry.Sandbox = &code, ar.Sandbox
+	if err == nil {
+		entry.Outcome = "ran"
+	}
+	return &GrantResult{GrantID: g.GrantID, Argv: g.Argv, Uses: uses, MaxUses: g.MaxUses,
+		ExitCode: ar.ExitCode, Stdout: ar.Stdout, Stderr: ar.Stderr, StdoutTruncated: ar.StdoutTruncated,
+		StderrTruncated: ar.StderrTruncated, DurationMs: ar.DurationMs, Sandbox: ar.Sandbox}, err
+}
+
+// grantCwd resolves a grant's cwd: a directory inside the workdir,
+// reached without a symlink; anything else is a constraint violation.
+func grantCwd(w *sfs.Workdir, root, cwd string) (string, error) {
+	bad := grantErr(sfs.CodeGrantConstraintViolation, w.Alias(), "the grant's cwd is not a directory inside the workdir")
+	if cwd == "." {
+		return root, nil
+	}
+	clean, err := w.CleanPath(cwd)
+	if err != nil {
+		return "", bad
+	}
+	if clean == "" {
+		return root, nil
+	}
+	fi, err := w.Stat(clean)
+	if err != nil || fi.Type != sfs.TypeDirectory {
+		return "", bad
+	}
+	return filepath.Join(root, filepath.FromSlash(clean)), nil
+}
+
+// errNoGrants is NewServer's refusal of grant keys without a state
+// directory.
+var errNoGrants = errors.New("bridge: grants need a state directory (--state-dir) for uses, nonces and the ledger")
