@@ -260,10 +260,11 @@ var toolCosts = map[string]costFn{
 	// only deletes files.
 	"create_workspace": heavy,
 	// A submit hashes every workspace file and merges changed ones.
-	"submit_workspace":  heavy,
-	"list_workspaces":   cheap,
-	"discard_workspace": cheap,
-	"push_repo":         cheap,
+	"submit_workspace":    heavy,
+	"list_workspaces":     cheap,
+	"discard_workspace":   cheap,
+	"push_repo":           cheap,
+	"run_granted_command": cheap,
 	// search scans every file of its workdirs; fetch is a read.
 	"search": heavy,
 	"fetch":  heavyIf(func(_ *Deps, in fetchIn) bool { return compressedPath(fetchPath(in.ID)) }),

@@ -11,7 +11,7 @@ import (
 )
 
 // fullSurface serves every tool.
-var fullSurface = surface{readOnly: true, write: true, inspect: true, commit: true, actions: true, push: true}
+var fullSurface = surface{readOnly: true, write: true, inspect: true, commit: true, actions: true, push: true, grants: true}
 
 // TestArgDecoderDefaultsAreNotShared: a call that sets case_sensitive must
 // not change the default the next call gets (a shared *bool default would),

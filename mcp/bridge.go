@@ -31,6 +31,7 @@ type runRepoActionOut struct {
 	StdoutTruncated bool                  `json:"stdout_truncated,omitempty"`
 	StderrTruncated bool                  `json:"stderr_truncated,omitempty"`
 	DurationMs      int64                 `json:"duration_ms"`
+	Sandbox         string                `json:"sandbox,omitempty" jsonschema:"command actions: enforced, partial or unavailable, the Landlock level the process ran under"`
 	Release         *bridge.ReleaseResult `json:"release,omitempty" jsonschema:"release actions: the tag, the commit it names, created or already_at_head, and publish_npm's workflow dispatch"`
 }
 
@@ -132,7 +133,7 @@ func runRepoAction(ctx context.Context, d *Deps, in runRepoActionIn) (*runRepoAc
 	}
 	code := res.ExitCode
 	return &runRepoActionOut{Action: res.Action, ExitCode: &code, Stdout: res.Stdout, Stderr: res.Stderr,
-		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated, DurationMs: res.DurationMs}, info, nil
+		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated, DurationMs: res.DurationMs, Sandbox: res.Sandbox}, info, nil
 }
 
 func pushRepo(ctx context.Context, d *Deps, in pushRepoIn) (*bridge.PushResult, callInfo, error) {

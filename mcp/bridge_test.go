@@ -96,12 +96,25 @@ func (e *testEnv) reconfigure(t *testing.T, flags, environ []string, policy *bri
 		}
 		e.deps.Workspaces = m
 	}
+	e.deps.Grants = false
+	if c != nil {
+		// As serve does: the bridge says whether it offers grants.
+		off, err := c.Offer(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.deps.Grants = off.Grants
+	}
 	return c
 }
 
 // stateDirTemp, in reconfigure's environ, becomes SERVERFS_STATE_DIR set
 // to a fresh temporary directory: the workspace tools are served.
 const stateDirTemp = "SERVERFS_STATE_DIR=<temp>"
+
+// testGrantKey is an Ed25519 public key for policies that pin one (its
+// private key is not kept: nothing signed with it is needed).
+const testGrantKey = "41wIYQnE2LwzbVVFNlAufgdkYL2hrSqGDfYId9Y9Ugg="
 
 func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
 

@@ -46,7 +46,8 @@ func withResearch(t *testing.T, e *testEnv, flags, environ, urls []string) *sdk.
 func wholeSurface(t *testing.T, e *testEnv) {
 	t.Helper()
 	e.reconfigure(t, []string{"wd=" + e.root + ":rw:repo", "ro=" + filepath.Join(e.parent, "ro")}, []string{"SERVERFS_SEARCH_FETCH=true", stateDirTemp},
-		&bridge.Policy{Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, ReadWrite: true, RepoOps: true}}})
+		&bridge.Policy{Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, ReadWrite: true, RepoOps: true}},
+			Grants: &bridge.GrantPolicy{HostID: "h1", PublicKeys: []string{testGrantKey}}})
 }
 
 // Strict schemas of the answers as OpenAI's MCP documentation gives them.

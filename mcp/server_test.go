@@ -319,7 +319,7 @@ func TestToolSnapshot(t *testing.T) {
 		snaps = append(snaps, toolSnap{tool.Name, tool.Title, tool.Description, tool.Annotations, tool.InputSchema, tool.OutputSchema})
 	}
 	// Inventory order, so a reordering shows in review too.
-	order := ToolNames(e.deps.FS, e.deps.Bridge != nil)
+	order := ToolNamesFor(e.deps)
 	slices.SortStableFunc(snaps, func(a, b toolSnap) int { return slices.Index(order, a.Name) - slices.Index(order, b.Name) })
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

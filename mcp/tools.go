@@ -43,6 +43,9 @@ type surface struct {
 	// limits.
 	workspaces bool
 	ws         sfs.WorkspaceLimits
+	// grants: the bridge pins grant keys (it said so at startup) and
+	// some workdir has repo ops and is rw (run_granted_command).
+	grants bool
 	// research lists, comma-separated, the workdirs the operator enabled
 	// ChatGPT's search and fetch on; "": not served.
 	research string
@@ -71,6 +74,14 @@ func surfaceOf(f *sfs.FS, bridged bool) surface {
 		}
 	}
 	s.research = strings.Join(researchAliases(f), ", ")
+	return s
+}
+
+// surfaceFor is the surface of a server on d: surfaceOf, plus the
+// grants the bridge offered.
+func surfaceFor(d *Deps) surface {
+	s := surfaceOf(d.FS, d.Bridge != nil)
+	s.grants = s.push && d.Grants
 	return s
 }
 
@@ -121,6 +132,8 @@ func instructions(s surface) string {
 		b.WriteString("\n\nTo change a repository without touching its live work tree, create_workspace makes a private checkout of a commit, served as its own workdir ALIAS@ID to every file tool; discard_workspace deletes it, list_workspaces lists them; submit_workspace merges its changes into its branch through a queue (one merge at a time; strict or replay; a conflict is an answer, the branch does not move).")
 	}
 	switch {
+	case s.grants:
+		b.WriteString("\n\nServerFS has no shell and runs no command you write. Three tools run programs, on the host, through the administrator's bridge: run_repo_action runs one of the administrator's named actions (inspect_repo view actions lists them), push_repo runs git push of the current branch to its upstream, and run_granted_command runs the one command an administrator signed for you (a grant token they give you), exactly as signed, at most as often as the grant allows.")
 	case s.actions && s.push:
 		b.WriteString("\n\nServerFS has no shell and runs no command you write. Two tools run programs, on the host, through the administrator's bridge: run_repo_action runs one of the administrator's named actions (inspect_repo view actions lists them), and push_repo runs git push of the current branch to its upstream.")
 	case s.actions:
@@ -146,6 +159,9 @@ type Deps struct {
 	// Workspaces creates and discards workspaces; nil when no state
 	// directory is configured (the workspace tools are not served).
 	Workspaces *workspace.Manager
+	// Grants: the bridge said at startup that it pins grant keys
+	// (bridge.Offer), so run_granted_command is served.
+	Grants bool
 
 	// Admit is the admission gate of heavy calls; nil: a default one
 	// shared by every such Deps (tests).
@@ -322,6 +338,9 @@ func inventory(lim sfs.Limits, s surface) []tool {
 	if s.actions {
 		tools = append(tools, bridgeTools(s.push)...)
 	}
+	if s.grants {
+		tools = append(tools, grantTool())
+	}
 	if s.research != "" {
 		tools = append(tools, researchTools(lim, s.research)...)
 	}
@@ -483,11 +502,11 @@ func NewServer(d *Deps, version string) *sdk.Server {
 // compare the two.
 func newServer(d *Deps, version string) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "serverfs", Title: "ServerFS", Version: version}, &sdk.ServerOptions{
-		Instructions: instructions(surfaceOf(d.FS, d.Bridge != nil)),
+		Instructions: instructions(surfaceFor(d)),
 		Capabilities: serverCapabilities(),
 		SetCacheable: setCacheable,
 	})
-	for _, t := range toolsFor(d.FS, d.Bridge != nil) {
+	for _, t := range inventory(d.FS.Limits(), surfaceFor(d)) {
 		t.register(s, d, t.def)
 	}
 	addResourceTemplate(s, d)
@@ -499,6 +518,16 @@ func newServer(d *Deps, version string) *sdk.Server {
 func ToolNames(f *sfs.FS, bridged bool) []string {
 	var names []string
 	for _, t := range toolsFor(f, bridged) {
+		names = append(names, t.def.Name)
+	}
+	return names
+}
+
+// ToolNamesFor lists the names of the tools a server on d serves (its
+// bridge and the grants it offered included), in inventory order.
+func ToolNamesFor(d *Deps) []string {
+	var names []string
+	for _, t := range inventory(d.FS.Limits(), surfaceFor(d)) {
 		names = append(names, t.def.Name)
 	}
 	return names

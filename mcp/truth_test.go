@@ -28,7 +28,7 @@ var (
 	// workspaceFamily are the workspace tools (a state directory and an
 	// rw workdir with repo ops).
 	workspaceFamily = []string{"create_workspace", "list_workspaces", "discard_workspace", "submit_workspace"}
-	allToolNames    = slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes", "run_repo_action", "push_repo"}, workspaceFamily)
+	allToolNames    = slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes", "run_repo_action", "push_repo", "run_granted_command"}, workspaceFamily)
 	// researchPair are ChatGPT's search and fetch: plain words, which
 	// toolNameRE does not see, so they are checked by name.
 	researchPair = []string{"search", "fetch"}
@@ -79,6 +79,15 @@ var truthConfigs = []truthConfig{
 				Actions: map[string]bridge.Action{"lint": {Argv: []string{"/bin/true"}, Argument: "none"}}}}}
 		},
 		tools: slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes", "run_repo_action", "push_repo"}),
+	},
+	{
+		name:  "bridge_grants",
+		flags: func(e *testEnv) []string { return []string{"wd=" + e.root + ":rw:repo", "ro=" + roDir(e)} },
+		policy: func(e *testEnv) *bridge.Policy {
+			return &bridge.Policy{Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, ReadWrite: true, RepoOps: true}},
+				Grants: &bridge.GrantPolicy{HostID: "h1", PublicKeys: []string{testGrantKey}}}
+		},
+		tools: slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes", "run_repo_action", "push_repo", "run_granted_command"}),
 	},
 	{
 		name:  "ro_repo_bridge",
@@ -252,6 +261,16 @@ func TestServedTextsAreTrue(t *testing.T) {
 				if has("push_repo") != strings.Contains(ins, "push_repo runs git push") {
 					t.Errorf("push_repo served %v, but the instructions say otherwise", has("push_repo"))
 				}
+				if has("run_granted_command") != strings.Contains(ins, "run_granted_command runs the one command an administrator signed for you") {
+					t.Errorf("run_granted_command served %v, but the instructions say otherwise", has("run_granted_command"))
+				}
+				if d := byName["run_granted_command"]; d != nil {
+					for _, want := range []string{"you cannot change the program, its arguments or where it runs", "nothing ran", "GRANT_REPLAY", "no shell", "at most 10"} {
+						if !strings.Contains(d.Description, want) {
+							t.Errorf("run_granted_command does not say %q", want)
+						}
+					}
+				}
 			default:
 				if !strings.Contains(ins, "ServerFS runs no programs and has no shell.") {
 					t.Error("nothing runs programs; the instructions do not say so")
@@ -350,7 +369,7 @@ func TestServedTextsAreTrue(t *testing.T) {
 			}
 
 			snap := surfaceSnap{Instructions: ins}
-			for _, name := range ToolNames(e.deps.FS, e.deps.Bridge != nil) {
+			for _, name := range ToolNamesFor(e.deps) {
 				tl := byName[name]
 				snap.Tools = append(snap.Tools, surfaceToolSn{tl.Name, tl.Description, tl.InputSchema})
 			}

@@ -1,0 +1,69 @@
+package mcp
+
+import (
+	"context"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/serverfs/serverfs/bridge"
+)
+
+// run_granted_command (issue 23): served only when the bridge said at
+// startup that it pins grant keys. The server checks nothing of the
+// grant: the bridge verifies it, runs it and logs it.
+
+type runGrantedCommandIn struct {
+	Workdir string `json:"workdir" jsonschema:"alias of the read-write workdir with repo_ops true that the grant names"`
+	Grant   string `json:"grant" jsonschema:"the grant token exactly as the administrator gave it (a JSON object of at most 8 KiB, from serverfs grant sign)"`
+}
+
+// runGrantedCommandOut is what ran and how it ended.
+type runGrantedCommandOut struct {
+	GrantID         string   `json:"grant_id"`
+	Argv            []string `json:"argv" jsonschema:"the command that ran, exactly as signed"`
+	Uses            int      `json:"uses" jsonschema:"how many times this grant has run now, this run included"`
+	MaxUses         int      `json:"max_uses"`
+	ExitCode        int      `json:"exit_code" jsonschema:"the exit status (non-zero is a result, not an error)"`
+	Stdout          string   `json:"stdout,omitempty"`
+	Stderr          string   `json:"stderr,omitempty"`
+	StdoutTruncated bool     `json:"stdout_truncated,omitempty"`
+	StderrTruncated bool     `json:"stderr_truncated,omitempty"`
+	DurationMs      int64    `json:"duration_ms"`
+	Sandbox         string   `json:"sandbox" jsonschema:"enforced, partial or unavailable: the Landlock level the command ran under"`
+}
+
+func grantTool() tool {
+	return tool{
+		def: &sdk.Tool{
+			Name: "run_granted_command",
+			Description: "Run the one command an administrator signed for you: a grant, the token they give you after running serverfs grant sign on the host for an exact argv, one workdir, a few minutes (at most 10) and usually one use. " +
+				"Pass the token unchanged with the workdir it names; you cannot change the program, its arguments or where it runs, and a command without a grant cannot run at all. If you need one, say exactly which argv, in which workdir and why, and ask the administrator to sign it. " +
+				"The bridge checks the token before anything runs; a refusal is a GRANT_* code and nothing ran: GRANT_EXPIRED (ask for a new grant), GRANT_REPLAY (used as often as allowed), GRANT_WRONG_WORKDIR (pass the workdir it names), GRANT_CONSTRAINT_VIOLATION (it asks for writes, network or a directory the bridge does not allow); the others mean a token the bridge does not accept. " +
+				"It runs like a named action: no shell, an allowlisted environment, a timeout and output cap, never at the same time as writes or commits on the workdir, in the sandbox (read-only workdir unless the grant allows writes, no TCP unless it allows network). Returns the argv, the exit code (non-zero is a result, not an error), the ends of stdout and stderr, uses and max_uses, the duration and the sandbox level.",
+			Annotations: &sdk.ToolAnnotations{Title: "Run granted command", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+			InputSchema: inputSchema[runGrantedCommandIn](nil),
+		},
+		register: register("run_granted_command", runGrantedCommand),
+	}
+}
+
+func runGrantedCommand(ctx context.Context, d *Deps, in runGrantedCommandIn) (*runGrantedCommandOut, callInfo, error) {
+	info := callInfo{workdir: in.Workdir}
+	if _, err := repoWorkdir(d, in.Workdir, true); err != nil {
+		return nil, info, err
+	}
+	if in.Grant == "" {
+		return nil, info, argErr("grant is empty: pass the token the administrator gave you")
+	}
+	res, err := d.Bridge.RunGrant(ctx, in.Workdir, in.Grant)
+	if err != nil {
+		return nil, info, err
+	}
+	return grantOut(res), info, nil
+}
+
+func grantOut(r *bridge.GrantResult) *runGrantedCommandOut {
+	return &runGrantedCommandOut{GrantID: r.GrantID, Argv: r.Argv, Uses: r.Uses, MaxUses: r.MaxUses, ExitCode: r.ExitCode,
+		Stdout: r.Stdout, Stderr: r.Stderr, StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
+		DurationMs: r.DurationMs, Sandbox: r.Sandbox}
+}
