@@ -42,7 +42,7 @@ func bridgeCmd(args, environ []string, stdout, stderr io.Writer) int {
 	policyFile := fset.String("policy", "", "the private policy file (from render-policy)")
 	socket := fset.String("socket", "", "the Unix socket to serve (its directory is shared with the server container)")
 	tokenFile := fset.String("token-file", "", "the shared token (the server gets the same one as a secret)")
-	stateDir := fset.String("state-dir", "", "a private directory for recovery-guard snapshots (default: beside the policy)")
+	stateDir := fset.String("state-dir", "", "a private directory for recovery-guard snapshots and the grant state and ledger (default: beside the policy)")
 	var uids uidFlags
 	fset.Var(&uids, "allow-uid", "a peer uid that may connect (repeatable; default: this process's uid)")
 	if err := fset.Parse(args); err != nil {
@@ -78,8 +78,19 @@ func bridgeCmd(args, environ []string, stdout, stderr io.Writer) int {
 	defer srv.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	log.Info("bridge serving", "event", "startup", "version", version, "workdirs", len(policy.Workdirs))
-	if err := srv.Listen(ctx, *socket); err != nil {
+	// Listening before the start-up line: once it is logged, the socket
+	// accepts.
+	ln, err := bridge.ListenSocket(*socket)
+	if err != nil {
+		log.Error("bridge cannot listen", "event", "startup", "error", err.Error())
+		return 1
+	}
+	attrs := []any{"event", "startup", "version", version, "workdirs", len(policy.Workdirs)}
+	if g := policy.Grants; g != nil {
+		attrs = append(attrs, "grant_keys", len(g.PublicKeys), "grant_host_id", g.HostID)
+	}
+	log.Info("bridge serving", attrs...)
+	if err := srv.Serve(ctx, ln); err != nil {
 		log.Error("bridge stopped", "event", "shutdown", "error", err.Error())
 		return 1
 	}
@@ -119,6 +130,10 @@ func renderPolicy(args, environ []string, stdout, stderr io.Writer) int {
 	for _, w := range p.Workdirs {
 		n += len(w.Actions)
 	}
-	fmt.Fprintf(stdout, "policy written: %d workdirs, %d actions\n", len(p.Workdirs), n)
+	fmt.Fprintf(stdout, "policy written: %d workdirs, %d actions", len(p.Workdirs), n)
+	if g := p.Grants; g != nil {
+		fmt.Fprintf(stdout, ", grants: %d keys for host %s", len(g.PublicKeys), g.HostID)
+	}
+	fmt.Fprintln(stdout)
 	return 0
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/serverfs/serverfs/bridge"
 	sfs "github.com/serverfs/serverfs/fs"
@@ -60,6 +62,10 @@ type setup struct {
 	// workspaces is the workspace configuration; StateDir "" when
 	// workspaces are off.
 	workspaces workspace.Config
+	// grants: the bridge answered at start-up that it pins grant keys
+	// (run_granted_command is served); offerErr: it did not answer.
+	grants   bool
+	offerErr error
 }
 
 // configure is the one validation serve, check-config and selfcheck run:
@@ -94,7 +100,34 @@ func configure(environ []string, flags configFlags) (*setup, error) {
 	if err != nil {
 		return nil, &sfs.ConfigError{Problems: []string{err.Error()}}
 	}
-	return &setup{cfg: cfg, http: httpCfg, bridge: bc, fs: f, workspaces: wsCfg}, nil
+	su := &setup{cfg: cfg, http: httpCfg, bridge: bc, fs: f, workspaces: wsCfg}
+	if bc != nil {
+		// What the bridge offers decides the tool list, once: grants are
+		// served only when it pins grant keys now (start the bridge
+		// before the server; restart the server after adding the first
+		// key).
+		ctx, cancel := context.WithTimeout(context.Background(), offerTimeout)
+		off, err := bc.Offer(ctx)
+		cancel()
+		su.grants, su.offerErr = err == nil && off.Grants, err
+	}
+	return su, nil
+}
+
+// offerTimeout bounds the start-up question to the bridge.
+const offerTimeout = 3 * time.Second
+
+// bridgeStatus is check-config's word on the bridge.
+func (su *setup) bridgeStatus() string {
+	switch {
+	case su.bridge == nil:
+		return "none"
+	case su.offerErr != nil:
+		return "configured (not answering now: run_granted_command is not served)"
+	case su.grants:
+		return "configured (grants on)"
+	}
+	return "configured (grants off)"
 }
 
 // bridgeClient returns the server's bridge client when SERVERFS_BRIDGE_SOCKET
@@ -113,4 +146,14 @@ func bridgeClient(environ []string) (*bridge.Client, error) {
 		return nil, fmt.Errorf("SERVERFS_BRIDGE_TOKEN_FILE: %v", err)
 	}
 	return c, nil
+}
+
+// deps are the MCP dependencies the setup decides: the workdirs, the
+// bridge and whether it offered grants.
+func (su *setup) deps() *mcp.Deps {
+	d := &mcp.Deps{FS: su.fs, Grants: su.grants}
+	if su.bridge != nil {
+		d.Bridge = su.bridge
+	}
+	return d
 }

@@ -6,6 +6,7 @@
 //	serverfs selfcheck [--workdir ...]    report the process's confinement; exit 1 on a hardening failure
 //	serverfs bridge --policy F --socket S --token-file T   run the host bridge (named actions, push, leases)
 //	serverfs bridge render-policy --out F  write the bridge's private policy from the .env fields
+//	serverfs grant keygen|sign|revoke|log  operator-signed one-time grants (keys, tokens, revocation, audit)
 //	serverfs version                      print the version
 //
 // Configuration comes from the environment (WORKDIR_NN_* slots and
@@ -52,6 +53,8 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		return healthcheck(environ, stderr)
 	case "bridge":
 		return bridgeCmd(args[1:], environ, stdout, stderr)
+	case "grant":
+		return grantCmd(args[1:], stdout, stderr)
 	case "help", "--help", "-h":
 		usage(stdout)
 		return 0
@@ -100,6 +103,13 @@ commands:
                         [--allow-uid N]... [--state-dir DIR]
                  "bridge render-policy --out FILE" writes the policy from the
                  .env fields (WORKDIR_NN_PATH, _REPO_ACTIONS_JSON, ...)
+  grant          operator-signed one-time grants for a command nobody configured
+                 "grant keygen --out FILE": a new Ed25519 key (FILE 0600, FILE.pub)
+                 "grant sign --key FILE --workdir ALIAS [--host ID] [--ttl 10m]
+                   [--max-uses 1] [--mutates] [--network] [--cwd DIR] -- ARGV...":
+                   prints the argv (stderr) and the token (stdout)
+                 "grant revoke --state-dir DIR|--policy FILE GRANT_ID"
+                 "grant log --state-dir DIR|--policy FILE": the audit ledger
   version        print the version
   help           print this text
 `)
@@ -127,10 +137,7 @@ func checkConfig(args, environ []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer su.fs.Close()
-	bridged := "none"
-	if su.bridge != nil {
-		bridged = "configured"
-	}
+	bridged := su.bridgeStatus()
 	clientToken := "none"
 	if su.http.AuthToken.Set() {
 		clientToken = "required"
@@ -165,6 +172,6 @@ func checkConfig(args, environ []string, stdout, stderr io.Writer) int {
 		su.fs.EnableWorkspaces(su.workspaces.Limits())
 		fmt.Fprintf(stdout, "workspaces: up to %d per rw repo-ops workdir, removed at start-up after %s\n", su.workspaces.Limit, su.workspaces.MaxAge)
 	}
-	fmt.Fprintf(stdout, "tools served: %s\n", strings.Join(mcp.ToolNames(su.fs, su.bridge != nil), ", "))
+	fmt.Fprintf(stdout, "tools served: %s\n", strings.Join(mcp.ToolNamesFor(su.deps()), ", "))
 	return 0
 }

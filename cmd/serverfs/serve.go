@@ -57,9 +57,10 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	if _, set := sfs.EnvMap(environ)["GOMEMLIMIT"]; !set {
 		debug.SetMemoryLimit(mcp.RuntimeMemoryLimit(httpCfg.Admission.MemoryBudget))
 	}
-	deps := &mcp.Deps{FS: f, Search: search.New(f), Log: log, Admit: mcp.NewAdmission(httpCfg.Admission)}
-	if su.bridge != nil {
-		deps.Bridge = su.bridge
+	deps := su.deps()
+	deps.Search, deps.Log, deps.Admit = search.New(f), log, mcp.NewAdmission(httpCfg.Admission)
+	if su.offerErr != nil {
+		log.Warn("the host bridge did not answer at start-up; run_granted_command is not served", "event", "startup", "error_code", string(sfs.CodeOf(su.offerErr)))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/serverfs/serverfs/bridge"
+)
+
+// helperProcess runs `serverfs ARGS...` (this test binary, re-executed
+// by the test named run) with env, and returns it once its stderr shows
+// ready. The test's cleanup kills it by its PID.
+type helperProcess struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	logs bytes.Buffer
+	done chan struct{}
+}
+
+func startHelper(t *testing.T, run string, args, env []string, ready string) *helperProcess {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(args)
+	cmd := exec.Command(self, "-test.run=^"+run+"$", "-test.count=1")
+	cmd.Env = append([]string{"SFS_TEST_HELPER_ARGS=" + string(b)}, env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &helperProcess{cmd: cmd, done: make(chan struct{})}
+	up := make(chan struct{})
+	go func() {
+		defer close(h.done)
+		sc := bufio.NewScanner(stderr)
+		seen := false
+		for sc.Scan() {
+			h.mu.Lock()
+			h.logs.WriteString(sc.Text() + "\n")
+			h.mu.Unlock()
+			if !seen && strings.Contains(sc.Text(), ready) {
+				seen = true
+				close(up)
+			}
+		}
+		cmd.Wait()
+	}()
+	t.Cleanup(func() { h.stop() })
+	select {
+	case <-up:
+	case <-h.done:
+		t.Fatalf("%v exited before %q:\n%s", args[:1], ready, h.log())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%v did not log %q within 60 s:\n%s", args[:1], ready, h.log())
+	}
+	return h
+}
+
+func (h *helperProcess) log() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.logs.String()
+}
+
+// stop sends SIGTERM to the process (by its PID) and waits for it.
+func (h *helperProcess) stop() {
+	select {
+	case <-h.done:
+		return
+	default:
+	}
+	h.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-h.done:
+	case <-time.After(20 * time.Second):
+		h.cmd.Process.Kill()
+		<-h.done
+	}
+}
+
+// TestGrantEndToEnd: the operator makes a key and signs one argv with
+// the CLI; a real bridge process with the key pinned and a real serve
+// process are started; a real MCP client over HTTP (on a unix socket)
+// sees run_granted_command and passes the token: the command runs once,
+// in the sandbox, with its hostile-looking arguments exactly as signed;
+// the second use is refused, and still after the bridge process is
+// restarted (the use count is persisted); a revoked grant is refused;
+// grant log shows every outcome with its code.
+func TestGrantEndToEnd(t *testing.T) {
+	if a := os.Getenv("SFS_TEST_HELPER_ARGS"); a != "" {
+		var args []string
+		json.Unmarshal([]byte(a), &args)
+		os.Exit(run(args, os.Environ(), os.Stdout, os.Stderr))
+	}
+	if bridge.LandlockABI() < 6 {
+		t.Fatalf("this kernel's Landlock ABI is %d; the test needs 6", bridge.LandlockABI())
+	}
+	base := t.TempDir()
+	root, state, home := filepath.Join(base, "wd"), filepath.Join(base, "state"), filepath.Join(base, "home")
+	for _, d := range []string{root, state, home} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sockDir, err := os.MkdirTemp("", "sfs-grant-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	bridgeSock, mcpSock := filepath.Join(sockDir, "b.sock"), filepath.Join(sockDir, "m.sock")
+
+	// The operator's key.
+	key := filepath.Join(base, "grant.key")
+	code, out, stderr := cliRun(t, []string{"grant", "keygen", "--out", key}, nil)
+	if code != 0 {
+		t.Fatalf("keygen: %d %s", code, stderr)
+	}
+	st, err := os.Stat(key)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v %v", st, err)
+	}
+	pubB, _ := os.ReadFile(key + ".pub")
+	pubText := strings.TrimSpace(string(pubB))
+	pub, err := bridge.ParsePublicKey(pubText)
+	if err != nil || !strings.Contains(out, "key id: "+bridge.KeyID(pub)+"\n") {
+		t.Fatalf("keygen printed %q (%v)", out, err)
+	}
+	if code, _, _ := cliRun(t, []string{"grant", "keygen", "--out", key}, nil); code == 0 {
+		t.Error("keygen overwrote an existing key")
+	}
+
+	policyFile := filepath.Join(base, "policy.json")
+	if err := bridge.WritePolicy(policyFile, &bridge.Policy{
+		Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: root, ReadWrite: true, RepoOps: true}},
+		Grants:   &bridge.GrantPolicy{HostID: "e2e-host", PublicKeys: []string{pubText}, AllowMutates: true},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tokFile := filepath.Join(base, "bridge.token")
+	os.WriteFile(tokFile, []byte(cmdTestToken+"\n"), 0o600)
+	bridgeEnv := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+	bridgeArgs := []string{"bridge", "--policy", policyFile, "--socket", bridgeSock, "--token-file", tokFile, "--state-dir", state}
+	b := startHelper(t, "TestGrantEndToEnd", bridgeArgs, bridgeEnv, `"msg":"bridge serving"`)
+	if !strings.Contains(b.log(), `"grant_keys":1`) {
+		t.Errorf("bridge start-up line: %s", b.log())
+	}
+	serverEnv := []string{"SERVERFS_LISTEN=unix:" + mcpSock, "SERVERFS_BRIDGE_SOCKET=" + bridgeSock, "SERVERFS_BRIDGE_TOKEN_FILE=" + tokFile}
+	startHelper(t, "TestGrantEndToEnd", []string{"serve", "--workdir", "wd=" + root + ":rw:repo"}, serverEnv, "serving streamable HTTP")
+
+	// check-config asks the same bridge and says what serve serves.
+	code, out, stderr = cliRun(t, []string{"check-config", "--workdir", "wd=" + root + ":rw:repo"}, serverEnv)
+	if code != 0 || !strings.Contains(out, "host bridge configured (grants on)") || !strings.Contains(out, "push_repo, run_granted_command\n") {
+		t.Errorf("check-config: %d %s %s", code, out, stderr)
+	}
+
+	sign := func(argv ...string) (string, string) {
+		t.Helper()
+		code, tok, stderr := cliRun(t, append([]string{"grant", "sign", "--key", key, "--workdir", "wd", "--host", "e2e-host", "--ttl", "5m", "--mutates", "--"}, argv...), nil)
+		if code != 0 {
+			t.Fatalf("sign: %d %s", code, stderr)
+		}
+		var g bridge.Grant
+		if err := json.Unmarshal([]byte(tok), &g); err != nil {
+			t.Fatalf("the token is not JSON: %q", tok)
+		}
+		for i, a := range argv {
+			if !strings.Contains(stderr, "  ["+strconv.Itoa(i)+"] "+strconv.Quote(a)+"\n") {
+				t.Errorf("sign did not show argv[%d] %q:\n%s", i, a, stderr)
+			}
+		}
+		return strings.TrimSpace(tok), g.GrantID
+	}
+	argv := []string{"sh", "-c", `echo granted >> ran && printf '%s|' "$@"`, "sh", "-x", "KEY=value", "@file"}
+	tok, _ := sign(argv...)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	c := sdk.NewClient(&sdk.Implementation{Name: "grant-e2e", Version: "0"}, nil)
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://localhost/mcp", HTTPClient: &http.Client{Transport: unixTransport(mcpSock)}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, "run_granted_command") {
+		t.Fatalf("tools/list: %v", names)
+	}
+	call := func(token string) *sdk.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "run_granted_command", Arguments: map[string]any{"workdir": "wd", "grant": token}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	text := func(r *sdk.CallToolResult) string { return r.Content[0].(*sdk.TextContent).Text }
+	runs := func() int {
+		b, _ := os.ReadFile(filepath.Join(root, "ran"))
+		return strings.Count(string(b), "granted\n")
+	}
+
+	res := call(tok)
+	var got struct {
+		Argv     []string `json:"argv"`
+		ExitCode int      `json:"exit_code"`
+		Stdout   string   `json:"stdout"`
+		Uses     int      `json:"uses"`
+		Sandbox  string   `json:"sandbox"`
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(raw, &got)
+	if res.IsError || got.ExitCode != 0 || got.Stdout != "-x|KEY=value|@file|" || got.Uses != 1 || got.Sandbox != "enforced" || !slices.Equal(got.Argv, argv) || runs() != 1 {
+		t.Fatalf("first use: %s (%+v), runs %d", text(res), got, runs())
+	}
+	if res := call(tok); !res.IsError || !strings.HasPrefix(text(res), "GRANT_REPLAY: ") {
+		t.Fatalf("second use: %s", text(res))
+	}
+
+	// The bridge process restarts: the use it counted is still counted.
+	b.stop()
+	startHelper(t, "TestGrantEndToEnd", bridgeArgs, bridgeEnv, `"msg":"bridge serving"`)
+	if res := call(tok); !res.IsError || !strings.HasPrefix(text(res), "GRANT_REPLAY: ") {
+		t.Fatalf("use after the bridge restarted: %s", text(res))
+	}
+
+	tok2, id2 := sign("sh", "-c", "echo granted >> ran")
+	if code, _, stderr := cliRun(t, []string{"grant", "revoke", "--policy", policyFile, id2}, nil); code == 0 {
+		t.Fatalf("revoke beside the policy found no state (the bridge's is --state-dir): %s", stderr)
+	}
+	if code, out, stderr := cliRun(t, []string{"grant", "revoke", "--state-dir", state, id2}, nil); code != 0 || !strings.Contains(out, "revoked") {
+		t.Fatalf("revoke: %d %s %s", code, out, stderr)
+	}
+	if res := call(tok2); !res.IsError || !strings.HasPrefix(text(res), "GRANT_REVOKED: ") {
+		t.Fatalf("revoked grant: %s", text(res))
+	}
+	if runs() != 1 {
+		t.Fatalf("the command ran %d times", runs())
+	}
+
+	code, out, _ = cliRun(t, []string{"grant", "log", "--state-dir", state}, nil)
+	var outcomes []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e bridge.LedgerEntry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("ledger line %q: %v", line, err)
+		}
+		outcomes = append(outcomes, e.Outcome+":"+e.Code+":"+e.Sandbox)
+	}
+	if want := []string{"ran::enforced", "refused:GRANT_REPLAY:", "refused:GRANT_REPLAY:", "revoked::", "refused:GRANT_REVOKED:"}; code != 0 || !slices.Equal(outcomes, want) {
+		t.Errorf("grant log: %v, want %v", outcomes, want)
+	}
+	for _, leak := range []string{root, state, home} {
+		if strings.Contains(out, leak) {
+			t.Errorf("the ledger holds a host path")
+		}
+	}
+}
