@@ -355,8 +355,8 @@ func TestWorkdirHeader(t *testing.T) {
 	url := e.serveHTTP(t)
 	cs := e.connectVersion(t, url, "2026-07-28")
 	tools := listTools(t, cs) // go-sdk's client drops a tool whose annotation is invalid
-	if len(tools) != len(ToolNames(e.deps.FS, e.deps.Bridge != nil)) {
-		t.Fatalf("go-sdk's client kept %d of the %d tools", len(tools), len(ToolNames(e.deps.FS, e.deps.Bridge != nil)))
+	if len(tools) != len(ToolNamesFor(e.deps)) {
+		t.Fatalf("go-sdk's client kept %d of the %d tools", len(tools), len(ToolNamesFor(e.deps)))
 	}
 	annotated := 0
 	for _, tool := range tools {
