@@ -192,7 +192,7 @@ func TestCheckConfigPrintsWhatServeServes(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(out, "workspaces: up to 2 per rw repo-ops workdir, removed at start-up after 168h0m0s\n") ||
-		!strings.HasSuffix(out, "commit_repo_changes, create_workspace, list_workspaces, discard_workspace\n") || strings.Contains(out, state) {
+		!strings.HasSuffix(out, "commit_repo_changes, create_workspace, list_workspaces, discard_workspace, submit_workspace\n") || strings.Contains(out, state) {
 		t.Errorf("check-config with a state directory printed\n%s", out)
 	}
 	if _, err := os.Lstat(state); !os.IsNotExist(err) {
