@@ -6,9 +6,12 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -404,5 +407,62 @@ func TestGrantPolicyFields(t *testing.T) {
 	}
 	if rp, err := RenderPolicy(env[:2]); err != nil || rp.Grants != nil {
 		t.Errorf("no keys: %+v, %v", rp, err)
+	}
+}
+
+// TestGrantConcurrentUses: eight callers race with one single-use
+// grant: exactly one runs it, the others are refused (GRANT_REPLAY, or
+// LEASE_BUSY while the one holds the workdir), nothing runs twice.
+func TestGrantConcurrentUses(t *testing.T) {
+	needLandlock(t)
+	f := newGrantFixture(t, nil)
+	tok := f.sign(t, f.grant(time.Now()))
+	var wg sync.WaitGroup
+	codes := make([]sfs.Code, 8)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := f.c.RunGrant(context.Background(), "wd", tok)
+			codes[i] = sfs.CodeOf(err)
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, c := range codes {
+		switch c {
+		case "":
+			ok++
+		case sfs.CodeGrantReplay, sfs.CodeLeaseBusy:
+		default:
+			t.Errorf("code %s", c)
+		}
+	}
+	if ok != 1 || f.runs(t) != 1 {
+		t.Fatalf("%d callers succeeded, the command ran %d times (codes %v)", ok, f.runs(t), codes)
+	}
+}
+
+// BenchmarkGrantRefused is one refused call (a valid signature for
+// another workdir) through the bridge's socket: parse, Ed25519 verify,
+// the ledger line with its fsync.
+func BenchmarkGrantRefused(b *testing.B) {
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	g := &Grant{Protocol: GrantProtocol, GrantID: randomHex(16), Host: grantTestHost, Workdir: "wd2", Argv: []string{"true"}, ArgvHash: ArgvHash([]string{"true"}),
+		MaxUses: 1, IssuedAt: time.Now().UTC().Format(time.RFC3339), ExpiresAt: time.Now().Add(5 * time.Minute).UTC().Format(time.RFC3339),
+		Nonce: randomHex(16), Constraints: GrantConstraints{Cwd: "."}}
+	tok, _ := SignGrantObject(priv, g)
+	policy := &Policy{Workdirs: map[string]WorkdirPolicy{"wd": {Root: b.TempDir(), ReadWrite: true, RepoOps: true}},
+		Grants: &GrantPolicy{HostID: grantTestHost, PublicKeys: []string{PublicKeyText(priv.Public().(ed25519.PublicKey))}}}
+	srv, err := NewServer(policy, []byte(testToken), nil, b.TempDir(), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := srv.RunGrant(context.Background(), "wd", tok); sfs.CodeOf(err) != sfs.CodeGrantWrongWorkdir {
+			b.Fatal(err)
+		}
 	}
 }
