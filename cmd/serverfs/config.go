@@ -109,6 +109,10 @@ func configure(environ []string, flags configFlags) (*setup, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), offerTimeout)
 		off, err := bc.Offer(ctx)
 		cancel()
+		if sfs.CodeOf(err) == sfs.CodeInvalidArgument {
+			// A bridge from before grants: it answered, it has none.
+			err = nil
+		}
 		su.grants, su.offerErr = err == nil && off.Grants, err
 	}
 	return su, nil
@@ -123,7 +127,7 @@ func (su *setup) bridgeStatus() string {
 	case su.bridge == nil:
 		return "none"
 	case su.offerErr != nil:
-		return "configured (not answering now: run_granted_command is not served)"
+		return fmt.Sprintf("configured (%s now: run_granted_command is not served)", sfs.CodeOf(su.offerErr))
 	case su.grants:
 		return "configured (grants on)"
 	}

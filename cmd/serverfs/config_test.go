@@ -175,7 +175,7 @@ func TestCheckConfigPrintsWhatServeServes(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	out = regexp.MustCompile(`resolver \w+`).ReplaceAllString(out, "resolver R")
-	want := "configuration OK: 2 workdir(s), resolver R, hidden paths refused, host bridge configured (not answering now: run_granted_command is not served), listen 127.0.0.1:8123, client token none\n" +
+	want := "configuration OK: 2 workdir(s), resolver R, hidden paths refused, host bridge configured (BRIDGE_UNAVAILABLE now: run_granted_command is not served), listen 127.0.0.1:8123, client token none\n" +
 		"  demo                             rw  repo_ops on   Demo project (git)\n" +
 		"  docs                             ro  repo_ops off  \n" +
 		"search and fetch (ChatGPT): off (SERVERFS_SEARCH_FETCH)\n" +
