@@ -23,12 +23,7 @@ func gitMergeFile(t *testing.T, dir string, base, ours, theirs []byte) ([]byte, 
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command("git", "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs", "ours", "base", "theirs")
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir), "LC_ALL=C"}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	out, errb, err := runMergeFile(dir)
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -38,6 +33,26 @@ func gitMergeFile(t *testing.T, dir string, base, ours, theirs []byte) ([]byte, 
 	}
 	t.Fatalf("git merge-file: %v: %s", err, errb.String())
 	return nil, 0
+}
+
+// runMergeFile runs git merge-file -p on the files ours, base and theirs
+// in dir, outside any repository and configuration.
+func runMergeFile(dir string) (out, errb bytes.Buffer, err error) {
+	cmd := exec.Command("git", "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs", "ours", "base", "theirs")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir), "LC_ALL=C"}
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	return out, errb, err
+}
+
+// gitMergeFileRun is one run for the benchmark (conflicts are fine).
+func gitMergeFileRun(b *testing.B, dir string) {
+	if _, errb, err := runMergeFile(dir); err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			b.Fatalf("%v: %s", err, errb.String())
+		}
+	}
 }
 
 // genCase makes a base and two edited versions from seed: lines from a
