@@ -251,8 +251,8 @@ dcell() { # label ours-cmd ref-cmd lines-check
 	hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --style basic --export-json "$json" \
 		-n ours "$ours" -n ref "$ref" >"$WORK/logs/$tag.txt" 2>&1 ||
 		{ cat "$WORK/logs/$tag.txt" >&2; die "hyperfine failed for $tag"; }
-	read -r om os < <(mean_of "$json" 0)
-	read -r gm gs < <(mean_of "$json" 1)
+	read -r om os _ < <(mean_of "$json" 0)
+	read -r gm gs _ < <(mean_of "$json" 1)
 	echo "$label|$ours|$ref|$om|$gm|$os|$gs" >>"$DROWS"
 }
 [ "$("$SFR" tail 50 "$BIG" | md5sum)" = "$(tail -n 50 "$BIG" | md5sum)" ] || die "sfsread tail and tail -n disagree"

@@ -34,6 +34,9 @@ type regexMatcher struct {
 	re  *regexp.Regexp
 	pre chunkMatcher // nil: no literal every match must contain
 	lit string       // the prefilter literal, for tests
+	// win, when set, bounds where a match can lie around an occurrence of
+	// the literal: the regexp runs on that window instead of the line.
+	win *litWindow
 	// stopped, when set, is checked between lines (and segments of
 	// lines): a regexp cannot be interrupted inside one call, so calls are
 	// kept short; a stopped scan reports no further match.
@@ -86,8 +89,114 @@ func compileRegex(pattern string, caseSensitive bool) (*regexMatcher, error) {
 	if l, ok := bestLiteral(requiredLiterals(ast)); ok {
 		m.lit = l.s
 		m.pre = newMatcher(l.s, !l.fold)
+		m.win = windowOf(ast, l)
 	}
 	return m, nil
+}
+
+// maxWindow bounds a litWindow: wider ones gain little over the line.
+const maxWindow = 64
+
+// litWindow says that every match holds the prefilter literal with at
+// most before bytes ahead of it and after bytes behind its first byte
+// (the literal included). Then a line matches exactly when the regexp
+// matches one of the windows [i-before, i+after) around an occurrence i
+// of the literal: no need to run it over the whole line, which costs a
+// pattern with a one-byte literal ([0-9]{4}-[0-9]{2}) most of its time.
+type litWindow struct{ before, after int }
+
+// windowOf returns the window of lit in re when re is a concatenation (or
+// a literal) whose parts other than lit all have a bounded width and no
+// part is an assertion (^, $, \b, \B look outside any window); nil
+// otherwise.
+func windowOf(re *syntax.Regexp, lit reqLit) *litWindow {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	subs := []*syntax.Regexp{re}
+	if re.Op == syntax.OpConcat {
+		subs = re.Sub
+	}
+	at := -1
+	for i, sub := range subs {
+		for sub.Op == syntax.OpCapture {
+			sub = sub.Sub[0]
+		}
+		if at < 0 && sub.Op == syntax.OpLiteral && string(sub.Rune) == lit.s {
+			at = i
+		}
+	}
+	if at < 0 {
+		return nil
+	}
+	w := &litWindow{}
+	for i, sub := range subs {
+		n, ok := maxBytes(sub)
+		if !ok {
+			return nil
+		}
+		if i < at {
+			w.before += n
+		} else {
+			w.after += n
+		}
+	}
+	if w.before+w.after > maxWindow {
+		return nil
+	}
+	return w
+}
+
+// maxBytes is the longest text re can match, in bytes; false when
+// unbounded or when re holds an assertion.
+func maxBytes(re *syntax.Regexp) (int, bool) {
+	switch re.Op {
+	case syntax.OpEmptyMatch:
+		return 0, true
+	case syntax.OpLiteral:
+		n := 0
+		for _, r := range re.Rune {
+			if re.Flags&syntax.FoldCase != 0 {
+				n += utf8.UTFMax // K (3 bytes) matches k, for one
+			} else {
+				n += utf8.RuneLen(r)
+			}
+		}
+		return n, true
+	case syntax.OpCharClass:
+		if len(re.Rune) == 0 {
+			return 0, true
+		}
+		return utf8.RuneLen(re.Rune[len(re.Rune)-1]), true
+	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		return utf8.UTFMax, true
+	case syntax.OpCapture, syntax.OpQuest:
+		return maxBytes(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Max < 0 {
+			return 0, false
+		}
+		n, ok := maxBytes(re.Sub[0])
+		return n * re.Max, ok && n*re.Max <= maxWindow
+	case syntax.OpConcat, syntax.OpAlternate:
+		total := 0
+		for _, sub := range re.Sub {
+			n, ok := maxBytes(sub)
+			if !ok {
+				return 0, false
+			}
+			if re.Op == syntax.OpConcat {
+				total += n
+			} else {
+				total = max(total, n)
+			}
+			if total > maxWindow {
+				return 0, false
+			}
+		}
+		return total, true
+	}
+	return 0, false // star, plus, assertions, no match
 }
 
 // displayExpr quotes a part of a pattern for a message, shortened.
@@ -271,7 +380,7 @@ func (m *regexMatcher) forChunk(b []byte) matcher {
 	if m.pre == nil {
 		return regexScan{m.re, stopped}
 	}
-	return regexPre{re: m.re, pre: m.pre.forChunk(b), stopped: stopped}
+	return regexPre{re: m.re, pre: m.pre.forChunk(b), win: m.win, stopped: stopped}
 }
 
 // regexScan runs the regexp over the buffer (no prefilter), a segment of
@@ -309,10 +418,14 @@ func (m regexScan) index(b []byte, from int) int {
 type regexPre struct {
 	re      *regexp.Regexp
 	pre     matcher
+	win     *litWindow
 	stopped func() bool
 }
 
 func (m regexPre) index(b []byte, from int) int {
+	if m.win != nil {
+		return m.indexWindows(b, from)
+	}
 	for pos, n := from, 0; pos < len(b); n++ {
 		if n%16 == 0 && m.stopped() { // the context's mutex is not free: every 16 lines
 			return -1
@@ -330,6 +443,36 @@ func (m regexPre) index(b []byte, from int) int {
 			return ls
 		}
 		pos = le + 1
+	}
+	return -1
+}
+
+// indexWindows is index with a litWindow: the regexp runs on the window
+// around each occurrence of the literal, within its line.
+func (m regexPre) indexWindows(b []byte, from int) int {
+	lineStart := from // the start of the line holding the last candidate
+	known := from     // lineStart accounts for every line break before known
+	for pos, n := from, 0; pos < len(b); n++ {
+		if n%64 == 0 && m.stopped() {
+			return -1
+		}
+		i := m.pre.index(b, pos)
+		if i < 0 {
+			return -1
+		}
+		if j := bytes.LastIndexByte(b[known:i], '\n'); j >= 0 {
+			lineStart = known + j + 1
+		}
+		known = i
+		lo := max(lineStart, i-m.win.before)
+		hi := min(len(b), i+m.win.after)
+		if j := bytes.IndexByte(b[i:hi], '\n'); j >= 0 {
+			hi = i + j
+		}
+		if m.re.Match(b[lo:hi]) {
+			return lineStart
+		}
+		pos = i + 1
 	}
 	return -1
 }

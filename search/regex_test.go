@@ -74,6 +74,10 @@ var diffRegexQueries = []diffQuery{
 	{query: `.{490,}`},                           // long lines, cut text
 	{query: `needle`, glob: "*.go"},              // with a glob
 	{query: `(?i)needle (in|at) [a-z]+`, glob: "*.txt"},
+	{query: `[0-9]{4}-[0-9]{2}`},      // one-byte literal, bounded window around it
+	{query: `needle\d{1,2}`},          // window after the literal
+	{query: `(?i)k.lvin`},             // folded window (K is 3 bytes)
+	{query: `[a-z]{2}(ab|cde)?-\w`},   // alternation in a window
 	{query: `absent-(zzqx|qqqz)`},     // absent
 	{query: `-e`},                     // an option, as a pattern
 	{query: `\$\(touch /tmp/pwned\)`}, // shell, as a pattern
@@ -121,6 +125,28 @@ func TestRegexPrefilter(t *testing.T) {
 		}
 		if !strings.EqualFold(m.lit, c.lit) || (m.pre == nil) != (c.lit == "") {
 			t.Errorf("%q: prefilter %q, want %q", c.pattern, m.lit, c.lit)
+		}
+	}
+	// Windows around the literal: bounded parts only, no assertions.
+	for pattern, want := range map[string]string{
+		`[0-9]{4}-[0-9]{2}`:   "4+3",
+		`(?i)unexpected eof`:  "0+56",
+		`x(ab|cde)?-\d{1,3}`:  "0+8",
+		`func \w+Dial`:        "none",
+		`\bab-\d`:             "none",
+		`ab-\d$`:              "none",
+		`[0-9]{40}-[0-9]{40}`: "none",
+	} {
+		m, err := compileRegex(pattern, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := "none"
+		if m.win != nil {
+			got = fmt.Sprintf("%d+%d", m.win.before, m.win.after)
+		}
+		if got != want {
+			t.Errorf("%q: window %s, want %s", pattern, got, want)
 		}
 	}
 }
