@@ -205,7 +205,7 @@ func (w *queueWorker) run(branch string) {
 		w.mu.Unlock()
 		var recovered []LedgerEvent
 		if first {
-			recovered, job.err = job.r.RecoverQueue(branch)
+			recovered, job.err = job.r.RecoverQueue(job.ctx, branch)
 		}
 		if job.err == nil {
 			job.res, job.err = job.r.apply(job.ctx, branch, job.p, job.mode, job.msg)
@@ -293,10 +293,12 @@ var terminalEvents = map[string]bool{"merged": true, "no_change": true, "already
 // RecoverQueue settles the items a crash left open in branch's ledger: an
 // item whose apply moved the branch to its target is recorded merged, any
 // other open item interrupted (the branch is where it was); the ref lock
-// the crash left (recognised by its content) is removed. It returns the
+// the crash left (recognised by its content) is removed, and a checkout
+// the crash left exactly at the old head (index equal to its tree, work
+// tree equal to the index) is brought forward. It returns the
 // events it appended. One server process per repository is assumed: an
 // item open in another live process would be settled too.
-func (r *Repo) RecoverQueue(branch string) ([]LedgerEvent, error) {
+func (r *Repo) RecoverQueue(ctx context.Context, branch string) ([]LedgerEvent, error) {
 	events, _, err := r.ReadLedger(branch)
 	if err != nil {
 		return nil, err
@@ -344,6 +346,9 @@ func (r *Repo) RecoverQueue(branch string) ([]LedgerEvent, error) {
 		done := LedgerEvent{QueueID: id, Patch: ev.Patch, Base: ev.Base, Head: ev.Head, Mode: ev.Mode, From: ev.From}
 		if ev.Event == "applying" && ev.To != "" && head.String() == ev.To {
 			done.Event, done.To, done.Note = "merged", ev.To, "recovered after a restart: the branch had moved"
+			if r.resumeCheckout(ctx, branch, ev.From, ev.To) {
+				done.Note += "; the checkout was brought forward"
+			}
 		} else {
 			done.Event, done.Note = "interrupted", "the server stopped before the branch moved; submit again"
 		}
@@ -946,4 +951,48 @@ func (r *Repo) CheckLedger(ctx context.Context, branch string) (*LedgerCheck, er
 		out.Outside++
 	}
 	return out, nil
+}
+
+// resumeCheckout brings the live checkout of branch from old to next
+// when a crash stopped a merge between moving the branch and updating
+// the checkout: HEAD is on the branch, the index is exactly old's tree
+// and the work tree has no change against the index (nothing untracked
+// either). Anything else is left alone (the checkout stays behind).
+func (r *Repo) resumeCheckout(ctx context.Context, branch, old, next string) bool {
+	h, err := r.head()
+	if err != nil || h.branch != branch || !plumbing.IsHash(old) {
+		return false
+	}
+	if _, err := r.ctl.Lstat(".git/index.lock"); err == nil {
+		return false // a checkout was under way, or another git runs
+	}
+	release, err := r.fs.Lease().Acquire(ctx, r.w.Alias())
+	if err != nil {
+		return false
+	}
+	defer release()
+	st, err := r.Status(ctx, 100_000)
+	if err != nil || st.Truncated {
+		return false
+	}
+	for _, e := range st.Entries {
+		if e.Unstaged != "." {
+			return false
+		}
+	}
+	oldFlat, _, err := r.flatTree(ctx, plumbing.NewHash(old))
+	if err != nil {
+		return false
+	}
+	idx, _, err := r.readIndex()
+	if err != nil || len(idx.entries) != len(oldFlat) {
+		return false
+	}
+	for _, e := range idx.entries {
+		te, ok := oldFlat[e.Name]
+		if !ok || e.Stage != 0 || e.IntentToAdd || te.hash != e.Hash || te.mode != e.Mode {
+			return false
+		}
+	}
+	return r.checkoutFollow(ctx, plumbing.NewHash(old), plumbing.NewHash(next)) == nil
 }

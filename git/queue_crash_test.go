@@ -52,7 +52,7 @@ func TestMergeQueueKill(t *testing.T) {
 	}
 	t.Logf("seed %d (SERVERFS_QUEUE_SEED replays the kill points)", seed)
 	rnd := rand.New(rand.NewSource(seed))
-	var merges, openAtKill, staleIndexLocks, dirty int
+	var merges, openAtKill, resumed, staleIndexLocks, dirty int
 	for kill := range queueCrashKills {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestMergeQueueKill$", "-test.count=1")
 		cmd.Env = append(os.Environ(), queueChildEnv+"="+dir+"|"+ws+"|"+strconv.FormatInt(seed+int64(kill), 10))
@@ -117,11 +117,16 @@ func TestMergeQueueKill(t *testing.T) {
 		}
 		// Resume: recovery settles what was open, then the ledger
 		// replays to the branch.
-		rec, err := r.RecoverQueue("main")
+		rec, err := r.RecoverQueue(context.Background(), "main")
 		if err != nil {
 			t.Fatalf("kill %d: recovery: %v", kill, err)
 		}
 		openAtKill += len(rec)
+		for _, ev := range rec {
+			if strings.Contains(ev.Note, "checkout was brought forward") {
+				resumed++
+			}
+		}
 		checkLedger(t, r, dir, "main", base)
 		// A kill while the checkout was being brought forward leaves
 		// git's index lock, as a killed git does; the operator's part.
@@ -147,8 +152,8 @@ func TestMergeQueueKill(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d kills: %d merges in the ledger, %d items open at a kill (settled by recovery), %d stale index locks, %d checkouts behind the branch or mid-update after a kill (reset by the test, as an operator would)",
-		queueCrashKills, merges, openAtKill, staleIndexLocks, dirty)
+	t.Logf("%d kills: %d merges in the ledger, %d items open at a kill (settled by recovery; %d checkouts brought forward by it), %d stale index locks, %d checkouts left behind the branch or mid-update (reset by the test, as an operator would)",
+		queueCrashKills, merges, openAtKill, resumed, staleIndexLocks, dirty)
 	if merges < queueCrashKills || openAtKill < queueCrashKills/10 {
 		t.Fatalf("%d merges and %d kills mid-merge in %d runs: too few to test anything", merges, openAtKill, queueCrashKills)
 	}
