@@ -190,6 +190,10 @@ type argDecoder[In any] struct {
 	// strs are In's string fields by property name: arguments that are
 	// all plain strings (the usual workdir and path) are set directly.
 	strs map[string]int
+	// base is defaultsJSON decoded, when In holds no pointers, maps or
+	// slices (a copy then shares nothing): plainStrings starts from it.
+	base    In
+	hasBase bool
 }
 
 type argProp struct {
@@ -224,6 +228,9 @@ func newArgDecoder[In any](s *jsonschema.Schema) *argDecoder[In] {
 		a.defaultsJSON = b
 		a.strs = map[string]int{}
 		t := reflect.TypeFor[In]()
+		if flatStruct(t) {
+			a.base, a.hasBase = probe, true
+		}
 		for i := range t.NumField() {
 			f := t.Field(i)
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -288,7 +295,10 @@ func (a *argDecoder[In]) plainStrings(raw json.RawMessage) (In, bool) {
 			return in, false
 		}
 	}
-	if len(a.defaults) > 0 && json.Unmarshal(a.defaultsJSON, &in) != nil {
+	switch {
+	case a.hasBase:
+		in = a.base
+	case len(a.defaults) > 0 && json.Unmarshal(a.defaultsJSON, &in) != nil:
 		return in, false
 	}
 	v := reflect.ValueOf(&in).Elem()
@@ -296,6 +306,23 @@ func (a *argDecoder[In]) plainStrings(raw json.RawMessage) (In, bool) {
 		v.Field(a.strs[k]).SetString(vals[i])
 	}
 	return in, true
+}
+
+// flatStruct reports whether t is a struct of strings, booleans and
+// numbers only.
+func flatStruct(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for i := range t.NumField() {
+		switch t.Field(i).Type.Kind() {
+		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func (a *argDecoder[In]) decode(raw json.RawMessage) (In, error) {
