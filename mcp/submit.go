@@ -37,7 +37,7 @@ func submitTool() tool {
 		def: &sdk.Tool{
 			Name: "submit_workspace",
 			Description: "Merge a workspace's changes into the branch it was created from (create_workspace base HEAD or a branch). " +
-				"Its files are committed on its base commit (a patch: sha256, base, head, files_changed, diffstat; what the hidden and ignore rules exclude is not committed) and queued: one merge at a time per branch. " +
+				"Its files are committed on its base commit (a patch: sha256, base, head, files_changed, diffstat; hidden files keep their base version, new files the ignore rules exclude are not added) and queued: one merge at a time per branch. " +
 				"mode strict (default) fast-forwards the branch only if it is still at the base, else answers code BASE_MOVED; mode replay merges each changed file onto the branch's current head, as git merge-file does for text, and commits on the head, or answers code MERGE_CONFLICT with the files, the conflicting hunks (base, ours = the branch, theirs = the workspace) and a conflict artifact. " +
 				"On BASE_MOVED and MERGE_CONFLICT the branch does not move: change the workspace (or create one at the new head) and submit again. " +
 				"Status no_change: the workspace has no change; already_merged: this patch (or the same change) is in the branch already. " +
