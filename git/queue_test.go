@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -405,4 +408,52 @@ func TestSubmitQueueEdges(t *testing.T) {
 		t.Fatalf("the clean checkout did not follow: %+v", st.Entries)
 	}
 	checkLedger(t, r, dir, "main", base)
+}
+
+// TestCommitWorkspaceHostile: a FIFO in the workspace is skipped without
+// blocking, a sparse file past the blob limit is refused from its size
+// (nothing read: bounded time and memory), and a symlink is committed as
+// a symlink, never followed.
+func TestCommitWorkspaceHostile(t *testing.T) {
+	dir, base := queueRepo(t)
+	ws := checkoutTo(t, dir, base)
+	if err := syscall.Mkfifo(filepath.Join(ws, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink("../../outside/secret", filepath.Join(ws, "link"))
+	f := newWorkdirFS(t, "wd="+dir+":rw:repo", "ws="+ws+":rw")
+	r, err := Open(f, "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := f.Workdir("ws")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	p, err := r.CommitWorkspace(ctx, w, base, "fifo and link")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(p.FilesChanged, ",") != "link" {
+		t.Fatalf("changes %v", p.FilesChanged)
+	}
+	if got := gitCLI(t, dir, "ls-tree", p.Head, "link"); !strings.HasPrefix(got, "120000 ") {
+		t.Fatalf("link committed as %q", got)
+	}
+	big, err := os.Create(filepath.Join(ws, "huge.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big.Truncate(4 << 30)
+	big.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	_, err = r.CommitWorkspace(ctx, w, base, "huge")
+	runtime.ReadMemStats(&after)
+	if sfs.CodeOf(err) != sfs.CodeWriteLimitExceeded {
+		t.Fatalf("4 GiB file: %v", err)
+	}
+	if took, alloc := time.Since(start), after.TotalAlloc-before.TotalAlloc; took > 10*time.Second || alloc > 64<<20 {
+		t.Fatalf("refusing the 4 GiB file took %v and %d bytes", took, alloc)
+	}
 }
