@@ -294,6 +294,15 @@ func (h *history) load(o *origin) error {
 	if o.data != nil {
 		return nil
 	}
+	// From the packs when there (blame reads every version of the file,
+	// one delta of the next): no hashing, no go-git object cache.
+	if po, ok, err := h.pack.getOnce(o.blob); err == nil && ok && po.typ == plumbing.BlobObject {
+		if len(po.data) > maxDiffFileBytes {
+			return &sfs.Error{Code: sfs.CodeReadLimitExceeded, Workdir: h.alias, Path: o.path, Msg: fmt.Sprintf("is %d bytes in commit %s; blame reads files up to %d bytes", len(po.data), o.c.Hash, maxDiffFileBytes)}
+		}
+		o.data = po.data
+		return nil
+	}
 	obj, err := h.r.storage.EncodedObject(plumbing.BlobObject, o.blob)
 	if err != nil {
 		return h.missing("blob", o.blob, err)

@@ -316,7 +316,15 @@ func (z *inflater) inflate(in, out []byte) (ok bool) {
 					return false
 				}
 				start, end := op-dd, op+n
-				if dd >= n {
+				if dd >= 8 && end+8 <= len(out) {
+					// Eight bytes at a time, each already written (dd >= 8);
+					// the last may write past end, what later output (or the
+					// caller's fallback, on a failure) writes over.
+					for ; op < end; op += 8 {
+						binary.LittleEndian.PutUint64(out[op:], binary.LittleEndian.Uint64(out[op-dd:]))
+					}
+					op = end
+				} else if dd >= n {
 					op += copy(out[op:end], out[start:op])
 				} else {
 					for op < end {
