@@ -231,6 +231,9 @@ func (p *Policy) Validate() error {
 	}
 	checkSandboxPolicy(p.Sandbox, &probs)
 	checkGrantPolicy(p.Grants, &probs)
+	if d := p.WorkspacesDir; d != "" && (!filepath.IsAbs(d) || filepath.Clean(d) != d || d == "/" || strings.IndexByte(d, 0) >= 0) {
+		probs.add("workspaces_dir must be a clean absolute path other than /")
+	}
 	return probs.err()
 }
 
@@ -602,8 +605,9 @@ var (
 		"root": leafSchema, "read_write": leafSchema, "repo_ops": leafSchema, "actions": actionsSchema,
 	}}
 	policySchema = &jsonSchema{fields: map[string]*jsonSchema{
-		"workdirs": {elem: workdirSchema},
-		"sandbox":  {fields: map[string]*jsonSchema{"required": leafSchema, "read_paths": leafSchema}},
+		"workdirs":       {elem: workdirSchema},
+		"sandbox":        {fields: map[string]*jsonSchema{"required": leafSchema, "read_paths": leafSchema}},
+		"workspaces_dir": leafSchema,
 		"grants": {fields: map[string]*jsonSchema{"host_id": leafSchema, "public_keys": leafSchema,
 			"allow_mutates": leafSchema, "allow_network": leafSchema, "timeout_seconds": leafSchema}},
 	}}

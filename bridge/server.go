@@ -71,6 +71,9 @@ type (
 		Path    string `json:"path,omitempty"`
 		// ReleaseTag: actions.release only.
 		ReleaseTag string `json:"release_tag,omitempty"`
+		// Workspace: actions.run only; the ID of a workspace of the
+		// workdir to run the action in (workspace.go).
+		Workspace string `json:"workspace,omitempty"`
 	}
 	pushParams struct {
 		Workdir string `json:"workdir"`
@@ -397,6 +400,9 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 			return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: fmt.Sprintf("action %q is a %s action: it needs a release_tag (vMAJOR.MINOR.PATCH or vMAJOR.MINOR.PATCH-beta.N) and takes no path", p.Action, a.Kind)}
 		}
 		if req.Method == "actions.release" {
+			if p.Workspace != "" {
+				return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: "release actions run in the workdir, never in a workspace"}
+			}
 			if p.Path != "" {
 				return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: "release_tag and path are mutually exclusive"}
 			}
@@ -412,6 +418,9 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 		}
 		if p.ReleaseTag != "" {
 			return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: fmt.Sprintf("action %q is a command action; it takes no release_tag", p.Action)}
+		}
+		if p.Workspace != "" {
+			return s.runInWorkspace(ctx, p, wp)
 		}
 		return s.withLease(p.Workdir, "action "+p.Action, func() (any, error) {
 			return RunAction(ctx, s.fs, p.Workdir, wp, p.Action, p.Path, s.runLimits())
@@ -443,6 +452,9 @@ func (s *Server) runLimits() RunLimits {
 	lim := RunLimits{BridgePaths: append([]string(nil), s.ownPaths...), Sandbox: s.policy.Sandbox}
 	for _, wp := range s.policy.Workdirs {
 		lim.Protect = append(lim.Protect, wp.Root)
+	}
+	if s.policy.WorkspacesDir != "" {
+		lim.Protect = append(lim.Protect, s.policy.WorkspacesDir)
 	}
 	return lim
 }

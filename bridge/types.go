@@ -17,6 +17,10 @@ type Policy struct {
 	// Sandbox configures the Landlock sandbox of named actions and
 	// granted commands.
 	Sandbox *SandboxPolicy `json:"sandbox,omitempty"`
+	// WorkspacesDir is the MCP server's state directory
+	// (SERVERFS_STATE_DIR) as the host sees it: named actions may then
+	// run in its workspaces (workspace.go). Empty: they may not.
+	WorkspacesDir string `json:"workspaces_dir,omitempty"`
 	// Grants pins the operator's grant keys; nil: no grants.
 	Grants *GrantPolicy `json:"grants,omitempty"`
 }

@@ -43,7 +43,7 @@ type pushRepoIn struct {
 const releaseDescription = "Actions whose argument is release_tag (kind release_tag or publish_npm) run no program of the repository: given release_tag, they tag HEAD of main with it and push exactly that tag to origin, never forced (publish_npm then starts the repository's fixed publish workflow on GitHub for the tag); they return release: the tag, the commit, status created or already_at_head (origin had it at HEAD: nothing changed) and the dispatch's run URL when gh printed one. " +
 	"Each requirement fails alone, changing nothing: main checked out (RELEASE_WRONG_BRANCH) tracking origin/main (NO_UPSTREAM), origin's URLs the administrator's (REMOTE_NOT_APPROVED), nothing staged (REPO_STAGED_CHANGES), modified or untracked (REPO_DIRTY), package.json's version equal to the tag without v (VERSION_MISMATCH), origin's main equal to HEAD (REMOTE_NOT_AT_HEAD: push_repo first), the pins. The tag at another commit, locally or on origin, is TAG_CONFLICT. DISPATCH_FAILED: the tag was pushed, the workflow not started; calling again retries."
 
-func bridgeTools(push bool) []tool {
+func bridgeTools(push, workspaces bool) []tool {
 	// The release built-ins need a read-write workdir: described (and
 	// release_tag accepted) only where push_repo is served too.
 	schema := inputSchema[runRepoActionIn](nil)
@@ -53,12 +53,16 @@ func bridgeTools(push bool) []tool {
 	} else {
 		delete(schema.Properties, "release_tag")
 	}
+	workspaceText := ""
+	if workspaces {
+		workspaceText = " With workdir set to a workspace (ALIAS@ID from create_workspace) a command action of ALIAS runs on the workspace's files instead (the live tree is neither its directory nor readable), when the administrator gave the bridge the server's state directory (else INVALID_ARGUMENT)."
+	}
 	tools := []tool{{
 		def: &sdk.Tool{
 			Name: "run_repo_action",
 			Description: "Run one of the operator's named actions (a lint or test gate: inspect_repo view actions lists them) in the repository at the root of a workdir, on the host. " +
 				"You choose only the action and, for actions that take one, a path; the program, its arguments and environment are the administrator's. The files the administrator pinned are checked against their SHA-256 first (INTEGRITY_MISMATCH: nothing ran). " +
-				"Returns the exit code (non-zero is a result, not an error), the ends of stdout and stderr, the duration and the sandbox level (enforced: the process could read only system paths and its workdir, write only there and only if the action mutates, and open no TCP connection unless the action allows it); ACTION_TIMEOUT or OUTPUT_LIMIT_EXCEEDED when it was stopped, SANDBOX_UNAVAILABLE when the sandbox is required but missing (nothing ran). Actions never run at the same time as writes or commits on the same workdir." + releaseText,
+				"Returns the exit code (non-zero is a result, not an error), the ends of stdout and stderr, the duration and the sandbox level (enforced: the process could read only system paths and its workdir, write only there and only if the action mutates, and open no TCP connection unless the action allows it); ACTION_TIMEOUT or OUTPUT_LIMIT_EXCEEDED when it was stopped, SANDBOX_UNAVAILABLE when the sandbox is required but missing (nothing ran). Actions never run at the same time as writes or commits on the same workdir." + workspaceText + releaseText,
 			Annotations: &sdk.ToolAnnotations{Title: "Run repository action", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(push)},
 			InputSchema: schema,
 		},
@@ -97,6 +101,9 @@ func repoWorkdir(d *Deps, alias string, rw bool) (*sfs.Workdir, error) {
 
 func runRepoAction(ctx context.Context, d *Deps, in runRepoActionIn) (*runRepoActionOut, callInfo, error) {
 	info := callInfo{workdir: in.Workdir, path: in.Path}
+	if parent, id, ok := sfs.SplitWorkspaceAlias(in.Workdir); ok {
+		return runWorkspaceAction(ctx, d, in, parent, id, info)
+	}
 	w, err := repoWorkdir(d, in.Workdir, false)
 	if err != nil {
 		return nil, info, err
@@ -131,9 +138,50 @@ func runRepoAction(ctx context.Context, d *Deps, in runRepoActionIn) (*runRepoAc
 	if err != nil {
 		return nil, info, err
 	}
+	return actionOut(res), info, nil
+}
+
+// actionOut is a command action's answer.
+func actionOut(res *bridge.ActionResult) *runRepoActionOut {
 	code := res.ExitCode
 	return &runRepoActionOut{Action: res.Action, ExitCode: &code, Stdout: res.Stdout, Stderr: res.Stderr,
-		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated, DurationMs: res.DurationMs, Sandbox: res.Sandbox}, info, nil
+		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated, DurationMs: res.DurationMs, Sandbox: res.Sandbox}
+}
+
+// runWorkspaceAction runs a command action of the workdir parent in its
+// workspace parent@id, on the host through the bridge (which must know
+// the state directory: its policy's workspaces_dir), holding the
+// workspace's writer lease so that it never overlaps a write there.
+func runWorkspaceAction(ctx context.Context, d *Deps, in runRepoActionIn, parent, id string, info callInfo) (*runRepoActionOut, callInfo, error) {
+	w, err := d.FS.Workdir(in.Workdir)
+	if err != nil {
+		return nil, info, err
+	}
+	if _, err := repoWorkdir(d, parent, false); err != nil {
+		return nil, info, err
+	}
+	if in.ReleaseTag != "" {
+		return nil, info, argErr("release actions run in the workdir %s, never in a workspace", parent)
+	}
+	path := ""
+	if in.Path != "" {
+		if path, err = w.CleanPath(in.Path); err != nil {
+			return nil, info, err
+		}
+		if path == "" {
+			return nil, info, argErr("path %q is the workdir root; name a file", sfs.DisplayPath(in.Path))
+		}
+	}
+	release, err := d.FS.Lease().Acquire(ctx, in.Workdir)
+	if err != nil {
+		return nil, info, err
+	}
+	defer release()
+	res, err := d.Bridge.RunWorkspaceAction(ctx, parent, id, in.Action, path)
+	if err != nil {
+		return nil, info, err
+	}
+	return actionOut(res), info, nil
 }
 
 func pushRepo(ctx context.Context, d *Deps, in pushRepoIn) (*bridge.PushResult, callInfo, error) {

@@ -336,7 +336,7 @@ func inventory(lim sfs.Limits, s surface) []tool {
 		tools = append(tools, submitTool())
 	}
 	if s.actions {
-		tools = append(tools, bridgeTools(s.push)...)
+		tools = append(tools, bridgeTools(s.push, s.workspaces)...)
 	}
 	if s.grants {
 		tools = append(tools, grantTool())

@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/serverfs/serverfs/bridge"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -228,4 +229,85 @@ func TestWorkspaceLimitAndHostileIDs(t *testing.T) {
 	if lst := structured[listWorkspacesOut](t, e.call(t, cs, "list_workspaces", map[string]any{})); len(lst.Workspaces) != 2 {
 		t.Errorf("hostile discards removed workspaces: %+v", lst)
 	}
+}
+
+// TestWorkspaceActions: a named action of wd runs in a workspace of wd
+// through a real bridge whose policy names the state directory: on the
+// workspace's files (its writes stay there), never on the live tree, and
+// the pins are checked against the workspace's copy (an agent's edit of
+// a pinned script is INTEGRITY_MISMATCH: nothing runs).
+func TestWorkspaceActions(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	e := newRWEnv(t)
+	show := []byte("#!/bin/sh\ncat sub/a.txt\ntest -e .git && echo HAS_GIT\ncat " + filepath.Join(e.root, "marker.txt") + " >/dev/null 2>&1 && echo LIVE_READ || echo LIVE_DENIED\n")
+	writeFile(t, filepath.Join(e.root, "tools", "show.sh"), show)
+	gitIn(t, e.root, "init", "-q", "-b", "main")
+	gitIn(t, e.root, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "add", "-A")
+	gitIn(t, e.root, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-qm", "base")
+	state := t.TempDir()
+	policy := &bridge.Policy{WorkspacesDir: state, Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, ReadWrite: true, RepoOps: true, Actions: map[string]bridge.Action{
+		"show": {Argv: []string{"/bin/sh", "tools/show.sh"}, Argument: "none", Integrity: map[string]string{"tools/show.sh": sha(show)}},
+		"make": {Argv: []string{"/bin/sh", "-c", "echo made > made.txt"}, Argument: "none", Mutates: true},
+	}}}}
+	bc := e.reconfigure(t, []string{"wd=" + e.root + ":rw:repo", "ro=" + filepath.Join(e.parent, "ro")}, []string{"SERVERFS_STATE_DIR=" + state}, policy)
+	cs := e.client(t, e.serveHTTP(t))
+	a := createWS(t, e, cs).Workspace
+	_, id, _ := sfs.SplitWorkspaceAlias(a)
+
+	read := structured[readTextFileOut](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": a, "path": "sub/a.txt"}))
+	e.call(t, cs, "write_text_file", map[string]any{"workdir": a, "path": "sub/a.txt", "content": "workspace text\n", "expected_revision": read.Revision})
+	out := structured[runRepoActionOut](t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": a, "action": "show"}))
+	if out.ExitCode == nil || *out.ExitCode != 0 || !strings.Contains(out.Stdout, "workspace text") || strings.Contains(out.Stdout, "HAS_GIT") {
+		t.Fatalf("show in the workspace: %+v", out)
+	}
+	t.Logf("sandbox %s: %q", bridge.SandboxLevel(), out.Stdout)
+	if bridge.SandboxLevel() == bridge.SandboxEnforced && !strings.Contains(out.Stdout, "LIVE_DENIED") {
+		t.Errorf("the action read the live tree: %s", out.Stdout)
+	}
+	live := structured[runRepoActionOut](t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": "wd", "action": "show"}))
+	if !strings.Contains(live.Stdout, aText) || strings.Contains(live.Stdout, "workspace text") {
+		t.Errorf("show in the live tree: %+v", live)
+	}
+	if res := e.call(t, cs, "run_repo_action", map[string]any{"workdir": a, "action": "make"}); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	if got := structured[readTextFileOut](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": a, "path": "made.txt"})); got.Content != "made\n" {
+		t.Errorf("made.txt in the workspace: %q", got.Content)
+	}
+	if _, err := os.Lstat(filepath.Join(e.root, "made.txt")); !os.IsNotExist(err) {
+		t.Errorf("the action wrote the live tree: %v", err)
+	}
+	// An edited pinned script runs nowhere.
+	// (The script names the live tree's host path: no answer may show
+	// its content, so it is replaced by delete and create.)
+	sh := structured[sfs.FileInfo](t, e.call(t, cs, "stat_file", map[string]any{"workdir": a, "path": "tools/show.sh"}))
+	if res := e.call(t, cs, "delete_path", map[string]any{"workdir": a, "path": "tools/show.sh", "expected_revision": sh.Revision}); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	e.call(t, cs, "write_text_file", map[string]any{"workdir": a, "path": "tools/show.sh", "content": "#!/bin/sh\necho PWNED\n"})
+	toolErr(t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": a, "action": "show"}), "INTEGRITY_MISMATCH")
+	toolErr(t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": a, "action": "show", "release_tag": "v1.0.0"}), "INVALID_ARGUMENT")
+
+	// The bridge checks the workspace itself: hostile or unknown IDs, and
+	// a workspace that is not the workdir's.
+	for wid, code := range map[string]sfs.Code{"../x": sfs.CodeInvalidArgument, "a/b": sfs.CodeInvalidArgument, "": sfs.CodeInvalidArgument, "zzzzzzzzzzzzzzzz": sfs.CodeWorkdirNotFound} {
+		if wid == "" {
+			continue // an empty ID is a run in the workdir
+		}
+		if _, err := bc.RunWorkspaceAction(t.Context(), "wd", wid, "show", ""); sfs.CodeOf(err) != code {
+			t.Errorf("bridge, workspace %q: %v", wid, err)
+		}
+	}
+	os.MkdirAll(filepath.Join(state, "workspaces", "qqqqqqqqqqqqqqqq", "tree"), 0o755)
+	os.WriteFile(filepath.Join(state, "workspaces", "qqqqqqqqqqqqqqqq", "meta.json"), []byte(`{"workdir":"other","id":"qqqqqqqqqqqqqqqq"}`), 0o600)
+	if _, err := bc.RunWorkspaceAction(t.Context(), "wd", "qqqqqqqqqqqqqqqq", "show", ""); sfs.CodeOf(err) != sfs.CodeWorkdirNotFound {
+		t.Errorf("bridge, another workdir's workspace: %v", err)
+	}
+	// Discarded: gone for the bridge too.
+	e.call(t, cs, "discard_workspace", map[string]any{"workspace": a})
+	if _, err := bc.RunWorkspaceAction(t.Context(), "wd", id, "show", ""); sfs.CodeOf(err) != sfs.CodeWorkdirNotFound {
+		t.Errorf("bridge, discarded workspace: %v", err)
+	}
+	toolErr(t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": a, "action": "show"}), "WORKDIR_NOT_FOUND")
 }
