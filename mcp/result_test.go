@@ -41,6 +41,8 @@ func TestEncodedResultMatches(t *testing.T) {
 			{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: encodedJSON(sc)},
 			{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: encodedJSON(nil)},
 			{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: encodedJSON(sc), Meta: sdk.Meta{"io.modelcontextprotocol/serverInfo": impl, "content": nil}},
+			{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: encodedJSON(sc), Meta: sdk.Meta{sdk.MetaKeyServerInfo: impl}},
+			{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: true, Meta: sdk.Meta{sdk.MetaKeyServerInfo: impl}},
 			errRes,
 			{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: true, RequestState: text},
 		} {
@@ -106,8 +108,14 @@ func TestEncodedResultsOnTheWire(t *testing.T) {
 		session = append(session, stdioStep{`{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":` + c + `}`, 1})
 		modern = append(modern, stdioStep{`{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":` + c[:len(c)-1] + `,` + meta + `}}`, 1})
 	}
+	// One session answering both kinds of request (go-sdk adds serverInfo
+	// but no resultType to the 2026-07-28 ones there).
+	mixed := append([]stdioStep{}, session...)
+	for i := range modern {
+		mixed = append(mixed, modern[i], session[2+i])
+	}
 	ours := func(r, w *os.File) sdk.Transport { return StdioTransport(r, w) }
-	for name, steps := range map[string][]stdioStep{"2025-11-25": session, "2026-07-28": modern} {
+	for name, steps := range map[string][]stdioStep{"2025-11-25": session, "2026-07-28": modern, "mixed": mixed} {
 		t.Run(name, func(t *testing.T) {
 			want, _ := serverTranscript(t, newServer(e.deps, testVer), ours, steps)
 			got, _ := serverTranscript(t, NewServer(e.deps, testVer), ours, steps)
