@@ -14,7 +14,8 @@ import (
 	"time"
 )
 
-// Cancellation of walks and repository status (issue 19), over real HTTP,
+// Cancellation of walks (a tree listing, find_files) and repository status
+// (issue 19), over real HTTP,
 // like the searches of cancel_test.go. A big tree takes minutes to create
 // on this machine's disk (200,000 empty files: a minute at load 12), so
 // the tree is small and each entry is made expensive instead: the
@@ -56,13 +57,17 @@ func heavyIgnoreTree(t *testing.T, e *testEnv) {
 	e.reconfigure(t, []string{"wd=" + e.root + ":ro:repo"}, nil, nil)
 }
 
-// heavyCalls are the walk and the status over heavyIgnoreTree.
+// heavyCalls are the walks and the status over heavyIgnoreTree.
 var heavyCalls = []struct {
 	tool string
 	args map[string]any
 }{
 	{"list_directory", map[string]any{"workdir": "wd", "path": "heavy", "depth": 3, "skip_ignored": true}},
 	{"inspect_repo", map[string]any{"workdir": "wd", "view": "status"}},
+	// The same kind of glob as find_files' pattern: matching it against a
+	// name of "abab..." takes about 0.7 ms (5 s for the tree without -race
+	// at load 15, the search timeout under -race).
+	{"find_files", map[string]any{"workdir": "wd", "path": "heavy", "pattern": "**/*" + strings.Repeat("a*b*", 60) + "z"}},
 }
 
 // toolCallBody is a tools/call of tool with a progress token (and the
