@@ -196,6 +196,37 @@ func (f *FS) closeWorkspaces() {
 	f.detached = nil
 }
 
+// InsideOf reports whether some ancestor of the workdir's root (the
+// root's parent, its parent, ... up to "/", followed through ".." from
+// the root descriptor, at most 4096 levels) is a directory match reports
+// true for (by device and inode).
+func (w *Workdir) InsideOf(match func(dev, ino uint64) bool) bool {
+	fd, err := unix.Openat(w.rootFD, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer func() { unix.Close(fd) }()
+	var prev unix.Stat_t
+	unix.Fstat(fd, &prev)
+	for range 4096 {
+		up, err := unix.Openat(fd, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return false
+		}
+		unix.Close(fd)
+		fd = up
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Dev == prev.Dev && st.Ino == prev.Ino {
+			return false // "/": its ".." is itself
+		}
+		if match(uint64(st.Dev), st.Ino) {
+			return true
+		}
+		prev = st
+	}
+	return false
+}
+
 // Workspace reports the workspace metadata of w, or nil when w is a
 // configured workdir.
 func (w *Workdir) Workspace() *WorkspaceMeta { return w.workspace }

@@ -147,9 +147,12 @@ func Open(f *sfs.FS, cfg Config) (*Manager, StartReport, error) {
 
 // outsideWorkdirs refuses a state directory inside a workdir (or one
 // that is a workdir): its parent's tools would serve the workspaces'
-// files, and its meta files, as the workdir's own. It compares the
-// device and inode of the directory and of each of its ancestors (those
-// that exist) with each workdir root's.
+// files, and its meta files, as the workdir's own; and a workdir inside
+// the state directory, which would serve every workspace and its
+// metadata through one alias. It compares devices and inodes: of the
+// directory and each of its ancestors (those that exist) with each
+// workdir root, and of each workdir root's ancestors (through "..", from
+// its descriptor) with the directory.
 func outsideWorkdirs(f *sfs.FS, dir string) error {
 	type key struct{ dev, ino uint64 }
 	roots := map[key]string{}
@@ -168,9 +171,20 @@ func outsideWorkdirs(f *sfs.FS, dir string) error {
 			}
 		}
 		if d == "/" || d == "." {
-			return nil
+			break
 		}
 	}
+	var sd unix.Stat_t
+	if unix.Stat(dir, &sd) != nil {
+		return nil // created later, empty: no workdir can be inside it
+	}
+	state := key{uint64(sd.Dev), sd.Ino}
+	for _, w := range f.ConfiguredWorkdirs() {
+		if w.InsideOf(func(dev, ino uint64) bool { return key{dev, ino} == state }) {
+			return fmt.Errorf("the workdir %q is inside SERVERFS_STATE_DIR: it would serve every workspace; store workspaces elsewhere", w.Alias())
+		}
+	}
+	return nil
 }
 
 // unwrapPath drops the host path from an *os.PathError.

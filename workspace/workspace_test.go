@@ -456,6 +456,11 @@ func TestStateDirInsideWorkdir(t *testing.T) {
 	if _, _, err := Open(e.fs, Config{StateDir: filepath.Join(e.live, "sub", "state")}); err == nil || !strings.Contains(err.Error(), "inside the workdir") {
 		t.Fatalf("state inside a workdir: %v", err)
 	}
+	// A workdir inside the state directory (here: the state directory is
+	// the live tree's grandparent).
+	if _, _, err := Open(e.fs, Config{StateDir: filepath.Dir(filepath.Dir(e.live))}); err == nil || !strings.Contains(err.Error(), "is inside SERVERFS_STATE_DIR") {
+		t.Fatalf("a workdir inside the state directory: %v", err)
+	}
 }
 
 // rawTree stores a tree object with exactly these entries, in this order
@@ -609,5 +614,31 @@ func TestCheckoutStreamsLargeBlob(t *testing.T) {
 		}
 		got.Close()
 		e.m.Discard(t.Context(), ws.Alias)
+	}
+}
+
+// TestConcurrentCreates: racing creations never pass the limit.
+func TestConcurrentCreates(t *testing.T) {
+	e := newEnv(t, Config{Limit: 2})
+	errs := make(chan error, 6)
+	for range 6 {
+		go func() {
+			_, err := e.m.Create(t.Context(), "wd", "", "")
+			errs <- err
+		}()
+	}
+	ok, limited := 0, 0
+	for range 6 {
+		switch err := <-errs; sfs.CodeOf(err) {
+		case "":
+			ok++
+		case sfs.CodeWorkspaceLimit:
+			limited++
+		default:
+			t.Error(err)
+		}
+	}
+	if ok != 2 || limited != 4 || len(e.m.List("wd")) != 2 {
+		t.Errorf("%d created, %d limited, %d listed", ok, limited, len(e.m.List("wd")))
 	}
 }
