@@ -82,7 +82,13 @@ var byteRank = func() [256]uint8 {
 	}
 	set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", 120)
 	set("0123456789", 130)
-	set("ABCDEFGHIJKLMNOPQRSTUVWXYZ", 110)
+	// Capitals start words: graded by English letter frequency (E T A O
+	// I N S H R D L C U M W F G Y P B V K J X Q Z), as the lower case
+	// letters are, so that in "EOF" the scan is for F, not E.
+	set("ETAOINS", 118)
+	set("HRDLCUM", 112)
+	set("WFGYPBV", 104)
+	set("K", 90)
 	set("JQXZ", 70)
 	set("jqxz", 90)
 	set("bkvwyg", 150)

@@ -602,3 +602,13 @@ func TestZstdWindowAndSlots(t *testing.T) {
 		d.Close()
 	}
 }
+
+// TestLiteralRareByte: the literal matcher scans for the byte of the
+// needle that is rarest in code and logs (see byteRank).
+func TestLiteralRareByte(t *testing.T) {
+	for needle, want := range map[string]byte{"EOF": 'F', "Kelvin": 'K', "ZEBRA_QUOKKA_NOPE": 'Z', "Dial": 'D', "func": 'f', "io.EOF": 'F', "x := 1": 'x'} {
+		if got := newLiteral([]byte(needle)).rare; got != want {
+			t.Errorf("%q: scans for %q, want %q", needle, got, want)
+		}
+	}
+}
