@@ -422,6 +422,19 @@ func (r *Repo) apply(ctx context.Context, branch string, p *Patch, mode, message
 	if err := r.appendLedger(branch, LedgerEvent{Event: "queued", QueueID: ev.QueueID, Patch: ev.Patch, Base: ev.Base, Head: ev.Head, Mode: mode, From: ev.From}); err != nil {
 		return nil, err
 	}
+	return r.applyQueued(ctx, branch, p, mode, message, changes, head, res, ev)
+}
+
+// applyQueued is apply once the item is in the ledger; an error before
+// the branch moves closes the item as interrupted.
+func (r *Repo) applyQueued(ctx context.Context, branch string, p *Patch, mode, message string, changes []patchChange, head plumbing.Hash, res *MergeResult, ev LedgerEvent) (out *MergeResult, err error) {
+	alias := r.w.Alias()
+	closed := false
+	defer func() {
+		if err != nil && !closed && out == nil {
+			r.appendLedger(branch, LedgerEvent{Event: "interrupted", QueueID: ev.QueueID, Patch: ev.Patch, Base: ev.Base, Head: ev.Head, Mode: mode, From: ev.From, Note: string(sfs.CodeOf(err))})
+		}
+	}()
 	var next plumbing.Hash
 	switch {
 	case head.String() == p.Base:
@@ -459,9 +472,20 @@ func (r *Repo) apply(ctx context.Context, branch string, p *Patch, mode, message
 	}
 	checkout, err := r.advance(ctx, branch, head, next)
 	if err != nil {
-		ev.Event, ev.To, ev.Note = "interrupted", "", err.Error()
-		r.appendLedger(branch, ev)
-		return nil, err
+		if now, herr := r.branchHead(branch); herr == nil && now == next {
+			// The branch moved and something after it failed (a
+			// reflog write): merged all the same, the checkout not
+			// brought forward.
+			checkout = "behind"
+			if h, herr := r.head(); herr == nil && h.branch != branch {
+				checkout = ""
+			}
+		} else {
+			ev.Event, ev.To, ev.Note = "interrupted", "", string(sfs.CodeOf(err))
+			r.appendLedger(branch, ev)
+			closed = true
+			return nil, err
+		}
 	}
 	res.Status, res.To, res.Checkout = StatusMerged, next.String(), checkout
 	ev.Event = "merged"

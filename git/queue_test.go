@@ -367,6 +367,9 @@ func TestSubmitQueueEdges(t *testing.T) {
 	if _, err := os.Stat(lock); err != nil {
 		t.Fatal("someone else's lock was removed")
 	}
+	if evs, _, _ := r.ReadLedger("main"); evs[len(evs)-1].Event != "interrupted" || evs[len(evs)-1].Note != string(sfs.CodeRepoLocked) {
+		t.Fatalf("the refused apply is not closed in the ledger: %+v", evs[len(evs)-1])
+	}
 	os.Remove(lock)
 	// The branch moved between the merge and the swap: refused by the
 	// compare-and-swap.
