@@ -1,6 +1,7 @@
 package git
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -250,9 +251,18 @@ func (co *checkout) size(id plumbing.Hash, path string) (int64, error) {
 	return n, nil
 }
 
-func (co *checkout) open(id plumbing.Hash) (io.ReadCloser, error) {
+// open reads blob id of size n (its header's): a blob of up to
+// lazyObjectBytes from the packs the history reader keeps open (not
+// cached), any other through go-git, streamed when large.
+func (co *checkout) open(id plumbing.Hash, n int64) (io.ReadCloser, error) {
 	if id == emptyBlob {
 		return io.NopCloser(strings.NewReader("")), nil
+	}
+	if n <= lazyObjectBytes {
+		o, ok, err := co.h.pack.getOnce(id)
+		if err == nil && ok && o.typ == plumbing.BlobObject {
+			return io.NopCloser(bytes.NewReader(o.data)), nil
+		}
 	}
 	o, err := co.blobs.EncodedObject(plumbing.BlobObject, id)
 	if err != nil {
@@ -273,7 +283,7 @@ func (co *checkout) symlink(id plumbing.Hash, dirfd int, name, path string) erro
 	if n == 0 || n > maxSymlinkTarget {
 		return co.refuse(path, "a symlink target that is empty or longer than PATH_MAX")
 	}
-	rd, err := co.open(id)
+	rd, err := co.open(id, n)
 	if err != nil {
 		return err
 	}
@@ -308,7 +318,7 @@ func (co *checkout) file(id plumbing.Hash, dirfd int, name, path string, perm ui
 	if n == 0 {
 		return nil
 	}
-	rd, err := co.open(id)
+	rd, err := co.open(id, n)
 	if err != nil {
 		return err
 	}

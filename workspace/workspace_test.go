@@ -180,20 +180,31 @@ func TestCheckoutMatchesGit(t *testing.T) {
 	}
 	clone := filepath.Join(t.TempDir(), "clone")
 	gitRun(t, filepath.Dir(clone), "clone", "-q", e.live, clone)
-	want, got := tree(t, clone), tree(t, treeDir(e, ws))
+	want := tree(t, clone)
 	if len(want) < 20 {
 		t.Fatalf("clone has only %d entries: %v", len(want), want)
 	}
-	for p, w := range want {
-		if got[p] != w {
-			t.Errorf("%q: got %.60q, git %.60q", p, got[p], w)
+	compare := func(layout string, got map[string]string) {
+		for p, w := range want {
+			if got[p] != w {
+				t.Errorf("%s: %q: got %.60q, git %.60q", layout, p, got[p], w)
+			}
+		}
+		for p := range got {
+			if _, ok := want[p]; !ok {
+				t.Errorf("%s: %q: in the workspace, not in git's checkout", layout, p)
+			}
 		}
 	}
-	for p := range got {
-		if _, ok := want[p]; !ok {
-			t.Errorf("%q: in the workspace, not in git's checkout", p)
-		}
+	compare("loose", tree(t, treeDir(e, ws)))
+	// The same from packs (blobs through the pack reader).
+	gitRun(t, e.live, "gc", "-q")
+	packed, err := e.m.Create(t.Context(), "wd", "HEAD", "")
+	if err != nil {
+		t.Fatal(err)
 	}
+	compare("packed", tree(t, treeDir(e, packed)))
+	e.m.Discard(t.Context(), packed.Alias)
 	if _, err := os.Lstat(filepath.Join(treeDir(e, ws), ".git")); !os.IsNotExist(err) {
 		t.Errorf("the workspace has a .git: %v", err)
 	}
