@@ -23,6 +23,11 @@ type Dir struct {
 	listing *dotNames
 }
 
+// WorkspaceRoot reports whether d is the root of a workspace: a git work
+// tree's root without a .git (its .gitignore files apply as in the
+// repository it was checked out from).
+func (d *Dir) WorkspaceRoot() bool { return d.Path == "" && d.w.workspace != nil }
+
 // OpenDir opens the directory raw under the full path policy. The caller
 // must Close it.
 func (w *Workdir) OpenDir(raw string) (*Dir, error) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -20,6 +21,7 @@ func workspaceEnv(t *testing.T, environ ...string) *testEnv {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", "")
 	e := newRWEnv(t)
+	writeFile(t, filepath.Join(e.root, ".gitignore"), []byte("*.log\n"))
 	gitIn(t, e.root, "init", "-q", "-b", "main")
 	gitIn(t, e.root, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "add", "-A")
 	gitIn(t, e.root, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-qm", "base")
@@ -87,6 +89,16 @@ func TestWorkspaceChain(t *testing.T) {
 	if live := resultText(e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "zebra"})); strings.Contains(live, "fresh.txt") || strings.Contains(live, "a.txt") {
 		t.Errorf("search in the live tree finds workspace text: %s", live)
 	}
+	// .gitignore counts in a workspace as in its repository.
+	if res := e.call(t, cs, "write_text_file", map[string]any{"workdir": a, "path": "sub/skip.log", "content": "zebra ignored\n"}); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	if got := resultText(e.call(t, cs, "search_text", map[string]any{"workdir": a, "query": "zebra ignored"})); strings.Contains(got, "skip.log") {
+		t.Errorf("search in the workspace ignores its .gitignore: %s", got)
+	}
+	if got := resultText(e.call(t, cs, "search_text", map[string]any{"workdir": a, "query": "zebra ignored", "include_ignored": true})); !strings.Contains(got, "skip.log") {
+		t.Errorf("include_ignored in the workspace: %s", got)
+	}
 	if files := resultText(e.call(t, cs, "find_files", map[string]any{"workdir": a, "pattern": "fresh*"})); !strings.Contains(files, "fresh.txt") {
 		t.Errorf("find_files in the workspace: %s", files)
 	}
@@ -120,6 +132,9 @@ func TestWorkspaceChain(t *testing.T) {
 		t.Errorf("discard changed the live tree: %q", b)
 	}
 }
+
+// gitNameRE finds a .git entry named in an answer (not .gitignore).
+var gitNameRE = regexp.MustCompile(`(?i)\.git([/"\s,\]]|$)`)
 
 // TestWorkspaceGitUnreachable: no tool reaches a .git in a workspace
 // (there is none, and creating one is refused), with hidden paths served
@@ -177,7 +192,7 @@ func TestWorkspaceGitUnreachable(t *testing.T) {
 				if _, q, _ := strings.Cut(text, "\n"); c.tool == "search_text" {
 					text = q // past the first line, which repeats the query
 				}
-				if res.IsError || strings.Contains(text+string(b), ".git") || strings.Contains(text, gitText) || strings.Contains(text, "ref: refs") || strings.Contains(string(b), `"matches"`) && c.tool == "search_text" {
+				if res.IsError || gitNameRE.MatchString(text+string(b)) || strings.Contains(text, gitText) || strings.Contains(text, "ref: refs") || strings.Contains(string(b), `"matches"`) && c.tool == "search_text" {
 					t.Errorf("%s %v names .git: %s %s", c.tool, c.args, text, b)
 				}
 			}

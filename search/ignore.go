@@ -40,6 +40,11 @@ func loadFrame(d *sfs.Dir, parent ignoreFrame) ignoreFrame {
 	if d.Has(".git") {
 		fr.inRepo, fr.repoRoot = true, true
 		fr.patterns = append(fr.patterns, readPatterns(d, ".git/info/exclude", domain)...)
+	} else if d.WorkspaceRoot() {
+		// A workspace is a checkout without .git: its .gitignore files
+		// count as in its repository (.git/info/exclude is the live
+		// repository's, not read).
+		fr.inRepo, fr.repoRoot = true, true
 	}
 	if fr.inRepo {
 		fr.patterns = append(fr.patterns, readPatterns(d, ".gitignore", domain)...)
