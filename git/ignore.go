@@ -1,6 +1,7 @@
 package git
 
 import (
+	"context"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -25,6 +26,12 @@ type ignoreStack struct {
 	// follow) when its index entry is skip-worktree, as git's dir.c
 	// does for sparse checkouts; nil otherwise.
 	fromIndex func(path string) []byte
+	// ctx bounds matching (a path against tens of thousands of patterns
+	// costs milliseconds): once it is done a path counts as ignored and
+	// the walk, which looks at ctx between entries, ends with a timeout.
+	// Git's answer is kept (no cap on an ignore file): only the work is
+	// bounded. nil for no bound.
+	ctx context.Context
 	// offset is the depth of the walk's start directory below the root
 	// (a walk of a subdirectory counts depths from there).
 	offset int
@@ -33,7 +40,7 @@ type ignoreStack struct {
 // below returns a stack for a walk starting at depth offset, sharing the
 // repository-wide rules and the frames above it.
 func (s *ignoreStack) below(offset int) *ignoreStack {
-	return &ignoreStack{base: s.base, frames: append([][]gitignore.Pattern(nil), s.frames[:min(offset, len(s.frames))]...), fromIndex: s.fromIndex, offset: offset}
+	return &ignoreStack{base: s.base, frames: append([][]gitignore.Pattern(nil), s.frames[:min(offset, len(s.frames))]...), fromIndex: s.fromIndex, offset: offset, ctx: s.ctx}
 }
 
 // newIgnoreStack loads the repository-wide rules; fromIndex may be nil.
@@ -90,11 +97,19 @@ func (r *Repo) skipWorktreeBlobs(entry func(path string) *index.Entry) func(stri
 // number of directories above it in the walk (its parent's Depth + 1).
 func (s *ignoreStack) ignored(path string, isDir bool, depth int) bool {
 	frames := s.frames[:min(depth+s.offset, len(s.frames))]
+	ctx := s.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	for i := len(frames) - 1; i >= 0; i-- {
-		if m, ok := gitignore.Decide(frames[i], path, isDir); ok {
+		m, ok, err := gitignore.DecideContext(ctx, frames[i], path, isDir)
+		if err != nil {
+			return true
+		}
+		if ok {
 			return m
 		}
 	}
-	m, _ := gitignore.Decide(s.base, path, isDir)
-	return m
+	m, _, err := gitignore.DecideContext(ctx, s.base, path, isDir)
+	return m || err != nil
 }

@@ -175,6 +175,7 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 	seen := map[string]bool{}
 	wctl := ws.Control()
 	ign := r.newIgnoreStack(nil)
+	ign.ctx = ctx
 	ignoredDirs := map[string]bool{}
 	budget := int64(maxCommitBytes)
 	var walkErr error

@@ -84,6 +84,7 @@ func (r *Repo) scanWorktree(ctx context.Context, in scanInput) (*scanResult, err
 
 	fromIndex := r.skipWorktreeBlobs(func(p string) *index.Entry { return in.tracked[p].Entry })
 	rootIgn := r.newIgnoreStack(fromIndex)
+	rootIgn.ctx = ctx
 	root := &treeWalk{ctx: ctx, r: r, in: &in, ign: rootIgn, budget: budget, root: true, ignored: map[string]bool{}}
 	rootRes, rootErr := r.w.Walk(ctx, "", sfs.WalkOptions{MaxEntries: r.fs.Limits().MaxWalkEntries, Enter: rootIgn.enter, Visit: root.visit})
 

@@ -6,33 +6,48 @@
 package gitignore
 
 import (
-	"bytes"
-	"regexp"
+	"context"
 	"strings"
 )
 
 // Pattern is one line of a gitignore file, as git's dir.c reads it.
+// Parsing compiles nothing: a pattern keeps its text and is matched by
+// wildmatch (a port of git's wildmatch.c), so a pattern costs its bytes
+// plus a small header, and parsing is linear in the file.
 type Pattern struct {
 	negate   bool
 	dirOnly  bool
 	pathname bool   // the pattern has a '/' (besides a trailing one): matched against the path below base
 	baseDir  string // the directory holding the ignore file, "" for the root
-	// One of the matchers, the cheapest that is exact.
-	literal string         // no wildcard: compared as is
-	suffix  string         // "*<literal>" on a base name: a suffix test
-	re      *regexp.Regexp // everything else
+	kind     kind   // how text matches, the cheapest way that is exact
+	prefix   int32  // a pathname glob's leading bytes without wildcard, compared first
+	text     string // the pattern, without '!', leading '/' and trailing '/' (the suffix only for kindSuffix)
 }
+
+// kind is how a Pattern's text matches, as dir.c's PATTERN_FLAG_NODIR,
+// PATTERN_FLAG_ENDSWITH and nowildcardlen pick the cheapest exact test.
+type kind uint8
+
+const (
+	kindLiteral kind = iota // no wildcard: compared as is
+	kindSuffix              // "*<literal>" on a base name: a suffix test
+	kindGlob                // everything else, for wildmatch
+)
 
 // ParseLine parses one line of an ignore file in the directory base (its
 // path components below the repository root, nil for the root); ok is
 // false for blank lines, comments and patterns git cannot match.
 func ParseLine(line string, base []string) (Pattern, bool) {
+	return parseLine(line, strings.Join(base, "/"))
+}
+
+func parseLine(line, baseDir string) (Pattern, bool) {
 	line = strings.TrimSuffix(line, "\r")
 	line = trimTrailingSpaces(line)
 	if line == "" || strings.HasPrefix(line, "#") {
 		return Pattern{}, false
 	}
-	p := Pattern{baseDir: strings.Join(base, "/")}
+	p := Pattern{baseDir: baseDir}
 	if strings.HasPrefix(line, "!") {
 		p.negate, line = true, line[1:]
 	}
@@ -48,15 +63,14 @@ func ParseLine(line string, base []string) (Pattern, bool) {
 	}
 	switch {
 	case !hasWildcard(line):
-		p.literal = unescape(line)
+		p.kind, p.text = kindLiteral, line
 	case !p.pathname && len(line) > 1 && line[0] == '*' && !hasWildcard(line[1:]):
-		p.suffix = unescape(line[1:])
+		p.kind, p.text = kindSuffix, line[1:]
 	default:
-		re, err := regexp.Compile("^" + translateGlob(line, p.pathname) + "$")
-		if err != nil {
-			return Pattern{}, false // git ignores a pattern it cannot match, too
+		p.kind, p.text = kindGlob, line
+		if p.pathname {
+			p.prefix = int32(strings.IndexAny(line, "*?[\\"))
 		}
-		p.re = re
 	}
 	return p, true
 }
@@ -75,141 +89,6 @@ func trimTrailingSpaces(s string) string {
 
 func hasWildcard(s string) bool { return strings.ContainsAny(s, "*?[\\") }
 
-func unescape(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// translateGlob turns a wildmatch pattern (WM_PATHNAME) into a regular
-// expression: '*' and '?' never match '/', '**' as a whole component
-// matches any number of directories. Each byte becomes the rune of its
-// value (string(c) on a byte), see latin1.
-func translateGlob(p string, pathname bool) string {
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c == '*' && i+1 < len(p) && p[i+1] == '*' && pathname:
-			j := i
-			for j < len(p) && p[j] == '*' {
-				j++
-			}
-			startSeg := i == 0 || p[i-1] == '/'
-			endSeg := j == len(p) || p[j] == '/'
-			if !startSeg || !endSeg {
-				b.WriteString("[^/]*") // "a**b" is an ordinary star
-				i = j - 1
-				continue
-			}
-			switch {
-			case j == len(p): // "**" at the end: everything below
-				b.WriteString(".*")
-			default: // "**/": zero or more directories
-				b.WriteString("(?:.*/)?")
-				j++ // the '/'
-			}
-			i = j - 1
-		case c == '*':
-			for i+1 < len(p) && p[i+1] == '*' {
-				i++
-			}
-			b.WriteString("[^/]*")
-		case c == '?':
-			b.WriteString("[^/]")
-		case c == '[':
-			if cls, n := bracket(p[i:]); n > 0 {
-				b.WriteString(cls)
-				i += n - 1
-			} else {
-				b.WriteString(`\[`)
-			}
-		case c == '\\' && i+1 < len(p):
-			i++
-			b.WriteString(regexp.QuoteMeta(string(p[i])))
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	return b.String()
-}
-
-// bracket translates a "[...]" class at the start of s; n is its length
-// in s, 0 when it is not closed (then '[' is literal).
-func bracket(s string) (string, int) {
-	var b strings.Builder
-	b.WriteString("[")
-	i := 1
-	if i < len(s) && (s[i] == '!' || s[i] == '^') {
-		b.WriteString("^/") // a negated class never matches '/'
-		i++
-	}
-	start := i
-	for i < len(s) {
-		c := s[i]
-		switch {
-		case c == ']' && i > start:
-			b.WriteString("]")
-			return b.String(), i + 1
-		case c == '[' && i+1 < len(s) && s[i+1] == ':':
-			end := strings.Index(s[i:], ":]")
-			if end < 0 {
-				return "", 0
-			}
-			b.WriteString(s[i : i+end+2]) // [:alpha:] is RE2 syntax too
-			i += end + 2
-			continue
-		case c == '\\' && i+1 < len(s):
-			i++
-			b.WriteString(classChar(s[i]))
-		case c == '-' && i > start && i+1 < len(s) && s[i+1] != ']':
-			b.WriteByte('-') // a range
-		default:
-			b.WriteString(classChar(c))
-		}
-		i++
-	}
-	return "", 0
-}
-
-// classChar is one literal character inside a regexp class.
-func classChar(c byte) string {
-	if strings.IndexByte(`\^-[]`, c) >= 0 {
-		return `\` + string(c)
-	}
-	return string(c)
-}
-
-// latin1 maps each byte of s to the rune of the same value. Git's
-// wildmatch works on bytes ('?' is one byte, so it does not match "é");
-// the regexps are built the same way (translateGlob writes each pattern
-// byte as such a rune), so RE2's rune matching becomes byte matching.
-func latin1(s string) string {
-	ascii := true
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			ascii = false
-			break
-		}
-	}
-	if ascii {
-		return s
-	}
-	r := make([]rune, len(s))
-	for i := 0; i < len(s); i++ {
-		r[i] = rune(s[i])
-	}
-	return string(r)
-}
-
 // Negate reports whether the pattern re-includes ("!pattern").
 func (p *Pattern) Negate() bool { return p.negate }
 
@@ -218,37 +97,65 @@ func (p *Pattern) Negate() bool { return p.negate }
 // excluded directory excludes what it holds is the walk's business (git
 // never looks inside one).
 func (p *Pattern) Match(path string, isDir bool) bool {
+	rest, ok := below(path, p.baseDir)
+	return ok && p.match(rest, rest[strings.LastIndexByte(rest, '/')+1:], isDir)
+}
+
+// below returns path relative to the directory dir ("" for the root).
+func below(path, dir string) (string, bool) {
+	if dir == "" {
+		return path, true
+	}
+	if len(path) <= len(dir) || path[len(dir)] != '/' || path[:len(dir)] != dir {
+		return "", false
+	}
+	return path[len(dir)+1:], true
+}
+
+// match matches rest (the path below the pattern's base directory) and
+// its base name.
+func (p *Pattern) match(rest, name string, isDir bool) bool {
 	if p.dirOnly && !isDir {
 		return false
 	}
-	rest := path
-	if p.baseDir != "" {
-		if len(path) <= len(p.baseDir) || path[len(p.baseDir)] != '/' || path[:len(p.baseDir)] != p.baseDir {
-			return false
-		}
-		rest = path[len(p.baseDir)+1:]
-	}
 	target := rest
 	if !p.pathname {
-		target = rest[strings.LastIndexByte(rest, '/')+1:]
+		target = name
 	}
 	switch {
-	case p.re != nil:
-		return p.re.MatchString(latin1(target))
-	case p.suffix != "":
-		return strings.HasSuffix(target, p.suffix)
+	case p.kind == kindGlob:
+		if n := int(p.prefix); n > 0 {
+			if len(target) < n || target[:n] != p.text[:n] {
+				return false
+			}
+			return wildmatch(p.text[n:], target[n:], p.pathname) == wmMatch
+		}
+		return wildmatch(p.text, target, p.pathname) == wmMatch
+	case p.kind == kindSuffix:
+		return strings.HasSuffix(target, p.text)
 	default:
-		return target == p.literal
+		return target == p.text
 	}
 }
 
 // Parse parses an ignore file's content (see ParseLine).
 func Parse(data []byte, base []string) []Pattern {
-	var ps []Pattern
-	for _, line := range bytes.Split(data, []byte{'\n'}) {
-		if p, ok := ParseLine(string(line), base); ok {
+	baseDir := strings.Join(base, "/")
+	text := string(data) // one copy: the patterns are slices of it
+	ps := make([]Pattern, 0, strings.Count(text, "\n")+1)
+	for text != "" {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		if p, ok := parseLine(line, baseDir); ok {
 			ps = append(ps, p)
 		}
+	}
+	if len(ps) == 0 {
+		return nil
 	}
 	return ps
 }
@@ -257,10 +164,39 @@ func Parse(data []byte, base []string) []Pattern {
 // path: the last one that matches decides. decided is false when none
 // matches.
 func Decide(ps []Pattern, path string, isDir bool) (ignored, decided bool) {
+	ignored, decided, _ = DecideContext(context.Background(), ps, path, isDir)
+	return ignored, decided
+}
+
+// checkEvery is how many patterns DecideContext matches between looks at
+// its context: a few microseconds of work.
+const checkEvery = 256
+
+// DecideContext is Decide bounded by ctx: with tens of thousands of
+// patterns one path costs milliseconds, so it looks at ctx every
+// checkEvery patterns and returns ctx's error once it is done (ignored
+// and decided are then false and mean nothing). Git has no limit on an
+// ignore file; callers keep git's answer and bound the work by the
+// call's deadline instead.
+func DecideContext(ctx context.Context, ps []Pattern, path string, isDir bool) (ignored, decided bool, err error) {
+	name := path[strings.LastIndexByte(path, '/')+1:]
+	// The patterns of one file share their base directory: the path
+	// below it is computed once per run of them.
+	dir, rest, in := "", path, true
 	for j := len(ps) - 1; j >= 0; j-- {
-		if ps[j].Match(path, isDir) {
-			return !ps[j].negate, true
+		if j%checkEvery == 0 && j > 0 {
+			if err := ctx.Err(); err != nil {
+				return false, false, err
+			}
+		}
+		p := &ps[j]
+		if p.baseDir != dir {
+			dir = p.baseDir
+			rest, in = below(path, dir)
+		}
+		if in && p.match(rest, name, isDir) {
+			return !p.negate, true, nil
 		}
 	}
-	return false, false
+	return false, false, nil
 }

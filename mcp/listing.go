@@ -119,7 +119,7 @@ func listDirectory(ctx context.Context, d *Deps, in listDirectoryIn) (*listOut, 
 		if err != nil {
 			return nil, info, err
 		}
-		opts.Ignore = search.NewIgnoreFilter(w)
+		opts.Ignore = search.NewIgnoreFilter(ctx, w)
 	}
 	t, err := d.FS.Tree(ctx, in.Workdir, in.Path, opts)
 	if err != nil {

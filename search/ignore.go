@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"strings"
 
 	sfs "github.com/serverfs/serverfs/fs"
@@ -26,6 +27,10 @@ type ignoreFrame struct {
 // depth i; ancestors are the directories between the workdir root and the
 // search root.
 type ignoreRules struct {
+	// ctx is the call's: matching a path against a huge ignore file
+	// stops when it is done (the entry then counts as ignored, and the
+	// walk ends at its next look at ctx). nil for no bound.
+	ctx       context.Context
 	ancestors []ignoreFrame
 	frames    []ignoreFrame
 }
@@ -85,9 +90,17 @@ func (r *ignoreRules) ignored(relPath string, isDir bool, depth int) bool {
 	}
 	// check returns (ignored, decided); decided is also true when a
 	// repository root ends the search without a matching rule.
+	ctx := r.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	check := func(frames []ignoreFrame) (bool, bool) {
 		for i := len(frames) - 1; i >= 0; i-- {
-			if ign, ok := gitignore.Decide(frames[i].patterns, relPath, isDir); ok {
+			ign, ok, err := gitignore.DecideContext(ctx, frames[i].patterns, relPath, isDir)
+			if err != nil {
+				return true, true // cancelled: show nothing more
+			}
+			if ok {
 				return ign, true
 			}
 			if frames[i].repoRoot {

@@ -1,6 +1,10 @@
 package search
 
-import sfs "github.com/serverfs/serverfs/fs"
+import (
+	"context"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
 
 // IgnoreFilter is search_text's .gitignore engine for another walk of a
 // workdir (list_directory's tree): the same rules, read the same way
@@ -12,8 +16,11 @@ type IgnoreFilter struct {
 	rules ignoreRules
 }
 
-// NewIgnoreFilter returns a filter for one walk of w.
-func NewIgnoreFilter(w *sfs.Workdir) *IgnoreFilter { return &IgnoreFilter{w: w} }
+// NewIgnoreFilter returns a filter for one walk of w; matching stops when
+// ctx (the call's) is done, the entry then counting as ignored.
+func NewIgnoreFilter(ctx context.Context, w *sfs.Workdir) *IgnoreFilter {
+	return &IgnoreFilter{w: w, rules: ignoreRules{ctx: ctx}}
+}
 
 // Enter records the rules of a directory the walk reads; the walk's root
 // (Depth 0) also loads those of the directories above it.

@@ -298,7 +298,7 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error)
 			}
 		}
 		for order, w := range workdirs {
-			rules := &ignoreRules{}
+			rules := &ignoreRules{ctx: ctx}
 			wr, err := w.Walk(ctx, "", sfs.WalkOptions{
 				MaxEntries:  lim.MaxWalkEntries,
 				StopAtLimit: true,

@@ -263,13 +263,12 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		cursor = &c
 	}
 
-	rules := &ignoreRules{}
+	ctx, cancel := context.WithTimeout(ctx, lim.SearchTimeout)
+	defer cancel()
+	rules := &ignoreRules{ctx: ctx}
 	if !req.IncludeIgnored {
 		rules.ancestors = ancestorFrames(w, rootPath)
 	}
-
-	ctx, cancel := context.WithTimeout(ctx, lim.SearchTimeout)
-	defer cancel()
 	// stop ends every worker's current file at its next buffer; set on
 	// the limit, and checked together with ctx (timeout, cancellation).
 	var stop atomic.Bool
