@@ -2,6 +2,7 @@ package git
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -19,8 +20,15 @@ import (
 // the path itself only; that an excluded directory excludes everything
 // below it is the walk's business (git never looks inside one).
 type ignoreStack struct {
-	base   []gitignore.Pattern
-	frames [][]gitignore.Pattern // frames[d] = patterns of the directory at depth d
+	base     []gitignore.Pattern
+	baseCost int
+	frames   [][]gitignore.Pattern // frames[d] = patterns of the directory at depth d
+	costs    []int                 // costs[d] = gitignore.Cost of frames[d]
+	// over is the directory whose .gitignore would have taken the rules
+	// in force past gitignore.MaxCostInForce: from then on every path
+	// counts as ignored and the scan fails with READ_LIMIT_EXCEEDED
+	// (overErr) instead of answering with some of the rules.
+	over string
 	// fromIndex returns the content of a .gitignore that cannot be read
 	// from the work tree (absent, or a symlink, which git does not
 	// follow) when its index entry is skip-worktree, as git's dir.c
@@ -40,7 +48,9 @@ type ignoreStack struct {
 // below returns a stack for a walk starting at depth offset, sharing the
 // repository-wide rules and the frames above it.
 func (s *ignoreStack) below(offset int) *ignoreStack {
-	return &ignoreStack{base: s.base, frames: append([][]gitignore.Pattern(nil), s.frames[:min(offset, len(s.frames))]...), fromIndex: s.fromIndex, offset: offset, ctx: s.ctx}
+	n := min(offset, len(s.frames))
+	return &ignoreStack{base: s.base, baseCost: s.baseCost, frames: append([][]gitignore.Pattern(nil), s.frames[:n]...),
+		costs: append([]int(nil), s.costs[:n]...), fromIndex: s.fromIndex, offset: offset, ctx: s.ctx, over: s.over}
 }
 
 // newIgnoreStack loads the repository-wide rules; fromIndex may be nil.
@@ -48,27 +58,54 @@ func (r *Repo) newIgnoreStack(fromIndex func(string) []byte) *ignoreStack {
 	s := &ignoreStack{fromIndex: fromIndex}
 	// core.excludesFile, or the default $XDG_CONFIG_HOME/git/ignore;
 	// a repository's own value is confined to the workdir (config.go).
-	s.base = append(s.base, gitignore.Parse(r.configFile("core", "excludesfile", xdgGitFile("ignore")), nil)...)
+	b := r.configFile("core", "excludesfile", xdgGitFile("ignore"))
+	ps := gitignore.Parse(b, nil)
+	s.base, s.baseCost = ps, gitignore.Cost(b, ps)
 	if b, err := r.readControl(".git/info/exclude"); err == nil {
-		s.base = append(s.base, gitignore.Parse(b, nil)...)
+		ps := gitignore.Parse(b, nil)
+		s.base, s.baseCost = append(s.base, ps...), s.baseCost+gitignore.Cost(b, ps)
+	}
+	if s.baseCost > gitignore.MaxCostInForce {
+		s.over = ".git/info/exclude"
 	}
 	return s
 }
 
 // enter loads the .gitignore of a directory the walk enters.
 func (s *ignoreStack) enter(d *sfs.Dir) {
-	s.frames = s.frames[:min(d.Depth+s.offset, len(s.frames))]
+	n := min(d.Depth+s.offset, len(s.frames))
+	s.frames, s.costs = s.frames[:n], s.costs[:n]
 	var base []string
 	if d.Path != "" {
 		base = strings.Split(d.Path, "/")
 	}
 	var ps []gitignore.Pattern
-	if b, ok, err := d.ReadControlFile(".gitignore", maxConfigBytes); ok && err == nil {
-		ps = gitignore.Parse(b, base)
+	var b []byte
+	if data, ok, err := d.ReadControlFile(".gitignore", maxConfigBytes); ok && err == nil {
+		b = data
 	} else if s.fromIndex != nil {
-		ps = gitignore.Parse(s.fromIndex(strings.Join(append(base, ".gitignore"), "/")), base)
+		b = s.fromIndex(strings.Join(append(base, ".gitignore"), "/"))
 	}
-	s.frames = append(s.frames, ps)
+	ps = gitignore.Parse(b, base)
+	cost := gitignore.Cost(b, ps)
+	inForce := s.baseCost + cost
+	for _, c := range s.costs {
+		inForce += c
+	}
+	if cost > 0 && inForce > gitignore.MaxCostInForce && s.over == "" {
+		s.over = d.Path
+	}
+	s.frames, s.costs = append(s.frames, ps), append(s.costs, cost)
+}
+
+// overErr is the error of a scan whose ignore rules went over the bound,
+// nil if they did not.
+func (s *ignoreStack) overErr(alias string) error {
+	if s.over == "" {
+		return nil
+	}
+	return &sfs.Error{Code: sfs.CodeReadLimitExceeded, Workdir: alias, Path: s.over,
+		Msg: fmt.Sprintf("the ignore rules in force here hold more than %d MiB (patterns and text); git status is not computed with part of them", gitignore.MaxCostInForce>>20)}
 }
 
 // skipWorktreeBlobs returns the fromIndex function of an ignore stack for
@@ -96,6 +133,9 @@ func (r *Repo) skipWorktreeBlobs(entry func(path string) *index.Entry) func(stri
 // ignored reports whether the path ('/'-separated) is excluded. depth is the
 // number of directories above it in the walk (its parent's Depth + 1).
 func (s *ignoreStack) ignored(path string, isDir bool, depth int) bool {
+	if s.over != "" {
+		return true // the scan fails (overErr)
+	}
 	frames := s.frames[:min(depth+s.offset, len(s.frames))]
 	ctx := s.ctx
 	if ctx == nil {

@@ -224,6 +224,9 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 	if err == nil {
 		err = walkErr
 	}
+	if err == nil {
+		err = ign.overErr(ws.Alias())
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -128,6 +128,9 @@ func (r *Repo) scanWorktree(ctx context.Context, in scanInput) (*scanResult, err
 		if tw.err != nil {
 			return nil, tw.err
 		}
+		if err := tw.ign.overErr(alias); err != nil {
+			return nil, err
+		}
 		switch {
 		case walkRes[i].TruncatedReason == sfs.TruncatedTimeout || ctx.Err() != nil:
 			return nil, canceled(alias)

@@ -3,11 +3,17 @@
 // do; git/ checks it against git itself on randomized repositories, search/
 // against ripgrep. It knows nothing about repositories or walks: callers
 // stack the patterns of each directory and decide precedence (Decide).
+//
+// Ignore files are agents' input: parsing compiles nothing (patterns keep
+// their text and are matched by wildmatch, a port of git's), DecideContext
+// stops at the call's deadline, and Cost/MaxCostInForce let a walk bound
+// the rules it holds at once.
 package gitignore
 
 import (
 	"context"
 	"strings"
+	"unsafe"
 )
 
 // Pattern is one line of a gitignore file, as git's dir.c reads it.
@@ -166,6 +172,22 @@ func Parse(data []byte, base []string) []Pattern {
 func Decide(ps []Pattern, path string, isDir bool) (ignored, decided bool) {
 	ignored, decided, _ = DecideContext(context.Background(), ps, path, isDir)
 	return ignored, decided
+}
+
+// MaxCostInForce bounds the memory of the ignore rules one walk holds at
+// once (the files of the directories it is in, see Cost): 24 MiB, room
+// for 200,000 patterns or dozens of ordinary large ignore files. Git has
+// no such bound; callers that reach it refuse the call rather than apply
+// some of the rules (see search/ and git/).
+const MaxCostInForce = 24 << 20
+
+// Cost is the memory that the patterns ps parsed from data hold: the
+// one copy of the file they share and a header each.
+func Cost(data []byte, ps []Pattern) int {
+	if len(ps) == 0 {
+		return 0
+	}
+	return len(data) + len(ps)*int(unsafe.Sizeof(Pattern{}))
 }
 
 // checkEvery is how many patterns DecideContext matches between looks at

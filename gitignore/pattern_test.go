@@ -23,7 +23,7 @@ func TestAgainstGit(t *testing.T) {
 		"*.log", "!keep.log", "build/", "/root.txt", "**/gen/*.go", "docs/**/draft.md",
 		"file?.cls", "[ab]*.cls", "[!ab]*.neg", "x/foo**/y.txt", "z/**/", "v/**", "!v/keep.txt",
 		`a\ b`, `trail\ `, `\#hash`, `\!bang`, "*.[oa]", "[[:digit:]]*.num", "**/deep", "dir/*/x",
-		"caf\xc3\xa9?", "[a-c]?.r", "# a comment", "", "   ", "sp ace ", "noext/", "!dir.with.dot",
+		"caf\xc3\xa9?", "[a-c]?.r", "[]q]1.br", "[!]]2.br", "[q-]3.br", "[[:alpha:]-]4.br", "[unclosed", "w/*/m", "w2/**/*/k", "*/top.lv", "[[:bogus:]]5.br", "# a comment", "", "   ", "sp ace ", "noext/", "!dir.with.dot",
 	}, "\n") + "\n"
 	nestedRules := "!*.log\n/anchored\n*.tmp\n!important.tmp\nsub2/\n"
 	type probe struct {
@@ -35,7 +35,7 @@ func TestAgainstGit(t *testing.T) {
 		"a/gen/b.txt", "docs/draft.md", "docs/a/b/draft.md", "file1.cls", "file12.cls", "apple.cls", "cherry.cls",
 		"apple.neg", "cherry.neg", "x/foo/y.txt", "x/foobar/y.txt", "x/bar/y.txt", "z/f.txt", "z/d", "v/keep.txt",
 		"v/drop.txt", "a b", "trail ", "trail", "#hash", "!bang", "x.o", "x.a", "x.c", "1.num", "a1.num", "q/deep",
-		"deep", "dir/a/x", "dir/a/b/x", "café1", "cafe1", "ax.r", "dx.r", "sp ace", "n/a.log", "n/anchored",
+		"deep", "dir/a/x", "dir/a/b/x", "café1", "cafe1", "]1.br", "q1.br", "x1.br", "a2.br", "]2.br", "-3.br", "q3.br", "r3.br", "-4.br", "z4.br", "14.br", "[unclosed", "w/a/m", "w/m", "w/a/b/m", "w2/k", "w2/a/k", "w2/a/b/k", "a/top.lv", "top.lv", "a/b/top.lv", "b5.br", "ax.r", "dx.r", "sp ace", "n/a.log", "n/anchored",
 		"n/x/anchored", "n/s.tmp", "n/important.tmp", "n/sub2", "n/x/sub2", "noext", "dir.with.dot",
 	}
 	// git check-ignore -v -n reports the deciding pattern (or none) per

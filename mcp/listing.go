@@ -125,6 +125,9 @@ func listDirectory(ctx context.Context, d *Deps, in listDirectoryIn) (*listOut, 
 	if err != nil {
 		return nil, info, err
 	}
+	if f, ok := opts.Ignore.(*search.IgnoreFilter); ok && f.Err() != nil {
+		return nil, info, f.Err()
+	}
 	return treeOut(t, in.Times), info, nil
 }
 

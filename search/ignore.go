@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	sfs "github.com/serverfs/serverfs/fs"
@@ -16,6 +17,7 @@ type ignoreFrame struct {
 	inRepo   bool                // this directory is in a git work tree
 	repoRoot bool                // this directory holds ".git": the rules of the directories above it do not apply
 	patterns []gitignore.Pattern // in increasing priority
+	cost     int                 // gitignore.Cost of the patterns
 }
 
 // ignoreRules applies git's ignore rules the way ripgrep does by default:
@@ -30,7 +32,12 @@ type ignoreRules struct {
 	// ctx is the call's: matching a path against a huge ignore file
 	// stops when it is done (the entry then counts as ignored, and the
 	// walk ends at its next look at ctx). nil for no bound.
-	ctx       context.Context
+	ctx context.Context
+	// over is the ignore file (workdir-relative) whose rules would have
+	// taken those in force past gitignore.MaxCostInForce; once set,
+	// every entry counts as ignored and the caller refuses the call
+	// (overErr): rules applied in part would give a wrong answer.
+	over      string
 	ancestors []ignoreFrame
 	frames    []ignoreFrame
 }
@@ -44,7 +51,8 @@ func loadFrame(d *sfs.Dir, parent ignoreFrame) ignoreFrame {
 	}
 	if d.Has(".git") {
 		fr.inRepo, fr.repoRoot = true, true
-		fr.patterns = append(fr.patterns, readPatterns(d, ".git/info/exclude", domain)...)
+		ps, cost := readPatterns(d, ".git/info/exclude", domain)
+		fr.patterns, fr.cost = append(fr.patterns, ps...), fr.cost+cost
 	} else if d.WorkspaceRoot() {
 		// A workspace is a checkout without .git: its .gitignore files
 		// count as in its repository (.git/info/exclude is the live
@@ -52,19 +60,48 @@ func loadFrame(d *sfs.Dir, parent ignoreFrame) ignoreFrame {
 		fr.inRepo, fr.repoRoot = true, true
 	}
 	if fr.inRepo {
-		fr.patterns = append(fr.patterns, readPatterns(d, ".gitignore", domain)...)
+		ps, cost := readPatterns(d, ".gitignore", domain)
+		fr.patterns, fr.cost = append(fr.patterns, ps...), fr.cost+cost
 	}
 	return fr
 }
 
 // readPatterns parses an ignore file of the directory whose path
-// components are domain. An unreadable file contributes nothing.
-func readPatterns(d *sfs.Dir, name string, domain []string) []gitignore.Pattern {
+// components are domain, and their gitignore.Cost. An unreadable file
+// contributes nothing.
+func readPatterns(d *sfs.Dir, name string, domain []string) ([]gitignore.Pattern, int) {
 	data, ok, err := d.ReadControlFile(name, maxIgnoreFileBytes)
 	if !ok || err != nil {
+		return nil, 0
+	}
+	ps := gitignore.Parse(data, domain)
+	return ps, gitignore.Cost(data, ps)
+}
+
+// setAncestors records the rules of the directories above the walk.
+func (r *ignoreRules) setAncestors(frames []ignoreFrame, rootPath string) {
+	r.ancestors = frames
+	if cost := inForce(frames); cost > gitignore.MaxCostInForce {
+		r.over, r.ancestors = rootPath, nil
+	}
+}
+
+func inForce(frames []ignoreFrame) int {
+	n := 0
+	for _, f := range frames {
+		n += f.cost
+	}
+	return n
+}
+
+// overErr is the error of a call whose ignore rules went over the bound,
+// nil if they did not.
+func (r *ignoreRules) overErr(alias string) error {
+	if r.over == "" {
 		return nil
 	}
-	return gitignore.Parse(data, domain)
+	return &sfs.Error{Code: sfs.CodeReadLimitExceeded, Workdir: alias, Path: r.over,
+		Msg: fmt.Sprintf("the .gitignore rules in force here hold more than %d MiB (patterns and text); search with include_ignored, or below this directory", gitignore.MaxCostInForce>>20)}
 }
 
 // enter records the rules of a walk directory at depth d.Depth.
@@ -76,7 +113,11 @@ func (r *ignoreRules) enter(d *sfs.Dir) {
 	} else if len(r.ancestors) > 0 {
 		parent = r.ancestors[len(r.ancestors)-1]
 	}
-	r.frames = append(r.frames, loadFrame(d, parent))
+	fr := loadFrame(d, parent)
+	if fr.cost > 0 && inForce(r.frames)+inForce(r.ancestors)+fr.cost > gitignore.MaxCostInForce && r.over == "" {
+		r.over = d.Path
+	}
+	r.frames = append(r.frames, fr)
 }
 
 // ignored reports whether the entry (workdir-relative components) met at
@@ -84,6 +125,9 @@ func (r *ignoreRules) enter(d *sfs.Dir) {
 // ripgrep, the rules stop at the nearest repository root (a nested
 // repository does not inherit the rules of the one around it).
 func (r *ignoreRules) ignored(relPath string, isDir bool, depth int) bool {
+	if r.over != "" {
+		return true // the call fails (overErr): show nothing more
+	}
 	frames := r.frames[:min(depth, len(r.frames))]
 	if !hasPatterns(frames) && !hasPatterns(r.ancestors) {
 		return false // outside a repository, or no rules: no path to split

@@ -26,10 +26,15 @@ func NewIgnoreFilter(ctx context.Context, w *sfs.Workdir) *IgnoreFilter {
 // (Depth 0) also loads those of the directories above it.
 func (f *IgnoreFilter) Enter(d *sfs.Dir) {
 	if d.Depth == 0 {
-		f.rules.ancestors = ancestorFrames(f.w, d.Path)
+		f.rules.setAncestors(ancestorFrames(f.w, d.Path), d.Path)
 	}
 	f.rules.enter(d)
 }
+
+// Err is the READ_LIMIT_EXCEEDED error of a walk whose ignore rules went
+// over gitignore.MaxCostInForce (every entry from there on counted as
+// ignored, so the walk's answer is not to be given), nil otherwise.
+func (f *IgnoreFilter) Err() error { return f.rules.overErr(f.w.Alias()) }
 
 // Ignored reports whether the entry (workdir-relative path, met at walk
 // depth depth) is ignored.

@@ -327,6 +327,9 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error)
 					return sfs.WalkContinue
 				},
 			})
+			if err == nil {
+				err = rules.overErr(w.Alias())
+			}
 			if err != nil {
 				walkErr = err
 				return

@@ -267,7 +267,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	defer cancel()
 	rules := &ignoreRules{ctx: ctx}
 	if !req.IncludeIgnored {
-		rules.ancestors = ancestorFrames(w, rootPath)
+		rules.setAncestors(ancestorFrames(w, rootPath), rootPath)
 	}
 	// stop ends every worker's current file at its next buffer; set on
 	// the limit, and checked together with ctx (timeout, cancellation).
@@ -450,6 +450,9 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	<-walkerDone // every goroutine of this call has ended
 	if walkErr != nil {
 		return nil, walkErr
+	}
+	if err := rules.overErr(w.Alias()); err != nil {
+		return nil, err
 	}
 	res := col.res
 	limited := col.reason == sfs.TruncatedLimit || col.reason == TruncatedBytes
