@@ -57,25 +57,6 @@ func BenchmarkDecideHostile(b *testing.B) {
 	}
 }
 
-func TestHostileMeasure(t *testing.T) {
-	for name, data := range hostileFiles() {
-		runtime.GC()
-		var m0, m1 runtime.MemStats
-		runtime.ReadMemStats(&m0)
-		t0 := time.Now()
-		ps := Parse(data, nil)
-		parse := time.Since(t0)
-		runtime.GC()
-		runtime.ReadMemStats(&m1)
-		t0 = time.Now()
-		Decide(ps, hostilePath, false)
-		Decide(ps, "x/y/z.go", false)
-		match := time.Since(t0) / 2
-		t.Logf("%s: %d patterns, parse %v, retained heap %.1f MiB, match/path %v", name, len(ps), parse, float64(m1.HeapAlloc-m0.HeapAlloc)/(1<<20), match)
-		runtime.KeepAlive(ps)
-	}
-}
-
 // TestHostileIgnoreBounds bounds what a hostile ignore file costs: parsing
 // (time and allocation) and matching paths against it. With a regexp
 // compiled per pattern, the wildcard-heavy 1 MiB file took ~0.8 s and
