@@ -28,7 +28,8 @@ type ignoreStack struct {
 	// in force past gitignore.MaxCostInForce: from then on every path
 	// counts as ignored and the scan fails with READ_LIMIT_EXCEEDED
 	// (overErr) instead of answering with some of the rules.
-	over string
+	over    string
+	overSet bool
 	// fromIndex returns the content of a .gitignore that cannot be read
 	// from the work tree (absent, or a symlink, which git does not
 	// follow) when its index entry is skip-worktree, as git's dir.c
@@ -50,7 +51,7 @@ type ignoreStack struct {
 func (s *ignoreStack) below(offset int) *ignoreStack {
 	n := min(offset, len(s.frames))
 	return &ignoreStack{base: s.base, baseCost: s.baseCost, frames: append([][]gitignore.Pattern(nil), s.frames[:n]...),
-		costs: append([]int(nil), s.costs[:n]...), fromIndex: s.fromIndex, offset: offset, ctx: s.ctx, over: s.over}
+		costs: append([]int(nil), s.costs[:n]...), fromIndex: s.fromIndex, offset: offset, ctx: s.ctx, over: s.over, overSet: s.overSet}
 }
 
 // newIgnoreStack loads the repository-wide rules; fromIndex may be nil.
@@ -66,7 +67,7 @@ func (r *Repo) newIgnoreStack(fromIndex func(string) []byte) *ignoreStack {
 		s.base, s.baseCost = append(s.base, ps...), s.baseCost+gitignore.Cost(b, ps)
 	}
 	if s.baseCost > gitignore.MaxCostInForce {
-		s.over = ".git/info/exclude"
+		s.over, s.overSet = ".git/info/exclude", true
 	}
 	return s
 }
@@ -92,8 +93,8 @@ func (s *ignoreStack) enter(d *sfs.Dir) {
 	for _, c := range s.costs {
 		inForce += c
 	}
-	if cost > 0 && inForce > gitignore.MaxCostInForce && s.over == "" {
-		s.over = d.Path
+	if cost > 0 && inForce > gitignore.MaxCostInForce && !s.overSet {
+		s.over, s.overSet = d.Path, true
 	}
 	s.frames, s.costs = append(s.frames, ps), append(s.costs, cost)
 }
@@ -101,7 +102,7 @@ func (s *ignoreStack) enter(d *sfs.Dir) {
 // overErr is the error of a scan whose ignore rules went over the bound,
 // nil if they did not.
 func (s *ignoreStack) overErr(alias string) error {
-	if s.over == "" {
+	if !s.overSet {
 		return nil
 	}
 	return &sfs.Error{Code: sfs.CodeReadLimitExceeded, Workdir: alias, Path: s.over,
@@ -133,7 +134,7 @@ func (r *Repo) skipWorktreeBlobs(entry func(path string) *index.Entry) func(stri
 // ignored reports whether the path ('/'-separated) is excluded. depth is the
 // number of directories above it in the walk (its parent's Depth + 1).
 func (s *ignoreStack) ignored(path string, isDir bool, depth int) bool {
-	if s.over != "" {
+	if s.overSet {
 		return true // the scan fails (overErr)
 	}
 	frames := s.frames[:min(depth+s.offset, len(s.frames))]

@@ -24,9 +24,9 @@ type Pattern struct {
 	negate   bool
 	dirOnly  bool
 	pathname bool   // the pattern has a '/' (besides a trailing one): matched against the path below base
-	baseDir  string // the directory holding the ignore file, "" for the root
 	kind     kind   // how text matches, the cheapest way that is exact
 	prefix   int32  // a pathname glob's leading bytes without wildcard, compared first
+	baseDir  string // the directory holding the ignore file, "" for the root
 	text     string // the pattern, without '!', leading '/' and trailing '/' (the suffix only for kindSuffix)
 }
 

@@ -38,6 +38,7 @@ type ignoreRules struct {
 	// every entry counts as ignored and the caller refuses the call
 	// (overErr): rules applied in part would give a wrong answer.
 	over      string
+	overSet   bool
 	ancestors []ignoreFrame
 	frames    []ignoreFrame
 }
@@ -82,7 +83,7 @@ func readPatterns(d *sfs.Dir, name string, domain []string) ([]gitignore.Pattern
 func (r *ignoreRules) setAncestors(frames []ignoreFrame, rootPath string) {
 	r.ancestors = frames
 	if cost := inForce(frames); cost > gitignore.MaxCostInForce {
-		r.over, r.ancestors = rootPath, nil
+		r.over, r.overSet, r.ancestors = rootPath, true, nil
 	}
 }
 
@@ -97,7 +98,7 @@ func inForce(frames []ignoreFrame) int {
 // overErr is the error of a call whose ignore rules went over the bound,
 // nil if they did not.
 func (r *ignoreRules) overErr(alias string) error {
-	if r.over == "" {
+	if !r.overSet {
 		return nil
 	}
 	return &sfs.Error{Code: sfs.CodeReadLimitExceeded, Workdir: alias, Path: r.over,
@@ -114,8 +115,8 @@ func (r *ignoreRules) enter(d *sfs.Dir) {
 		parent = r.ancestors[len(r.ancestors)-1]
 	}
 	fr := loadFrame(d, parent)
-	if fr.cost > 0 && inForce(r.frames)+inForce(r.ancestors)+fr.cost > gitignore.MaxCostInForce && r.over == "" {
-		r.over = d.Path
+	if fr.cost > 0 && inForce(r.frames)+inForce(r.ancestors)+fr.cost > gitignore.MaxCostInForce && !r.overSet {
+		r.over, r.overSet = d.Path, true
 	}
 	r.frames = append(r.frames, fr)
 }
@@ -125,7 +126,7 @@ func (r *ignoreRules) enter(d *sfs.Dir) {
 // ripgrep, the rules stop at the nearest repository root (a nested
 // repository does not inherit the rules of the one around it).
 func (r *ignoreRules) ignored(relPath string, isDir bool, depth int) bool {
-	if r.over != "" {
+	if r.overSet {
 		return true // the call fails (overErr): show nothing more
 	}
 	frames := r.frames[:min(depth, len(r.frames))]

@@ -98,4 +98,16 @@ func TestSearchIgnoreRulesOverBudget(t *testing.T) {
 	if res := e.search(t, Request{Query: "hit", IncludeIgnored: true}); res.Returned != 1 {
 		t.Errorf("include_ignored: %d matches", res.Returned)
 	}
+	// One such file is within the bound; two at the root (with
+	// .git/info/exclude) are not, and the error names the root.
+	os.Remove(filepath.Join(e.root, "d", ".gitignore"))
+	if res := e.search(t, Request{Query: "hit"}); res.Returned != 1 {
+		t.Errorf("one 1 MiB file: %d matches", res.Returned)
+	}
+	e.write(t, ".git/info/exclude", tiny)
+	_, err = e.eng.Search(context.Background(), Request{Workdir: "wd", Query: "hit"})
+	wantCode(t, err, sfs.CodeReadLimitExceeded)
+	if se, ok := err.(*sfs.Error); !ok || se.Path != "" {
+		t.Errorf("error %v: want the root", err)
+	}
 }
