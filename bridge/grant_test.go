@@ -466,3 +466,57 @@ func BenchmarkGrantRefused(b *testing.B) {
 		}
 	}
 }
+
+// TestGrantUsesAfterExpiryWait: a call that passed the time check just
+// before its grant expired and then waited for the grant state's locks
+// while another call, acting later, updated the state, must not find the
+// entry pruned and count the grant's uses from zero again. The grant
+// state's clock is moved past expiry to stand for that wait: the entry
+// survives the other call's pruning (pruneMargin), the waiting call is
+// refused with GRANT_EXPIRED, and the single-use command ran once.
+func TestGrantUsesAfterExpiryWait(t *testing.T) {
+	needLandlock(t)
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	root := t.TempDir()
+	policy := &Policy{Workdirs: map[string]WorkdirPolicy{"wd": {Root: root, ReadWrite: true, RepoOps: true}},
+		Grants: &GrantPolicy{HostID: grantTestHost, PublicKeys: []string{PublicKeyText(priv.Public().(ed25519.PublicKey))}, AllowMutates: true}}
+	srv, err := NewServer(policy, []byte(testToken), nil, t.TempDir(), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	f := &grantFixture{priv: priv}
+	g := f.grant(time.Now())
+	tok := f.sign(t, g)
+	ran := func() int {
+		b, _ := os.ReadFile(filepath.Join(root, "ran"))
+		return strings.Count(string(b), "ran\n")
+	}
+	if _, err := srv.RunGrant(context.Background(), "wd", tok); err != nil || ran() != 1 {
+		t.Fatalf("first use: %v, ran %d times", err, ran())
+	}
+	expires, _ := time.Parse(time.RFC3339, g.ExpiresAt)
+	later := expires.Add(GrantClockSkew + time.Second)
+	srv.grants.now = func() time.Time { return later }
+	// Another call, acting after the grant expired, updates the state.
+	if err := srv.grants.Revoke("some-other-grant", later); err != nil {
+		t.Fatal(err)
+	}
+	st, err := srv.grants.read()
+	if err != nil || st.Grants[g.GrantID] == nil {
+		t.Fatalf("the used grant's entry was pruned while a call could still be waiting: %+v, %v", st, err)
+	}
+	// The call that passed verifyGrant (at the real time) and waited.
+	_, err = srv.RunGrant(context.Background(), "wd", tok)
+	if sfs.CodeOf(err) != sfs.CodeGrantExpired || ran() != 1 {
+		t.Fatalf("the waiting call: %v (want GRANT_EXPIRED), the single-use command ran %d times", err, ran())
+	}
+	// Pruning stays bounded: past the margin the entry goes.
+	later = time.Unix(st.Grants[g.GrantID].Until, 0).Add(pruneMargin + time.Second)
+	if err := srv.grants.Revoke("some-other-grant", later); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := srv.grants.read(); err != nil || st.Grants[g.GrantID] != nil {
+		t.Fatalf("an entry past the margin is kept: %+v, %v", st, err)
+	}
+}

@@ -254,7 +254,13 @@ func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Tim
 	_, err = s.withLease(alias, "grant "+g.GrantID, func() (any, error) {
 		// Uses, nonce and revocation, persisted: the use is counted
 		// before the process starts, so a crash never gives one back.
-		err := s.grants.update(now, func(st *grantState) (bool, error) {
+		err := s.grants.update(func(st *grantState, now time.Time) (bool, error) {
+			// Again with the time under the locks: a call that passed
+			// verifyGrant just before expiry and then waited for the
+			// locks is past it now.
+			if now.After(expires.Add(GrantClockSkew)) {
+				return false, grantErr(sfs.CodeGrantExpired, alias, "the grant has expired")
+			}
 			u := st.Grants[g.GrantID]
 			if u != nil && u.Uses >= g.MaxUses {
 				return false, grantErr(sfs.CodeGrantReplay, alias, fmt.Sprintf("the grant was used %d of %d times already", u.Uses, g.MaxUses))

@@ -33,6 +33,11 @@ const (
 	MaxLiveGrants = 10000
 	// maxStateBytes bounds the state file read back.
 	maxStateBytes = 8 << 20
+	// pruneMargin is how long past its Until an entry is kept: longer
+	// than any call can wait for the locks between its own checks and
+	// the update, so no call finds the entry of a grant it accepted
+	// already pruned (and counts its uses from zero again).
+	pruneMargin = 10 * time.Minute
 )
 
 // GrantStateDir is the grant directory inside a bridge state directory.
@@ -58,6 +63,15 @@ type grantUse struct {
 type GrantStore struct {
 	dir string
 	mu  sync.Mutex // this process; the flock serialises processes
+	// now is the clock read under the locks (time.Now; tests move it).
+	now func() time.Time
+}
+
+func (s *GrantStore) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
 }
 
 // OpenGrantStore creates (0700) and opens the grant directory of stateDir.
@@ -84,8 +98,11 @@ func ExistingGrantStore(stateDir string) (*GrantStore, error) {
 }
 
 // update runs fn on the state under the locks and writes the state back
-// when fn reports a change. Expired entries are pruned first.
-func (s *GrantStore) update(now time.Time, fn func(st *grantState) (changed bool, err error)) error {
+// when fn reports a change. fn gets the time read once the locks are
+// held, the one both pruning and its own expiry checks use: a caller
+// that waited for the locks decides on the time it acts at, not the time
+// it started. Entries expired more than pruneMargin ago are pruned first.
+func (s *GrantStore) update(fn func(st *grantState, now time.Time) (changed bool, err error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lock, err := os.OpenFile(filepath.Join(s.dir, "lock"), os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
@@ -101,8 +118,9 @@ func (s *GrantStore) update(now time.Time, fn func(st *grantState) (changed bool
 	if err != nil {
 		return err
 	}
-	pruned := st.prune(now)
-	changed, err := fn(st)
+	now := s.clock()
+	pruned := st.prune(now.Add(-pruneMargin))
+	changed, err := fn(st, now)
 	if err != nil || !(changed || pruned) {
 		return err
 	}
@@ -144,10 +162,10 @@ func (s *GrantStore) read() (*grantState, error) {
 	return st, nil
 }
 
-// prune drops entries no bridge needs: their grant is refused as
-// expired anyway.
-func (st *grantState) prune(now time.Time) bool {
-	n := now.Unix()
+// prune drops entries whose Until is before cutoff: their grant is
+// refused as expired anyway.
+func (st *grantState) prune(cutoff time.Time) bool {
+	n := cutoff.Unix()
 	changed := false
 	for id, u := range st.Grants {
 		if u.Until < n {
@@ -172,7 +190,7 @@ func (s *GrantStore) Revoke(grantID string, now time.Time) error {
 	if !grantIDRE.MatchString(grantID) {
 		return errors.New("a grant id is 8 to 64 letters, digits, _ or -")
 	}
-	err := s.update(now, func(st *grantState) (bool, error) {
+	err := s.update(func(st *grantState, _ time.Time) (bool, error) {
 		until := now.Add(MaxGrantTTL + 2*GrantClockSkew).Unix()
 		if u := st.Grants[grantID]; u != nil && u.Until > until {
 			until = u.Until
