@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/serverfs/serverfs/bridge"
@@ -144,8 +146,54 @@ func grantSign(args []string, stdout, stderr io.Writer) int {
 	for i, a := range argv {
 		fmt.Fprintf(stderr, "  [%d] %s\n", i, strconv.Quote(a))
 	}
+	if w := workdirProgramWarning(argv); w != "" {
+		fmt.Fprintln(stderr, "warning: "+w)
+	}
 	fmt.Fprintln(stdout, tok)
 	return 0
+}
+
+// Programs whose behaviour comes from files in the directory they run
+// in (Makefile, package.json, .git/config, ...), and interpreters that
+// run a script file unless given code inline.
+var (
+	workdirDrivenTools = map[string]bool{"make": true, "gmake": true, "cmake": true, "ninja": true, "just": true,
+		"npm": true, "npx": true, "yarn": true, "pnpm": true, "bun": true, "deno": true, "cargo": true, "go": true,
+		"gradle": true, "mvn": true, "rake": true, "bundle": true, "pytest": true, "tox": true, "nox": true,
+		"task": true, "git": true, "docker": true, "podman": true, "composer": true, "mix": true, "dotnet": true}
+	scriptInterpreters = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true,
+		"python": true, "python2": true, "python3": true, "node": true, "perl": true, "ruby": true, "php": true, "lua": true, "tclsh": true}
+	inlineCodeFlags = map[string]bool{"-c": true, "-e": true, "-E": true, "--eval": true, "-r": true}
+)
+
+// workdirProgramWarning says when a signature does not pin what runs:
+// the grant binds the argv, so a program inside the workdir (a relative
+// argv[0]), a tool configured by workdir files, or a script an
+// interpreter reads from the workdir can be changed by the agent after
+// signing. Best effort: an absolute program may read the workdir too.
+func workdirProgramWarning(argv []string) string {
+	prog := argv[0]
+	if !strings.HasPrefix(prog, "/") && strings.Contains(prog, "/") {
+		return fmt.Sprintf("%s is a file inside the workdir; the grant binds the argv, not the file, which the agent can edit after you sign", strconv.Quote(prog))
+	}
+	base := strings.TrimRight(path.Base(prog), "0123456789.")
+	if base == "" {
+		base = path.Base(prog)
+	}
+	if workdirDrivenTools[base] || workdirDrivenTools[path.Base(prog)] {
+		return fmt.Sprintf("%s takes what it does from files in the workdir (build files, configuration, hooks); the grant binds the argv, not those files, which the agent can edit after you sign", strconv.Quote(prog))
+	}
+	if scriptInterpreters[base] || scriptInterpreters[path.Base(prog)] {
+		for _, a := range argv[1:] {
+			if inlineCodeFlags[a] {
+				return ""
+			}
+			if !strings.HasPrefix(a, "-") {
+				return fmt.Sprintf("%s runs the script %s, which the agent can edit after you sign (the grant binds the argv, not the file); prefer inline code (-c)", strconv.Quote(prog), strconv.Quote(a))
+			}
+		}
+	}
+	return ""
 }
 
 // readSigningKey reads a private key file that only its owner can read.

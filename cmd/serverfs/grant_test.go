@@ -282,3 +282,41 @@ func TestGrantEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkdirProgramWarning: grant sign warns when the signed argv does
+// not pin what runs (a program or script in the workdir, a tool driven
+// by workdir files), and stays quiet for inline code and system tools.
+func TestWorkdirProgramWarning(t *testing.T) {
+	for _, c := range []struct {
+		argv []string
+		warn bool
+	}{
+		{[]string{"./deploy.sh"}, true},
+		{[]string{"scripts/migrate", "--yes"}, true},
+		{[]string{"make", "test"}, true},
+		{[]string{"/usr/bin/make"}, true},
+		{[]string{"git", "status"}, true},
+		{[]string{"python3.12", "-u", "tools/gen.py"}, true},
+		{[]string{"bash", "run.sh"}, true},
+		{[]string{"sh", "-c", "echo hi > out"}, false},
+		{[]string{"python3", "-c", "print(1)"}, false},
+		{[]string{"/usr/bin/sha256sum", "file"}, false},
+		{[]string{"true"}, false},
+	} {
+		if got := workdirProgramWarning(c.argv) != ""; got != c.warn {
+			t.Errorf("%q: warning %v, want %v", c.argv, got, c.warn)
+		}
+	}
+	dir := t.TempDir()
+	key := filepath.Join(dir, "k")
+	if code, _, stderr := cliRun(t, []string{"grant", "keygen", "--out", key}, nil); code != 0 {
+		t.Fatalf("keygen: %d %s", code, stderr)
+	}
+	code, tok, stderr := cliRun(t, []string{"grant", "sign", "--key", key, "--workdir", "wd", "--", "./deploy.sh"}, nil)
+	if code != 0 || tok == "" || !strings.Contains(stderr, "warning: \"./deploy.sh\" is a file inside the workdir") {
+		t.Fatalf("sign ./deploy.sh: %d, stderr %s", code, stderr)
+	}
+	if strings.Contains(tok, "warning") {
+		t.Fatalf("the warning reached stdout (the token): %s", tok)
+	}
+}
