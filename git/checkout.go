@@ -145,11 +145,34 @@ func checkoutName(name string) string {
 	// .git in any case, and the spellings NTFS and HFS+ read as .git
 	// (trailing dots and spaces, the 8.3 short name), as git's
 	// core.protectNTFS (the default) refuses them.
-	t := strings.ToLower(strings.TrimRight(name, ". "))
-	if t == ".git" || t == "git~1" {
+	if isDotGitName(name) {
 		return "a .git entry"
 	}
 	return ""
+}
+
+// isDotGitName reports whether a file name is .git in any case, or a
+// spelling NTFS and HFS+ read as .git (trailing dots and spaces, the 8.3
+// short name git~1), as git's core.protectNTFS refuses them.
+func isDotGitName(name string) bool {
+	t := strings.ToLower(strings.TrimRight(name, ". "))
+	return t == ".git" || t == "git~1"
+}
+
+// dotGitPath returns the first component of a slash-separated tree path
+// that isDotGitName, or "".
+func dotGitPath(p string) string {
+	for _, c := range strings.Split(p, "/") {
+		if isDotGitName(c) {
+			return c
+		}
+	}
+	return ""
+}
+
+// dotGitErr is the refusal of a tree path holding a .git component.
+func dotGitErr(alias, p string) error {
+	return &sfs.Error{Code: sfs.CodeDeniedPath, Workdir: alias, Path: p, Msg: "names .git (in some case or spelling: trailing dot or space, git~1); repository metadata is never committed or checked out"}
 }
 
 func (co *checkout) count() error {

@@ -746,6 +746,9 @@ func (r *Repo) writeTrees(entries map[string]*indexEntry) (plumbing.Hash, *cache
 		if e.IntentToAdd {
 			continue
 		}
+		if dotGitPath(p) != "" {
+			return plumbing.ZeroHash, nil, dotGitErr(r.w.Alias(), p)
+		}
 		comps := strings.Split(p, "/")
 		n := root
 		for _, c := range comps[:len(comps)-1] {

@@ -796,6 +796,10 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 	}
 	changes := diffTrees(a, b)
 	for _, c := range changes {
+		// Never write a .git spelling into the live tree, whatever merged.
+		if !c.new.IsZero() && dotGitPath(c.path) != "" {
+			return dotGitErr(r.w.Alias(), c.path)
+		}
 		if !isFileMode(c.newMode) && !c.new.IsZero() || !isFileMode(c.oldMode) && !c.old.IsZero() {
 			return errors.New("checkout: not a regular file")
 		}

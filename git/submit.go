@@ -187,6 +187,13 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 		if we.Name == ".git" {
 			return sfs.WalkSkipDir
 		}
+		// Other spellings of .git (.GIT, ".git.", git~1) are refused, not
+		// skipped: on case-insensitive file systems they are the live
+		// repository's metadata (hooks), and skipping would hide what the
+		// workspace holds.
+		if isDotGitName(we.Name) {
+			return fail(dotGitErr(ws.Alias(), we.Path))
+		}
 		old, tracked := baseFlat[we.Path]
 		if tracked && old.mode == filemode.Submodule {
 			seen[we.Path] = true
@@ -403,6 +410,9 @@ func (r *Repo) verifyPatch(ctx context.Context, p *Patch) ([]patchChange, error)
 	for i, c := range changes {
 		if p.FilesChanged[i] != c.path {
 			return nil, bad("files_changed is not the list of its changes")
+		}
+		if !c.new.IsZero() && dotGitPath(c.path) != "" {
+			return nil, dotGitErr(alias, c.path)
 		}
 	}
 	return changes, nil

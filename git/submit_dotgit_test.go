@@ -1,0 +1,120 @@
+package git
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// gitIn runs git in dir with stdin and returns its trimmed output.
+func gitIn(t *testing.T, dir, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// dotGitCommit makes, with git's plumbing (which does not check names), a
+// commit on base that adds <name>/hooks/post-checkout: what a patch made
+// by hand, or a merge of one, could hold.
+func dotGitCommit(t *testing.T, dir, base, name string) string {
+	t.Helper()
+	blob := gitIn(t, dir, "#!/bin/sh\necho pwned\n", "hash-object", "-w", "--stdin")
+	hooks := gitIn(t, dir, "100755 blob "+blob+"\tpost-checkout\n", "mktree")
+	dg := gitIn(t, dir, "040000 tree "+hooks+"\thooks\n", "mktree")
+	root := gitIn(t, dir, gitIn(t, dir, "", "ls-tree", base)+"\n040000 tree "+dg+"\t"+name+"\n", "mktree")
+	return gitIn(t, dir, "", "commit-tree", root, "-p", base, "-m", "hooks")
+}
+
+// A workspace holding .git in another case or spelling is refused by
+// CommitWorkspace (DENIED_PATH naming the path), never merged into the
+// live tree: on case-insensitive file systems .GIT/hooks is the live
+// repository's hooks (issue 24 review, HIGH).
+func TestCommitWorkspaceRefusesDotGitSpellings(t *testing.T) {
+	dir, base := queueRepo(t)
+	for _, name := range []string{".GIT", ".Git", ".git.", ".git ", "GIT~1", "sub/.gIT"} {
+		t.Run(name, func(t *testing.T) {
+			ws := checkoutTo(t, dir, base)
+			hook := filepath.Join(ws, name, "hooks", "post-checkout")
+			os.MkdirAll(filepath.Dir(hook), 0o755)
+			os.WriteFile(hook, []byte("#!/bin/sh\necho pwned\n"), 0o755)
+			cfg, err := sfs.LoadConfig([]string{"SERVERFS_ALLOW_HIDDEN=true"}, []string{"wd=" + dir + ":rw:repo", "ws=" + ws + ":rw"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := sfs.New(cfg, sfs.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			r, err := Open(f, "wd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, _ := f.Workdir("ws")
+			p, err := r.CommitWorkspace(context.Background(), w, base, "x")
+			if sfs.CodeOf(err) != sfs.CodeDeniedPath || !strings.Contains(err.Error(), name) {
+				t.Fatalf("CommitWorkspace = %+v, %v; want DENIED_PATH naming %q", p, err, name)
+			}
+			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+				t.Fatalf("%s written into the live tree", name)
+			}
+		})
+	}
+}
+
+// A patch whose commit holds .GIT (made with plumbing, past
+// CommitWorkspace) is refused by verifyPatch, and checkoutFollow never
+// writes such a path into the live tree even if it were merged.
+func TestSubmitAndFollowRefuseDotGitPaths(t *testing.T) {
+	dir, base := queueRepo(t)
+	f := newWorkdirFS(t, "wd="+dir+":rw:repo")
+	r, err := Open(f, "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{".GIT", "git~1", ".git."} {
+		head := dotGitCommit(t, dir, base, name)
+		hc, err := object.GetCommit(r.storage, plumbing.NewHash(head))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bf, _, _ := r.flatTree(context.Background(), plumbing.NewHash(base))
+		hf, _, _ := r.flatTree(context.Background(), plumbing.NewHash(head))
+		changes := diffTrees(bf, hf)
+		p := &Patch{Base: base, Head: head, Tree: hc.TreeHash.String(), SHA256: patchAddress(plumbing.NewHash(base), hc.TreeHash, changes)}
+		for _, c := range changes {
+			p.FilesChanged = append(p.FilesChanged, c.path)
+		}
+		if _, err := r.verifyPatch(context.Background(), p); sfs.CodeOf(err) != sfs.CodeDeniedPath {
+			t.Fatalf("%s: verifyPatch = %v; want DENIED_PATH", name, err)
+		}
+		res, err := r.Submit(context.Background(), "main", p, MergeStrict, "")
+		if err == nil {
+			t.Fatalf("%s: Submit = %+v; want a refusal", name, res)
+		}
+		if got := gitCLI(t, dir, "rev-parse", "main"); strings.TrimSpace(got) != base {
+			t.Fatalf("%s: main moved to %s", name, got)
+		}
+		if err := r.checkoutFollow(context.Background(), plumbing.NewHash(base), plumbing.NewHash(head)); sfs.CodeOf(err) != sfs.CodeDeniedPath {
+			t.Fatalf("%s: checkoutFollow = %v; want DENIED_PATH", name, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Fatalf("%s written into the live tree", name)
+		}
+	}
+	if st := gitCLI(t, dir, "status", "--porcelain"); st != "" {
+		t.Fatalf("live tree changed: %s", st)
+	}
+}
