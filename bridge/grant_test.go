@@ -520,3 +520,46 @@ func TestGrantUsesAfterExpiryWait(t *testing.T) {
 		t.Fatalf("an entry past the margin is kept: %+v, %v", st, err)
 	}
 }
+
+// TestGrantCwdSwappedForSymlink: the cwd is checked (no symlink, inside
+// the workdir) and then a process the agent controls swaps it for a
+// symlink to a directory outside before the command starts (the hook
+// stands for that race). The command still runs in the directory that
+// was checked, never in the symlink's target; a cwd that is a symlink
+// when the grant is checked is refused.
+func TestGrantCwdSwappedForSymlink(t *testing.T) {
+	needLandlock(t)
+	f := newGrantFixture(t, nil)
+	outside := t.TempDir()
+	rtWrite(t, filepath.Join(f.root, "sub", "inside.txt"), "x")
+	rtWrite(t, filepath.Join(outside, "outside.txt"), "x")
+	if err := os.Symlink(outside, filepath.Join(f.root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	g := f.grant(now)
+	g.Argv = []string{"ls"}
+	g.ArgvHash = ArgvHash(g.Argv)
+	g.Constraints = GrantConstraints{Cwd: "link"}
+	if _, err := f.c.RunGrant(context.Background(), "wd", f.sign(t, g)); sfs.CodeOf(err) != sfs.CodeGrantConstraintViolation {
+		t.Fatalf("a symlinked cwd: %v, want GRANT_CONSTRAINT_VIOLATION", err)
+	}
+	swap := func() {
+		if err := os.Rename(filepath.Join(f.root, "sub"), filepath.Join(f.root, "moved")); err != nil {
+			t.Error(err)
+		}
+		if err := os.Symlink(outside, filepath.Join(f.root, "sub")); err != nil {
+			t.Error(err)
+		}
+	}
+	grantBeforeStart.Store(&swap)
+	defer grantBeforeStart.Store(nil)
+	g = f.grant(now)
+	g.Argv = []string{"ls"}
+	g.ArgvHash = ArgvHash(g.Argv)
+	g.Constraints = GrantConstraints{Cwd: "sub"}
+	res, err := f.c.RunGrant(context.Background(), "wd", f.sign(t, g))
+	if err != nil || res.Stdout != "inside.txt\n" {
+		t.Fatalf("cwd swapped for a symlink after the check: %+v, %v (want the checked directory's listing, inside.txt)", res, err)
+	}
+}

@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"golang.org/x/sys/unix"
 )
 
 // checkGrantPolicy validates the policy's grants section.
@@ -234,7 +236,10 @@ func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Tim
 	gp := s.policy.Grants
 	c := g.Constraints
 	var cerr error
-	dir, err := grantCwd(w, wp.Root, c.Cwd)
+	dir, dirFD, err := grantCwd(w, wp.Root, c.Cwd)
+	if dirFD != nil {
+		defer dirFD.Close()
+	}
 	switch {
 	case c.Mutates && !gp.AllowMutates:
 		cerr = grantErr(sfs.CodeGrantConstraintViolation, alias, "the grant says mutates but the bridge policy does not allow grants to write (grants.allow_mutates)")
@@ -299,9 +304,12 @@ func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Tim
 		}
 		entry.Uses = uses
 		entry.Outcome = "failed"
+		if hook := grantBeforeStart.Load(); hook != nil {
+			(*hook)()
+		}
 		var rerr error
 		ar, rerr = runCommand(ctx, w, wp, command{
-			what: fmt.Sprintf("the granted command (grant %s)", g.GrantID), argv: g.Argv, dir: dir,
+			what: fmt.Sprintf("the granted command (grant %s)", g.GrantID), argv: g.Argv, dir: dir, dirFD: dirFD,
 			mutates: c.Mutates, network: c.Network, timeout: min(timeout, MaxActionTimeout),
 		}, s.runLimits())
 		return ar, rerr
@@ -319,25 +327,31 @@ func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Tim
 		StderrTruncated: ar.StderrTruncated, DurationMs: ar.DurationMs, Sandbox: ar.Sandbox}, err
 }
 
+// grantBeforeStart, when set (tests only), runs after the use is
+// recorded and before the granted command starts.
+var grantBeforeStart atomic.Pointer[func()]
+
 // grantCwd resolves a grant's cwd: a directory inside the workdir,
-// reached without a symlink; anything else is a constraint violation.
-func grantCwd(w *sfs.Workdir, root, cwd string) (string, error) {
+// opened through the workdir's resolver (beneath the root, no symlinks);
+// anything else is a constraint violation. The command starts in the
+// directory the descriptor holds, not in whatever the path names by
+// then; the path is for finding a relative argv[0] and for messages.
+func grantCwd(w *sfs.Workdir, root, cwd string) (string, *os.File, error) {
 	bad := grantErr(sfs.CodeGrantConstraintViolation, w.Alias(), "the grant's cwd is not a directory inside the workdir")
-	if cwd == "." {
-		return root, nil
-	}
 	clean, err := w.CleanPath(cwd)
 	if err != nil {
-		return "", bad
+		return "", nil, bad
 	}
-	if clean == "" {
-		return root, nil
+	d, err := w.OpenDir(clean)
+	if err != nil {
+		return "", nil, bad
 	}
-	fi, err := w.Stat(clean)
-	if err != nil || fi.Type != sfs.TypeDirectory {
-		return "", bad
+	defer d.Close()
+	fd, err := unix.FcntlInt(uintptr(d.FD()), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return "", nil, bad
 	}
-	return filepath.Join(root, filepath.FromSlash(clean)), nil
+	return filepath.Join(root, filepath.FromSlash(clean)), os.NewFile(uintptr(fd), "grant cwd"), nil
 }
 
 // errNoGrants is NewServer's refusal of grant keys without a state

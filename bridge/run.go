@@ -105,9 +105,15 @@ var errNotExecutable = errors.New("not an executable regular file")
 // procSpec is one process to run. Everything in it comes from operator
 // policy or from this package, never from a caller.
 type procSpec struct {
-	path      string // resolved executable
-	argv      []string
-	dir       string
+	path string // resolved executable
+	argv []string
+	dir  string
+	// dirFD, when set, is an open descriptor of dir: the process starts
+	// in that directory object (chdir through its /proc/self/fd magic
+	// link, which the kernel follows to the open file itself, not by
+	// name), so a component of dir swapped for a symlink after it was
+	// opened changes nothing.
+	dirFD     *os.File
 	env       []string
 	timeout   time.Duration
 	maxOutput int // stdout+stderr together
@@ -168,10 +174,16 @@ func runProcess(ctx context.Context, spec procSpec) (*procResult, error) {
 		outW.Close()
 		return nil, err
 	}
+	dir := spec.dir
+	if spec.dirFD != nil {
+		// The forked child chdirs before it closes or moves any
+		// descriptor and before exec: the number is the parent's.
+		dir = fmt.Sprintf("/proc/self/fd/%d", spec.dirFD.Fd())
+	}
 	cmd := &exec.Cmd{
 		Path:        spec.path,
 		Args:        spec.argv,
-		Dir:         spec.dir,
+		Dir:         dir,
 		Env:         spec.env,
 		Stdin:       nil, // /dev/null
 		Stdout:      outW,
@@ -521,7 +533,8 @@ func RunAction(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy
 type command struct {
 	what             string // for messages: `action "lint"`, `the granted command`
 	argv             []string
-	dir              string // a host directory: the workdir root or a directory below it
+	dir              string   // a host directory: the workdir root or a directory below it
+	dirFD            *os.File // when set, dir opened without symlinks: where the process starts
 	mutates, network bool
 	timeout          time.Duration
 	pins             map[string]string
@@ -552,7 +565,7 @@ func runCommand(ctx context.Context, w *sfs.Workdir, wp WorkdirPolicy, c command
 	timeout := c.timeout
 
 	spec := procSpec{
-		path: exe, argv: c.argv, dir: c.dir, env: env,
+		path: exe, argv: c.argv, dir: c.dir, dirFD: c.dirFD, env: env,
 		timeout: timeout, maxOutput: maxOut, tail: tail,
 	}
 	level, spec, err := sandboxAction(spec, c.mutates, c.network, wp.Root, home, lim)

@@ -38,6 +38,11 @@ func (w *Workdir) OpenDir(raw string) (*Dir, error) {
 	return &Dir{Path: rp.String(), w: w, rel: rp, fd: fd, owned: true}, nil
 }
 
+// FD is the directory's descriptor (O_CLOEXEC), valid until Close: for
+// a caller that must start a process in exactly this directory rather
+// than in whatever its path names later.
+func (d *Dir) FD() int { return d.fd }
+
 // Close releases a Dir from OpenDir; it is a no-op for the Dirs a walk
 // passes to WalkOptions.Enter.
 func (d *Dir) Close() error {
