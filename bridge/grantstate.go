@@ -28,7 +28,7 @@ const (
 	// older generation, ledger.jsonl.1, is kept).
 	MaxLedgerBytes = 16 << 20
 	// MaxLiveGrants bounds the grants state.json tracks; an entry goes
-	// once its grant is past expiry (plus GrantClockSkew), when no
+	// pruneMargin after its grant is past expiry (plus GrantClockSkew), when no
 	// bridge accepts it any more.
 	MaxLiveGrants = 10000
 	// maxStateBytes bounds the state file read back.
