@@ -780,7 +780,9 @@ func (r *Repo) updateBranch(branch string, old, next plumbing.Hash, headOnIt boo
 	return nil
 }
 
-// checkoutFollow brings a clean work tree and index from old to next:
+// checkoutFollow brings a clean work tree and index from old to next
+// (all checks and temporaries first, then removals, then renames; a file
+// turning into a directory or back is refused, left to git):
 // each changed file written (to a temporary, renamed), each deleted one
 // removed, the index rewritten under .git/index.lock with the new
 // entries' stat data. Symlinks and submodules are left to git (an error:
@@ -830,12 +832,48 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 		}
 		entries[e.Name] = &indexEntry{Entry: e, assumeValid: idx.assumeValid[i]}
 	}
+	// Everything is checked and every new file written to a temporary
+	// before the first rename or removal, so a refusal leaves the tree
+	// exactly at old (reported behind), never half at next.
+	type pending struct {
+		c   patchChange
+		tmp string
+	}
+	var writes []pending
+	aDirs := map[string]bool{}
+	for p := range a {
+		for d := path.Dir(p); d != "." && !aDirs[d]; d = path.Dir(d) {
+			aDirs[d] = true
+		}
+	}
+	done := false
+	defer func() {
+		if !done {
+			for _, w := range writes {
+				r.ctl.Remove(w.tmp)
+			}
+		}
+	}()
 	for _, c := range changes {
 		if c.new.IsZero() {
-			if err := r.ctl.Remove(c.path); err != nil && sfs.CodeOf(err) != sfs.CodePathNotFound {
-				return err
+			continue
+		}
+		// A file replacing a directory or one below a former file: the
+		// order of removals and renames matters there; left to git.
+		if aDirs[c.path] {
+			return errors.New("checkout: a file replaces a directory")
+		}
+		for d := path.Dir(c.path); d != "."; d = path.Dir(d) {
+			if _, ok := a[d]; ok {
+				return errors.New("checkout: a directory replaces a file")
 			}
-			delete(entries, c.path)
+		}
+		if st, err := r.ctl.Lstat(c.path); err == nil && st.Mode&0o170000 != 0o100000 {
+			return errors.New("checkout: the path is not a regular file in the work tree")
+		}
+	}
+	for _, c := range changes {
+		if c.new.IsZero() {
 			continue
 		}
 		size, err := r.blobSize(c.new)
@@ -860,27 +898,44 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 		if err != nil {
 			return err
 		}
+		writes = append(writes, pending{c: c, tmp: tmp})
 		_, werr := f.Write(data)
 		if werr == nil {
 			werr = f.Sync()
 		}
 		f.Close()
-		if werr == nil {
-			werr = r.ctl.Rename(tmp, c.path)
-		}
 		if werr != nil {
-			r.ctl.Remove(tmp)
 			return werr
 		}
-		st, err := r.ctl.Lstat(c.path)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	done = true
+	for _, c := range changes {
+		if c.new.IsZero() {
+			if err := r.ctl.Remove(c.path); err != nil && sfs.CodeOf(err) != sfs.CodePathNotFound {
+				return err
+			}
+			delete(entries, c.path)
+		}
+	}
+	for i, w := range writes {
+		if err := r.ctl.Rename(w.tmp, w.c.path); err != nil {
+			for _, rest := range writes[i:] {
+				r.ctl.Remove(rest.tmp)
+			}
+			return err
+		}
+		st, err := r.ctl.Lstat(w.c.path)
 		if err != nil {
 			return err
 		}
-		e := &indexEntry{Entry: &index.Entry{Name: c.path, Hash: c.new, Mode: c.newMode}}
+		e := &indexEntry{Entry: &index.Entry{Name: w.c.path, Hash: w.c.new, Mode: w.c.newMode}}
 		e.CreatedAt, e.ModifiedAt = st.Ctime, st.Mtime
 		e.Dev, e.Inode, e.UID, e.GID = uint32(st.Dev), uint32(st.Ino), st.Uid, st.Gid
 		e.Size = uint32(st.Size)
-		entries[c.path] = e
+		entries[w.c.path] = e
 	}
 	list := make([]indexEntry, 0, len(entries))
 	for _, e := range entries {
