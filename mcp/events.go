@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -288,13 +289,43 @@ func (s *eventStore) shrink(cur *evStream) {
 // priming event's, or the GET stream's opening comment). go-sdk has no
 // option for it; it writes retry only on the close event of
 // CloseSSEStream.
+//
+// It also coalesces go-sdk's flushes. go-sdk flushes after every event:
+// on a POST of the 2025-11-25 lane first after the priming event (an id,
+// no data), then after the answer, and net/http then writes the end of
+// the chunked body. Each flush is a write to the connection, which for a
+// short call costs more than the event store (issue 19: the lane must not
+// get slower). So a flush is owed, not made: the writer's flushQueue
+// makes it within sseFlushDelay unless the handler returns first, in
+// which case net/http writes the whole response at once (headers,
+// priming event, answer: one write, with a Content-Length when it is
+// small). A long call still gets its priming event, and every progress
+// notification, within sseFlushDelay; the GET stream its opening comment.
 type retryWriter struct {
 	http.ResponseWriter
-	started bool // the status is written
-	pending bool // an event stream whose retry field is still to write
+	flushes *flushQueue
+
+	mu       sync.Mutex // go-sdk's writes vs. the queue's flush
+	started  bool       // the status is written
+	pending  bool       // an event stream whose retry field is still to write
+	owed     bool       // a flush is owed: rw is in the queue
+	finished bool       // the handler returned: the writer is net/http's again
 }
 
+// sseFlushDelay bounds how long an event go-sdk flushed may wait in the
+// response's buffer for the next one or the handler's return.
+const sseFlushDelay = 5 * time.Millisecond
+
+var retryField = []byte("retry: " + strconv.Itoa(sseRetryMillis) + "\n")
+
 func (rw *retryWriter) WriteHeader(code int) {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	rw.writeHeader(code)
+}
+
+// writeHeader is WriteHeader with rw.mu held.
+func (rw *retryWriter) writeHeader(code int) {
 	if !rw.started {
 		rw.started = true
 		rw.pending = code == http.StatusOK && strings.HasPrefix(rw.Header().Get("Content-Type"), "text/event-stream")
@@ -303,20 +334,95 @@ func (rw *retryWriter) WriteHeader(code int) {
 }
 
 func (rw *retryWriter) Write(p []byte) (int, error) {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
 	if !rw.started {
-		rw.WriteHeader(http.StatusOK)
+		rw.writeHeader(http.StatusOK)
 	}
 	if rw.pending {
 		rw.pending = false
-		if _, err := rw.ResponseWriter.Write([]byte("retry: " + strconv.Itoa(sseRetryMillis) + "\n")); err != nil {
+		if _, err := rw.ResponseWriter.Write(retryField); err != nil {
 			return 0, err
 		}
 	}
 	return rw.ResponseWriter.Write(p)
 }
 
-// Flush is http.Flusher, which go-sdk's event streams need.
-func (rw *retryWriter) Flush() { _ = http.NewResponseController(rw.ResponseWriter).Flush() }
+// Flush is http.Flusher, which go-sdk's event streams need: it owes a
+// flush, made within sseFlushDelay unless the handler returns first.
+func (rw *retryWriter) Flush() {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if rw.owed || rw.finished {
+		return
+	}
+	rw.owed = true
+	rw.flushes.add(rw)
+}
+
+// flushOwed makes the owed flush (the queue's timer).
+func (rw *retryWriter) flushOwed() {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if rw.owed && !rw.finished {
+		_ = http.NewResponseController(rw.ResponseWriter).Flush()
+	}
+	rw.owed = false
+}
+
+// finish is called when the handler returned: no flush is made after it
+// (net/http writes what is buffered).
+func (rw *retryWriter) finish() {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	rw.finished = true
+}
+
+// flushQueue makes the flushes owed by the session lane's writers, each
+// within sseFlushDelay: one timer for all of them (a timer per response
+// costs about as much as the flush it saves), armed only while the queue
+// is not empty.
+type flushQueue struct {
+	mu    sync.Mutex
+	owed  []*retryWriter
+	spare []*retryWriter // the previous batch's array
+	armed bool
+	timer *time.Timer
+}
+
+// add queues rw's flush. rw.mu held.
+func (q *flushQueue) add(rw *retryWriter) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.owed = append(q.owed, rw)
+	if q.armed {
+		return
+	}
+	q.armed = true
+	if q.timer == nil {
+		q.timer = time.AfterFunc(sseFlushDelay, q.run)
+	} else {
+		q.timer.Reset(sseFlushDelay)
+	}
+}
+
+// run makes the queued flushes (the timer's function).
+func (q *flushQueue) run() {
+	q.mu.Lock()
+	batch := q.owed
+	q.owed, q.spare = q.spare[:0], nil
+	q.armed = false
+	q.mu.Unlock()
+	for i, rw := range batch {
+		rw.flushOwed()
+		batch[i] = nil
+	}
+	q.mu.Lock()
+	if q.spare == nil {
+		q.spare = batch[:0]
+	}
+	q.mu.Unlock()
+}
 
 // Unwrap lets http.ResponseController reach the connection.
 func (rw *retryWriter) Unwrap() http.ResponseWriter { return rw.ResponseWriter }

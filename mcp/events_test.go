@@ -339,3 +339,60 @@ func rssBytes(t *testing.T) int {
 	t.Fatal("no VmRSS in /proc/self/status")
 	return 0
 }
+
+// TestSSEFlushCoalesced: go-sdk flushes after the priming event and after
+// the answer; the session lane's writer owes those flushes, so a short
+// call's whole response (headers, priming event, answer) leaves in one
+// write, with a Content-Length, and a long call still gets its priming
+// event while it runs: cancelled after that event arrived, it sends no
+// answer (were the priming event held until the handler returned, it
+// would come with the answer).
+func TestSSEFlushCoalesced(t *testing.T) {
+	e := newEnv(t)
+	slowTree(t, e)
+	url := e.serveHTTP(t)
+	_, h, _ := rpcPost(t, url, strings.Replace(initBody, "2025-06-18", "2025-11-25", 1))
+	session := []string{sessionHeader, h.Get(sessionHeader), protocolVersionHeader, "2025-11-25"}
+	if status, _, _ := rpcPost(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, session...); status != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %d", status)
+	}
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stat_file","arguments":{"workdir":"wd","path":"sub/a.txt"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(session); i += 2 {
+		req.Header.Set(session[i], session[i+1])
+	}
+	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	length, chunked := resp.ContentLength, slices.Contains(resp.TransferEncoding, "chunked")
+	if evs := drain(t, readSSE(resp)); len(evs) != 2 || evs[0].data != "" || evs[0].retry == "" {
+		t.Fatalf("stat_file: events %+v (want the priming event with retry, and the answer)", evs)
+	}
+	if length <= 0 || chunked {
+		t.Errorf("stat_file's response: Content-Length %d, chunked %v; want one write with a length", length, chunked)
+	}
+
+	// A long call without progress: its priming event comes first, alone.
+	status, ch := sseRequest(t, url, strings.Replace(slowSearch(9, false), `"progressToken":"tok-9"`, "", 1), session...)
+	if status != http.StatusOK {
+		t.Fatalf("search: %d", status)
+	}
+	prime, ok := <-ch
+	if !ok || prime.id == "" || prime.data != "" {
+		t.Fatalf("search's first event %+v (stream open %v), want the priming event", prime, ok)
+	}
+	if status, _, _ := rpcPost(t, url, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"test"}}`, session...); status != http.StatusAccepted {
+		t.Fatalf("notifications/cancelled: %d", status)
+	}
+	for _, ev := range drain(t, ch) {
+		if strings.Contains(ev.data, `"id":9`) {
+			t.Errorf("the search's answer came with or after its priming event, not before its end: %+v", ev)
+		}
+	}
+}

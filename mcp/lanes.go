@@ -35,6 +35,7 @@ const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 type lanes struct {
 	stateful, stateless http.Handler
 	calls               *calls
+	flushes             flushQueue // the session lane's owed flushes (events.go)
 }
 
 func (l *lanes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -50,7 +51,9 @@ func (l *lanes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The session lane's event streams are resumable: they say when to
 	// reconnect (events.go).
-	l.stateful.ServeHTTP(&retryWriter{ResponseWriter: w}, r)
+	rw := &retryWriter{ResponseWriter: w, flushes: &l.flushes}
+	defer rw.finish()
+	l.stateful.ServeHTTP(rw, r)
 }
 
 // acceptNotification lets a POST of notifications or responses through
