@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"container/list"
 	"context"
 	"fmt"
 	"iter"
@@ -67,13 +66,13 @@ type eventStore struct {
 	mu       sync.Mutex
 	bytes    int
 	sessions map[string]*evSession
-	lru      list.List // *evStream, least recently used first
+	lru      evList // all streams, least recently used first
 }
 
 type evSession struct {
 	id      string
 	streams map[string]*evStream
-	lru     list.List // the session's *evStream, least recently used first
+	lru     evList // the session's streams, least recently used first
 	bytes   int
 }
 
@@ -82,15 +81,20 @@ type evStream struct {
 	id    string
 	first int      // the stream index of data[0]
 	data  [][]byte // events from first on
-	bytes int      // charged: streamCost plus every event's
+	// inline holds a POST stream's usual events (the priming event and
+	// the answer) without an allocation.
+	inline [2][]byte
+	bytes  int // charged: streamCost plus every event's
 	// lost: the entry was made by an Append after the stream's first
 	// entry was dropped, so which index an event has is unknown.
-	lost          bool
-	global, local *list.Element
+	lost bool
+	// links are the stream's places in the store's (evGlobal) and its
+	// session's (evLocal) lru lists.
+	links [2]evLink
 }
 
 func newEventStore(max, perSession, maxStreams int) *eventStore {
-	return &eventStore{max: max, perSession: perSession, maxStreams: maxStreams, sessions: map[string]*evSession{}}
+	return &eventStore{max: max, perSession: perSession, maxStreams: maxStreams, sessions: map[string]*evSession{}, lru: evList{k: evGlobal}}
 }
 
 var _ sdk.EventStore = (*eventStore)(nil)
@@ -100,22 +104,23 @@ var _ sdk.EventStore = (*eventStore)(nil)
 func (s *eventStore) stream(sessionID, streamID string, open bool) *evStream {
 	sess := s.sessions[sessionID]
 	if sess == nil {
-		sess = &evSession{id: sessionID, streams: map[string]*evStream{}, bytes: sessionCost + len(sessionID)}
+		sess = &evSession{id: sessionID, streams: map[string]*evStream{}, lru: evList{k: evLocal}, bytes: sessionCost + len(sessionID)}
 		s.sessions[sessionID] = sess
 		s.bytes += sess.bytes
 	}
 	st := sess.streams[streamID]
 	if st == nil {
 		st = &evStream{sess: sess, id: streamID, lost: !open, bytes: streamCost + len(streamID)}
+		st.data = st.inline[:0]
 		sess.streams[streamID] = st
-		st.global = s.lru.PushBack(st)
-		st.local = sess.lru.PushBack(st)
+		s.lru.pushBack(st)
+		sess.lru.pushBack(st)
 		sess.bytes += st.bytes
 		s.bytes += st.bytes
 		return st
 	}
-	s.lru.MoveToBack(st.global)
-	sess.lru.MoveToBack(st.local)
+	s.lru.moveToBack(st)
+	sess.lru.moveToBack(st)
 	return st
 }
 
@@ -182,7 +187,7 @@ func (s *eventStore) SessionClosed(_ context.Context, sessionID string) error {
 	defer s.mu.Unlock()
 	if sess := s.sessions[sessionID]; sess != nil {
 		for _, st := range sess.streams {
-			s.lru.Remove(st.global)
+			s.lru.remove(st)
 		}
 		s.bytes -= sess.bytes
 		delete(s.sessions, sessionID)
@@ -237,8 +242,8 @@ func (s *eventStore) dropFront(st *evStream, n int) {
 // s.mu held.
 func (s *eventStore) evict(st *evStream) {
 	sess := st.sess
-	s.lru.Remove(st.global)
-	sess.lru.Remove(st.local)
+	s.lru.remove(st)
+	sess.lru.remove(st)
 	delete(sess.streams, st.id)
 	sess.bytes -= st.bytes
 	s.bytes -= st.bytes
@@ -253,9 +258,9 @@ func (s *eventStore) evict(st *evStream) {
 // s.mu held.
 func (s *eventStore) shrink(cur *evStream) {
 	sess := cur.sess
-	oldest := func(l *list.List) *evStream {
-		for e := l.Front(); e != nil; e = e.Next() {
-			if st := e.Value.(*evStream); st != cur {
+	oldest := func(l *evList) *evStream {
+		for st := l.head; st != nil; st = st.links[l.k].next {
+			if st != cur {
 				return st
 			}
 		}
@@ -281,6 +286,60 @@ func (s *eventStore) shrink(cur *evStream) {
 		} else {
 			break
 		}
+	}
+}
+
+// evList is an intrusive doubly linked list of streams (no allocation
+// per entry, unlike container/list): k says which of a stream's links it
+// uses.
+type evList struct {
+	head, tail *evStream
+	n, k       int
+}
+
+// evLink is a stream's place in one evList.
+type evLink struct{ prev, next *evStream }
+
+// Which of a stream's links a list uses.
+const (
+	evGlobal = iota
+	evLocal
+)
+
+func (l *evList) len() int { return l.n }
+
+func (l *evList) pushBack(st *evStream) {
+	ln := &st.links[l.k]
+	ln.prev, ln.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.links[l.k].next = st
+	} else {
+		l.head = st
+	}
+	l.tail = st
+	l.n++
+}
+
+func (l *evList) remove(st *evStream) {
+	ln := &st.links[l.k]
+	if ln.prev != nil {
+		ln.prev.links[l.k].next = ln.next
+	} else {
+		l.head = ln.next
+	}
+	if ln.next != nil {
+		ln.next.links[l.k].prev = ln.prev
+	} else {
+		l.tail = ln.prev
+	}
+	ln.prev, ln.next = nil, nil
+	l.n--
+}
+
+func (l *evList) moveToBack(st *evStream) {
+	if l.tail != st {
+		l.remove(st)
+		l.pushBack(st)
 	}
 }
 
@@ -379,44 +438,65 @@ func (rw *retryWriter) finish() {
 }
 
 // flushQueue makes the flushes owed by the session lane's writers, each
-// within sseFlushDelay: one timer for all of them (a timer per response
-// costs about as much as the flush it saves), armed only while the queue
-// is not empty.
+// sseFlushDelay after it was owed unless its handler returned first: one
+// timer for all of them (a timer per response costs about as much as the
+// flush it saves), armed only while the queue is not empty.
 type flushQueue struct {
 	mu    sync.Mutex
-	owed  []*retryWriter
-	spare []*retryWriter // the previous batch's array
+	owed  []owedFlush // oldest first
+	spare []owedFlush // the previous batch's array
 	armed bool
 	timer *time.Timer
 }
 
+type owedFlush struct {
+	rw *retryWriter
+	at time.Time // when it was owed
+}
+
 // add queues rw's flush. rw.mu held.
 func (q *flushQueue) add(rw *retryWriter) {
+	now := time.Now()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.owed = append(q.owed, rw)
-	if q.armed {
-		return
-	}
-	q.armed = true
-	if q.timer == nil {
-		q.timer = time.AfterFunc(sseFlushDelay, q.run)
-	} else {
-		q.timer.Reset(sseFlushDelay)
+	q.owed = append(q.owed, owedFlush{rw, now})
+	if !q.armed {
+		q.arm(sseFlushDelay)
 	}
 }
 
-// run makes the queued flushes (the timer's function).
+// arm sets the timer. q.mu held.
+func (q *flushQueue) arm(d time.Duration) {
+	q.armed = true
+	if q.timer == nil {
+		q.timer = time.AfterFunc(d, q.run)
+	} else {
+		q.timer.Reset(d)
+	}
+}
+
+// run makes the flushes owed sseFlushDelay ago or earlier and drops those
+// of writers whose handler returned (the timer's function).
 func (q *flushQueue) run() {
+	now := time.Now()
 	q.mu.Lock()
 	batch := q.owed
-	q.owed, q.spare = q.spare[:0], nil
-	q.armed = false
-	q.mu.Unlock()
-	for i, rw := range batch {
-		rw.flushOwed()
-		batch[i] = nil
+	n := 0
+	for n < len(batch) && now.Sub(batch[n].at) >= sseFlushDelay {
+		n++
 	}
+	// The rest waits in a fresh array: add may append while run flushes.
+	q.owed = append(q.spare[:0], batch[n:]...)
+	q.spare = nil
+	q.armed = false
+	if len(q.owed) > 0 {
+		q.arm(sseFlushDelay - now.Sub(q.owed[0].at))
+	}
+	q.mu.Unlock()
+	for i := range batch[:n] {
+		batch[i].rw.flushOwed()
+	}
+	clear(batch)
 	q.mu.Lock()
 	if q.spare == nil {
 		q.spare = batch[:0]

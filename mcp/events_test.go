@@ -248,8 +248,8 @@ func TestEventStoreReplay(t *testing.T) {
 	purged("A", "s4", 0)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.bytes != 0 || len(s.sessions) != 0 || s.lru.Len() != 0 {
-		t.Errorf("after SessionClosed: %d bytes, %d sessions, %d streams", s.bytes, len(s.sessions), s.lru.Len())
+	if s.bytes != 0 || len(s.sessions) != 0 || s.lru.len() != 0 {
+		t.Errorf("after SessionClosed: %d bytes, %d sessions, %d streams", s.bytes, len(s.sessions), s.lru.len())
 	}
 }
 
