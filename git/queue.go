@@ -74,10 +74,22 @@ type ConflictHunk struct {
 
 // ConflictArtifact names the conflict bundle kept in the ledger's
 // directory: every conflicted file's merged text with markers.
+// The bundle is bounded (maxConflictBundleFiles files' texts,
+// maxConflictBundleBytes in all; past them files are named without their
+// text and Truncated is set), and only the newest maxConflictArtifacts
+// bundles are kept.
 type ConflictArtifact struct {
-	SHA256 string `json:"sha256"`
-	Bytes  int    `json:"bytes"`
+	SHA256    string `json:"sha256"`
+	Bytes     int    `json:"bytes"`
+	Truncated bool   `json:"truncated,omitempty"`
 }
+
+// Bounds of the conflict bundles (variables so tests can lower them).
+var (
+	maxConflictBundleBytes = 32 << 20
+	maxConflictBundleFiles = 256
+	maxConflictArtifacts   = 32
+)
 
 // MergeResult is the answer of Submit. On BASE_MOVED and MERGE_CONFLICT it
 // comes with the error (the branch did not move).
@@ -506,6 +518,7 @@ func (r *Repo) replay(ctx context.Context, branch string, head plumbing.Hash, ch
 	}
 	conf := &MergeResult{Status: StatusConflict}
 	var bundle bytes.Buffer
+	bundleFiles, bundleTruncated := 0, false
 	addHunk := func(h ConflictHunk) {
 		if len(conf.Hunks) >= maxConflictHunks {
 			conf.HunksOmitted++
@@ -589,6 +602,12 @@ func (r *Repo) replay(ctx context.Context, branch string, head plumbing.Hash, ch
 			for _, h := range text.Conflicts {
 				addHunk(ConflictHunk{File: c.path, Line: h.Line + 1, Base: string(h.Base), Ours: string(h.Ours), Theirs: string(h.Theirs)})
 			}
+			if bundleFiles >= maxConflictBundleFiles || bundle.Len()+len(text.Merged) > maxConflictBundleBytes {
+				bundleTruncated = true
+				fmt.Fprintf(&bundle, "--- %q (text omitted: bundle limit)\n", c.path)
+				continue
+			}
+			bundleFiles++
 			fmt.Fprintf(&bundle, "--- %q\n", c.path)
 			bundle.Write(text.Merged)
 			continue
@@ -606,7 +625,7 @@ func (r *Repo) replay(ctx context.Context, branch string, head plumbing.Hash, ch
 	}
 	if len(conf.Files) > 0 {
 		sum := sha256.Sum256(bundle.Bytes())
-		conf.Artifact = &ConflictArtifact{SHA256: hex.EncodeToString(sum[:]), Bytes: bundle.Len()}
+		conf.Artifact = &ConflictArtifact{SHA256: hex.EncodeToString(sum[:]), Bytes: bundle.Len(), Truncated: bundleTruncated}
 		name := ".git/serverfs/queue/conflicts/" + conf.Artifact.SHA256
 		if err := r.ctl.MkdirAll(path.Dir(name), 0o755); err != nil {
 			return plumbing.ZeroHash, nil, err
@@ -616,6 +635,7 @@ func (r *Repo) replay(ctx context.Context, branch string, head plumbing.Hash, ch
 			f.Sync()
 			f.Close()
 		}
+		r.pruneConflicts(path.Dir(name))
 		return plumbing.ZeroHash, conf, nil
 	}
 	entries := make(map[string]*indexEntry, len(merged))
@@ -778,6 +798,21 @@ func (r *Repo) updateBranch(branch string, old, next plumbing.Hash, headOnIt boo
 		}
 	}
 	return nil
+}
+
+// pruneConflicts keeps the newest maxConflictArtifacts bundles in dir
+// (by modification time), removing the others; best effort.
+func (r *Repo) pruneConflicts(dir string) {
+	ents, _, err := r.ctl.ReadDir(dir, 4*maxConflictArtifacts+1024)
+	if err != nil || len(ents) <= maxConflictArtifacts {
+		return
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Stat.Mtime.After(ents[j].Stat.Mtime) })
+	for _, e := range ents[maxConflictArtifacts:] {
+		if e.Stat.Mode&0o170000 == 0o100000 {
+			r.ctl.Remove(dir + "/" + e.Name)
+		}
+	}
 }
 
 // checkoutFollow brings a clean work tree and index from old to next
