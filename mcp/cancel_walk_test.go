@@ -19,12 +19,12 @@ import (
 // like the searches of cancel_test.go. A big tree takes minutes to create
 // on this machine's disk (200,000 empty files: a minute at load 12), so
 // the tree is small and each entry is made expensive instead: the
-// repository's .gitignore ends with 30 patterns of the form
-// *a*b*a*b*...*z (a regular expression that keeps a hundred states alive
-// across a name of "abab...") after the one that ignores the tree's 8,000
-// files, so deciding each file runs them all: about 1 ms per file without
-// -race, 10 s for a tree listing with skip_ignored or inspect_repo's
-// status on this machine (the search timeout, 15 s, under -race). Both
+// repository's .gitignore ends with 3,000 patterns of the form
+// *a*b*a*b*...*z (each a wildcard match that must try every star against
+// a name of "abab...") after the one that ignores the tree's 8,000 files,
+// so deciding each file runs them all: a few ms per file, longer than the
+// search timeout (15 s) for a tree listing with skip_ignored or
+// inspect_repo's status. Both
 // check their context on every entry; an entry costs little enough that
 // even under -race on two busy cores the next check comes soon.
 
@@ -38,7 +38,7 @@ func heavyIgnoreTree(t *testing.T, e *testEnv) {
 	}
 	var ig strings.Builder
 	ig.WriteString("*.tmp\n") // the last pattern a file is decided by
-	for i := range 30 {
+	for i := range 3000 {
 		fmt.Fprintf(&ig, "*%sz%d\n", strings.Repeat("a*b*", 60), i)
 	}
 	writeFile(t, filepath.Join(e.root, ".gitignore"), []byte(ig.String()))
