@@ -126,19 +126,11 @@ func (r *Repo) blame(ctx context.Context, rev, file string, start, end int, clam
 		return nil, argError("blame needs the path of one file")
 	}
 	p := ps[0]
-	h, closeHistory, err := r.newHistory()
+	h, _, c, closeHistory, err := r.historyAt(rev)
 	if err != nil {
 		return nil, err
 	}
 	defer closeHistory()
-	id, err := h.resolveRev(rev)
-	if err != nil {
-		return nil, err
-	}
-	c, err := h.commit(id)
-	if err != nil {
-		return nil, err
-	}
 	top, err := h.originAt(c, p)
 	if err != nil {
 		return nil, err

@@ -65,19 +65,11 @@ func (r *Repo) Checkout(ctx context.Context, rev string, dirfd int, lim Checkout
 	// Blobs are read through the repository's own storage, whose large
 	// objects are lazy and streamed; trees through the history reader.
 	blobs := r.storage
-	h, done, err := r.newHistory()
+	h, id, c, done, err := r.historyAt(rev)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	id, err := h.resolveRev(rev)
-	if err != nil {
-		return nil, err
-	}
-	c, err := h.commit(id)
-	if err != nil {
-		return nil, err
-	}
 	res := &CheckoutResult{Commit: id.String(), Tree: c.TreeHash.String(), Branch: r.checkoutBranch(rev)}
 	co := &checkout{r: r, h: h, ctx: ctx, blobs: blobs, lim: lim, res: res, buf: make([]byte, 64<<10)}
 	if err := co.tree(c.TreeHash, dirfd, "", 0); err != nil {

@@ -181,6 +181,23 @@ func (h *history) missing(what string, id plumbing.Hash, err error) error {
 	return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: h.alias, Msg: fmt.Sprintf("has a %s %s that cannot be read", what, id), Err: err}
 }
 
+// historyAt opens the history reader and reads the commit rev names; on
+// success the caller closes the reader with done.
+func (r *Repo) historyAt(rev string) (h *history, id plumbing.Hash, c *object.Commit, done func(), err error) {
+	h, done, err = r.newHistory()
+	if err != nil {
+		return nil, id, nil, nil, err
+	}
+	if id, err = h.resolveRev(rev); err == nil {
+		c, err = h.commit(id)
+	}
+	if err != nil {
+		done()
+		return nil, id, nil, nil, err
+	}
+	return h, id, c, done, nil
+}
+
 // commit reads a commit (cached for the request). Only its fields are
 // for use (a commit read from the packs has no storer).
 func (h *history) commit(id plumbing.Hash) (*object.Commit, error) {

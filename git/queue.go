@@ -742,62 +742,21 @@ func (r *Repo) advance(ctx context.Context, branch string, old, next plumbing.Ha
 	return "updated", nil
 }
 
-// updateBranch is updateRef for a named branch: create-exclusive
-// refs/heads/<branch>.lock, check the branch is still old (loose or
-// packed), write, fsync, rename, reflog (and HEAD's when it is on it).
+// updateBranch moves a named branch from old to next (moveRef: under
+// refs/heads/<branch>.lock, only if the branch, loose or packed, is still
+// old), with reflog entries for it and for HEAD when HEAD is on it.
 func (r *Repo) updateBranch(branch string, old, next plumbing.Hash, headOnIt bool, who object.Signature, msg string) error {
-	alias := r.w.Alias()
-	ref := "refs/heads/" + branch
-	file := ".git/" + ref
-	if err := r.ctl.MkdirAll(path.Dir(file), 0o755); err != nil {
-		return err
-	}
-	lock, err := r.ctl.CreateExclusive(file+".lock", 0o644)
-	if sfs.CodeOf(err) == sfs.CodePathExists {
-		return repoErr(sfs.CodeRepoLocked, alias, fmt.Sprintf("is locked by another git process (%s.lock exists); try again", ref))
-	}
-	if err != nil {
-		return err
-	}
-	done := false
-	defer func() {
-		lock.Close()
-		if !done {
-			r.ctl.Remove(file + ".lock")
-		}
-	}()
-	now, err := r.branchHead(branch)
-	if err != nil {
-		return err
-	}
-	if now != old {
-		return repoErr(sfs.CodeRepoLocked, alias, fmt.Sprintf("branch %s moved while the merge was being made (another git process?); the merge was not applied", branch))
-	}
-	if _, err := lock.Write([]byte(next.String() + "\n")); err != nil {
-		return err
-	}
-	if err := lock.Sync(); err != nil {
-		return err
-	}
-	if err := lock.Close(); err != nil {
-		return err
-	}
-	if err := r.ctl.Rename(file+".lock", file); err != nil {
-		return err
-	}
-	done = true
-	r.ctl.SyncDir(path.Dir(file))
-	line := fmt.Sprintf("%s %s %s <%s> %d %s\t%s\n", old, next, who.Name, who.Email, who.When.Unix(), who.When.Format("-0700"), strings.ReplaceAll(msg, "\n", " "))
-	logs := []string{".git/logs/" + ref}
-	if headOnIt {
-		logs = append(logs, ".git/logs/HEAD")
-	}
-	for _, l := range logs {
-		if err := r.appendReflog(l, line); err != nil {
+	unchanged := func() error {
+		now, err := r.branchHead(branch)
+		if err != nil {
 			return err
 		}
+		if now != old {
+			return repoErr(sfs.CodeRepoLocked, r.w.Alias(), fmt.Sprintf("branch %s moved while the merge was being made (another git process?); the merge was not applied", branch))
+		}
+		return nil
 	}
-	return nil
+	return r.moveRef("refs/heads/"+branch, next, unchanged, headOnIt, reflogLine(old, next, who, msg))
 }
 
 // pruneConflicts keeps the newest maxConflictArtifacts bundles in dir

@@ -12,10 +12,7 @@ import (
 )
 
 // updateRef moves the branch HEAD is on (or HEAD itself when detached)
-// from h.commit to next the way git does: under "<ref>.lock" (created
-// exclusively; a running git holds it), only if the ref still has the
-// value read before, fsynced, renamed into place, with reflog entries for
-// the ref and HEAD.
+// from h.commit to next, with reflog entries for the ref and HEAD.
 func (r *Repo) updateRef(h headInfo, next plumbing.Hash, who object.Signature, msg string) error {
 	alias := r.w.Alias()
 	ref := "HEAD"
@@ -25,6 +22,26 @@ func (r *Repo) updateRef(h headInfo, next plumbing.Hash, who object.Signature, m
 			return repoErr(sfs.CodeRepoUnsupported, alias, "HEAD points at a branch name ServerFS does not write")
 		}
 	}
+	unchanged := func() error {
+		now, err := r.head()
+		if err != nil {
+			return err
+		}
+		if now.branch != h.branch || now.commit != h.commit {
+			return repoErr(sfs.CodeRepoLocked, alias, "HEAD moved while the commit was being made (another git process?); nothing was committed")
+		}
+		return nil
+	}
+	return r.moveRef(ref, next, unchanged, ref != "HEAD", reflogLine(h.commit, next, who, msg))
+}
+
+// moveRef writes next into ref the way git does: under "<ref>.lock"
+// (created exclusively; a running git holds it), only if unchanged, run
+// under the lock, finds the ref still at the value read before; fsynced,
+// renamed into place, then line appended to the ref's reflog (and HEAD's
+// when alsoHead).
+func (r *Repo) moveRef(ref string, next plumbing.Hash, unchanged func() error, alsoHead bool, line string) error {
+	alias := r.w.Alias()
 	file := ".git/" + ref
 	if err := r.ctl.MkdirAll(path.Dir(file), 0o755); err != nil {
 		return err
@@ -43,13 +60,8 @@ func (r *Repo) updateRef(h headInfo, next plumbing.Hash, who object.Signature, m
 			r.ctl.Remove(file + ".lock")
 		}
 	}()
-	// Under the lock: has anyone moved the ref since HEAD was read?
-	now, err := r.head()
-	if err != nil {
+	if err := unchanged(); err != nil {
 		return err
-	}
-	if now.branch != h.branch || now.commit != h.commit {
-		return repoErr(sfs.CodeRepoLocked, alias, "HEAD moved while the commit was being made (another git process?); nothing was committed")
 	}
 	if _, err := lock.Write([]byte(next.String() + "\n")); err != nil {
 		return err
@@ -65,9 +77,8 @@ func (r *Repo) updateRef(h headInfo, next plumbing.Hash, who object.Signature, m
 	}
 	done = true
 	r.ctl.SyncDir(path.Dir(file))
-	line := fmt.Sprintf("%s %s %s <%s> %d %s\t%s\n", h.commit, next, who.Name, who.Email, who.When.Unix(), who.When.Format("-0700"), strings.ReplaceAll(msg, "\n", " "))
 	logs := []string{".git/logs/" + ref}
-	if ref != "HEAD" {
+	if alsoHead {
 		logs = append(logs, ".git/logs/HEAD")
 	}
 	for _, l := range logs {
@@ -76,6 +87,11 @@ func (r *Repo) updateRef(h headInfo, next plumbing.Hash, who object.Signature, m
 		}
 	}
 	return nil
+}
+
+// reflogLine is one reflog entry for a move from old to next.
+func reflogLine(old, next plumbing.Hash, who object.Signature, msg string) string {
+	return fmt.Sprintf("%s %s %s <%s> %d %s\t%s\n", old, next, who.Name, who.Email, who.When.Unix(), who.When.Format("-0700"), strings.ReplaceAll(msg, "\n", " "))
 }
 
 // appendReflog appends one entry when git would: core.logAllRefUpdates

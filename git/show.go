@@ -74,19 +74,11 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 	if err != nil {
 		return nil, err
 	}
-	h, done, err := r.newHistory()
+	h, _, c, done, err := r.historyAt(rev)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	id, err := h.resolveRev(rev)
-	if err != nil {
-		return nil, err
-	}
-	c, err := h.commit(id)
-	if err != nil {
-		return nil, err
-	}
 	res := &ShowResult{Commit: h.info(c), Files: []ShowFile{}}
 	var from plumbing.Hash
 	if parents := h.parents(c); len(parents) > 0 {
