@@ -121,10 +121,8 @@ type history struct {
 	// read as a child's parent, then walked); each is dropped whole when
 	// it holds more than its budget, so memory stays bounded whatever
 	// the history's size.
-	commits     map[plumbing.Hash]*object.Commit
-	commitBytes int
-	trees       map[plumbing.Hash]*object.Tree
-	treeEntries int
+	commits objectCache[*object.Commit]
+	trees   objectCache[*object.Tree]
 	// pack reads commits and trees from the packs (nil: go-git reads).
 	pack *packReader
 	// zones are the time zones of the signatures read.
@@ -158,7 +156,7 @@ func (r *Repo) newHistory() (h *history, done func(), err error) {
 			done()
 		}
 	}()
-	h = &history{r: r, alias: r.w.Alias(), commits: map[plumbing.Hash]*object.Commit{}, trees: map[plumbing.Hash]*object.Tree{}, pack: pack}
+	h = &history{r: r, alias: r.w.Alias(), commits: newObjectCache[*object.Commit](maxCachedCommitBytes), trees: newObjectCache[*object.Tree](maxCachedTreeEntries), pack: pack}
 	b, err := r.readControl(".git/shallow")
 	if err != nil {
 		return nil, nil, err
@@ -181,6 +179,27 @@ func (h *history) missing(what string, id plumbing.Hash, err error) error {
 	return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: h.alias, Msg: fmt.Sprintf("has a %s %s that cannot be read", what, id), Err: err}
 }
 
+// objectCache keeps the objects one request decoded, dropped whole when
+// the cost they hold passes max, so memory stays bounded whatever the
+// history's size.
+type objectCache[V any] struct {
+	m         map[plumbing.Hash]V
+	cost, max int
+}
+
+func newObjectCache[V any](max int) objectCache[V] {
+	return objectCache[V]{m: map[plumbing.Hash]V{}, max: max}
+}
+
+// put keeps v for id at the given cost.
+func (c *objectCache[V]) put(id plumbing.Hash, v V, cost int) {
+	if c.cost += cost; c.cost > c.max {
+		clear(c.m)
+		c.cost = cost
+	}
+	c.m[id] = v
+}
+
 // historyAt opens the history reader and reads the commit rev names; on
 // success the caller closes the reader with done.
 func (r *Repo) historyAt(rev string) (h *history, id plumbing.Hash, c *object.Commit, done func(), err error) {
@@ -201,18 +220,14 @@ func (r *Repo) historyAt(rev string) (h *history, id plumbing.Hash, c *object.Co
 // commit reads a commit (cached for the request). Only its fields are
 // for use (a commit read from the packs has no storer).
 func (h *history) commit(id plumbing.Hash) (*object.Commit, error) {
-	if c, ok := h.commits[id]; ok {
+	if c, ok := h.commits.m[id]; ok {
 		return c, nil
 	}
 	c, err := h.getCommit(id)
 	if err != nil {
 		return nil, h.missing("commit", id, err)
 	}
-	if h.commitBytes += len(c.Message) + 256; h.commitBytes > maxCachedCommitBytes {
-		clear(h.commits)
-		h.commitBytes = len(c.Message) + 256
-	}
-	h.commits[id] = c
+	h.commits.put(id, c, len(c.Message)+256)
 	return c, nil
 }
 
@@ -443,18 +458,14 @@ func (h *history) tree(id plumbing.Hash) (*object.Tree, error) {
 	if id.IsZero() || id == emptyTree {
 		return &object.Tree{}, nil
 	}
-	if t, ok := h.trees[id]; ok {
+	if t, ok := h.trees.m[id]; ok {
 		return t, nil
 	}
 	t, err := h.getTree(id)
 	if err != nil {
 		return nil, h.missing("tree", id, err)
 	}
-	if h.treeEntries += len(t.Entries) + 1; h.treeEntries > maxCachedTreeEntries {
-		clear(h.trees)
-		h.treeEntries = len(t.Entries) + 1
-	}
-	h.trees[id] = t
+	h.trees.put(id, t, len(t.Entries)+1)
 	return t, nil
 }
 

@@ -71,8 +71,8 @@ func TestDiffRawMatchesDecoded(t *testing.T) {
 	names := []string{"a", "a.b", "a-", "ab", "b", "a0", "é", "z"}
 	modes := []string{"100644", "100755", "120000", "160000", "100664"}
 	raw := &packReader{byID: map[plumbing.Hash]*packObject{}}
-	decoded := &history{trees: map[plumbing.Hash]*object.Tree{}}
-	withRaw := &history{trees: map[plumbing.Hash]*object.Tree{}, pack: raw}
+	decoded := &history{trees: newObjectCache[*object.Tree](maxCachedTreeEntries)}
+	withRaw := &history{trees: newObjectCache[*object.Tree](maxCachedTreeEntries), pack: raw}
 	n := 0
 	var mk func(depth int) plumbing.Hash
 	mk = func(depth int) plumbing.Hash {
@@ -105,7 +105,7 @@ func TestDiffRawMatchesDecoded(t *testing.T) {
 		var id plumbing.Hash
 		id[0], id[1], id[2] = 0xee, byte(n), byte(n>>8)
 		raw.byID[id] = &packObject{typ: plumbing.TreeObject, data: []byte(b.String())}
-		decoded.trees[id] = quickTree(id, []byte(b.String()))
+		decoded.trees.m[id] = quickTree(id, []byte(b.String()))
 		return id
 	}
 	for range 400 {
