@@ -109,17 +109,11 @@ func grantKeys(gp *GrantPolicy) map[string]ed25519.PublicKey {
 // GrantResult is what a granted command reports: the action runner's
 // result, the grant and how many of its uses are spent.
 type GrantResult struct {
-	GrantID         string   `json:"grant_id"`
-	Argv            []string `json:"argv"`
-	Uses            int      `json:"uses"`
-	MaxUses         int      `json:"max_uses"`
-	ExitCode        int      `json:"exit_code"`
-	Stdout          string   `json:"stdout"`
-	Stderr          string   `json:"stderr"`
-	StdoutTruncated bool     `json:"stdout_truncated"`
-	StderrTruncated bool     `json:"stderr_truncated"`
-	DurationMs      int64    `json:"duration_ms"`
-	Sandbox         string   `json:"sandbox"`
+	GrantID string   `json:"grant_id"`
+	Argv    []string `json:"argv"`
+	Uses    int      `json:"uses"`
+	MaxUses int      `json:"max_uses"`
+	ProcessResult
 }
 
 // grantParams are grants.run's parameters.
@@ -322,9 +316,7 @@ func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Tim
 	if err == nil {
 		entry.Outcome = "ran"
 	}
-	return &GrantResult{GrantID: g.GrantID, Argv: g.Argv, Uses: uses, MaxUses: g.MaxUses,
-		ExitCode: ar.ExitCode, Stdout: ar.Stdout, Stderr: ar.Stderr, StdoutTruncated: ar.StdoutTruncated,
-		StderrTruncated: ar.StderrTruncated, DurationMs: ar.DurationMs, Sandbox: ar.Sandbox}, err
+	return &GrantResult{GrantID: g.GrantID, Argv: g.Argv, Uses: uses, MaxUses: g.MaxUses, ProcessResult: ar.ProcessResult}, err
 }
 
 // grantBeforeStart, when set (tests only), runs after the use is

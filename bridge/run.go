@@ -586,7 +586,7 @@ func runCommand(ctx context.Context, w *sfs.Workdir, wp WorkdirPolicy, c command
 	}
 	sc := newScrubber(wp.Root, alias).withBridgePaths(lim.BridgePaths)
 	sc.add(home, scrubActionHome)
-	res := &ActionResult{ExitCode: pr.exitCode, DurationMs: pr.duration.Milliseconds(), Sandbox: level}
+	res := &ActionResult{ProcessResult: ProcessResult{ExitCode: pr.exitCode, DurationMs: pr.duration.Milliseconds(), Sandbox: level}}
 	res.Stdout, res.StdoutTruncated = sc.tail(pr.stdout, pr.stdoutTruncated, tail)
 	res.Stderr, res.StderrTruncated = sc.tail(pr.stderr, pr.stderrTruncated, tail)
 	last := res.Stderr

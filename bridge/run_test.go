@@ -521,7 +521,7 @@ func TestRunNonZeroExitIsAResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ActionResult{Action: "fail", ExitCode: 3, Stdout: "out\n", Stderr: "err\nw:\n", Sandbox: SandboxLevel()}
+	want := ActionResult{Action: "fail", ProcessResult: ProcessResult{ExitCode: 3, Stdout: "out\n", Stderr: "err\nw:\n", Sandbox: SandboxLevel()}}
 	res.DurationMs = 0
 	if *res != want {
 		t.Errorf("result %+v, want %+v", *res, want)

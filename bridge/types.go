@@ -179,7 +179,13 @@ type RunLimits struct {
 // HOME and TMPDIR by "$HOME", the bridge's own directories by "<bridge>",
 // the operator's home by "~".
 type ActionResult struct {
-	Action          string `json:"action"`
+	Action string `json:"action"`
+	ProcessResult
+}
+
+// ProcessResult is what a process the bridge ran left: its exit code, the
+// (scrubbed) tails of its output, how long it ran and under which sandbox.
+type ProcessResult struct {
 	ExitCode        int    `json:"exit_code"`
 	Stdout          string `json:"stdout"`
 	Stderr          string `json:"stderr"`
