@@ -49,18 +49,30 @@ func argError(msg string) error {
 	return &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: msg}
 }
 
+// checkMessage refuses a commit message git would store badly or that
+// costs more than a message should: empty, over MaxMessageBytes, with a NUL
+// byte, or not UTF-8.
+func checkMessage(message string) error {
+	switch {
+	case strings.TrimSpace(message) == "":
+		return argError("message is empty")
+	case len(message) > MaxMessageBytes:
+		return argError(fmt.Sprintf("message is longer than %d bytes", MaxMessageBytes))
+	case strings.IndexByte(message, 0) >= 0:
+		return argError("message contains a NUL byte")
+	case !utf8.ValidString(message):
+		return argError("message is not valid UTF-8")
+	}
+	return nil
+}
+
 // checkCommitArgs validates the message and paths before anything is
 // touched, and returns the paths cleaned and de-duplicated.
 func (r *Repo) checkCommitArgs(paths []string, message string) ([]string, error) {
+	if err := checkMessage(message); err != nil {
+		return nil, err
+	}
 	switch {
-	case strings.TrimSpace(message) == "":
-		return nil, argError("message is empty")
-	case len(message) > MaxMessageBytes:
-		return nil, argError(fmt.Sprintf("message is longer than %d bytes", MaxMessageBytes))
-	case strings.IndexByte(message, 0) >= 0:
-		return nil, argError("message contains a NUL byte")
-	case !utf8.ValidString(message):
-		return nil, argError("message is not valid UTF-8")
 	case len(paths) == 0:
 		return nil, argError("paths is empty: name the files to commit")
 	case len(paths) > MaxCommitPaths:

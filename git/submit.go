@@ -150,8 +150,8 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 	if !plumbing.IsHash(base) {
 		return nil, argError("base must be a full commit id")
 	}
-	if strings.TrimSpace(message) == "" {
-		return nil, argError("message must not be empty")
+	if err := checkMessage(message); err != nil {
+		return nil, err
 	}
 	baseHash := plumbing.NewHash(base)
 	baseFlat, baseTree, err := r.flatTree(ctx, baseHash)

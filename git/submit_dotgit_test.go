@@ -118,3 +118,39 @@ func TestSubmitAndFollowRefuseDotGitPaths(t *testing.T) {
 		t.Fatalf("live tree changed: %s", st)
 	}
 }
+
+// CommitWorkspace checks its message as commit_repo_changes does: an empty
+// one, one over MaxMessageBytes (a 1 MiB message would be stored in the
+// live repository whole), one with a NUL byte or not UTF-8 is
+// INVALID_ARGUMENT before any object is written.
+func TestCommitWorkspaceChecksMessage(t *testing.T) {
+	dir, base := queueRepo(t)
+	ws := checkoutTo(t, dir, base)
+	os.WriteFile(filepath.Join(ws, "new.txt"), []byte("new\n"), 0o644)
+	cfg, err := sfs.LoadConfig(nil, []string{"wd=" + dir + ":rw:repo", "ws=" + ws + ":rw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sfs.New(cfg, sfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := Open(f, "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := f.Workdir("ws")
+	before := gitIn(t, dir, "", "count-objects")
+	for _, msg := range []string{" \n", strings.Repeat("m", 1<<20), "a\x00b", "a\xffb"} {
+		if p, err := r.CommitWorkspace(context.Background(), w, base, msg); sfs.CodeOf(err) != sfs.CodeInvalidArgument {
+			t.Errorf("message of %d bytes: CommitWorkspace = %+v, %v; want INVALID_ARGUMENT", len(msg), p, err)
+		}
+	}
+	if after := gitIn(t, dir, "", "count-objects"); after != before {
+		t.Errorf("objects written for refused messages: %s, then %s", before, after)
+	}
+	if _, err := r.CommitWorkspace(context.Background(), w, base, "a message"); err != nil {
+		t.Errorf("a good message: %v", err)
+	}
+}
