@@ -410,6 +410,9 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 				if resume == sfs.ResumePartial {
 					j.after = cursor.Line
 				}
+				if batch == nil {
+					batch = make([]job, 0, batchFiles)
+				}
 				batch = append(batch, j)
 				if len(batch) == batchFiles && !flush() {
 					return sfs.WalkStop
@@ -745,7 +748,8 @@ func (e *Engine) searchFile(ctx context.Context, s *searcher, j job, pl *plan) f
 		if n == 0 {
 			n = 1 << 62
 		}
-		src = io.NewSectionReader(file, 0, n)
+		s.sec = *io.NewSectionReader(file, 0, n) // the worker's, reused: no allocation per file
+		src = &s.sec
 		if j.compressed == "" {
 			return src, nil, func() {}, nil
 		}

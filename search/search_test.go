@@ -612,3 +612,46 @@ func TestLiteralRareByte(t *testing.T) {
 		}
 	}
 }
+
+// TestReusedBufferLeaksNothing: one worker searches file after file with
+// the same read buffer and section reader; a file that is a prefix of the
+// previous one (or of the needle) must never match through the bytes the
+// previous file left in the buffer, whatever the matcher.
+func TestReusedBufferLeaksNothing(t *testing.T) {
+	e := newTenv(t)
+	e.eng.workers = 1
+	long := bytes.Repeat([]byte("filler line\n"), (bufferSize+sniffBytes)/12+100)
+	long = append(long, "last needle here\n"...)
+	e.write(t, "a-long.txt", long)
+	e.write(t, "b-prefix.txt", []byte("last need"))                         // the needle's head, where a-long's is
+	e.write(t, "c-short.txt", []byte("filler line\nfiller"))                // shorter than a-long's first line run
+	e.write(t, "d-long.txt", append(bytes.Repeat([]byte("x"), 9000), '\n')) // past the sniffed prefix
+	e.write(t, "e-tail.txt", []byte("nee"))
+	for _, req := range []Request{
+		{Query: "needle", CaseSensitive: true},
+		{Query: "NEEDLE"},
+		{Query: `needle\b`, Regex: true, CaseSensitive: true},
+		{Query: `l.st ne+dle`, Regex: true},
+		{Query: "needle", CaseSensitive: true, Output: OutputCount},
+		{Query: "needle", CaseSensitive: true, Output: OutputFiles},
+	} {
+		res := e.search(t, req)
+		var got []string
+		for _, m := range res.Matches {
+			got = append(got, fmt.Sprintf("%s:%d:%s", m.Path, m.Line, m.Text))
+		}
+		for _, f := range res.Files {
+			got = append(got, fmt.Sprintf("%s:%d", f.Path, f.Count))
+		}
+		want := fmt.Sprintf("a-long.txt:%d:last needle here", bytes.Count(long, []byte("\n")))
+		switch req.Output {
+		case OutputCount:
+			want = "a-long.txt:1"
+		case OutputFiles:
+			want = "a-long.txt:0"
+		}
+		if strings.Join(got, " ") != want || res.FilesScanned != 5 {
+			t.Errorf("%+v: got %q (scanned %d), want %q in 5 files", req, got, res.FilesScanned, want)
+		}
+	}
+}

@@ -57,6 +57,9 @@ type searcher struct {
 	needLines bool
 	// countOnly: matches are reported without their text (count mode).
 	countOnly bool
+	// sec is the section of the current file that is read, reused from
+	// file to file (set by Engine.searchFile).
+	sec io.SectionReader
 	// ctxBuf is the reader of context passes, reused.
 	ctxBuf *bufio.Reader
 	// sinceYield counts the bytes read since the searcher last yielded
@@ -108,12 +111,14 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 		end := keep + n
 		chunk := buf[:end]
 		start := 0
+		unsniffed := keep // chunk[unsniffed:] is not known to be free of NULs
 		if first && s.midFile {
 			first = false
 		}
 		if first {
 			first = false
-			if bytes.IndexByte(chunk[:min(end, sniffBytes)], 0) >= 0 {
+			unsniffed = min(end, sniffBytes)
+			if bytes.IndexByte(chunk[:unsniffed], 0) >= 0 {
 				return outcomeBinary, nil
 			}
 			if bytes.HasPrefix(chunk, []byte{0xEF, 0xBB, 0xBF}) {
@@ -122,7 +127,9 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 		}
 		// Binary data after the sniffed prefix: stop before searching this
 		// buffer, as ripgrep does, keeping the matches already reported.
-		if bytes.IndexByte(chunk[keep:], 0) >= 0 {
+		// Each byte is looked at once: the sniffed prefix (most files of a
+		// source tree are smaller) is not scanned again.
+		if bytes.IndexByte(chunk[unsniffed:], 0) >= 0 {
 			return outcomeBinaryLate, nil
 		}
 		m := cm.forChunk(chunk)

@@ -15,7 +15,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 
 	sfs "github.com/serverfs/serverfs/fs"
@@ -30,8 +32,22 @@ func main() {
 	limit := flag.Int("limit", 1<<30, "result limit")
 	stats := flag.Bool("stats", false, "print statistics to stderr")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile here")
+	traceFile := flag.String("trace", "", "write an execution trace here")
+	memProfile := flag.String("memprofile", "", "write an allocation profile here")
 	repeat := flag.Int("repeat", 1, "run the search this many times (for profiles)")
 	flag.Parse()
+	if *memProfile != "" {
+		runtime.MemProfileRate = 512
+	}
+	if *traceFile != "" {
+		tf, err := os.Create(*traceFile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		trace.Start(tf)
+		defer trace.Stop()
+	}
 	if *cpuProfile != "" {
 		pf, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -88,8 +104,15 @@ func main() {
 	if *stats {
 		fmt.Fprintf(os.Stderr, "returned=%d truncated=%v reason=%s scanned=%d skipped=%+v\n", res.Returned, res.Truncated, res.TruncatedReason, res.FilesScanned, res.Skipped)
 	}
+	pprof.StopCPUProfile()
+	trace.Stop()
+	if *memProfile != "" {
+		if pf, err := os.Create(*memProfile); err == nil {
+			pprof.Lookup("allocs").WriteTo(pf, 0)
+			pf.Close()
+		}
+	}
 	if res.Returned == 0 {
-		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
