@@ -22,11 +22,15 @@ type chunkMatcher interface {
 
 // newMatcher returns the fastest correct matcher for query.
 //
-//   - case-sensitive: literal with a rare-byte prefilter;
-//   - case-insensitive, ASCII query: foldASCII (two IndexByte cursors on the
-//     rarest letter), falling back to Unicode folding only for buffers that
-//     hold the two non-ASCII letters that fold to ASCII (K KELVIN SIGN and ſ
-//     LONG S);
+//   - case-sensitive: literal with a prefilter on its two rarest bytes
+//     (see pair; where the CPU lacks AVX2, on its rarest byte);
+//   - case-insensitive, ASCII query: foldASCII, the same prefilter on two
+//     bytes in either case (without AVX2: two IndexByte cursors on the
+//     rarest letter). Matches spelled with the two non-ASCII letters that
+//     fold to ASCII (K KELVIN SIGN and ſ LONG S) are verified around each
+//     candidate when the pair can be chosen outside the query's k and s;
+//     otherwise buffers holding those letters are searched with Unicode
+//     folding;
 //   - case-insensitive, non-ASCII query: Unicode simple case folding (the
 //     same folding ripgrep's -i uses) through regexp, slower but correct.
 func newMatcher(query string, caseSensitive bool) chunkMatcher {
@@ -109,6 +113,7 @@ type literal struct {
 	needle  []byte
 	rare    byte
 	rareOff int
+	pair    *pair // with the vector scan: the two rarest bytes together
 }
 
 func newLiteral(needle []byte) *literal {
@@ -121,11 +126,15 @@ func newLiteral(needle []byte) *literal {
 	}
 	m.rareOff = best
 	m.rare = needle[best]
+	m.pair = newPair(needle, false, func(i int) int { return int(byteRank[needle[i]]) })
 	return m
 }
 
 func (m *literal) index(b []byte, from int) int {
 	n := len(m.needle)
+	if m.pair != nil {
+		return m.pair.each(b, from, len(b)-n, func(s int) bool { return bytes.Equal(b[s:s+n], m.needle) })
+	}
 	if n == 1 {
 		if i := bytes.IndexByte(b[from:], m.rare); i >= 0 {
 			return from + i
@@ -154,8 +163,16 @@ type foldASCII struct {
 	lower   []byte // the needle, lower-cased
 	anchor  int    // offset of the rarest byte in the needle
 	lo, up  byte   // the anchor byte in lower and upper case (equal for non-letters)
-	unicode matcher
+	unicode *foldUnicode
 	special [][]byte // non-ASCII letters that fold to a letter of the needle
+	pair    *pair    // with the vector scan: the two cheapest bytes together, either case
+	// pairUnicode: the pair holds neither k nor s and has none between
+	// its bytes, so that every match, K KELVIN SIGN or ſ LONG S included,
+	// holds the pair at its distance: index finds those matches too (they
+	// start up to extra bytes before the ASCII start of their pair), and
+	// no buffer needs the scan for the special letters first.
+	pairUnicode bool
+	extra       int
 }
 
 var (
@@ -198,9 +215,34 @@ func newFoldASCII(query string) *foldASCII {
 	if 'a' <= m.lo && m.lo <= 'z' {
 		m.up = m.lo - 'a' + 'A'
 	}
-	if len(m.special) > 0 {
-		m.unicode = newFoldUnicode(query)
+	// One scan for both cases: a letter costs what its two cases cost.
+	pairCost := func(i int) int { return cost(m.lower[i]) }
+	if len(m.special) == 0 {
+		m.pair = newPair(m.lower, true, pairCost)
+		return m
 	}
+	m.unicode = newFoldUnicode(query)
+	var ranges []int // the runs of the needle without k or s
+	lo := 0
+	for i := 0; i <= len(m.lower); i++ {
+		if i == len(m.lower) || m.lower[i] == 'k' || m.lower[i] == 's' {
+			ranges = append(ranges, lo, i)
+			lo = i + 1
+		}
+	}
+	if m.pair = newPair(m.lower, true, pairCost, ranges...); m.pair != nil {
+		m.pairUnicode = true
+		for _, c := range m.lower[:m.pair.off1] {
+			switch c {
+			case 'k':
+				m.extra += len(kelvinSign) - 1
+			case 's':
+				m.extra += len(longS) - 1
+			}
+		}
+		return m
+	}
+	m.pair = newPair(m.lower, true, pairCost) // and forChunk looks for the special letters
 	return m
 }
 
@@ -214,6 +256,9 @@ func appendOnce(list [][]byte, b []byte) [][]byte {
 }
 
 func (m *foldASCII) forChunk(b []byte) matcher {
+	if m.pairUnicode {
+		return m
+	}
 	for _, s := range m.special {
 		if bytes.Contains(b, s) {
 			return m.unicode
@@ -227,6 +272,29 @@ func (m *foldASCII) index(b []byte, from int) int {
 	last := len(b) - n
 	if from > last {
 		return -1
+	}
+	if m.pair != nil {
+		found := -1
+		m.pair.each(b, from, last, func(s int) bool {
+			if equalFoldASCII(b[s:s+n], m.lower) {
+				found = s
+				return true
+			}
+			if !m.pairUnicode {
+				return false
+			}
+			// A match with special letters before the pair starts earlier
+			// than the ASCII start of its pair (on the same line: the
+			// query holds no line break).
+			for st := s; st >= max(from, s-m.extra); st-- {
+				if utf8.RuneStart(b[st]) && m.unicode.matchAt(b, st) {
+					found = st
+					return true
+				}
+			}
+			return false
+		})
+		return found
 	}
 	end := last + m.anchor + 1 // the anchor byte of a match lies before end
 	pos := from + m.anchor

@@ -1,0 +1,123 @@
+package search
+
+import (
+	"bytes"
+	"math/rand"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestIndexPairBlocks: the vector scan finds what the plain loop finds, at
+// every length, distance, mask and position (block boundaries included).
+func TestIndexPairBlocks(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	alphabet := []byte("aAbBkK_\x80\xff")
+	for iter := 0; iter < 20000; iter++ {
+		d := 1 + rng.Intn(40)
+		n := 32 * rng.Intn(6)
+		b := make([]byte, n+d+rng.Intn(3))
+		for i := range b {
+			b[i] = alphabet[rng.Intn(len(alphabet))]
+		}
+		c1, m1 := foldByte(alphabet[rng.Intn(len(alphabet))])
+		c2, m2 := foldByte(alphabet[rng.Intn(len(alphabet))])
+		if rng.Intn(2) == 0 {
+			m1, c1 = 0, alphabet[rng.Intn(len(alphabet))]
+		}
+		at, mask := indexPairBlocks(b, n, c1, m1, c2, m2, d)
+		wantAt, wantMask := indexPairGeneric(b, n, c1, m1, c2, m2, d)
+		if at != wantAt || mask != wantMask {
+			t.Fatalf("n=%d d=%d c1=%q/%#x c2=%q/%#x in %q: got %d %#x, want %d %#x", n, d, c1, m1, c2, m2, b, at, mask, wantAt, wantMask)
+		}
+	}
+}
+
+// TestMatchersAgainstNaive: the literal and ASCII case-folding matchers
+// (with the pair prefilter where the CPU has it) return the first match at
+// or after from, as a naive scan does, for needles of every length.
+func TestMatchersAgainstNaive(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	alphabet := []byte("abAB_ \n")
+	for iter := 0; iter < 5000; iter++ {
+		needle := make([]byte, 1+rng.Intn(6))
+		for i := range needle {
+			needle[i] = alphabet[rng.Intn(len(alphabet)-1)] // no '\n'
+		}
+		b := make([]byte, rng.Intn(300))
+		for i := range b {
+			b[i] = alphabet[rng.Intn(len(alphabet))]
+		}
+		for _, fold := range []bool{false, true} {
+			m := newMatcher(string(needle), !fold).forChunk(b)
+			from := 0
+			if len(b) > 0 {
+				from = rng.Intn(len(b) + 1)
+			}
+			want := -1
+			for s := from; s+len(needle) <= len(b); s++ {
+				if bytes.Equal(b[s:s+len(needle)], needle) || (fold && strings.EqualFold(string(b[s:s+len(needle)]), string(needle))) {
+					want = s
+					break
+				}
+			}
+			if got := m.index(b, from); got != want {
+				t.Fatalf("fold=%v needle %q from %d in %q: got %d, want %d", fold, needle, from, b, got, want)
+			}
+		}
+	}
+}
+
+// TestFoldMatcherSpecialLetters: with k or s in the query, the ASCII
+// folding matcher also finds matches spelled with K KELVIN SIGN or ſ LONG
+// S (whether it looks for them in the whole buffer first or, with a pair,
+// around each candidate): it reports a match exactly when (?i) does, on
+// the line of the first one.
+func TestFoldMatcherSpecialLetters(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	pieces := []string{"k", "K", "s", "S", "\u212A", "\u017F", "a", "e", "E", "v", "_", " ", "\n", "é"}
+	needleBytes := []byte("ksaevKSAEV_")
+	for iter := 0; iter < 20000; iter++ {
+		needle := make([]byte, 2+rng.Intn(5))
+		for i := range needle {
+			needle[i] = needleBytes[rng.Intn(len(needleBytes))]
+		}
+		var sb strings.Builder
+		for i := rng.Intn(120); i > 0; i-- {
+			if rng.Intn(8) == 0 { // plant a variant of the needle
+				for _, c := range string(needle) {
+					switch {
+					case (c == 'k' || c == 'K') && rng.Intn(2) == 0:
+						sb.WriteString("\u212A")
+					case (c == 's' || c == 'S') && rng.Intn(2) == 0:
+						sb.WriteString("\u017F")
+					case rng.Intn(2) == 0:
+						sb.WriteString(strings.ToUpper(string(c)))
+					default:
+						sb.WriteString(strings.ToLower(string(c)))
+					}
+				}
+			}
+			sb.WriteString(pieces[rng.Intn(len(pieces))])
+		}
+		b := []byte(sb.String())
+		from := rng.Intn(len(b) + 1)
+		for from < len(b) && !utf8.RuneStart(b[from]) {
+			from++
+		}
+		re := regexp.MustCompile("(?i)" + regexp.QuoteMeta(string(needle)))
+		want := -1
+		if loc := re.FindIndex(b[from:]); loc != nil {
+			want = from + loc[0]
+		}
+		got := newMatcher(string(needle), false).forChunk(b).index(b, from)
+		ok := got == want
+		if got >= 0 && want >= 0 && got > want && !bytes.Contains(b[want:got], []byte("\n")) {
+			ok = re.Match(b[got:]) && re.FindIndex(b[got:])[0] == 0 // a later match on the same line
+		}
+		if !ok {
+			t.Fatalf("needle %q from %d in %q: got %d, want %d", needle, from, b, got, want)
+		}
+	}
+}
