@@ -37,6 +37,9 @@ type regexMatcher struct {
 	// win, when set, bounds where a match can lie around an occurrence of
 	// the literal: the regexp runs on that window instead of the line.
 	win *litWindow
+	// also are other literals every match contains, looked for in a
+	// candidate line (without a window) before the regexp runs on it.
+	also []chunkMatcher
 	// stopped, when set, is checked between lines (and segments of
 	// lines): a regexp cannot be interrupted inside one call, so calls are
 	// kept short; a stopped scan reports no further match.
@@ -86,13 +89,27 @@ func compileRegex(pattern string, caseSensitive bool) (*regexMatcher, error) {
 		return nil, bad("cannot be compiled: " + err.Error())
 	}
 	m := &regexMatcher{re: re}
-	if l, ok := bestLiteral(requiredLiterals(ast)); ok {
+	lits := requiredLiterals(ast)
+	if l, ok := bestLiteral(lits); ok {
 		m.lit = l.s
 		m.pre = newMatcher(l.s, !l.fold)
 		m.win = windowOf(ast, l)
+		// The other required literals of 3 bytes or more must be on a
+		// candidate line too: looking costs less than running the regexp
+		// (in Err[A-Z]\w*EOF, a line with EOF but no Err is passed over).
+		seen := map[reqLit]bool{l: true}
+		for _, o := range lits {
+			if len(o.s) >= 3 && !seen[o] && len(m.also) < maxAlso {
+				seen[o] = true
+				m.also = append(m.also, newMatcher(o.s, !o.fold))
+			}
+		}
 	}
 	return m, nil
 }
+
+// maxAlso bounds the other literals a candidate line is checked for.
+const maxAlso = 4
 
 // maxWindow bounds a litWindow: wider ones gain little over the line.
 const maxWindow = 64
@@ -380,7 +397,7 @@ func (m *regexMatcher) forChunk(b []byte) matcher {
 	if m.pre == nil {
 		return regexScan{m.re, stopped}
 	}
-	return regexPre{re: m.re, pre: m.pre.forChunk(b), win: m.win, stopped: stopped}
+	return regexPre{re: m.re, pre: m.pre.forChunk(b), win: m.win, also: m.also, stopped: stopped}
 }
 
 // regexScan runs the regexp over the buffer (no prefilter), a segment of
@@ -419,7 +436,18 @@ type regexPre struct {
 	re      *regexp.Regexp
 	pre     matcher
 	win     *litWindow
+	also    []chunkMatcher
 	stopped func() bool
+}
+
+// hasAlso reports whether line holds every literal of also.
+func (m regexPre) hasAlso(line []byte) bool {
+	for _, a := range m.also {
+		if a.forChunk(line).index(line, 0) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (m regexPre) index(b []byte, from int) int {
@@ -439,7 +467,7 @@ func (m regexPre) index(b []byte, from int) int {
 		if j := bytes.IndexByte(b[i:], '\n'); j >= 0 {
 			le = i + j
 		}
-		if m.re.Match(b[ls:le]) {
+		if m.hasAlso(b[ls:le]) && m.re.Match(b[ls:le]) {
 			return ls
 		}
 		pos = le + 1

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -278,6 +279,44 @@ func TestRegexScanChecksStop(t *testing.T) {
 		m.stopped = func() bool { calls++; return false }
 		if i := m.forChunk(buf).index(buf, 0); i != -1 || calls < 10 {
 			t.Errorf("%s: a full scan checked stop %d times", c.light, calls)
+		}
+	}
+}
+
+// TestRegexOtherLiterals: a candidate line must hold every required
+// literal of 3 bytes or more, not only the prefilter's; the lines reported
+// are those the regexp matches.
+func TestRegexOtherLiterals(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		fold    bool
+		also    int
+	}{
+		{`Err[A-Z]\w*EOF`, false, 1},
+		{`(?i)unexpected\s+eof`, false, 1},
+		{`foo.*bar.*baz`, true, 2},
+		{`ab.*cd`, false, 0}, // too short to check
+	} {
+		m, err := compileRegex(c.pattern, !c.fold)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.also) != c.also {
+			t.Errorf("%s: %d other literals, want %d", c.pattern, len(m.also), c.also)
+		}
+		text := "EOF alone\nErrXEOF\nErr then EOF\nunexpected EOF\nUNEXPECTED   eof\nfoo bar baz\nFOO BAZ BAR\nab cd\nabcd EOF Err\n"
+		var got, want []int
+		for i, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+			if regexp.MustCompile(map[bool]string{true: "(?i)", false: ""}[c.fold] + c.pattern).MatchString(line) {
+				want = append(want, i+1)
+			}
+		}
+		newSearcher().search(strings.NewReader(text), m, regexOverlap, func() bool { return false }, func(lm lineMatch) bool {
+			got = append(got, lm.line)
+			return true
+		})
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: lines %v, want %v", c.pattern, got, want)
 		}
 	}
 }
