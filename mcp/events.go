@@ -367,8 +367,13 @@ type retryWriter struct {
 	mu       sync.Mutex // go-sdk's writes vs. the queue's flush
 	started  bool       // the status is written
 	pending  bool       // an event stream whose retry field is still to write
-	owed     bool       // a flush is owed: rw is in the queue
+	owed     bool       // a flush is owed: rw is in the queue or being flushed by it
 	finished bool       // the handler returned: the writer is net/http's again
+
+	// The writer's place in the queue while its flush is owed (q.mu).
+	queued     bool
+	owedAt     time.Time
+	prev, next *retryWriter
 }
 
 // sseFlushDelay bounds how long an event go-sdk flushed may wait in the
@@ -430,39 +435,78 @@ func (rw *retryWriter) flushOwed() {
 }
 
 // finish is called when the handler returned: no flush is made after it
-// (net/http writes what is buffered).
+// (net/http writes what is buffered), and the owed one leaves the queue.
 func (rw *retryWriter) finish() {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
 	rw.finished = true
+	if rw.owed {
+		rw.flushes.remove(rw)
+	}
 }
 
 // flushQueue makes the flushes owed by the session lane's writers, each
 // sseFlushDelay after it was owed unless its handler returned first: one
 // timer for all of them (a timer per response costs about as much as the
-// flush it saves), armed only while the queue is not empty.
+// flush it saves). A writer leaves the queue when its handler returns, so
+// the queue holds only responses still running. The timer is armed when a
+// flush is owed and the timer is not armed already, and re-armed by its
+// firing only while the queue holds a writer: it is neither stopped when
+// the queue empties nor re-armed per call. Arming a timer wakes a thread
+// of the process (the runtime's netpoll break or wakep), so a short call
+// at one client, which owes a flush and returns within the delay, arms
+// none in most cases: about one arming and one firing per sseFlushDelay
+// whatever the call rate (issue 19: before, finished writers stayed
+// queued until the timer fired, which re-armed it for the next entry,
+// once per call).
 type flushQueue struct {
-	mu    sync.Mutex
-	owed  []owedFlush // oldest first
-	spare []owedFlush // the previous batch's array
-	armed bool
-	timer *time.Timer
-}
-
-type owedFlush struct {
-	rw *retryWriter
-	at time.Time // when it was owed
+	mu         sync.Mutex
+	head, tail *retryWriter // oldest first
+	armed      bool
+	timer      *time.Timer
 }
 
 // add queues rw's flush. rw.mu held.
 func (q *flushQueue) add(rw *retryWriter) {
-	now := time.Now()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.owed = append(q.owed, owedFlush{rw, now})
+	rw.owedAt = time.Now() // under q.mu: the queue stays in time order
+	rw.queued, rw.prev, rw.next = true, q.tail, nil
+	if q.tail != nil {
+		q.tail.next = rw
+	} else {
+		q.head = rw
+	}
+	q.tail = rw
 	if !q.armed {
 		q.arm(sseFlushDelay)
 	}
+}
+
+// remove takes rw out of the queue, if it is there (the timer, if
+// armed, fires once more and finds nothing due). rw.mu held.
+func (q *flushQueue) remove(rw *retryWriter) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !rw.queued {
+		return // the queue's timer is flushing it
+	}
+	q.unlink(rw)
+}
+
+// unlink takes rw out of the list. q.mu held.
+func (q *flushQueue) unlink(rw *retryWriter) {
+	if rw.prev != nil {
+		rw.prev.next = rw.next
+	} else {
+		q.head = rw.next
+	}
+	if rw.next != nil {
+		rw.next.prev = rw.prev
+	} else {
+		q.tail = rw.prev
+	}
+	rw.queued, rw.prev, rw.next = false, nil, nil
 }
 
 // arm sets the timer. q.mu held.
@@ -475,33 +519,30 @@ func (q *flushQueue) arm(d time.Duration) {
 	}
 }
 
-// run makes the flushes owed sseFlushDelay ago or earlier and drops those
-// of writers whose handler returned (the timer's function).
+// run makes the flushes owed sseFlushDelay ago or earlier (the timer's
+// function) and re-arms the timer for the rest.
 func (q *flushQueue) run() {
 	now := time.Now()
 	q.mu.Lock()
-	batch := q.owed
-	n := 0
-	for n < len(batch) && now.Sub(batch[n].at) >= sseFlushDelay {
-		n++
+	// The due writers leave the queue as a chain linked through next:
+	// none is added again before its owed flush is made below.
+	var due *retryWriter
+	last := &due
+	for rw := q.head; rw != nil && now.Sub(rw.owedAt) >= sseFlushDelay; rw = q.head {
+		q.unlink(rw)
+		*last = rw
+		last = &rw.next
 	}
-	// The rest waits in a fresh array: add may append while run flushes.
-	q.owed = append(q.spare[:0], batch[n:]...)
-	q.spare = nil
 	q.armed = false
-	if len(q.owed) > 0 {
-		q.arm(sseFlushDelay - now.Sub(q.owed[0].at))
+	if q.head != nil {
+		q.arm(sseFlushDelay - now.Sub(q.head.owedAt))
 	}
 	q.mu.Unlock()
-	for i := range batch[:n] {
-		batch[i].rw.flushOwed()
+	for rw := due; rw != nil; {
+		next := rw.next
+		rw.flushOwed()
+		rw = next
 	}
-	clear(batch)
-	q.mu.Lock()
-	if q.spare == nil {
-		q.spare = batch[:0]
-	}
-	q.mu.Unlock()
 }
 
 // Unwrap lets http.ResponseController reach the connection.

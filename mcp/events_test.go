@@ -396,3 +396,68 @@ func TestSSEFlushCoalesced(t *testing.T) {
 		}
 	}
 }
+
+// flushSignal is a ResponseWriter whose flushes are sent on a channel.
+type flushSignal struct {
+	http.ResponseWriter
+	flushed chan struct{}
+}
+
+func (f *flushSignal) Flush() { f.flushed <- struct{}{} }
+
+// TestFlushQueueDropsFinished: a writer whose handler returned leaves the
+// owed-flush queue at once, and the queue's timer then fires once and is
+// not re-armed, so short calls (a flush owed, the handler returned within
+// 5 ms) cost at most one timer arming and firing per 5 ms, not one per
+// call; a writer still running gets its owed flush, and the queue empties
+// after it.
+func TestFlushQueueDropsFinished(t *testing.T) {
+	var q flushQueue
+	newWriter := func() (*retryWriter, chan struct{}) {
+		ch := make(chan struct{}, 1)
+		return &retryWriter{ResponseWriter: &flushSignal{flushed: ch}, flushes: &q}, ch
+	}
+	state := func() (n int, armed bool) {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		for rw := q.head; rw != nil; rw = rw.next {
+			n++
+		}
+		return n, q.armed
+	}
+
+	short := make([]*retryWriter, 3)
+	for i := range short {
+		short[i], _ = newWriter()
+		short[i].Flush()
+		short[i].Flush() // owed once
+	}
+	if n, armed := state(); n != 3 || !armed {
+		t.Fatalf("3 writers owing a flush: queue holds %d, armed %v", n, armed)
+	}
+	short[1].finish() // from the middle
+	short[0].finish() // the head
+	short[2].finish() // the last
+	if n, _ := state(); n != 0 {
+		t.Fatalf("every handler returned: queue holds %d writers, want 0", n)
+	}
+	q.run() // the timer's firing, none of the flushes due yet
+	if n, armed := state(); n != 0 || armed {
+		t.Fatalf("the timer fired on an empty queue: queue holds %d, armed %v; want 0, not armed", n, armed)
+	}
+
+	long, flushed := newWriter()
+	later, _ := newWriter()
+	long.Flush()
+	later.Flush()
+	later.finish()
+	select {
+	case <-flushed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the running writer's owed flush was not made")
+	}
+	long.finish()
+	if n, _ := state(); n != 0 {
+		t.Fatalf("after the flush: queue holds %d writers, want 0", n)
+	}
+}
