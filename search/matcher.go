@@ -169,10 +169,9 @@ type foldASCII struct {
 	// pairUnicode: the pair holds neither k nor s and has none between
 	// its bytes, so that every match, K KELVIN SIGN or ſ LONG S included,
 	// holds the pair at its distance: index finds those matches too (they
-	// start up to extra bytes before the ASCII start of their pair), and
-	// no buffer needs the scan for the special letters first.
+	// start before the ASCII start of their pair when K or ſ precedes it),
+	// and no buffer needs the scan for the special letters first.
 	pairUnicode bool
-	extra       int
 }
 
 var (
@@ -232,14 +231,6 @@ func newFoldASCII(query string) *foldASCII {
 	}
 	if m.pair = newPair(m.lower, true, pairCost, ranges...); m.pair != nil {
 		m.pairUnicode = true
-		for _, c := range m.lower[:m.pair.off1] {
-			switch c {
-			case 'k':
-				m.extra += len(kelvinSign) - 1
-			case 's':
-				m.extra += len(longS) - 1
-			}
-		}
 		return m
 	}
 	m.pair = newPair(m.lower, true, pairCost) // and forChunk looks for the special letters
@@ -283,14 +274,19 @@ func (m *foldASCII) index(b []byte, from int) int {
 			if !m.pairUnicode {
 				return false
 			}
-			// A match with special letters before the pair starts earlier
-			// than the ASCII start of its pair (on the same line: the
-			// query holds no line break).
-			for st := s; st >= max(from, s-m.extra); st-- {
-				if utf8.RuneStart(b[st]) && m.unicode.matchAt(b, st) {
-					found = st
-					return true
-				}
+			// A match spelled with special letters starts where the runes
+			// before the pair, read backwards from it, fold to the
+			// query's bytes before the pair: at most one start per
+			// candidate, earlier than s when K or ſ is among them, and
+			// found in as many steps as the query has bytes before its
+			// pair that the text matches (trying every start up to 2 bytes
+			// back per k and 1 per s instead cost up to 2046 match
+			// attempts at every candidate for a 1 KiB query).
+			p := s + m.pair.off1
+			st := m.unicode.startBefore(b, from, p, m.pair.off1)
+			if st >= 0 && m.unicode.matchFrom(b, p, m.pair.off1) {
+				found = st
+				return true
 			}
 			return false
 		})
@@ -399,23 +395,40 @@ func (m *foldUnicode) index(b []byte, from int) int {
 }
 
 // matchAt verifies the whole query at b[p:].
-func (m *foldUnicode) matchAt(b []byte, p int) bool {
-	for _, orbit := range m.folds {
+func (m *foldUnicode) matchAt(b []byte, p int) bool { return m.matchFrom(b, p, 0) }
+
+// matchFrom verifies the query from its i-th rune on at b[p:].
+func (m *foldUnicode) matchFrom(b []byte, p, i int) bool {
+	for _, orbit := range m.folds[i:] {
 		r, w := utf8.DecodeRune(b[p:])
-		if w == 0 || (r == utf8.RuneError && w == 1) {
-			return false
-		}
-		ok := false
-		for _, f := range orbit {
-			if f == r {
-				ok = true
-				break
-			}
-		}
-		if !ok {
+		if w == 0 || (r == utf8.RuneError && w == 1) || !inOrbit(orbit, r) {
 			return false
 		}
 		p += w
 	}
 	return true
+}
+
+// startBefore verifies the query's first i runes backwards from b[:p],
+// never reading before from: it returns where they start, or -1. The
+// runes read backwards are those read forwards from that start (each is a
+// valid encoding), so there is exactly one candidate start.
+func (m *foldUnicode) startBefore(b []byte, from, p, i int) int {
+	for i--; i >= 0; i-- {
+		r, w := utf8.DecodeLastRune(b[from:p])
+		if w == 0 || (r == utf8.RuneError && w == 1) || !inOrbit(m.folds[i], r) {
+			return -1
+		}
+		p -= w
+	}
+	return p
+}
+
+func inOrbit(orbit []rune, r rune) bool {
+	for _, f := range orbit {
+		if f == r {
+			return true
+		}
+	}
+	return false
 }

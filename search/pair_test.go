@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -118,6 +119,39 @@ func TestFoldMatcherSpecialLetters(t *testing.T) {
 		}
 		if !ok {
 			t.Fatalf("needle %q from %d in %q: got %d, want %d", needle, from, b, got, want)
+		}
+	}
+}
+
+// TestFoldMatcherSpecialLettersBounded: a case-insensitive query with many
+// k or s before its pair costs a few steps per candidate, not one match
+// attempt per byte a K KELVIN SIGN or ſ LONG S could add before the pair
+// (2 per k, 1 per s): on 256 KiB where every byte is a candidate, "k"×1022
+// "aa" took 2 s that way. Matches spelled with those letters are still
+// found, at their first byte.
+func TestFoldMatcherSpecialLettersBounded(t *testing.T) {
+	for _, c := range []struct{ query, text, planted string }{
+		{strings.Repeat("k", 500) + "aa", "a", strings.Repeat("\u212A", 500) + "aA"},
+		{strings.Repeat("k", 1022) + "aa", "a", strings.Repeat("K\u212A", 511) + "aa"},
+		{strings.Repeat("s", 1000) + "e ", "e ", strings.Repeat("\u017Fs", 500) + "E "},
+		{strings.Repeat("sk", 250) + "the", "the", strings.Repeat("\u017F\u212A", 250) + "THE"},
+	} {
+		m := newMatcher(c.query, false)
+		if fa, ok := m.(*foldASCII); !ok || fa.pairUnicode != usePair {
+			t.Fatalf("%.12q…: not the pair-with-special-letters matcher this test is about", c.query)
+		}
+		b := bytes.Repeat([]byte(c.text), (256<<10)/len(c.text))
+		start := time.Now()
+		got := m.forChunk(b).index(b, 0)
+		if took := time.Since(start); got != -1 || took > 100*time.Millisecond {
+			t.Errorf("%.12q… (%d bytes) over %q×%d: got %d in %v, want -1 within 100ms", c.query, len(c.query), c.text, len(b)/len(c.text), got, took)
+		}
+		want := len(b)
+		b = append(b, c.planted...)
+		start = time.Now()
+		got = m.forChunk(b).index(b, 0)
+		if took := time.Since(start); got != want || took > 100*time.Millisecond {
+			t.Errorf("%.12q… with a match spelled %.12q… at %d: got %d in %v, want %d within 100ms", c.query, c.planted, want, got, took, want)
 		}
 	}
 }
