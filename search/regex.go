@@ -139,7 +139,11 @@ func windowOf(re *syntax.Regexp, lit reqLit) *litWindow {
 		for sub.Op == syntax.OpCapture {
 			sub = sub.Sub[0]
 		}
-		if at < 0 && sub.Op == syntax.OpLiteral && string(sub.Rune) == lit.s {
+		// The part must also fold as the prefilter does: the parser
+		// stores (?i:err) as its smallest fold, "ERR", so in
+		// (?i:err)\dERR the case-sensitive prefilter ERR is the last
+		// part, not the first (anchoring on it missed err1ERR).
+		if at < 0 && sub.Op == syntax.OpLiteral && string(sub.Rune) == lit.s && (sub.Flags&syntax.FoldCase != 0) == lit.fold {
 			at = i
 		}
 	}

@@ -320,3 +320,35 @@ func TestRegexOtherLiterals(t *testing.T) {
 		}
 	}
 }
+
+// TestRegexWindowFoldedPart: the window is anchored on a part that folds
+// as the prefilter does. The parser stores (?i:err) as "ERR", its
+// smallest fold: anchoring the case-sensitive prefilter ERR on it put the
+// window before the real ERR, and err1ERR was missed.
+func TestRegexWindowFoldedPart(t *testing.T) {
+	text := "err1ERR\nerr1err\nabc-ABC\nABC-abc\nσοφcdΣΟΦ\nσοφcdσοφ\nΣοφabcΣΟΦabc\n"
+	for _, pattern := range []string{
+		`(?i:err)\dERR`,
+		`(?i:abc).ABC`,
+		`(?i:σοφ)(ab|cd)ΣΟΦ(x)?`,
+		`(?i:σοφ)(?:abc){1,2}ΣΟΦ(?:abc){1,2}`,
+	} {
+		m, err := compileRegex(pattern, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want []int
+		for i, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+			if regexp.MustCompile(pattern).MatchString(line) {
+				want = append(want, i+1)
+			}
+		}
+		newSearcher().search(strings.NewReader(text), m, regexOverlap, func() bool { return false }, func(lm lineMatch) bool {
+			got = append(got, lm.line)
+			return true
+		})
+		if len(want) == 0 || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s (prefilter %q, window %+v): lines %v, want %v", pattern, m.lit, m.win, got, want)
+		}
+	}
+}
