@@ -253,25 +253,35 @@ func (s *eventStore) evict(st *evStream) {
 	}
 }
 
+// standaloneStream is go-sdk's ID of a session's standalone (GET) stream.
+const standaloneStream = ""
+
 // shrink brings cur's session and the store within their bounds: other
 // streams first, least recently used first, then cur's oldest events.
-// s.mu held.
+// Within its session the standalone stream is not evicted: it lives as
+// long as the session and may go many calls without an event (it was,
+// after 16 POSTs, and every later event on it was kept as lost, so a GET
+// resuming it got 400); past the session's bytes its oldest events go
+// first. The store's budget may still evict it, as any stream, for other
+// sessions. s.mu held.
 func (s *eventStore) shrink(cur *evStream) {
 	sess := cur.sess
-	oldest := func(l *evList) *evStream {
+	oldest := func(l *evList, pinned bool) *evStream {
 		for st := l.head; st != nil; st = st.links[l.k].next {
-			if st != cur {
+			if st != cur && !(pinned && st.id == standaloneStream) {
 				return st
 			}
 		}
 		return nil
 	}
 	for len(sess.streams) > s.maxStreams {
-		s.evict(oldest(&sess.lru))
+		s.evict(oldest(&sess.lru, true))
 	}
 	for sess.bytes > s.perSession {
-		if st := oldest(&sess.lru); st != nil {
+		if st := oldest(&sess.lru, true); st != nil {
 			s.evict(st)
+		} else if st := sess.streams[standaloneStream]; st != nil && st != cur && len(st.data) > 0 {
+			s.dropFront(st, 1)
 		} else if len(cur.data) > 0 {
 			s.dropFront(cur, 1)
 		} else {
@@ -279,7 +289,7 @@ func (s *eventStore) shrink(cur *evStream) {
 		}
 	}
 	for s.bytes > s.max {
-		if st := oldest(&s.lru); st != nil {
+		if st := oldest(&s.lru, false); st != nil {
 			s.evict(st)
 		} else if len(cur.data) > 0 {
 			s.dropFront(cur, 1)

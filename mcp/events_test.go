@@ -238,7 +238,31 @@ func TestEventStoreReplay(t *testing.T) {
 	s.Append(ctx, "A", "s1", []byte("late"))
 	purged("A", "s1", 8)
 
+	// The standalone stream is not evicted by the stream limit, however
+	// many POST streams come after it without an event on it.
+	s.Open(ctx, "A", standaloneStream)
+	s.Append(ctx, "A", standaloneStream, nil) // priming, index 0
+	for i := range 20 {
+		id := "p" + strconv.Itoa(i)
+		s.Open(ctx, "A", id)
+		s.Append(ctx, "A", id, nil)
+		s.Append(ctx, "A", id, []byte(id))
+	}
+	s.Append(ctx, "A", standaloneStream, []byte("notification"))
+	want("A", standaloneStream, 0, "notification")
+	want("A", "p19", 0, "p19")
+	purged("A", "p16", 0)
+	// Past the session's bytes its oldest events go before the current
+	// stream's.
+	s.Append(ctx, "A", standaloneStream, []byte(strings.Repeat("n", 1500)))
+	s.Append(ctx, "A", "p19", []byte(strings.Repeat("a", 1500)))
+	s.Append(ctx, "A", "p19", []byte(strings.Repeat("b", 1500)))
+	want("A", "p19", 1, strings.Repeat("a", 1500), strings.Repeat("b", 1500))
+	purged("A", standaloneStream, 0)
+
 	// forget blanks an event (go-sdk skips empty ones).
+	s.Open(ctx, "A", "s4")
+	s.Append(ctx, "A", "s4", []byte("s4"))
 	s.Append(ctx, "A", "s4", []byte("answer"))
 	s.forget("A", "s4", 1)
 	want("A", "s4", -1, "s4", "")
