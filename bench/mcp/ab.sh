@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# bench/mcp/ab.sh — compare the server CPU per call of several serverfs
+# binaries over streamable HTTP, alternating their cells so that all see
+# the same load. One line per binary and run, then each binary's mean.
+#
+# usage: bench/mcp/ab.sh RUNS PROTOCOL CLIENTS BINARY...
+#   e.g. bench/mcp/ab.sh 10 2025-11-25 1 /tmp/serverfs-old /tmp/serverfs-new
+#   PROTOCOL 2025-11-25: the session lane; 2026-07-28: the stateless lane.
+#
+# Environment:
+#   TREE      directory served as workdir wd (default: a fresh one holding
+#             the 4 KiB file f4k.txt the calls stat)
+#   PORT0     first port on 127.0.0.1 (default 31900; one per binary)
+#   DURATION  measured time per cell (default 3s); WARMUP (default 1s)
+#   TOOL      stat_file (default) or read_text_file
+#   EXTRA     more mcpbench flags, e.g. -no-sse (no standalone GET stream)
+#
+# Output columns: binary, run, server CPU µs/call, calls/s, load average.
+# Compare means of alternating runs only; a single cell varies by ±10 µs.
+set -euo pipefail
+[ $# -ge 4 ] || { echo "usage: $0 RUNS PROTOCOL CLIENTS BINARY..." >&2; exit 2; }
+RUNS=$1 PROTO=$2 C=$3
+shift 3
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+WORK=$(mktemp -d /tmp/sfsab.XXXXXX)
+TREE=${TREE:-$WORK/tree}
+if [ ! -d "$TREE" ]; then
+	mkdir -p "$TREE"
+	head -c 4096 /dev/zero | tr '\0' 'a' >"$TREE/f4k.txt"
+fi
+(cd "$ROOT" && go build -o "$WORK/mcpbench" ./bench/mcp)
+PIDS=()
+stop() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap stop EXIT
+port=${PORT0:-31900}
+PORTS=()
+for b in "$@"; do
+	SERVERFS_LISTEN=127.0.0.1:$port "$b" serve --workdir wd="$TREE" 2>/dev/null &
+	PIDS+=($!)
+	PORTS+=("$port")
+	port=$((port + 1))
+done
+for j in "${!PORTS[@]}"; do
+	for _ in $(seq 100); do
+		SERVERFS_LISTEN=127.0.0.1:${PORTS[$j]} "${@:$((j + 1)):1}" healthcheck 2>/dev/null && break
+		sleep 0.1
+	done
+done
+for r in $(seq "$RUNS"); do
+	j=0
+	for b in "$@"; do
+		# shellcheck disable=SC2086 # EXTRA is a list of flags
+		out=$("$WORK/mcpbench" -mode http -url "http://127.0.0.1:${PORTS[$j]}/mcp" -protocol "$PROTO" \
+			-tool "${TOOL:-stat_file}" -workdir wd -file f4k.txt -c "$C" -d "${DURATION:-3s}" -warmup "${WARMUP:-1s}" \
+			-server-pid "${PIDS[$j]}" ${EXTRA:-} 2>&1 | tail -n 1)
+		printf '%s\t%s\t%s\t%s\t%s\n' "$b" "$r" "$(cut -f7 <<<"$out")" "$(cut -f1 <<<"$out")" "$(cut -d' ' -f1-3 /proc/loadavg)"
+		j=$((j + 1))
+	done
+done | tee "$WORK/runs.tsv"
+awk -F'\t' '{s[$1]+=$3; n[$1]++} END {for (k in s) printf "mean\t%s\t%.1f µs/call\t(%d runs)\n", k, s[k]/n[k], n[k]}' "$WORK/runs.tsv"
