@@ -346,15 +346,7 @@ func TestDiffManyLargePathsKeepsTheCaps(t *testing.T) {
 			}
 		}
 		gitCLI(t, dir, args...)
-		cfg, err := sfs.LoadConfig([]string{fmt.Sprintf("SERVERFS_SEARCH_TIMEOUT_SECONDS=%d", timeout)}, []string{"wd=" + dir + ":ro:repo"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := sfs.New(cfg, sfs.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { f.Close() })
+		f := newWorkdirFSEnv(t, []string{fmt.Sprintf("SERVERFS_SEARCH_TIMEOUT_SECONDS=%d", timeout)}, "wd="+dir+":ro:repo")
 		r, err := Open(f, "wd")
 		if err != nil {
 			t.Fatal(err)
@@ -446,15 +438,7 @@ func TestStatusHashesLargeFilesWithinTheCap(t *testing.T) {
 		args = append(args, "--cacheinfo", "100644,"+strings.Repeat(strconv.Itoa(i+1), 40)+","+p)
 	}
 	gitCLI(t, dir, args...)
-	cfg, err := sfs.LoadConfig([]string{"SERVERFS_SEARCH_TIMEOUT_SECONDS=1"}, []string{"wd=" + dir + ":ro:repo"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sfs.New(cfg, sfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := newWorkdirFSEnv(t, []string{"SERVERFS_SEARCH_TIMEOUT_SECONDS=1"}, "wd="+dir+":ro:repo")
 	r, err := Open(f, "wd")
 	if err != nil {
 		t.Fatal(err)

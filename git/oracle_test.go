@@ -404,15 +404,7 @@ func TestGitStatusV2Parse(t *testing.T) {
 		t.Errorf("entries differ from expected:\n%s\n%s", d, o.Raw)
 	}
 
-	cfg, err := sfs.LoadConfig(nil, []string{"wd=" + dir + ":rw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sfs.New(cfg, sfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := newWorkdirFS(t, "wd="+dir+":rw")
 	var paths []string
 	for _, e := range o.filtered(f.Policy()).Entries {
 		paths = append(paths, e.Path)

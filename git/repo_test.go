@@ -37,7 +37,13 @@ func openDir(t *testing.T, dir string) (*Repo, error) {
 // newWorkdirFS is an FS over the --workdir specs, closed with the test.
 func newWorkdirFS(t *testing.T, specs ...string) *sfs.FS {
 	t.Helper()
-	cfg, err := sfs.LoadConfig(nil, specs)
+	return newWorkdirFSEnv(t, nil, specs...)
+}
+
+// newWorkdirFSEnv is newWorkdirFS with the SERVERFS_ variables of env.
+func newWorkdirFSEnv(t *testing.T, env []string, specs ...string) *sfs.FS {
+	t.Helper()
+	cfg, err := sfs.LoadConfig(env, specs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	sfs "github.com/serverfs/serverfs/fs"
 )
 
 const (
@@ -118,15 +117,7 @@ func orcRunRepo(t *testing.T, seed int64, i int) (int, bool) {
 	w := &orcWorld{t: t, rng: rand.New(rand.NewSource(seed + int64(i+1)*1000003)), has: map[string]bool{}}
 	orcCommits = 0
 	w.setup()
-	cfg, err := sfs.LoadConfig(nil, []string{"wd=" + w.dir + ":rw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sfs.New(cfg, sfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := newWorkdirFS(t, "wd="+w.dir+":rw")
 	// kept is opened once and asked every round: a Repo kept across
 	// changes. Its staleness is logged (once per test), not failed: the
 	// comparison that counts uses a Repo opened for the round, as a

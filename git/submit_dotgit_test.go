@@ -49,15 +49,7 @@ func TestCommitWorkspaceRefusesDotGitSpellings(t *testing.T) {
 			hook := filepath.Join(ws, name, "hooks", "post-checkout")
 			os.MkdirAll(filepath.Dir(hook), 0o755)
 			os.WriteFile(hook, []byte("#!/bin/sh\necho pwned\n"), 0o755)
-			cfg, err := sfs.LoadConfig([]string{"SERVERFS_ALLOW_HIDDEN=true"}, []string{"wd=" + dir + ":rw:repo", "ws=" + ws + ":rw"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := sfs.New(cfg, sfs.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			f := newWorkdirFSEnv(t, []string{"SERVERFS_ALLOW_HIDDEN=true"}, "wd="+dir+":rw:repo", "ws="+ws+":rw")
 			r, err := Open(f, "wd")
 			if err != nil {
 				t.Fatal(err)
@@ -127,15 +119,7 @@ func TestCommitWorkspaceChecksMessage(t *testing.T) {
 	dir, base := queueRepo(t)
 	ws := checkoutTo(t, dir, base)
 	os.WriteFile(filepath.Join(ws, "new.txt"), []byte("new\n"), 0o644)
-	cfg, err := sfs.LoadConfig(nil, []string{"wd=" + dir + ":rw:repo", "ws=" + ws + ":rw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := sfs.New(cfg, sfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := newWorkdirFS(t, "wd="+dir+":rw:repo", "ws="+ws+":rw")
 	r, err := Open(f, "wd")
 	if err != nil {
 		t.Fatal(err)
