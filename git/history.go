@@ -803,7 +803,7 @@ func quickTreeForm(d []byte) bool {
 		if sp < 0 {
 			return false
 		}
-		if _, err := treeModeBytes(d[:sp]); err != nil {
+		if _, err := treeMode(d[:sp]); err != nil {
 			return false
 		}
 		d = d[sp+1:]
@@ -830,7 +830,7 @@ func nextRaw(d *[]byte, e *rawEnt) bool {
 		return false
 	}
 	sp := bytes.IndexByte(b, ' ')
-	m, _ := treeModeBytes(b[:sp])
+	m, _ := treeMode(b[:sp])
 	b = b[sp+1:]
 	nul := bytes.IndexByte(b, 0)
 	e.name, e.mode = b[:nul], canonicalMode(m)
@@ -1025,7 +1025,7 @@ func (h *history) rawEntry(id plumbing.Hash, name string) (filemode.FileMode, pl
 		nul += sp
 		// Malformed entries (a bad mode, an empty name) anywhere in the
 		// tree are left to go-git's decoder, which refuses them.
-		m, err := treeModeBytes(d[:sp])
+		m, err := treeMode(d[:sp])
 		if err != nil || nul == sp+1 {
 			return 0, plumbing.ZeroHash, false
 		}
@@ -1041,9 +1041,10 @@ func (h *history) rawEntry(id plumbing.Hash, name string) (filemode.FileMode, pl
 	return mode, found, true
 }
 
-// treeModeBytes is treeMode(string(b)).
-func treeModeBytes(b []byte) (filemode.FileMode, error) {
-	switch string(b) {
+// treeMode is filemode.New(string(s)), without its octal parse for the
+// modes git writes (and, for a []byte, without a conversion).
+func treeMode[T string | []byte](s T) (filemode.FileMode, error) {
+	switch string(s) {
 	case "100644":
 		return filemode.Regular, nil
 	case "40000":
@@ -1055,25 +1056,7 @@ func treeModeBytes(b []byte) (filemode.FileMode, error) {
 	case "160000":
 		return filemode.Submodule, nil
 	}
-	return filemode.New(string(b))
-}
-
-// treeMode is filemode.New(s), without its octal parse for the modes
-// git writes.
-func treeMode(s string) (filemode.FileMode, error) {
-	switch s {
-	case "100644":
-		return filemode.Regular, nil
-	case "40000":
-		return filemode.Dir, nil
-	case "100755":
-		return filemode.Executable, nil
-	case "120000":
-		return filemode.Symlink, nil
-	case "160000":
-		return filemode.Submodule, nil
-	}
-	return filemode.New(s)
+	return filemode.New(string(s))
 }
 
 // canonicalMode is a tree entry's mode as go-git's tree decoder (and git's

@@ -124,21 +124,32 @@ func runRepoAction(ctx context.Context, d *Deps, in runRepoActionIn) (*runRepoAc
 		}
 		return &runRepoActionOut{Action: rel.Action, DurationMs: rel.DurationMs, Release: rel}, info, nil
 	}
-	path := ""
-	if in.Path != "" {
-		// The server's policy first; the bridge checks again on the host.
-		if path, err = w.CleanPath(in.Path); err != nil {
-			return nil, info, err
-		}
-		if path == "" {
-			return nil, info, argErr("path %q is the workdir root; name a file", sfs.DisplayPath(in.Path))
-		}
+	// The server's policy first; the bridge checks again on the host.
+	path, err := actionPath(w, in.Path)
+	if err != nil {
+		return nil, info, err
 	}
 	res, err := d.Bridge.RunAction(ctx, in.Workdir, in.Action, path)
 	if err != nil {
 		return nil, info, err
 	}
 	return actionOut(res), info, nil
+}
+
+// actionPath is an action's optional path argument, cleaned by w's
+// policy: "" when none was given; a named path must not be the root.
+func actionPath(w *sfs.Workdir, p string) (string, error) {
+	if p == "" {
+		return "", nil
+	}
+	path, err := w.CleanPath(p)
+	if err != nil {
+		return "", err
+	}
+	if path == "" {
+		return "", argErr("path %q is the workdir root; name a file", sfs.DisplayPath(p))
+	}
+	return path, nil
 }
 
 // actionOut is a command action's answer.
@@ -163,14 +174,10 @@ func runWorkspaceAction(ctx context.Context, d *Deps, in runRepoActionIn, parent
 	if in.ReleaseTag != "" {
 		return nil, info, argErr("release actions run in the workdir %s, never in a workspace", parent)
 	}
-	path := ""
-	if in.Path != "" {
-		if path, err = w.CleanPath(in.Path); err != nil {
-			return nil, info, err
-		}
-		if path == "" {
-			return nil, info, argErr("path %q is the workdir root; name a file", sfs.DisplayPath(in.Path))
-		}
+	// The server's policy first; the bridge checks again on the host.
+	path, err := actionPath(w, in.Path)
+	if err != nil {
+		return nil, info, err
 	}
 	release, err := d.FS.Lease().Acquire(ctx, in.Workdir)
 	if err != nil {
