@@ -61,15 +61,7 @@ var modernCall = []string{protocolVersionHeader, "2026-07-28", "Mcp-Method", "to
 // they arrive (the channel closes with the stream).
 func streamPost(t *testing.T, ctx context.Context, url, body string, headers ...string) <-chan rpcMsg {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
+	req := mcpRequest(t, ctx, url, body, headers...)
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -356,12 +348,7 @@ func TestCancelBridgeAction(t *testing.T) {
 	mark := len(e.log.String())
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"run_repo_action","arguments":{"workdir":"wd","action":"wait"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for i := 0; i+1 < len(session); i += 2 {
-		req.Header.Set(session[i], session[i+1])
-	}
+	req := mcpRequest(t, ctx, url, `{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"run_repo_action","arguments":{"workdir":"wd","action":"wait"}}}`, session...)
 	posted := make(chan struct{})
 	go func() {
 		defer close(posted)

@@ -64,20 +64,7 @@ func readSSE(resp *http.Response) <-chan sseEvent {
 // returns its status and, for an event stream, its events.
 func sseRequest(t *testing.T, url, body string, headers ...string) (int, <-chan sseEvent) {
 	t.Helper()
-	method, rd := http.MethodGet, strings.NewReader(body)
-	if body != "" {
-		method = http.MethodPost
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(mcpRequest(t, t.Context(), url, body, headers...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,15 +368,7 @@ func TestSSEFlushCoalesced(t *testing.T) {
 		t.Fatalf("notifications/initialized: %d", status)
 	}
 
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stat_file","arguments":{"workdir":"wd","path":"sub/a.txt"}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for i := 0; i+1 < len(session); i += 2 {
-		req.Header.Set(session[i], session[i+1])
-	}
+	req := mcpRequest(t, t.Context(), url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stat_file","arguments":{"workdir":"wd","path":"sub/a.txt"}}}`, session...)
 	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
 	if err != nil {
 		t.Fatal(err)

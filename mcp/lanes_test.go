@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -66,12 +67,15 @@ type rpcMsg struct {
 	} `json:"error"`
 }
 
-// rpcPost POSTs body with the headers (name, value pairs) and returns the
-// status, the response headers and the JSON-RPC messages of the answer
-// (a JSON body or an event stream).
-func rpcPost(t *testing.T, url, body string, headers ...string) (int, http.Header, []rpcMsg) {
+// mcpRequest is a request of body to url as an MCP client sends it (a
+// GET when body is empty, else a POST), with headers as name, value pairs.
+func mcpRequest(t *testing.T, ctx context.Context, url, body string, headers ...string) *http.Request {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	method := http.MethodPost
+	if body == "" {
+		method = http.MethodGet
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +84,15 @@ func rpcPost(t *testing.T, url, body string, headers ...string) (int, http.Heade
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	return req
+}
+
+// rpcPost POSTs body with the headers (name, value pairs) and returns the
+// status, the response headers and the JSON-RPC messages of the answer
+// (a JSON body or an event stream).
+func rpcPost(t *testing.T, url, body string, headers ...string) (int, http.Header, []rpcMsg) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(mcpRequest(t, t.Context(), url, body, headers...))
 	if err != nil {
 		t.Fatal(err)
 	}
