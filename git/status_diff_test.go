@@ -20,7 +20,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 const (
