@@ -562,7 +562,7 @@ func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
 			return err
 		}
 		if ignored {
-			return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: "is ignored (.gitignore or excludes); git add would refuse it too"}
+			return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: "is ignored (.gitignore or excludes) and not tracked: ignored files are never added"}
 		}
 	}
 	if st.Type() == sfs.TypeDirectory {

@@ -394,6 +394,11 @@ func commitDesigned(dir string, err error, paths []string, stagedBefore string) 
 				return "a path inside a submodule"
 			case strings.Contains(msg, "directory in the index, deleted"):
 				return "a deleted directory named"
+			case strings.Contains(msg, "is ignored") && strings.ContainsAny(p, `\*?[`):
+				// git add reads such a name as a pattern and skips an
+				// ignored match silently (exit 0, nothing added); we
+				// take paths literally and say so.
+				return "an ignored path git reads as a pattern"
 			}
 		}
 	}
