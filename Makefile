@@ -21,9 +21,11 @@ check:
 	cd deploy/compose && $(GO) vet ./...
 
 # deploy/compose is a nested module (compose-go stays out of the product's
-# go.mod), so ./... above does not reach it.
+# go.mod), so ./... above does not reach it. growstack's portable Grow is
+# tested on amd64 too (the purego tag).
 unit:
 	$(GO) test -race -count=1 ./...
+	$(GO) test -count=1 -tags purego ./growstack
 	cd deploy/compose && $(GO) test -race -count=1 ./...
 
 fuzz:
