@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/serverfs/serverfs/growstack"
 )
 
 // Cancellation (issue 19). go-sdk runs a stateful session's calls on the
@@ -20,7 +21,7 @@ import (
 // go-sdk still writes the call's answer, which the specification says a
 // server should not send. Both are fixed here, outside go-sdk:
 //
-//   - every POST gets a call record, keyed by a value the HTTP layer puts
+//   - every POST gets a call record, keyed by a number the HTTP layer puts
 //     in the request's header (go-sdk hands the same header map to the
 //     method handler as RequestExtra.Header; a client's own value of the
 //     header is removed first);
@@ -37,7 +38,8 @@ import (
 // callHeader carries a POST's call-record key to the method middleware.
 const callHeader = "X-Serverfs-Call"
 
-// httpCall is one POST's record.
+// httpCall is one POST's record, with the writer go-sdk is given for it
+// (one allocation per POST).
 type httpCall struct {
 	ctx   context.Context // the HTTP request's
 	muted atomic.Bool     // the answer must not be written
@@ -46,24 +48,55 @@ type httpCall struct {
 	// replay (a GET with Last-Event-ID) sends it either.
 	session string
 	store   *eventStore
+	key     uint64
+	header  [1]string // the callHeader value
+	w       muteWriter
 }
 
 // calls holds the records of POSTs in progress.
 type calls struct {
 	seq   atomic.Uint64
-	m     sync.Map    // key -> *httpCall
+	mu    sync.Mutex
+	m     map[uint64]*httpCall
 	store *eventStore // the session lane's, or nil
 }
 
-// track registers r's record and returns the writer and request go-sdk
-// must be given, and the function that drops the record when r is done.
-func (c *calls) track(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, func()) {
-	key := strconv.FormatUint(c.seq.Add(1), 36)
-	hc := &httpCall{ctx: r.Context(), session: r.Header.Get(sessionHeader), store: c.store}
+// track registers r's record; its writer (hc.writer) is the one go-sdk
+// must be given, and done drops the record when r is done.
+func (c *calls) track(w http.ResponseWriter, r *http.Request) *httpCall {
+	hc := &httpCall{ctx: r.Context(), session: r.Header.Get(sessionHeader), store: c.store, key: c.seq.Add(1)}
+	hc.w = muteWriter{ResponseWriter: w, hc: hc}
+	hc.header[0] = strconv.FormatUint(hc.key, 36)
 	r.Header.Del(callHeader)
-	r.Header.Set(callHeader, key)
-	c.m.Store(key, hc)
-	return &muteWriter{ResponseWriter: w, hc: hc}, func() { c.m.Delete(key) }
+	r.Header[callHeader] = hc.header[:]
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[uint64]*httpCall{}
+	}
+	c.m[hc.key] = hc
+	c.mu.Unlock()
+	return hc
+}
+
+// writer is the POST's response writer.
+func (hc *httpCall) writer() http.ResponseWriter { return &hc.w }
+
+// done drops hc's record.
+func (c *calls) done(hc *httpCall) {
+	c.mu.Lock()
+	delete(c.m, hc.key)
+	c.mu.Unlock()
+}
+
+// lookup is the record of a call header's value, or nil.
+func (c *calls) lookup(h http.Header) *httpCall {
+	key, err := strconv.ParseUint(h.Get(callHeader), 36, 64)
+	if err != nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[key]
 }
 
 // middleware ties tools/call and resources/read to their HTTP request.
@@ -72,11 +105,13 @@ func (c *calls) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		if method != "tools/call" && method != "resources/read" {
 			return next(ctx, method, req)
 		}
+		// go-sdk runs each call on a fresh goroutine: its stack grows in
+		// one step here instead of doubling, copied ever deeper, inside the
+		// tool.
+		growstack.Grow()
 		var hc *httpCall
 		if ex := req.GetExtra(); ex != nil && ex.Header != nil {
-			if v, ok := c.m.Load(ex.Header.Get(callHeader)); ok {
-				hc = v.(*httpCall)
-			}
+			hc = c.lookup(ex.Header)
 		}
 		if hc == nil { // stdio
 			return next(ctx, method, req)

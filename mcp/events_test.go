@@ -411,8 +411,8 @@ func (f *flushSignal) Flush() { f.flushed <- struct{}{} }
 // TestFlushQueueDropsFinished: a writer whose handler returned leaves the
 // owed-flush queue at once, and the queue's timer then fires once and is
 // not re-armed, so short calls (a flush owed, the handler returned within
-// 5 ms) cost at most one timer arming and firing per 5 ms, not one per
-// call; a writer still running gets its owed flush, and the queue empties
+// sseFlushDelay) cost at most one timer arming and firing per delay, not
+// one per call; a writer still running gets its owed flush, and the queue empties
 // after it.
 func TestFlushQueueDropsFinished(t *testing.T) {
 	var q flushQueue

@@ -1,13 +1,12 @@
 package mcp
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,8 +23,9 @@ type GuardConfig struct {
 	// past the cap evicts the session idle the longest, or is refused
 	// with SERVER_BUSY when every session has a request in flight.
 	MaxSessions int
-	// WriteTimeout bounds each response write (SERVERFS_WRITE_TIMEOUT_SECONDS):
-	// a client that stops reading loses its connection after it.
+	// WriteTimeout bounds each response write (SERVERFS_WRITE_TIMEOUT_SECONDS,
+	// to 9/8 of it: deadlineWriter): a client that stops reading loses its
+	// connection after it.
 	WriteTimeout time.Duration
 }
 
@@ -208,41 +208,60 @@ func (g *guard) end(id string, deleted bool) {
 }
 
 // isBatch reports whether r's JSON body is an array (a JSON-RPC batch),
-// leaving the body readable from its start.
+// leaving the body readable from its start. It reads up to the first byte
+// that is not white space (at most 64 KiB of it).
 func isBatch(r *http.Request) (bool, error) {
 	if r.Body == nil {
 		return false, nil
 	}
-	br := bufio.NewReaderSize(r.Body, 512)
-	var skipped []byte
+	const maxSpace = 64 << 10
+	pb := &peekedBody{ReadCloser: r.Body}
+	pb.buf = pb.array[:0]
 	for {
-		b, err := br.ReadByte()
-		if err == io.EOF {
-			break
+		if len(pb.buf) == cap(pb.buf) {
+			pb.buf = slices.Grow(pb.buf, len(pb.buf))
 		}
-		if err != nil {
-			return false, err
-		}
-		if b == ' ' || b == '\t' || b == '\n' || b == '\r' {
-			skipped = append(skipped, b)
-			if len(skipped) > 64<<10 {
-				return false, errors.New("too much leading white space")
+		end := min(cap(pb.buf), maxSpace+1)
+		n, err := r.Body.Read(pb.buf[len(pb.buf):end])
+		for i, b := range pb.buf[len(pb.buf) : len(pb.buf)+n] {
+			if b != ' ' && b != '\t' && b != '\n' && b != '\r' {
+				if len(pb.buf)+i > maxSpace {
+					break
+				}
+				pb.buf = pb.buf[:len(pb.buf)+n]
+				r.Body = pb
+				return b == '[', nil
 			}
-			continue
 		}
-		if b == '[' {
-			return true, nil
-		}
-		if err := br.UnreadByte(); err != nil {
+		pb.buf = pb.buf[:len(pb.buf)+n]
+		switch {
+		case len(pb.buf) > maxSpace:
+			return false, errors.New("too much leading white space")
+		case err == io.EOF:
+			r.Body = pb
+			return false, nil
+		case err != nil:
 			return false, err
 		}
-		break
 	}
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(skipped), br), r.Body}
-	return false, nil
+}
+
+// peekedBody is a request body whose first bytes were read into buf: a
+// Read returns them first. The first 64 bytes need no allocation of
+// their own: a JSON-RPC body's first byte is read with one Read.
+type peekedBody struct {
+	io.ReadCloser
+	buf   []byte
+	array [64]byte
+}
+
+func (p *peekedBody) Read(b []byte) (int, error) {
+	if len(p.buf) > 0 {
+		n := copy(b, p.buf)
+		p.buf = p.buf[n:]
+		return n, nil
+	}
+	return p.ReadCloser.Read(b)
 }
 
 // rpcRefusal answers a JSON-RPC error without an id (none was read).
@@ -253,28 +272,41 @@ func rpcRefusal(w http.ResponseWriter, status int, code int, msg string) {
 	w.Write(b)
 }
 
-// deadlineWriter sets the connection's write deadline before every write
-// of the response (headers, body, flushes): a client that does not read
-// makes the write fail after timeout, which ends the request and closes
-// the connection. Between writes there is no deadline in effect that
-// matters, so a long-lived event stream that is idle stays open.
+// deadlineWriter keeps the connection's write deadline ahead of every
+// write of the response (headers, body, flushes): a client that does not
+// read makes the write fail after the timeout, which ends the request and
+// closes the connection. Between writes there is no deadline in effect
+// that matters, so a long-lived event stream that is idle stays open.
+//
+// The deadline is moved only when fewer than timeout remain, and then to
+// timeout plus an eighth: a write gets between timeout and 9/8 of it, and a
+// short response (headers, a priming event, an answer within a few
+// milliseconds) sets it once instead of once per write (each is a
+// runtime timer update: issue 19's per-call cost).
 type deadlineWriter struct {
 	http.ResponseWriter
-	rc      *http.ResponseController
+	rc      http.ResponseController
 	timeout time.Duration
+	until   time.Time // the deadline set; zero: none yet
 }
 
 func newDeadlineWriter(w http.ResponseWriter, timeout time.Duration) *deadlineWriter {
-	d := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout}
+	d := &deadlineWriter{ResponseWriter: w, rc: *http.NewResponseController(w), timeout: timeout}
 	// The server's own writes (a response the handler leaves to it)
 	// happen within timeout of the request's start or last write.
 	d.extend()
 	return d
 }
 
+// extend makes the deadline at least timeout from now.
 func (d *deadlineWriter) extend() {
+	now := time.Now()
+	if !d.until.IsZero() && d.until.Sub(now) >= d.timeout {
+		return
+	}
+	d.until = now.Add(d.timeout + d.timeout/8)
 	// ErrNotSupported: a writer without deadlines (a test recorder).
-	_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
+	_ = d.rc.SetWriteDeadline(d.until)
 }
 
 func (d *deadlineWriter) WriteHeader(code int) {

@@ -41,9 +41,9 @@ type lanes struct {
 func (l *lanes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		acceptNotification(r)
-		var done func()
-		w, done = l.calls.track(w, r)
-		defer done()
+		hc := l.calls.track(w, r)
+		defer l.calls.done(hc)
+		w = hc.writer()
 	}
 	if statelessRequest(r) {
 		l.stateless.ServeHTTP(w, r)
@@ -140,7 +140,7 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // text/event-stream (as go-sdk reads it).
 func acceptsEventStream(values []string) bool {
 	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
+		for part := range strings.SplitSeq(v, ",") {
 			base, _, _ := strings.Cut(part, ";")
 			switch strings.ToLower(strings.TrimSpace(base)) {
 			case "text/event-stream", "text/*", "*/*":

@@ -121,7 +121,7 @@ func newRWEnv(t *testing.T) *testEnv {
 	return newEnvMode(t, true)
 }
 
-func newEnvMode(t *testing.T, rw bool) *testEnv {
+func newEnvMode(t testing.TB, rw bool) *testEnv {
 	t.Helper()
 	parent := t.TempDir()
 	e := &testEnv{parent: parent, root: filepath.Join(parent, "wd"), log: &syncBuffer{}}
@@ -180,7 +180,7 @@ func (e *testEnv) assertNoLeak(t testing.TB, what, s string) {
 
 // serveHTTP starts NewHandler with the default HTTP configuration on a real
 // listener and returns the MCP endpoint's URL.
-func (e *testEnv) serveHTTP(t *testing.T) string {
+func (e *testEnv) serveHTTP(t testing.TB) string {
 	t.Helper()
 	cfg, probs := LoadHTTPConfig(nil)
 	if len(probs) > 0 {

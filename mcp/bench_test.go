@@ -1,0 +1,68 @@
+package mcp
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// BenchmarkHTTPCall is one stat_file call per op over real HTTP on each
+// lane, from a bare client (one keep-alive connection, no GET stream) so
+// that the server's share dominates -benchmem and -memprofile: the
+// session lane at 2025-11-25 (a priming event, the event store) and at
+// 2025-06-18 (the tunnel's version), and the stateless lane. bench/mcp
+// measures the server's CPU per call from outside against the reference
+// server; this one is for profiles of the request path.
+func BenchmarkHTTPCall(b *testing.B) {
+	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
+		b.Run(version, func(b *testing.B) {
+			e := newEnvMode(b, false)
+			url := e.serveHTTP(b)
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+			defer client.CloseIdleConnections()
+			post := func(body string, headers ...string) (*http.Response, []byte) {
+				req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				for i := 0; i+1 < len(headers); i += 2 {
+					req.Header.Set(headers[i], headers[i+1])
+				}
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				data, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode >= 300 {
+					b.Fatalf("status %d, %v: %s", resp.StatusCode, err, data)
+				}
+				return resp, data
+			}
+			headers := []string{protocolVersionHeader, version}
+			call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"stat_file","arguments":{"workdir":"wd","path":"big.txt"}}}`
+			if version >= statelessVersion {
+				headers = append(headers, "Mcp-Method", "tools/call", "Mcp-Name", "stat_file", "Mcp-Param-Workdir", "=?base64?d2Q=?=")
+				call = `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"stat_file","arguments":{"workdir":"wd","path":"big.txt"},` +
+					`"_meta":{"io.modelcontextprotocol/protocolVersion":"` + version + `","io.modelcontextprotocol/clientCapabilities":{}}}}`
+			} else {
+				resp, _ := post(strings.Replace(initBody, "2025-06-18", version, 1))
+				headers = append(headers, sessionHeader, resp.Header.Get(sessionHeader))
+				post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, headers...)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				_, data := post(fmt.Sprintf(call, i+2), headers...)
+				if !bytes.Contains(data, []byte(`"path":"big.txt"`)) || bytes.Contains(data, []byte(`"isError":true`)) {
+					b.Fatalf("answer: %s", data)
+				}
+			}
+		})
+	}
+}

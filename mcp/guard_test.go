@@ -1,0 +1,111 @@
+package mcp
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+)
+
+// TestIsBatchKeepsBody: isBatch tells an array from anything else after
+// any amount of leading white space up to its bound, read in chunks of
+// any size, and the body then reads back whole from its first byte, with
+// the reader's error at its end.
+func TestIsBatchKeepsBody(t *testing.T) {
+	readers := map[string]func(string) io.Reader{
+		"whole":      func(s string) io.Reader { return strings.NewReader(s) },
+		"one byte":   func(s string) io.Reader { return iotest.OneByteReader(strings.NewReader(s)) },
+		"half reads": func(s string) io.Reader { return iotest.HalfReader(strings.NewReader(s)) },
+	}
+	for name, reader := range readers {
+		for _, n := range []int{0, 1, 63, 64, 65, 200, 4096, 64 << 10} {
+			for _, body := range []string{`[{"a":1}]`, `{"jsonrpc":"2.0"}`, ``} {
+				text := strings.Repeat(" \t\r\n"[n%4:n%4+1], n) + body
+				r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+				r.Body = io.NopCloser(reader(text))
+				batch, err := isBatch(r)
+				if err != nil {
+					t.Fatalf("%s, %d spaces, %q: %v", name, n, body, err)
+				}
+				if batch != strings.HasPrefix(body, "[") {
+					t.Errorf("%s, %d spaces, %q: batch %v", name, n, body, batch)
+				}
+				got, err := io.ReadAll(r.Body)
+				if err != nil || string(got) != text {
+					t.Errorf("%s, %d spaces, %q: body reads back %d bytes (%v), want %d", name, n, body, len(got), err, len(text))
+				}
+			}
+		}
+	}
+
+	// Past 64 KiB of white space: refused, not read on.
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r.Body = io.NopCloser(strings.NewReader(strings.Repeat(" ", 64<<10+1) + "{}"))
+	if _, err := isBatch(r); err == nil {
+		t.Error("64 KiB + 1 of white space: no error")
+	}
+	// A read error before the first byte is isBatch's; after it, the
+	// body's reader returns it in order.
+	boom := errors.New("boom")
+	r.Body = io.NopCloser(iotest.ErrReader(boom))
+	if _, err := isBatch(r); !errors.Is(err, boom) {
+		t.Errorf("failing body: %v", err)
+	}
+	r.Body = io.NopCloser(io.MultiReader(strings.NewReader(" {"), iotest.ErrReader(boom)))
+	if batch, err := isBatch(r); batch || err != nil {
+		t.Fatalf("body failing after its first byte: batch %v, %v", batch, err)
+	}
+	if got, err := io.ReadAll(r.Body); string(got) != " {" || !errors.Is(err, boom) {
+		t.Errorf("body failing after its first byte reads %q, %v", got, err)
+	}
+}
+
+// deadlineRecorder is a response writer that records the write deadlines
+// set on it, as http.ResponseController sets them.
+type deadlineRecorder struct {
+	http.ResponseWriter
+	deadline time.Time
+	sets     int
+}
+
+func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error {
+	d.deadline = t
+	d.sets++
+	return nil
+}
+
+// TestDeadlineWriterAhead: every write of a response starts with at least
+// the timeout ahead of it and at most 9/8 of it, and a burst of writes
+// sets the deadline once, not once per write.
+func TestDeadlineWriterAhead(t *testing.T) {
+	const timeout = 8 * time.Millisecond
+	rec := &deadlineRecorder{ResponseWriter: httptest.NewRecorder()}
+	dw := newDeadlineWriter(rec, timeout)
+	if rec.sets != 1 {
+		t.Fatalf("a new writer set the deadline %d times, want 1", rec.sets)
+	}
+	for range 100 {
+		dw.Write([]byte("x"))
+	}
+	if rec.sets != 1 {
+		t.Errorf("100 writes in a burst set the deadline %d times, want once", rec.sets)
+	}
+	start := time.Now()
+	writes := 0
+	for rec.sets < 4 && time.Since(start) < 10*time.Second {
+		before := time.Now()
+		dw.Write([]byte("x"))
+		dw.Flush()
+		writes += 2
+		if ahead := rec.deadline.Sub(before); ahead < timeout || ahead > timeout+timeout/8+time.Millisecond {
+			t.Fatalf("a write started %v before its deadline, want %v to %v", ahead, timeout, timeout+timeout/8)
+		}
+	}
+	if rec.sets < 4 || rec.sets*10 > writes {
+		t.Errorf("%d writes over %v set the deadline %d times", writes, time.Since(start), rec.sets)
+	}
+}
