@@ -24,8 +24,8 @@ type GuardConfig struct {
 	// with SERVER_BUSY when every session has a request in flight.
 	MaxSessions int
 	// WriteTimeout bounds each response write (SERVERFS_WRITE_TIMEOUT_SECONDS,
-	// to 9/8 of it: deadlineWriter): a client that stops reading loses its
-	// connection after it.
+	// plus at most an eighth and 50 ms: deadlineWriter): a client that
+	// stops reading loses its connection after it.
 	WriteTimeout time.Duration
 }
 
@@ -77,8 +77,15 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w = dw
 	if r.Method == http.MethodPost {
 		batch, err := isBatch(r)
+		if errors.Is(err, errTooMuchSpace) {
+			// Refused here: what follows the white space could be a batch.
+			g.log.Warn("refused request", "event", "http_refused", "reason", "leading white space")
+			rpcRefusal(w, http.StatusBadRequest, -32700, "parse error: the body starts with more than 64 KiB of white space")
+			return
+		}
 		if err != nil {
-			// Unreadable or too large: go-sdk words the refusal.
+			// Unreadable or too large: go-sdk words the refusal (the body's
+			// reader, net/http's MaxBytesReader, repeats its error).
 			g.next.ServeHTTP(w, r)
 			return
 		}
@@ -207,9 +214,13 @@ func (g *guard) end(id string, deleted bool) {
 	g.lastSeen[id] = time.Now()
 }
 
+// errTooMuchSpace refuses a body whose white space runs past 64 KiB.
+var errTooMuchSpace = errors.New("too much leading white space")
+
 // isBatch reports whether r's JSON body is an array (a JSON-RPC batch),
 // leaving the body readable from its start. It reads up to the first byte
-// that is not white space (at most 64 KiB of it).
+// that is not white space (at most 64 KiB of it: errTooMuchSpace past
+// that).
 func isBatch(r *http.Request) (bool, error) {
 	if r.Body == nil {
 		return false, nil
@@ -221,23 +232,20 @@ func isBatch(r *http.Request) (bool, error) {
 		if len(pb.buf) == cap(pb.buf) {
 			pb.buf = slices.Grow(pb.buf, len(pb.buf))
 		}
-		end := min(cap(pb.buf), maxSpace+1)
-		n, err := r.Body.Read(pb.buf[len(pb.buf):end])
-		for i, b := range pb.buf[len(pb.buf) : len(pb.buf)+n] {
-			if b != ' ' && b != '\t' && b != '\n' && b != '\r' {
-				if len(pb.buf)+i > maxSpace {
-					break
-				}
-				pb.buf = pb.buf[:len(pb.buf)+n]
-				r.Body = pb
-				return b == '[', nil
-			}
-		}
+		n, err := r.Body.Read(pb.buf[len(pb.buf):min(cap(pb.buf), maxSpace+1)])
+		read := pb.buf[len(pb.buf) : len(pb.buf)+n]
 		pb.buf = pb.buf[:len(pb.buf)+n]
+		if i := slices.IndexFunc(read, func(b byte) bool { return b != ' ' && b != '\t' && b != '\n' && b != '\r' }); i >= 0 {
+			// The error that came with the bytes, if any, follows them.
+			pb.err = err
+			r.Body = pb
+			return read[i] == '[', nil
+		}
 		switch {
 		case len(pb.buf) > maxSpace:
-			return false, errors.New("too much leading white space")
+			return false, errTooMuchSpace
 		case err == io.EOF:
+			pb.err = err
 			r.Body = pb
 			return false, nil
 		case err != nil:
@@ -247,11 +255,13 @@ func isBatch(r *http.Request) (bool, error) {
 }
 
 // peekedBody is a request body whose first bytes were read into buf: a
-// Read returns them first. The first 64 bytes need no allocation of
-// their own: a JSON-RPC body's first byte is read with one Read.
+// Read returns them first, then the error the last of them came with, if
+// any, then reads on. The first 64 bytes need no allocation of their own:
+// a JSON-RPC body's first byte is read with one Read.
 type peekedBody struct {
 	io.ReadCloser
 	buf   []byte
+	err   error
 	array [64]byte
 }
 
@@ -260,6 +270,10 @@ func (p *peekedBody) Read(b []byte) (int, error) {
 		n := copy(b, p.buf)
 		p.buf = p.buf[n:]
 		return n, nil
+	}
+	if err := p.err; err != nil {
+		p.err = nil
+		return 0, err
 	}
 	return p.ReadCloser.Read(b)
 }
@@ -278,11 +292,13 @@ func rpcRefusal(w http.ResponseWriter, status int, code int, msg string) {
 // closes the connection. Between writes there is no deadline in effect
 // that matters, so a long-lived event stream that is idle stays open.
 //
-// The deadline is moved only when fewer than timeout remain, and then to
-// timeout plus an eighth: a write gets between timeout and 9/8 of it, and a
-// short response (headers, a priming event, an answer within a few
-// milliseconds) sets it once instead of once per write (each is a
-// runtime timer update: issue 19's per-call cost).
+// The deadline is moved only when less than timeout + sseFlushDelay is
+// left, and then to an eighth of the timeout beyond that: a short response
+// (headers, a priming event, an answer within a few milliseconds) sets it
+// once instead of once per write (each a runtime timer update: issue 19's
+// per-call cost). The sseFlushDelay is for the session lane's owed
+// flushes, made below this writer up to that much after go-sdk's Flush:
+// they too start with at least the timeout ahead.
 type deadlineWriter struct {
 	http.ResponseWriter
 	rc      http.ResponseController
@@ -298,13 +314,14 @@ func newDeadlineWriter(w http.ResponseWriter, timeout time.Duration) *deadlineWr
 	return d
 }
 
-// extend makes the deadline at least timeout from now.
+// extend makes the deadline at least timeout + sseFlushDelay from now.
 func (d *deadlineWriter) extend() {
 	now := time.Now()
-	if !d.until.IsZero() && d.until.Sub(now) >= d.timeout {
+	ahead := d.timeout + sseFlushDelay
+	if !d.until.IsZero() && d.until.Sub(now) >= ahead {
 		return
 	}
-	d.until = now.Add(d.timeout + d.timeout/8)
+	d.until = now.Add(ahead + d.timeout/8)
 	// ErrNotSupported: a writer without deadlines (a test recorder).
 	_ = d.rc.SetWriteDeadline(d.until)
 }

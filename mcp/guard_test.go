@@ -45,22 +45,68 @@ func TestIsBatchKeepsBody(t *testing.T) {
 	// Past 64 KiB of white space: refused, not read on.
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 	r.Body = io.NopCloser(strings.NewReader(strings.Repeat(" ", 64<<10+1) + "{}"))
-	if _, err := isBatch(r); err == nil {
-		t.Error("64 KiB + 1 of white space: no error")
+	if _, err := isBatch(r); !errors.Is(err, errTooMuchSpace) {
+		t.Errorf("64 KiB + 1 of white space: %v, want errTooMuchSpace", err)
 	}
 	// A read error before the first byte is isBatch's; after it, the
-	// body's reader returns it in order.
+	// body returns it in order, also when the reader would not repeat it.
 	boom := errors.New("boom")
 	r.Body = io.NopCloser(iotest.ErrReader(boom))
 	if _, err := isBatch(r); !errors.Is(err, boom) {
 		t.Errorf("failing body: %v", err)
 	}
-	r.Body = io.NopCloser(io.MultiReader(strings.NewReader(" {"), iotest.ErrReader(boom)))
-	if batch, err := isBatch(r); batch || err != nil {
-		t.Fatalf("body failing after its first byte: batch %v, %v", batch, err)
+	for name, body := range map[string]io.Reader{
+		"repeated": io.MultiReader(strings.NewReader(" {"), iotest.ErrReader(boom)),
+		"once":     &dataThenError{data: " {", err: boom},
+	} {
+		r.Body = io.NopCloser(body)
+		if batch, err := isBatch(r); batch || err != nil {
+			t.Fatalf("%s: body failing after its first byte: batch %v, %v", name, batch, err)
+		}
+		if got, err := io.ReadAll(iotest.OneByteReader(r.Body)); string(got) != " {" || !errors.Is(err, boom) {
+			t.Errorf("%s: body failing after its first byte reads %q, %v", name, got, err)
+		}
 	}
-	if got, err := io.ReadAll(r.Body); string(got) != " {" || !errors.Is(err, boom) {
-		t.Errorf("body failing after its first byte reads %q, %v", got, err)
+}
+
+// dataThenError returns its data with err in one Read, then reads as an
+// empty reader: a reader that does not repeat its error (io.Reader allows it).
+type dataThenError struct {
+	data string
+	err  error
+	done bool
+}
+
+func (d *dataThenError) Read(p []byte) (int, error) {
+	if d.done {
+		return 0, io.EOF
+	}
+	d.done = true
+	return copy(p, d.data), d.err
+}
+
+// TestBatchBehindWhiteSpaceRefused: a batch behind more than 64 KiB of
+// white space is refused as a parse error, not handed on to go-sdk (which
+// would run it); no tool call runs.
+func TestBatchBehindWhiteSpaceRefused(t *testing.T) {
+	e := newEnv(t)
+	url := e.serveHTTP(t)
+	sid := rawSession(t, url, "2025-06-18")
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stat_file","arguments":{"workdir":"wd","path":"README.md"}}}`
+	body := strings.Repeat(" ", 64<<10+1) + strings.Repeat("\n", 1024) + "[" + call + "," + call + "]"
+	resp, err := rawRPC(t.Context(), url, sid, "2025-03-26", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "-32700") {
+		t.Errorf("batch behind 65 KiB of white space: %s %s", resp.Status, b)
+	}
+	for _, m := range logLines(t, e.log.String()) {
+		if m["event"] == "tool_call" {
+			t.Errorf("a batch behind 65 KiB of white space ran a tool call: %v", m)
+		}
 	}
 }
 
@@ -79,8 +125,9 @@ func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error {
 }
 
 // TestDeadlineWriterAhead: every write of a response starts with at least
-// the timeout ahead of it and at most 9/8 of it, and a burst of writes
-// sets the deadline once, not once per write.
+// the timeout and the owed-flush delay ahead of it and at most an eighth of
+// the timeout more, and a burst of writes sets the deadline once, not once
+// per write.
 func TestDeadlineWriterAhead(t *testing.T) {
 	const timeout = 8 * time.Millisecond
 	rec := &deadlineRecorder{ResponseWriter: httptest.NewRecorder()}
@@ -100,9 +147,13 @@ func TestDeadlineWriterAhead(t *testing.T) {
 		before := time.Now()
 		dw.Write([]byte("x"))
 		dw.Flush()
+		after := time.Now()
 		writes += 2
-		if ahead := rec.deadline.Sub(before); ahead < timeout || ahead > timeout+timeout/8+time.Millisecond {
-			t.Fatalf("a write started %v before its deadline, want %v to %v", ahead, timeout, timeout+timeout/8)
+		if ahead := rec.deadline.Sub(before); ahead < timeout+sseFlushDelay {
+			t.Fatalf("a write started %v before its deadline, want at least %v", ahead, timeout+sseFlushDelay)
+		}
+		if ahead := rec.deadline.Sub(after); ahead > timeout+sseFlushDelay+timeout/8 {
+			t.Fatalf("a write and a flush ended %v before its deadline, want at most %v", ahead, timeout+sseFlushDelay+timeout/8)
 		}
 	}
 	if rec.sets < 4 || rec.sets*10 > writes {
