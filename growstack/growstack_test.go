@@ -32,19 +32,19 @@ func moved(grow func(), work func()) bool {
 	return <-ch
 }
 
-// TestGrowMakesRoom: after Grow, 12 KiB of calls run without the stack
+// TestGrowMakesRoom: after Grow, 7 KiB of calls run without the stack
 // being copied; without it they are (the check can tell).
 func TestGrowMakesRoom(t *testing.T) {
-	work := func() { deep(12) }
+	work := func() { deep(Size>>10 - 1) }
 	if !moved(func() {}, work) {
-		t.Fatal("12 KiB of calls on a fresh goroutine did not move its stack: the check cannot tell")
+		t.Fatal("7 KiB of calls on a fresh goroutine did not move its stack: the check cannot tell")
 	}
 	if moved(Grow, work) {
-		t.Fatal("after Grow, 12 KiB of calls moved the stack: Grow did not make room")
+		t.Fatal("after Grow, 7 KiB of calls moved the stack: Grow did not make room")
 	}
 }
 
-// BenchmarkGoroutineDepth is a fresh goroutine reaching 12 KiB of depth,
+// BenchmarkGoroutineDepth is a fresh goroutine reaching 7 KiB of depth,
 // with and without Grow first.
 func BenchmarkGoroutineDepth(b *testing.B) {
 	for _, c := range []struct {
@@ -53,7 +53,7 @@ func BenchmarkGoroutineDepth(b *testing.B) {
 	}{{"doublings", func() {}}, {"grow", Grow}} {
 		b.Run(c.name, func(b *testing.B) {
 			for range b.N {
-				moved(c.grow, func() { deep(12) })
+				moved(c.grow, func() { deep(Size>>10 - 1) })
 			}
 		})
 	}
