@@ -24,15 +24,31 @@ import (
 // Logger writes ServerFS's structured log: one JSON line per tool call.
 // It never logs file content, secrets or host paths: only aliases and the
 // workdir-relative paths agents sent.
-type Logger struct{ *slog.Logger }
+type Logger struct {
+	*slog.Logger
+	// calls, set by NewJSONLogger, takes the tool_call lines encoded
+	// directly (calllog.go), byte for byte as the JSON handler encodes
+	// them: the one line every call writes, without the handler's state,
+	// record and attribute values.
+	calls *lineWriter
+}
 
 // toolCall writes a call's log line: the same record Info would, built
 // from typed attributes (no []any boxing, no caller lookup: the handler
 // logs no source) and handed to the handler only when INFO is enabled.
 func (l *Logger) toolCall(tool string, d time.Duration, code sfs.Code, info callInfo) {
+	l.toolCallAt(time.Now(), tool, d, code, info)
+}
+
+// toolCallAt is toolCall at time now.
+func (l *Logger) toolCallAt(now time.Time, tool string, d time.Duration, code sfs.Code, info callInfo) {
 	ctx := context.Background()
 	h := l.Handler()
 	if !h.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	if l.calls != nil {
+		l.calls.writeToolCall(now, tool, d, code, info)
 		return
 	}
 	var buf [7]slog.Attr
@@ -48,7 +64,7 @@ func (l *Logger) toolCall(tool string, d time.Duration, code sfs.Code, info call
 	} else {
 		attrs = append(attrs, slog.String("error_code", string(code)))
 	}
-	r := slog.NewRecord(time.Now(), slog.LevelInfo, "tool_call", 0)
+	r := slog.NewRecord(now, slog.LevelInfo, "tool_call", 0)
 	r.AddAttrs(attrs...)
 	_ = h.Handle(ctx, r)
 }

@@ -37,30 +37,38 @@ func appendFileInfo(b []byte, fi *sfs.FileInfo) []byte {
 // appendJSONString appends s quoted as encoding/json quotes a string
 // (HTML-safe: <, > and & escaped; U+2028 and U+2029 escaped; invalid
 // UTF-8 as U+FFFD).
-func appendJSONString(b []byte, s string) []byte {
+func appendJSONString(b []byte, s string) []byte { return appendQuoted(b, s, true) }
+
+// appendLogString appends s quoted as log/slog's JSON handler quotes a
+// string: as encoding/json does, but without the HTML escapes, and \b and
+// \f as \u0008 and \u000c.
+func appendLogString(b []byte, s string) []byte { return appendQuoted(b, s, false) }
+
+// appendQuoted is appendJSONString (html) or appendLogString.
+func appendQuoted(b []byte, s string, html bool) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
 				i++
 				continue
 			}
 			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
+			switch {
+			case c == '"', c == '\\':
 				b = append(b, '\\', c)
-			case '\b':
+			case c == '\b' && html:
 				b = append(b, '\\', 'b')
-			case '\f':
+			case c == '\f' && html:
 				b = append(b, '\\', 'f')
-			case '\n':
+			case c == '\n':
 				b = append(b, '\\', 'n')
-			case '\r':
+			case c == '\r':
 				b = append(b, '\\', 'r')
-			case '\t':
+			case c == '\t':
 				b = append(b, '\\', 't')
 			default:
 				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
@@ -70,21 +78,19 @@ func appendJSONString(b []byte, s string) []byte {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
+		switch {
+		case r == utf8.RuneError && size == 1:
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
+		case r == '\u2028' || r == '\u2029':
 			b = append(b, s[start:i]...)
 			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
 			i += size
-			start = i
 			continue
 		}
 		i += size
+		start = i
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os/signal"
@@ -47,7 +46,7 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	}
 	cfg, httpCfg, f := su.cfg, su.http, su.fs
 	defer f.Close()
-	log := &mcp.Logger{Logger: slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: httpCfg.LogLevel}))}
+	log := mcp.NewJSONLogger(stderr, httpCfg.LogLevel)
 	// GOGC=400 lets garbage grow to four times the live heap: with heavy
 	// calls live (decompressor windows), that alone would pass the memory
 	// budget. The runtime's soft limit keeps the heap, garbage included,
