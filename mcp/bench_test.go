@@ -24,16 +24,7 @@ func BenchmarkHTTPCall(b *testing.B) {
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 			defer client.CloseIdleConnections()
 			post := func(body string, headers ...string) (*http.Response, []byte) {
-				req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-				if err != nil {
-					b.Fatal(err)
-				}
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				for i := 0; i+1 < len(headers); i += 2 {
-					req.Header.Set(headers[i], headers[i+1])
-				}
-				resp, err := client.Do(req)
+				resp, err := client.Do(mcpRequest(b, b.Context(), url, body, headers...))
 				if err != nil {
 					b.Fatal(err)
 				}

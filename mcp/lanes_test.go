@@ -69,7 +69,7 @@ type rpcMsg struct {
 
 // mcpRequest is a request of body to url as an MCP client sends it (a
 // GET when body is empty, else a POST), with headers as name, value pairs.
-func mcpRequest(t *testing.T, ctx context.Context, url, body string, headers ...string) *http.Request {
+func mcpRequest(t testing.TB, ctx context.Context, url, body string, headers ...string) *http.Request {
 	t.Helper()
 	method := http.MethodPost
 	if body == "" {
