@@ -228,11 +228,19 @@ func isBatch(r *http.Request) (bool, error) {
 	const maxSpace = 64 << 10
 	pb := &peekedBody{ReadCloser: r.Body}
 	pb.buf = pb.array[:0]
-	for {
+	for empty := 0; ; {
 		if len(pb.buf) == cap(pb.buf) {
 			pb.buf = slices.Grow(pb.buf, len(pb.buf))
 		}
 		n, err := r.Body.Read(pb.buf[len(pb.buf):min(cap(pb.buf), maxSpace+1)])
+		if n == 0 && err == nil {
+			// A reader that returns nothing, forever, ends as bufio ends it.
+			if empty++; empty == 100 {
+				return false, io.ErrNoProgress
+			}
+			continue
+		}
+		empty = 0
 		read := pb.buf[len(pb.buf) : len(pb.buf)+n]
 		pb.buf = pb.buf[:len(pb.buf)+n]
 		if i := slices.IndexFunc(read, func(b byte) bool { return b != ' ' && b != '\t' && b != '\n' && b != '\r' }); i >= 0 {

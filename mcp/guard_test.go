@@ -48,6 +48,11 @@ func TestIsBatchKeepsBody(t *testing.T) {
 	if _, err := isBatch(r); !errors.Is(err, errTooMuchSpace) {
 		t.Errorf("64 KiB + 1 of white space: %v, want errTooMuchSpace", err)
 	}
+	// A reader that returns nothing and no error, forever: ended.
+	r.Body = io.NopCloser(emptyReader{})
+	if _, err := isBatch(r); !errors.Is(err, io.ErrNoProgress) {
+		t.Errorf("reader without progress: %v, want io.ErrNoProgress", err)
+	}
 	// A read error before the first byte is isBatch's; after it, the
 	// body returns it in order, also when the reader would not repeat it.
 	boom := errors.New("boom")
@@ -68,6 +73,11 @@ func TestIsBatchKeepsBody(t *testing.T) {
 		}
 	}
 }
+
+// emptyReader returns no bytes and no error.
+type emptyReader struct{}
+
+func (emptyReader) Read([]byte) (int, error) { return 0, nil }
 
 // dataThenError returns its data with err in one Read, then reads as an
 // empty reader: a reader that does not repeat its error (io.Reader allows it).
