@@ -39,23 +39,12 @@ func main() {
 	if *memProfile != "" {
 		runtime.MemProfileRate = 512
 	}
+	// Stopped at the end; every earlier exit is a usage or setup error.
 	if *traceFile != "" {
-		tf, err := os.Create(*traceFile)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-		trace.Start(tf)
-		defer trace.Stop()
+		trace.Start(create(*traceFile))
 	}
 	if *cpuProfile != "" {
-		pf, err := os.Create(*cpuProfile)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-		pprof.StartCPUProfile(pf)
-		defer pprof.StopCPUProfile()
+		pprof.StartCPUProfile(create(*cpuProfile))
 	}
 	if flag.NArg() != 2 {
 		fmt.Fprintln(os.Stderr, "usage: sfsgrep [-i] [-e] [-g GLOB] [--no-ignore] [--limit N] QUERY DIR")
@@ -63,31 +52,19 @@ func main() {
 	}
 	env := []string{"SERVERFS_MAX_WALK_ENTRIES=100000000", "SERVERFS_SEARCH_MAX_FILE_BYTES=68719476736", "SERVERFS_SEARCH_TIMEOUT_SECONDS=300"}
 	dir, err := filepath.Abs(flag.Arg(1))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
+	exitOn(err)
 	cfg, err := sfs.LoadConfig(env, []string{"d=" + dir})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
+	exitOn(err)
 	// A benchmark wants every match: lift the product's result cap.
 	cfg.Limits.MaxSearchResults = *limit
 	f, err := sfs.New(cfg, sfs.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
+	exitOn(err)
 	var res *search.Result
 	for range *repeat {
 		res, err = search.New(f).Search(context.Background(), search.Request{
 			Workdir: "d", Query: flag.Arg(0), Regex: *regex, CaseSensitive: !*ignoreCase, Glob: *glob, Limit: *limit, IncludeIgnored: *noIgnore,
 		})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
+		exitOn(err)
 	}
 	w := bufio.NewWriterSize(os.Stdout, 64<<10)
 	var line []byte
@@ -107,12 +84,26 @@ func main() {
 	pprof.StopCPUProfile()
 	trace.Stop()
 	if *memProfile != "" {
-		if pf, err := os.Create(*memProfile); err == nil {
-			pprof.Lookup("allocs").WriteTo(pf, 0)
-			pf.Close()
-		}
+		pf := create(*memProfile)
+		exitOn(pprof.Lookup("allocs").WriteTo(pf, 0))
+		exitOn(pf.Close())
 	}
 	if res.Returned == 0 {
 		os.Exit(1)
 	}
+}
+
+// exitOn ends the program with status 2 (ripgrep's error status) on err.
+func exitOn(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+}
+
+// create creates a profile or trace file, or ends the program.
+func create(path string) *os.File {
+	f, err := os.Create(path)
+	exitOn(err)
+	return f
 }
