@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/serverfs/serverfs/growstack"
 )
 
 // Cancellation (issue 19). go-sdk runs a stateful session's calls on the
@@ -105,10 +104,6 @@ func (c *calls) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		if method != "tools/call" && method != "resources/read" {
 			return next(ctx, method, req)
 		}
-		// go-sdk runs each call on a fresh goroutine: its stack grows in
-		// one step here instead of doubling, copied ever deeper, inside the
-		// tool.
-		growstack.Grow()
 		var hc *httpCall
 		if ex := req.GetExtra(); ex != nil && ex.Header != nil {
 			hc = c.lookup(ex.Header)

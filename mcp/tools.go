@@ -20,6 +20,7 @@ import (
 
 	"github.com/serverfs/serverfs/bridge"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/growstack"
 	"github.com/serverfs/serverfs/search"
 	"github.com/serverfs/serverfs/workspace"
 )
@@ -494,8 +495,21 @@ func readTools(lim sfs.Limits, s surface) []tool {
 // template registered.
 func NewServer(d *Deps, version string) *sdk.Server {
 	s := newServer(d, version)
-	s.AddReceivingMiddleware(encodeResults)
+	s.AddReceivingMiddleware(growCallStack, encodeResults)
 	return s
+}
+
+// growCallStack grows the stack of each tools/call and resources/read in
+// one step, near the top of the handler chain: go-sdk runs every call on
+// a fresh goroutine, whose small stack would otherwise double, copied
+// ever deeper, inside the tool (growstack).
+func growCallStack(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method == "tools/call" || method == "resources/read" {
+			growstack.Grow()
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // newServer is NewServer without encodeResults (result.go): the tests
