@@ -66,13 +66,16 @@ type eventStore struct {
 	mu       sync.Mutex
 	bytes    int
 	sessions map[string]*evSession
-	lru      evList // all streams, least recently used first
+	lru      evList // all streams, least recently used first (evGlobal)
 }
+
+// evList is a list of streams.
+type evList = ilist[evStream, *evStream]
 
 type evSession struct {
 	id      string
 	streams map[string]*evStream
-	lru     evList // the session's streams, least recently used first
+	lru     evList // the session's streams, least recently used first (evLocal)
 	bytes   int
 }
 
@@ -90,7 +93,7 @@ type evStream struct {
 	lost bool
 	// links are the stream's places in the store's (evGlobal) and its
 	// session's (evLocal) lru lists.
-	links [2]evLink
+	links [2]ilink[evStream]
 }
 
 func newEventStore(max, perSession, maxStreams int) *eventStore {
@@ -267,7 +270,7 @@ const standaloneStream = ""
 func (s *eventStore) shrink(cur *evStream) {
 	sess := cur.sess
 	oldest := func(l *evList, pinned bool) *evStream {
-		for st := l.head; st != nil; st = st.links[l.k].next {
+		for st := l.head; st != nil; st = l.next(st) {
 			if st != cur && !(pinned && st.id == standaloneStream) {
 				return st
 			}
@@ -299,59 +302,15 @@ func (s *eventStore) shrink(cur *evStream) {
 	}
 }
 
-// evList is an intrusive doubly linked list of streams (no allocation
-// per entry, unlike container/list): k says which of a stream's links it
-// uses.
-type evList struct {
-	head, tail *evStream
-	n, k       int
-}
-
-// evLink is a stream's place in one evList.
-type evLink struct{ prev, next *evStream }
-
 // Which of a stream's links a list uses.
 const (
 	evGlobal = iota
 	evLocal
 )
 
-func (l *evList) len() int { return l.n }
-
-func (l *evList) pushBack(st *evStream) {
-	ln := &st.links[l.k]
-	ln.prev, ln.next = l.tail, nil
-	if l.tail != nil {
-		l.tail.links[l.k].next = st
-	} else {
-		l.head = st
-	}
-	l.tail = st
-	l.n++
-}
-
-func (l *evList) remove(st *evStream) {
-	ln := &st.links[l.k]
-	if ln.prev != nil {
-		ln.prev.links[l.k].next = ln.next
-	} else {
-		l.head = ln.next
-	}
-	if ln.next != nil {
-		ln.next.links[l.k].prev = ln.prev
-	} else {
-		l.tail = ln.prev
-	}
-	ln.prev, ln.next = nil, nil
-	l.n--
-}
-
-func (l *evList) moveToBack(st *evStream) {
-	if l.tail != st {
-		l.remove(st)
-		l.pushBack(st)
-	}
-}
+// link is the stream's place in the store's (evGlobal) or its session's
+// (evLocal) lru list.
+func (st *evStream) link(k int) *ilink[evStream] { return &st.links[k] }
 
 // retryWriter announces sseRetryMillis on an SSE response of the session
 // lane: the retry field goes into the response's first event block (the
@@ -381,10 +340,13 @@ type retryWriter struct {
 	finished bool       // the handler returned: the writer is net/http's again
 
 	// The writer's place in the queue while its flush is owed (q.mu).
-	queued     bool
-	owedAt     time.Time
-	prev, next *retryWriter
+	queued bool
+	owedAt time.Time
+	place  ilink[retryWriter]
 }
+
+// link is rw's place in its flushQueue (one list: k is 0).
+func (rw *retryWriter) link(int) *ilink[retryWriter] { return &rw.place }
 
 // sseFlushDelay bounds how long an event go-sdk flushed may wait in the
 // response's buffer for the next one or the handler's return. The queue's
@@ -475,10 +437,10 @@ func (rw *retryWriter) finish() {
 // queued until the timer fired, which re-armed it for the next entry,
 // once per call).
 type flushQueue struct {
-	mu         sync.Mutex
-	head, tail *retryWriter // oldest first
-	armed      bool
-	timer      *time.Timer
+	mu    sync.Mutex
+	owed  ilist[retryWriter, *retryWriter] // oldest first
+	armed bool
+	timer *time.Timer
 }
 
 // add queues rw's flush. rw.mu held.
@@ -486,13 +448,8 @@ func (q *flushQueue) add(rw *retryWriter) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	rw.owedAt = time.Now() // under q.mu: the queue stays in time order
-	rw.queued, rw.prev, rw.next = true, q.tail, nil
-	if q.tail != nil {
-		q.tail.next = rw
-	} else {
-		q.head = rw
-	}
-	q.tail = rw
+	rw.queued = true
+	q.owed.pushBack(rw)
 	if !q.armed {
 		q.arm(sseFlushDelay)
 	}
@@ -506,22 +463,8 @@ func (q *flushQueue) remove(rw *retryWriter) {
 	if !rw.queued {
 		return // the queue's timer is flushing it
 	}
-	q.unlink(rw)
-}
-
-// unlink takes rw out of the list. q.mu held.
-func (q *flushQueue) unlink(rw *retryWriter) {
-	if rw.prev != nil {
-		rw.prev.next = rw.next
-	} else {
-		q.head = rw.next
-	}
-	if rw.next != nil {
-		rw.next.prev = rw.prev
-	} else {
-		q.tail = rw.prev
-	}
-	rw.queued, rw.prev, rw.next = false, nil, nil
+	rw.queued = false
+	q.owed.remove(rw)
 }
 
 // arm sets the timer. q.mu held.
@@ -539,22 +482,23 @@ func (q *flushQueue) arm(d time.Duration) {
 func (q *flushQueue) run() {
 	now := time.Now()
 	q.mu.Lock()
-	// The due writers leave the queue as a chain linked through next:
-	// none is added again before its owed flush is made below.
-	var due *retryWriter
-	last := &due
-	for rw := q.head; rw != nil && now.Sub(rw.owedAt) >= sseFlushDelay; rw = q.head {
-		q.unlink(rw)
-		*last = rw
-		last = &rw.next
+	// The due writers move to a list of their own, through the same
+	// place: none is added again before its owed flush is made below.
+	var due ilist[retryWriter, *retryWriter]
+	for rw := q.owed.head; rw != nil && now.Sub(rw.owedAt) >= sseFlushDelay; rw = q.owed.head {
+		rw.queued = false
+		q.owed.remove(rw)
+		due.pushBack(rw)
 	}
 	q.armed = false
-	if q.head != nil {
-		q.arm(sseFlushDelay - now.Sub(q.head.owedAt))
+	if q.owed.head != nil {
+		q.arm(sseFlushDelay - now.Sub(q.owed.head.owedAt))
 	}
 	q.mu.Unlock()
-	for rw := due; rw != nil; {
-		next := rw.next
+	for rw := due.head; rw != nil; {
+		// Its successor first: once flushed, rw may be owed and queued
+		// again, through the same place.
+		next := due.next(rw)
 		rw.flushOwed()
 		rw = next
 	}

@@ -423,7 +423,7 @@ func TestFlushQueueDropsFinished(t *testing.T) {
 	state := func() (n int, armed bool) {
 		q.mu.Lock()
 		defer q.mu.Unlock()
-		for rw := q.head; rw != nil; rw = rw.next {
+		for rw := q.owed.head; rw != nil; rw = q.owed.next(rw) {
 			n++
 		}
 		return n, q.armed
