@@ -124,7 +124,22 @@ type sandboxSpec struct {
 // the bridge's directories, the operator's HOME).
 func sandboxRules(sp *SandboxPolicy, root string, mutates, network bool, home string, protect []string) sandboxSpec {
 	s := sandboxSpec{Network: network, Devices: sandboxDevices}
-	var reads []string
+	s.RO = sandboxReadPaths(sp, root, mutates, protect)
+	if mutates {
+		s.RW = append(s.RW, root)
+	} else {
+		s.RO = append(s.RO, root)
+	}
+	s.RW = append(s.RW, home)
+	return s
+}
+
+// sandboxReadPaths are the read paths an action in root gets:
+// DefaultSandboxReadPaths and the policy's, less those that contain one
+// of protect (or, for an action that mutates, its root, which it gets
+// read-write instead).
+func sandboxReadPaths(sp *SandboxPolicy, root string, mutates bool, protect []string) []string {
+	var reads, kept []string
 	reads = append(reads, DefaultSandboxReadPaths...)
 	if sp != nil {
 		reads = append(reads, sp.ReadPaths...)
@@ -136,15 +151,9 @@ func sandboxRules(sp *SandboxPolicy, root string, mutates, network bool, home st
 		if coversAny(r, protect) || coversAny(r, []string{root}) && mutates {
 			continue
 		}
-		s.RO = append(s.RO, filepath.Clean(r))
+		kept = append(kept, filepath.Clean(r))
 	}
-	if mutates {
-		s.RW = append(s.RW, root)
-	} else {
-		s.RO = append(s.RO, root)
-	}
-	s.RW = append(s.RW, home)
-	return s
+	return kept
 }
 
 // coversAny says whether dir is one of paths or an ancestor of one (both
@@ -317,6 +326,18 @@ func sandboxAction(spec procSpec, mutates, network bool, root, home string, lim 
 	if level == SandboxUnavailable {
 		return level, spec, nil
 	}
+	rules := sandboxRules(lim.Sandbox, root, mutates, network, home, sandboxProtect(lim, root))
+	wrapped, err := sandboxedSpec(spec, rules)
+	if err != nil {
+		return level, spec, err
+	}
+	return level, wrapped, nil
+}
+
+// sandboxProtect are the host paths no read path of an action in root may
+// contain: lim.Protect but root (the other workdirs, the workspaces),
+// the bridge's own directories and the operator's HOME.
+func sandboxProtect(lim RunLimits, root string) []string {
 	var protect []string
 	for _, p := range lim.Protect {
 		if p != root {
@@ -327,10 +348,5 @@ func sandboxAction(spec procSpec, mutates, network bool, root, home string, lim 
 	if h := os.Getenv("HOME"); filepath.IsAbs(h) && filepath.Clean(h) != "/" {
 		protect = append(protect, h)
 	}
-	rules := sandboxRules(lim.Sandbox, root, mutates, network, home, protect)
-	wrapped, err := sandboxedSpec(spec, rules)
-	if err != nil {
-		return level, spec, err
-	}
-	return level, wrapped, nil
+	return protect
 }

@@ -449,14 +449,7 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 func (s *Server) runLimits() RunLimits {
 	s.ownMu.Lock()
 	defer s.ownMu.Unlock()
-	lim := RunLimits{BridgePaths: append([]string(nil), s.ownPaths...), Sandbox: s.policy.Sandbox}
-	for _, wp := range s.policy.Workdirs {
-		lim.Protect = append(lim.Protect, wp.Root)
-	}
-	if s.policy.WorkspacesDir != "" {
-		lim.Protect = append(lim.Protect, s.policy.WorkspacesDir)
-	}
-	return lim
+	return RunLimits{BridgePaths: append([]string(nil), s.ownPaths...), Sandbox: s.policy.Sandbox, Protect: policyProtect(s.policy)}
 }
 
 // toWire turns an error into its wire form; anything but an *fs.Error is

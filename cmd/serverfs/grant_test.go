@@ -159,7 +159,8 @@ func TestGrantEndToEnd(t *testing.T) {
 	tokFile := filepath.Join(base, "bridge.token")
 	os.WriteFile(tokFile, []byte(cmdTestToken+"\n"), 0o600)
 	bridgeEnv := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
-	bridgeArgs := []string{"bridge", "--policy", policyFile, "--socket", bridgeSock, "--token-file", tokFile, "--state-dir", state}
+	// The tests run as root; --allow-root lets the bridge start.
+	bridgeArgs := []string{"bridge", "--policy", policyFile, "--socket", bridgeSock, "--token-file", tokFile, "--state-dir", state, "--allow-root"}
 	b := startHelper(t, "TestGrantEndToEnd", bridgeArgs, bridgeEnv, `"msg":"bridge serving"`)
 	if !strings.Contains(b.log(), `"grant_keys":1`) {
 		t.Errorf("bridge start-up line: %s", b.log())
