@@ -563,3 +563,20 @@ func TestGrantCwdSwappedForSymlink(t *testing.T) {
 		t.Fatalf("cwd swapped for a symlink after the check: %+v, %v (want the checked directory's listing, inside.txt)", res, err)
 	}
 }
+
+// TestGrantOutputHidesOtherWorkdirs: a granted command in wd that prints
+// the roots of wd2 and wd shows them as "wd2:" and "wd:".
+func TestGrantOutputHidesOtherWorkdirs(t *testing.T) {
+	needLandlock(t)
+	f := newGrantFixture(t, nil)
+	g := f.grant(time.Now())
+	g.Argv = []string{"echo", f.root2 + "/x", f.root}
+	g.ArgvHash = ArgvHash(g.Argv)
+	res, err := f.c.RunGrant(context.Background(), "wd", f.sign(t, g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stdout != "wd2:/x wd:\n" {
+		t.Errorf("stdout %q", res.Stdout)
+	}
+}

@@ -277,7 +277,7 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 		"--recurse-submodules=no", "--receive-pack="+receivePack,
 		"--", remote, "HEAD:refs/heads/"+upstream)...)
 	if pr != nil {
-		res.Output = pushOutput(g, newScrubber(wp.Root, alias).withBridgePaths(lim.BridgePaths), remote, urls, pr)
+		res.Output = pushOutput(g, newScrubber(wp.Root, alias, lim), remote, urls, pr)
 	}
 	if err != nil {
 		return nil, err
@@ -286,7 +286,7 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 	switch {
 	case status == "rejected":
 		res.Status = "rejected"
-		return res, bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("%s rejected the push of %s to %s: %s", remote, branch, upstream, scrubURLs(newScrubber(wp.Root, alias).withBridgePaths(lim.BridgePaths), remote, urls, reason)), nil)
+		return res, bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("%s rejected the push of %s to %s: %s", remote, branch, upstream, scrubURLs(newScrubber(wp.Root, alias, lim), remote, urls, reason)), nil)
 	case status != "" && pr.exitCode == 0:
 		res.Status = status
 		return res, nil

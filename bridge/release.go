@@ -94,7 +94,7 @@ func Release(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, 
 	if err != nil {
 		return nil, err
 	}
-	sc := newScrubber(wp.Root, alias).withBridgePaths(lim.BridgePaths)
+	sc := newScrubber(wp.Root, alias, lim)
 	tagRef := "refs/tags/" + tag
 
 	// The branch: main, tracking origin/main.

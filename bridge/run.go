@@ -309,11 +309,11 @@ func exitCodeOf(ps *os.ProcessState) int {
 	return ps.ExitCode()
 }
 
-// scrubber replaces the host paths of a workdir (its root as configured
-// and as resolved) by "alias:", the paths the bridge made or uses itself
-// (an action's private HOME and TMPDIR, its state and socket
-// directories) by a placeholder, and then the user's home directory by
-// "~".
+// scrubber replaces host paths in outputs: every workdir root (as
+// configured and as resolved) by "alias:", the paths the bridge made or
+// uses itself (an action's private HOME and TMPDIR, its state and socket
+// directories, its policy and token files, the workspaces) by a
+// placeholder, and then the user's home directory by "~".
 type scrubber struct {
 	olds []scrubPath // longest first
 	home string
@@ -328,9 +328,19 @@ const (
 	scrubBridgePath = "<bridge>"
 )
 
-func newScrubber(root, alias string) *scrubber {
+// newScrubber is the scrubber of a process run under lim in root, the
+// root of workdir alias: lim.Replace first (every workdir, and a
+// workspace's own name for its tree), then root as "alias:" and the
+// bridge's directories as "<bridge>".
+func newScrubber(root, alias string, lim RunLimits) *scrubber {
 	s := &scrubber{}
+	for _, r := range lim.Replace {
+		s.add(r.Path, r.Name)
+	}
 	s.add(root, alias+":")
+	for _, p := range lim.BridgePaths {
+		s.add(p, scrubBridgePath)
+	}
 	if h := filepath.Clean(os.Getenv("HOME")); filepath.IsAbs(h) && h != "/" {
 		s.home = h
 	}
@@ -362,15 +372,8 @@ next:
 	sort.SliceStable(s.olds, func(i, j int) bool { return len(s.olds[i].old) > len(s.olds[j].old) })
 }
 
-// withBridgePaths adds the bridge's own directories (RunLimits.BridgePaths).
-func (s *scrubber) withBridgePaths(paths []string) *scrubber {
-	for _, p := range paths {
-		s.add(p, scrubBridgePath)
-	}
-	return s
-}
-
-// also replaces more host strings (e.g. a remote's path) by repl.
+// replace scrubs b; more are further host strings (e.g. a remote's
+// path) with their replacements, applied first.
 func (s *scrubber) replace(b []byte, more ...[2]string) string {
 	out := string(b)
 	for _, m := range more {
@@ -479,8 +482,8 @@ func outputLimits(lim RunLimits) (maxOut, tail int) {
 //
 // A non-zero exit is a result, not an error. On ACTION_TIMEOUT and
 // OUTPUT_LIMIT_EXCEEDED (and CANCELED when ctx ends) the partial result
-// is returned together with the error. Host paths of the workdir in the
-// output are replaced by "alias:". The caller holds the workdir's writer
+// is returned together with the error. Host paths in the output are
+// replaced (newScrubber: every workdir root by "alias:"). The caller holds the workdir's writer
 // lease around the call.
 func RunAction(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, name string, arg string, lim RunLimits) (*ActionResult, error) {
 	w, err := fsys.Workdir(alias)
@@ -581,11 +584,12 @@ func runCommand(ctx context.Context, w *sfs.Workdir, wp WorkdirPolicy, c command
 	if err != nil {
 		return nil, bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("%s could not be started", c.what), err)
 	}
-	if err := sandboxHelperError(pr); err != nil {
-		return nil, bridgeErr(sfs.CodeSandboxUnavailable, alias, "", fmt.Sprintf("%s: the sandbox could not be applied (%v); nothing was run", c.what, err), nil)
-	}
-	sc := newScrubber(wp.Root, alias).withBridgePaths(lim.BridgePaths)
+	sc := newScrubber(wp.Root, alias, lim)
 	sc.add(home, scrubActionHome)
+	if err := sandboxHelperError(pr); err != nil {
+		// The helper's reason may name a path it could not use.
+		return nil, bridgeErr(sfs.CodeSandboxUnavailable, alias, "", fmt.Sprintf("%s: the sandbox could not be applied (%s); nothing was run", c.what, sc.replace([]byte(err.Error()))), nil)
+	}
 	res := &ActionResult{ProcessResult: ProcessResult{ExitCode: pr.exitCode, DurationMs: pr.duration.Milliseconds(), Sandbox: level}}
 	res.Stdout, res.StdoutTruncated = sc.tail(pr.stdout, pr.stdoutTruncated, tail)
 	res.Stderr, res.StderrTruncated = sc.tail(pr.stderr, pr.stderrTruncated, tail)

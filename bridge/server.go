@@ -97,9 +97,11 @@ type Server struct {
 	allowUIDs map[uint32]bool
 	log       *slog.Logger
 	// ownPaths are the bridge's own directories (state, then the
-	// socket's, once Serve knows it), never shown in outputs.
+	// socket's, once Serve knows it), ownFiles its policy and token files
+	// (HideFiles): never shown in outputs.
 	ownMu    sync.Mutex
 	ownPaths []string
+	ownFiles []string
 	// grants is the grant state (nil without a grants section);
 	// grantKeys the pinned keys by key id.
 	grants    *GrantStore
@@ -445,11 +447,31 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 	return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: fmt.Sprintf("unknown method %q", sfs.DisplayPath(req.Method))}
 }
 
-// runLimits are the default limits, with the bridge's own paths to hide.
+// runLimits are the default limits, with the host paths outputs must not
+// show: every workdir root, the workspaces, the bridge's own directories
+// and files.
 func (s *Server) runLimits() RunLimits {
 	s.ownMu.Lock()
 	defer s.ownMu.Unlock()
-	return RunLimits{BridgePaths: append([]string(nil), s.ownPaths...), Sandbox: s.policy.Sandbox, Protect: policyProtect(s.policy)}
+	lim := RunLimits{BridgePaths: append([]string(nil), s.ownPaths...), Sandbox: s.policy.Sandbox, Protect: policyProtect(s.policy)}
+	for _, a := range sortedKeys(s.policy.Workdirs) {
+		lim.Replace = append(lim.Replace, PathName{s.policy.Workdirs[a].Root, a + ":"})
+	}
+	if d := s.policy.WorkspacesDir; d != "" {
+		lim.Replace = append(lim.Replace, PathName{d, scrubBridgePath})
+	}
+	for _, f := range s.ownFiles {
+		lim.Replace = append(lim.Replace, PathName{f, scrubBridgePath})
+	}
+	return lim
+}
+
+// HideFiles names host files of the bridge (its policy and token files)
+// that outputs show as "<bridge>". Call it before Serve.
+func (s *Server) HideFiles(paths ...string) {
+	s.ownMu.Lock()
+	defer s.ownMu.Unlock()
+	s.ownFiles = append(s.ownFiles, paths...)
 }
 
 // toWire turns an error into its wire form; anything but an *fs.Error is

@@ -3,12 +3,14 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -39,11 +41,17 @@ func startBridgeIn(t *testing.T, policy *Policy, state, dir string, allow ...uin
 	if len(allow) == 0 {
 		allow = []uint32{uint32(os.Getuid())}
 	}
-	os.Chmod(dir, 0o755)
 	srv, err := NewServer(policy, []byte(testToken), allow, state, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveBridge(t, srv, dir)
+}
+
+// serveBridge serves srv on a socket in dir until the test ends.
+func serveBridge(t *testing.T, srv *Server, dir string) (*Client, string) {
+	t.Helper()
+	os.Chmod(dir, 0o755)
 	sock := filepath.Join(dir, "bridge.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
@@ -418,5 +426,84 @@ func TestBridgeOutputHidesBridgePaths(t *testing.T) {
 	}
 	if res.Stderr != "socket <bridge>/bridge.sock\n" {
 		t.Errorf("stderr %q", res.Stderr)
+	}
+}
+
+// TestBridgeOutputHidesHostPaths: a pinned script that prints (echo, and
+// cat of a file) every host path the bridge knows — its own root, another
+// workdir's root, the workspaces dir, a workspace's tree, the policy and
+// token files — shows none of them, in the workdir and in a workspace
+// run; they read as "alias:", "alias@id:" and "<bridge>". A granted
+// command's output and an action's error message are scrubbed the same
+// way.
+func TestBridgeOutputHidesHostPaths(t *testing.T) {
+	base := t.TempDir()
+	root, other, wsDir, secrets := filepath.Join(base, "wd"), filepath.Join(base, "other"), filepath.Join(base, "mcp-state"), filepath.Join(base, "secrets")
+	const id, id2 = "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"
+	tree, tree2 := filepath.Join(wsDir, "workspaces", id, "tree"), filepath.Join(wsDir, "workspaces", id2, "tree")
+	policyFile, tokenFile := filepath.Join(secrets, "policy.json"), filepath.Join(secrets, "token")
+	script := "echo \"self $(pwd -P)\"\necho \"live $1\"\necho \"other $2\"\necho \"wsdir $3\"\necho \"tree $4\"\necho \"tree2 $5\"\necho \"policy $6\"\necho \"token $7\" >&2\ncat paths.txt\n"
+	listed := "cat-other " + other + "/x\ncat-token " + tokenFile + "\n"
+	for _, d := range []string{root, tree, tree2} {
+		rtWrite(t, filepath.Join(d, "tools", "paths.sh"), script)
+		rtWrite(t, filepath.Join(d, "paths.txt"), listed)
+	}
+	for _, w := range []string{id, id2} {
+		rtWrite(t, filepath.Join(wsDir, "workspaces", w, "meta.json"), `{"workdir":"wd","id":"`+w+`"}`)
+	}
+	rtWrite(t, filepath.Join(other, "x"), "")
+	rtWrite(t, policyFile, "{}")
+	rtWrite(t, tokenFile, testToken)
+	argv := []string{"/bin/sh", "tools/paths.sh", root, other, wsDir, tree, tree2, policyFile, tokenFile}
+	policy := &Policy{WorkspacesDir: wsDir, Workdirs: map[string]WorkdirPolicy{
+		"wd": {Root: root, ReadWrite: true, RepoOps: true, Actions: map[string]Action{
+			"paths": {Argv: argv, Argument: ArgumentNone, Integrity: map[string]string{"tools/paths.sh": rtSHA(script)}},
+			"slow":  {Argv: []string{"/bin/sh", "-c", `echo "other $0" >&2; exec sleep 30`, other}, Argument: ArgumentNone, TimeoutSeconds: 1},
+		}},
+		"other": {Root: other},
+	}}
+	srv, err := NewServer(policy, []byte(testToken), []uint32{uint32(os.Getuid())}, t.TempDir(), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.HideFiles(policyFile, tokenFile)
+	sockDir, err := os.MkdirTemp("", "serverfs-bridge-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	c, _ := serveBridge(t, srv, sockDir)
+
+	check := func(what, stdout, stderr string, want []string) {
+		t.Helper()
+		if strings.Contains(stdout+stderr, base) {
+			t.Errorf("%s shows a host path:\n%s%s", what, stdout, stderr)
+		}
+		if got := strings.Split(stdout, "\n"); !slices.Equal(got, want) {
+			t.Errorf("%s: stdout\n%q, want\n%q", what, got, want)
+		}
+		if stderr != "token <bridge>\n" {
+			t.Errorf("%s: stderr %q", what, stderr)
+		}
+	}
+	res, err := c.RunAction(context.Background(), "wd", "paths", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("the live run", res.Stdout, res.Stderr, []string{"self wd:", "live wd:", "other other:", "wsdir <bridge>",
+		"tree <bridge>/workspaces/" + id + "/tree", "tree2 <bridge>/workspaces/" + id2 + "/tree", "policy <bridge>",
+		"cat-other other:/x", "cat-token <bridge>", ""})
+	res, err = c.RunWorkspaceAction(context.Background(), "wd", id, "paths", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("the workspace run", res.Stdout, res.Stderr, []string{"self wd@" + id + ":", "live wd:", "other other:", "wsdir <bridge>",
+		"tree wd@" + id + ":", "tree2 <bridge>/workspaces/" + id2 + "/tree", "policy <bridge>",
+		"cat-other other:/x", "cat-token <bridge>", ""})
+
+	_, err = c.RunAction(context.Background(), "wd", "slow", "")
+	var fe *sfs.Error
+	if !errors.As(err, &fe) || fe.Code != sfs.CodeActionTimeout || strings.Contains(fe.Msg, base) || !strings.Contains(fe.Msg, "output ends: other other:") {
+		t.Errorf("the timed-out action: %v", err)
 	}
 }

@@ -167,6 +167,11 @@ type RunLimits struct {
 	// roots are by "alias:" and an action's private HOME/TMPDIR by
 	// "$HOME").
 	BridgePaths []string
+	// Replace are more host paths outputs show only by a name: every
+	// workdir root as "alias:", the tree of the workspace an action runs
+	// in as "alias@id:", the workspaces dir and the bridge's policy and
+	// token files as "<bridge>". For one path the first entry wins.
+	Replace []PathName
 	// Sandbox is the policy's sandbox section (nil: defaults, not
 	// required); Protect are host paths no sandbox read path may contain
 	// (every workdir root).
@@ -174,10 +179,14 @@ type RunLimits struct {
 	Protect []string
 }
 
+// PathName is a host path and what outputs show in its place.
+type PathName struct{ Path, Name string }
+
 // ActionResult is what a finished action reports. Host paths in the
-// output are replaced: the workdir root by "alias:", the action's private
-// HOME and TMPDIR by "$HOME", the bridge's own directories by "<bridge>",
-// the operator's home by "~".
+// output are replaced: every workdir root by "alias:" (the workspace the
+// action runs in by "alias@id:"), the action's private HOME and TMPDIR by
+// "$HOME", the bridge's own directories and files and the workspaces dir
+// by "<bridge>", the operator's home by "~".
 type ActionResult struct {
 	Action string `json:"action"`
 	ProcessResult

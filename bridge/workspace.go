@@ -80,8 +80,12 @@ func (s *Server) runInWorkspace(ctx context.Context, p actionParams, wp WorkdirP
 	defer f.Close()
 	ws := wp
 	ws.Root = tree
+	// Outputs name the tree as the agent does, ALIAS@ID (and the live
+	// root "ALIAS:", the other workspaces "<bridge>" as always).
+	lim := s.runLimits()
+	lim.Replace = append([]PathName{{tree, p.Workdir + "@" + p.Workspace + ":"}}, lim.Replace...)
 	return s.withLease(p.Workdir+"@"+p.Workspace, "action "+p.Action, func() (any, error) {
-		return RunAction(ctx, f, p.Workdir, ws, p.Action, p.Path, s.runLimits())
+		return RunAction(ctx, f, p.Workdir, ws, p.Action, p.Path, lim)
 	})
 }
 

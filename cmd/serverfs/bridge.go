@@ -95,6 +95,7 @@ func bridgeCmd(args, environ []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer srv.Close()
+	srv.HideFiles(polPath, tokPath)
 	if bridgeEUID() == 0 {
 		log.Warn("bridge running as root (--allow-root): actions, granted commands and pushes run as root", "event", "startup")
 	}
