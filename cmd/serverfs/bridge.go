@@ -184,5 +184,8 @@ func renderPolicy(args, environ []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, ", grants: %d keys for host %s", len(g.PublicKeys), g.HostID)
 	}
 	fmt.Fprintln(stdout)
+	for _, w := range bridge.ActionWarnings(environ) {
+		fmt.Fprintln(stdout, "warning: "+w)
+	}
 	return 0
 }

@@ -112,3 +112,29 @@ func mustLoadPolicy(t *testing.T, file string) *bridge.Policy {
 	}
 	return p
 }
+
+// TestBuildFileWarnings: render-policy and check-config print the same
+// warning line for an action that gives make the caller's directory
+// while only the root Makefile is pinned, and none for one that does not.
+func TestBuildFileWarnings(t *testing.T) {
+	slots := t.TempDir()
+	if err := os.Mkdir(filepath.Join(slots, "01"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pin := strings.Repeat("a", 64)
+	env := []string{
+		"SERVERFS_WORKDIRS_ROOT=" + slots,
+		"WORKDIR_01_ALIAS=proj", "WORKDIR_01_PATH=" + filepath.Join(slots, "01"), "WORKDIR_01_READ_ONLY=false", "WORKDIR_01_REPO_OPS_ENABLED=true",
+		`WORKDIR_01_REPO_ACTIONS_JSON={"build":{"argv":["make","-C"],"argument":"path","argument_allow":{"directories":true},"integrity":{"Makefile":"` + pin + `"}},` +
+			`"lint":{"argv":["make","lint"],"argument":"none","integrity":{"Makefile":"` + pin + `"}}}`,
+	}
+	want := `warning: slot 01: action "build": make -C <dir> (the caller's path, which may be a directory): <dir>/Makefile is agent-writable and unpinned`
+	code, out, stderr := cliRun(t, []string{"bridge", "render-policy", "--out", filepath.Join(t.TempDir(), "policy.json")}, env)
+	if code != 0 || !strings.Contains(out, "policy written: 1 workdirs, 2 actions\n"+want) || strings.Count(out, "warning:") != 1 {
+		t.Errorf("render-policy: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = cliRun(t, []string{"check-config"}, env)
+	if code != 0 || !strings.Contains(out, "\n"+want) || strings.Count(out, "warning:") != 1 || strings.Contains(out, slots) {
+		t.Errorf("check-config: exit %d\n%s%s", code, out, stderr)
+	}
+}

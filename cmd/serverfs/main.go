@@ -23,6 +23,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/serverfs/serverfs/bridge"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/mcp"
 )
@@ -145,6 +146,11 @@ func checkConfig(args, environ []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "configuration OK: %d workdir(s), resolver %s, hidden paths %s, host bridge %s, listen %s, client token %s\n",
 		len(su.cfg.Workdirs), su.fs.Resolver(), map[bool]string{true: "allowed", false: "refused"}[su.cfg.AllowHidden], bridged, listenName(su.http, nil), clientToken)
 	for _, w := range su.http.Warnings {
+		fmt.Fprintln(stdout, "warning: "+w)
+	}
+	// The bridge's actions, when the .env holding them is in the
+	// environment (check-config run on the host), as render-policy warns.
+	for _, w := range bridge.ActionWarnings(environ) {
 		fmt.Fprintln(stdout, "warning: "+w)
 	}
 	for _, w := range su.fs.Workdirs() {
