@@ -100,8 +100,9 @@ commands:
                         --url-template, --state-dir as for serve
   bridge         run the host bridge (named actions, git push, the shared writer
                  lease) on a Unix socket, as the operator's user on the host
+                 (never root: it refuses uid 0 unless --allow-root)
                  flags: --policy FILE --socket PATH --token-file FILE
-                        [--allow-uid N]... [--state-dir DIR]
+                        [--allow-uid N]... [--state-dir DIR] [--allow-root]
                  "bridge render-policy --out FILE" writes the policy from the
                  .env fields (WORKDIR_NN_PATH, _REPO_ACTIONS_JSON, ...)
   grant          operator-signed one-time grants for a command nobody configured
