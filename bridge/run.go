@@ -483,8 +483,8 @@ func outputLimits(lim RunLimits) (maxOut, tail int) {
 // A non-zero exit is a result, not an error. On ACTION_TIMEOUT and
 // OUTPUT_LIMIT_EXCEEDED (and CANCELED when ctx ends) the partial result
 // is returned together with the error. Host paths in the output are
-// replaced (newScrubber: every workdir root by "alias:"). The caller holds the workdir's writer
-// lease around the call.
+// replaced (newScrubber: every workdir root by "alias:"). The caller
+// holds the workdir's writer lease around the call.
 func RunAction(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, name string, arg string, lim RunLimits) (*ActionResult, error) {
 	w, err := fsys.Workdir(alias)
 	if err != nil {
