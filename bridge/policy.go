@@ -183,9 +183,12 @@ func RenderPolicyNotes(environ []string) (*Policy, []string, error) {
 func renderPush(slot, alias, root string, pushable bool, rawURLs, rawBranches string, name func(string) string, probs *problems) (*PushPolicy, string) {
 	urls, branches := strings.Fields(rawURLs), strings.Fields(rawBranches)
 	if !pushable {
-		for _, f := range []string{"PUSH_URLS", "PUSH_BRANCHES"} {
-			if (f == "PUSH_URLS" && len(urls) > 0) || (f == "PUSH_BRANCHES" && len(branches) > 0) {
-				probs.add("%s: %s is set but push_repo needs a read-write workdir with repo ops (%s=false, %s=true)", slot, name(f), name("READ_ONLY"), name("REPO_OPS_ENABLED"))
+		for _, f := range []struct {
+			suffix string
+			set    bool
+		}{{"PUSH_URLS", len(urls) > 0}, {"PUSH_BRANCHES", len(branches) > 0}} {
+			if f.set {
+				probs.add("%s: %s is set but push_repo needs a read-write workdir with repo ops (%s=false, %s=true)", slot, name(f.suffix), name("READ_ONLY"), name("REPO_OPS_ENABLED"))
 			}
 		}
 		return nil, ""
