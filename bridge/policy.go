@@ -2,11 +2,13 @@ package bridge
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	sfs "github.com/serverfs/serverfs/fs"
@@ -57,8 +60,17 @@ func (p problems) err() error {
 // WORKDIR_NN_ALIAS and WORKDIR_NN_PATH are set. It returns a *PolicyError
 // listing every problem found, each naming its slot.
 func RenderPolicy(environ []string) (*Policy, error) {
+	p, _, err := RenderPolicyNotes(environ)
+	return p, err
+}
+
+// RenderPolicyNotes is RenderPolicy, also returning what the operator
+// should know of a valid policy: for each read-write repo-ops workdir,
+// the push destination read from its repository, or why none was.
+func RenderPolicyNotes(environ []string) (*Policy, []string, error) {
 	env := sfs.EnvMap(environ)
 	var probs problems
+	var notes []string
 	p := &Policy{Workdirs: map[string]WorkdirPolicy{}}
 	slotOf := map[string]string{} // alias -> first slot using it
 
@@ -74,8 +86,10 @@ func RenderPolicy(environ []string) (*Policy, error) {
 			if strings.EqualFold(rawOps, "true") {
 				probs.add("%s: %s is true but the slot is not in use (%s and %s are empty)", slot, name("REPO_OPS_ENABLED"), name("ALIAS"), name("PATH"))
 			}
-			if rawActions != "" {
-				probs.add("%s: %s is set but the slot is not in use (%s and %s are empty)", slot, name("REPO_ACTIONS_JSON"), name("ALIAS"), name("PATH"))
+			for _, f := range []string{"REPO_ACTIONS_JSON", "PUSH_URLS", "PUSH_BRANCHES"} {
+				if strings.TrimSpace(v(f)) != "" {
+					probs.add("%s: %s is set but the slot is not in use (%s and %s are empty)", slot, name(f), name("ALIAS"), name("PATH"))
+				}
 			}
 			continue
 		}
@@ -132,6 +146,14 @@ func RenderPolicy(environ []string) (*Policy, error) {
 			w.Actions = actions
 		}
 
+		if rootOK && rwOK && opsValid {
+			var note string
+			w.Push, note = renderPush(slot, alias, root, w.ReadWrite && w.RepoOps, v("PUSH_URLS"), v("PUSH_BRANCHES"), name, &probs)
+			if note != "" {
+				notes = append(notes, note)
+			}
+		}
+
 		before := len(probs)
 		checked := w
 		if !rwOK {
@@ -148,9 +170,102 @@ func RenderPolicy(environ []string) (*Policy, error) {
 		probs.add("no workdir is configured: set WORKDIR_NN_ALIAS and WORKDIR_NN_PATH for at least one slot")
 	}
 	if err := probs.err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return p, nil
+	return p, notes, nil
+}
+
+// renderPush reads WORKDIR_NN_PUSH_URLS and _PUSH_BRANCHES (each a list
+// separated by spaces or tabs: neither a URL nor a branch name holds
+// one). For a read-write repo-ops workdir, a field left empty defaults to
+// what the repository says now (repoPushDefault); the note says what was
+// approved that way, or why nothing could be.
+func renderPush(slot, alias, root string, pushable bool, rawURLs, rawBranches string, name func(string) string, probs *problems) (*PushPolicy, string) {
+	urls, branches := strings.Fields(rawURLs), strings.Fields(rawBranches)
+	if !pushable {
+		for _, f := range []struct {
+			suffix string
+			set    bool
+		}{{"PUSH_URLS", len(urls) > 0}, {"PUSH_BRANCHES", len(branches) > 0}} {
+			if f.set {
+				probs.add("%s: %s is set but push_repo needs a read-write workdir with repo ops (%s=false, %s=true)", slot, name(f.suffix), name("READ_ONLY"), name("REPO_OPS_ENABLED"))
+			}
+		}
+		return nil, ""
+	}
+	if len(urls) > 0 && len(branches) > 0 {
+		return &PushPolicy{URLs: urls, Branches: branches}, ""
+	}
+	def, remote, err := repoPushDefault(alias, root)
+	if err != nil {
+		why := err.Error()
+		if fe, ok := err.(*sfs.Error); ok {
+			why = fe.Msg
+		}
+		if len(urls) > 0 || len(branches) > 0 {
+			probs.add("%s: %s and %s must both be set, or the missing one read from the repository, which cannot be: %s", slot, name("PUSH_URLS"), name("PUSH_BRANCHES"), why)
+			return nil, ""
+		}
+		return nil, fmt.Sprintf("%s (%s): no push destination: %s; push_repo refuses to push until %s and %s are set or the repository has an upstream, and render-policy runs again", slot, alias, why, name("PUSH_URLS"), name("PUSH_BRANCHES"))
+	}
+	from := []string{}
+	if len(urls) == 0 {
+		urls = def.URLs
+		from = append(from, name("PUSH_URLS"))
+	}
+	if len(branches) == 0 {
+		branches = def.Branches
+		from = append(from, name("PUSH_BRANCHES"))
+	}
+	shown := make([]string, len(urls))
+	for i, u := range urls {
+		shown[i] = redactURL(u)
+	}
+	return &PushPolicy{URLs: urls, Branches: branches}, fmt.Sprintf("%s (%s): push_repo may push to branch %s at %s (%s read from the repository's upstream, remote %q)",
+		slot, alias, strings.Join(branches, ", "), strings.Join(shown, ", "), strings.Join(from, " and "), remote)
+}
+
+// redactURL hides the password a URL may carry.
+func redactURL(u string) string {
+	if strings.Contains(u, "://") {
+		if pu, err := url.Parse(u); err == nil {
+			return pu.Redacted()
+		}
+		return "<a URL that does not parse>"
+	}
+	return u
+}
+
+// renderGitTimeout bounds the git commands reading one workdir's push
+// default.
+const renderGitTimeout = 30 * time.Second
+
+// repoPushDefault is the push destination the repository at root names
+// now: the current branch's upstream branch and the push URLs of its
+// remote as git resolves them, read with push_repo's hardened git and
+// refused as push_repo would refuse them (a repository rewrite rule, a
+// foreign transport, ...), and the remote's name.
+func repoPushDefault(alias, root string) (*PushPolicy, string, error) {
+	if st, err := os.Lstat(filepath.Join(root, ".git")); err != nil || !st.IsDir() {
+		return nil, "", errors.New("the path is not the top of a git work tree (a .git directory)")
+	}
+	ctx := context.Background()
+	g, err := newGitRunner(alias, root, RunLimits{Timeout: renderGitTimeout})
+	if err != nil {
+		return nil, "", err
+	}
+	up, err := resolveUpstream(ctx, g)
+	if err != nil {
+		return nil, "", err
+	}
+	fetch, push, err := remoteURLs(ctx, g, up.remote)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := pushTrustArgs(ctx, g, up.remote, append(fetch, push...)); err != nil {
+		return nil, "", err
+	}
+	return &PushPolicy{URLs: push, Branches: []string{up.upstream}}, up.remote, nil
 }
 
 // renderRoot checks WORKDIR_NN_PATH: absolute, clean (a trailing '/' is
@@ -261,12 +376,55 @@ func checkWorkdir(src string, w WorkdirPolicy, probs *problems, rendering bool) 
 	if len(w.Actions) > 0 && !w.ReadWrite {
 		probs.add("%s: actions are configured on a read-only workdir; actions need a read-write workdir", src)
 	}
+	if w.Push != nil {
+		checkPushPolicy(src, w, probs)
+	}
 	for _, name := range sortedKeys(w.Actions) {
 		a := w.Actions[name]
 		if a.IsRelease() && !w.ReadWrite && actionNameRE.MatchString(name) {
 			probs.add("%s: action %q: kind %q creates and pushes a tag: it needs a read-write workdir", src, name, a.Kind)
 		}
 		checkAction(src, name, a, probs)
+	}
+}
+
+// Bounds of a workdir's push section.
+const (
+	MaxPushURLs     = 16
+	MaxPushBranches = 64
+)
+
+// checkPushPolicy validates a workdir's push section. URLs and branch
+// names are not shown: a URL may hold a host path or a password.
+func checkPushPolicy(src string, w WorkdirPolicy, probs *problems) {
+	if !w.ReadWrite || !w.RepoOps {
+		probs.add("%s: a push destination is set but push_repo needs a read-write workdir with repo ops", src)
+	}
+	p := w.Push
+	switch {
+	case len(p.URLs) == 0:
+		probs.add("%s: the push destination lists no URL", src)
+	case len(p.URLs) > MaxPushURLs:
+		probs.add("%s: the push destination lists more than %d URLs", src, MaxPushURLs)
+	}
+	for i, u := range p.URLs {
+		if _, ok := urlProtocol(u); !ok {
+			probs.add("%s: push URL %d is not an https, ssh or file URL git could use", src, i+1)
+		} else if strings.ContainsAny(u, "=\r") {
+			// push_repo names the URL in a -c configuration key.
+			probs.add("%s: push URL %d contains '=' or a carriage return, which push_repo cannot pin", src, i+1)
+		}
+	}
+	switch {
+	case len(p.Branches) == 0:
+		probs.add("%s: the push destination lists no branch", src)
+	case len(p.Branches) > MaxPushBranches:
+		probs.add("%s: the push destination lists more than %d branches", src, MaxPushBranches)
+	}
+	for i, b := range p.Branches {
+		if !validBranchName(b) {
+			probs.add("%s: push branch %d is not a valid branch name (the name under refs/heads/, such as main)", src, i+1)
+		}
 	}
 }
 
@@ -603,6 +761,7 @@ var (
 	actionsSchema = &jsonSchema{elem: actionSchema}
 	workdirSchema = &jsonSchema{fields: map[string]*jsonSchema{
 		"root": leafSchema, "read_write": leafSchema, "repo_ops": leafSchema, "actions": actionsSchema,
+		"push": {fields: map[string]*jsonSchema{"urls": leafSchema, "branches": leafSchema}},
 	}}
 	policySchema = &jsonSchema{fields: map[string]*jsonSchema{
 		"workdirs":       {elem: workdirSchema},

@@ -3,9 +3,12 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,6 +68,16 @@ func newGitRunner(alias, root string, lim RunLimits) (*gitRunner, error) {
 	timeout = min(timeout, MaxActionTimeout)
 	maxOut, tail := outputLimits(lim)
 	return &gitRunner{exe: exe, env: env, root: root, alias: alias, deadline: time.Now().Add(timeout), maxOut: maxOut, tail: tail}, nil
+}
+
+// inGitDir is a runner of git in the private git directory dir (see
+// pushGitDir) with the repository's objects: the repository's own
+// configuration is not read.
+func (g *gitRunner) inGitDir(dir, objects string) *gitRunner {
+	c := *g
+	c.env = append(append([]string(nil), g.env...), "GIT_DIR="+dir, "GIT_OBJECT_DIRECTORY="+objects)
+	c.root = dir
+	return &c
 }
 
 // run runs git with args (after the fixed overrides). A timeout, an
@@ -191,17 +204,22 @@ func urlProtocol(u string) (proto string, ok bool) {
 	return "ssh", true
 }
 
-// Push pushes HEAD of the workdir's repository to the upstream branch of
-// its current branch: exactly `git push <remote> HEAD:refs/heads/<b>`,
+// Push pushes the commit of the workdir repository's current branch to
+// that branch's upstream: exactly one ref, `<commit>:refs/heads/<b>`,
 // never forced, with hooks disabled, the repository's SSH and askpass
 // commands neutralised, only https/ssh/file transports, no terminal
 // prompts, and the allowlisted environment (plus SSH_AUTH_SOCK) so that
 // the user's credential helpers and SSH agent work — only the operator's
 // helpers, TLS always verified, the URL the remote's own (pushTrustArgs).
-// The workdir must be
-// read-write with repository operations enabled. A rejected push returns
-// the result (Status "rejected") together with PUSH_REJECTED. The
-// caller holds the workdir's writer lease around the call.
+// The destination is the operator's: the upstream branch must be one of
+// the policy's push branches and every push URL of the remote one of its
+// push URLs (PUSH_DESTINATION_DENIED otherwise, and without a push
+// section), and git pushes from a private git directory to exactly those
+// URLs (pushGitDir), so that the repository's configuration changing
+// after the check cannot redirect it. The workdir must be read-write
+// with repository operations enabled. A rejected push returns the result
+// (Status "rejected") together with PUSH_REJECTED. The caller holds the
+// workdir's writer lease around the call.
 func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim RunLimits) (*PushResult, error) {
 	w, err := fsys.Workdir(alias)
 	if err != nil {
@@ -220,83 +238,252 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 	if err != nil || st.Type() != sfs.TypeDirectory {
 		return nil, bridgeErr(sfs.CodeRepoNotFound, alias, "", "is not the top of a git work tree (a .git directory)", err)
 	}
+	if wp.Push == nil {
+		return nil, bridgeErr(sfs.CodePushDestinationDenied, alias, "", "has no approved push destination in the bridge's policy; nothing was pushed. The operator re-runs `serverfs bridge render-policy` (it approves the repository's current upstream, or the .env's WORKDIR_NN_PUSH_URLS and _PUSH_BRANCHES) and restarts the bridge", nil)
+	}
 	g, err := newGitRunner(alias, wp.Root, lim)
 	if err != nil {
 		return nil, err
 	}
-
-	head, found, err := g.value(ctx, "HEAD", "symbolic-ref", "-q", "HEAD")
+	up, err := resolveUpstream(ctx, g)
 	if err != nil {
 		return nil, err
 	}
+	res := &PushResult{Branch: up.branch, Remote: up.remote, Upstream: up.upstream}
+
+	if !slices.Contains(wp.Push.Branches, up.upstream) {
+		return nil, bridgeErr(sfs.CodePushDestinationDenied, alias, "", fmt.Sprintf("the upstream of branch %q is %q, which is not among the branches the operator approved for pushes (%s); nothing was pushed. Push a branch whose upstream is approved, or the operator fixes the repository's upstream or approves the branch (WORKDIR_NN_PUSH_BRANCHES, then render-policy and a bridge restart)", up.branch, up.upstream, strings.Join(wp.Push.Branches, ", ")), nil)
+	}
+	fetchURLs, pushURLs, err := remoteURLs(ctx, g, up.remote)
+	if err != nil {
+		return nil, err
+	}
+	if i := unapprovedURL(pushURLs, wp.Push.URLs); i >= 0 {
+		return nil, bridgeErr(sfs.CodePushDestinationDenied, alias, "", fmt.Sprintf("push URL %d of %d of remote %q (as git resolves it) is not among the URLs the operator approved for pushes; nothing was pushed. The operator fixes the repository's remote (git remote set-url, remote.%s.pushurl, url.*.insteadOf) or approves the URL (WORKDIR_NN_PUSH_URLS, then render-policy and a bridge restart)", i+1, len(pushURLs), up.remote, up.remote), nil)
+	}
+	urls := append(append([]string(nil), fetchURLs...), pushURLs...)
+	trust, err := pushTrustArgs(ctx, g, up.remote, urls)
+	if err != nil {
+		return nil, err
+	}
+	commit, found, err := g.value(ctx, "the branch's commit", "rev-parse", "--verify", "-q", "refs/heads/"+up.branch+"^{commit}")
+	if err != nil {
+		return nil, err
+	}
+	if !found || !isObjectID(commit) {
+		return nil, bridgeErr(sfs.CodeNoUpstream, alias, "", fmt.Sprintf("branch %q has no commit yet", up.branch), nil)
+	}
+	tracking, _, err := g.value(ctx, "the branch's tracking ref", "for-each-ref", "--format=%(upstream)", "refs/heads/"+up.branch)
+	if err != nil {
+		return nil, err
+	}
+	format, _, err := g.value(ctx, "the object format", "rev-parse", "--show-object-format")
+	if err != nil {
+		return nil, err
+	}
+	dir, err := pushGitDir(w, alias, format)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	sc := newScrubber(wp.Root, alias, lim)
+	sc.add(dir, scrubBridgePath)
+	pg := g.inGitDir(dir, filepath.Join(wp.Root, ".git", "objects"))
+
+	if testHookPushChecked != nil {
+		testHookPushChecked()
+	}
+	dst := "refs/heads/" + up.upstream
+	var all procResult
+	status := "up_to_date"
+	for i, u := range pushURLs {
+		// A local remote's receive-pack runs on this host, as the
+		// operator: its hooks (pre-receive, ...) would run too, so they
+		// are switched off for it. A remote host runs its own
+		// receive-pack as it wants.
+		receivePack := "git-receive-pack"
+		if anyLocal([]string{u}) {
+			receivePack = "git -c core.hooksPath=/dev/null receive-pack"
+		}
+		// u, as git resolved it for the check, is given on the command
+		// line in the private git directory, which has no remote and
+		// none of the repository's configuration. The rule rewriting u
+		// onto itself is as long as any rule matching u can be, so the
+		// operator's own insteadOf/pushInsteadOf, which may have made
+		// u, does not rewrite it a second time (only an operator rule
+		// whose value is exactly u, read before ours, would still win).
+		// Measured with git 2.39, the alternatives do not hold: -c
+		// remote.<name>.url=/pushurl= add to the repository's values of
+		// those multi-valued keys, and git pushes to every one; a URL
+		// on the command line in the repository itself is still
+		// rewritten by the repository's url.*.insteadOf (one as long as
+		// ours, read first, wins) and redirected by a repository
+		// remote.<that URL>.pushurl.
+		args := append(append([]string(nil), trust...), "-c", "url."+u+".insteadOf="+u, "-c", "url."+u+".pushInsteadOf="+u,
+			"push", "--porcelain", "--no-verify", "--no-follow-tags", "--no-signed",
+			"--recurse-submodules=no", "--receive-pack="+receivePack,
+			"--", u, commit+":"+dst)
+		pr, err := pg.run(ctx, "git push", args...)
+		if pr != nil {
+			all.stdout = append(all.stdout, pr.stdout...)
+			all.stderr = append(all.stderr, pr.stderr...)
+			all.stdoutTruncated = all.stdoutTruncated || pr.stdoutTruncated
+			all.stderrTruncated = all.stderrTruncated || pr.stderrTruncated
+			res.Output = pushOutput(g, sc, up.remote, urls, &all)
+		}
+		if err != nil {
+			return nil, err
+		}
+		where := up.remote
+		if len(pushURLs) > 1 {
+			where = fmt.Sprintf("%s (push URL %d of %d)", up.remote, i+1, len(pushURLs))
+		}
+		urlStatus, reason := parsePorcelain(string(pr.stdout), dst)
+		switch {
+		case urlStatus == "rejected":
+			res.Status = "rejected"
+			return res, bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("%s rejected the push of %s to %s: %s", where, up.branch, up.upstream, scrubURLs(sc, up.remote, urls, reason)), nil)
+		case urlStatus != "" && pr.exitCode == 0:
+			if urlStatus == "ok" {
+				status = "ok"
+			}
+			continue
+		}
+		res.Status = "rejected"
+		why := shortTail(failureLine(pushOutput(g, sc, up.remote, urls, pr)))
+		if why == "" {
+			why = fmt.Sprintf("git exited with %d", pr.exitCode)
+		}
+		return res, bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("the push of %s to %s/%s failed: %s", up.branch, where, up.upstream, why), nil)
+	}
+	res.Status = status
+	// git updates the remote-tracking branch after a push to a named
+	// remote; this push named a URL, so it is done here. Never through a
+	// symbolic ref, and only a ref under refs/remotes/: the tracking ref
+	// is the repository's to say, so it must not name a local branch.
+	// The remote has the commit either way: a failure here is only a
+	// stale tracking ref, which the next fetch corrects.
+	if strings.HasPrefix(tracking, "refs/remotes/") {
+		g.run(ctx, "updating the tracking ref", "update-ref", "--no-deref", "-m", "push_repo", tracking, commit)
+	}
+	return res, nil
+}
+
+// testHookPushChecked, when set by a test, runs between Push's checks
+// and its git push: where a process an action left behind could change
+// the repository's configuration.
+var testHookPushChecked func()
+
+// upstreamOf is a branch and the remote and remote branch it tracks.
+type upstreamOf struct {
+	branch, remote, upstream string
+}
+
+// resolveUpstream reads the current branch of the repository and its
+// upstream: a named remote (not "." or a URL) and a branch under
+// refs/heads/ there (NO_UPSTREAM otherwise).
+func resolveUpstream(ctx context.Context, g *gitRunner) (upstreamOf, error) {
+	var up upstreamOf
+	head, found, err := g.value(ctx, "HEAD", "symbolic-ref", "-q", "HEAD")
+	if err != nil {
+		return up, err
+	}
 	if !found {
-		return nil, bridgeErr(sfs.CodeNoUpstream, alias, "", "HEAD is detached; push_repo pushes the current branch to its upstream", nil)
+		return up, bridgeErr(sfs.CodeNoUpstream, g.alias, "", "HEAD is detached; push_repo pushes the current branch to its upstream", nil)
 	}
 	branch, ok := strings.CutPrefix(head, "refs/heads/")
 	if !ok || !validBranchName(branch) {
-		return nil, bridgeErr(sfs.CodeNoUpstream, alias, "", "HEAD is not a local branch", nil)
+		return up, bridgeErr(sfs.CodeNoUpstream, g.alias, "", "HEAD is not a local branch", nil)
 	}
 	remote, found, err := g.value(ctx, "the branch's remote", "config", "--get", "branch."+branch+".remote")
 	if err != nil {
-		return nil, err
+		return up, err
 	}
 	if !found || remote == "" {
-		return nil, bridgeErr(sfs.CodeNoUpstream, alias, "", fmt.Sprintf("branch %q has no upstream (git branch --set-upstream-to sets one)", branch), nil)
+		return up, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("branch %q has no upstream (git branch --set-upstream-to sets one)", branch), nil)
 	}
 	if remote == "." || remote == ".." || !remoteNameRE.MatchString(remote) {
-		return nil, bridgeErr(sfs.CodeNoUpstream, alias, "", fmt.Sprintf("the upstream of branch %q is not on a named remote", branch), nil)
+		return up, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("the upstream of branch %q is not on a named remote", branch), nil)
 	}
 	merge, found, err := g.value(ctx, "the branch's upstream", "config", "--get", "branch."+branch+".merge")
 	if err != nil {
-		return nil, err
+		return up, err
 	}
 	upstream, ok := strings.CutPrefix(merge, "refs/heads/")
 	if !found || !ok || !validBranchName(upstream) {
-		return nil, bridgeErr(sfs.CodeNoUpstream, alias, "", fmt.Sprintf("the upstream of branch %q is not a branch (refs/heads/...) of remote %q", branch, remote), nil)
+		return up, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("the upstream of branch %q is not a branch (refs/heads/...) of remote %q", branch, remote), nil)
 	}
-	res := &PushResult{Branch: branch, Remote: remote, Upstream: upstream}
+	return upstreamOf{branch: branch, remote: remote, upstream: upstream}, nil
+}
 
-	urls, err := remoteURLs(ctx, g, remote)
-	if err != nil {
-		return nil, err
+// unapprovedURL is the index of the first of urls that approved does not
+// list, or -1: URLs are compared exactly, as git resolved them (push_repo
+// against the policy's push URLs, the release actions against their
+// fetch_urls and push_urls).
+func unapprovedURL(urls, approved []string) int {
+	for i, u := range urls {
+		if !slices.Contains(approved, u) {
+			return i
+		}
 	}
+	return -1
+}
 
-	trust, err := pushTrustArgs(ctx, g, remote, urls)
-	if err != nil {
-		return nil, err
-	}
+// maxShallowBytes bounds the shallow file pushGitDir copies (a line per
+// shallow commit).
+const maxShallowBytes = 8 << 20
 
-	// A local remote's receive-pack runs on this host, as the operator:
-	// its hooks (pre-receive, ...) would run too, so they are switched
-	// off for it. A remote host runs its own receive-pack as it wants.
-	receivePack := "git-receive-pack"
-	if anyLocal(urls) {
-		receivePack = "git -c core.hooksPath=/dev/null receive-pack"
+// pushGitDir makes a private git directory for one push, in a new
+// temporary directory the caller removes: no configuration but the
+// repository's object format, no hooks, no refs, no remotes. The push runs
+// there (GIT_DIR) with the workdir repository's objects
+// (GIT_OBJECT_DIRECTORY) and a copy of its shallow list, so that nothing
+// in the repository's configuration — which a process left behind by an
+// action may change after push_repo checked it — takes part: not its
+// remotes, rewrite rules, credential helpers, hooks or TLS settings. The
+// objects are content-addressed: whatever the object directory holds,
+// the commit pushed is the one checked.
+func pushGitDir(w *sfs.Workdir, alias, objectFormat string) (dir string, err error) {
+	config := "[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
+	switch objectFormat {
+	case "sha1":
+	case "sha256":
+		config = "[core]\n\trepositoryformatversion = 1\n\tbare = true\n[extensions]\n\tobjectformat = sha256\n"
+	default:
+		return "", bridgeErr(sfs.CodeRepoUnsupported, alias, "", "the repository's object format is neither sha1 nor sha256", nil)
 	}
-	pr, err := g.run(ctx, "git push", append(trust, "push", "--porcelain", "--no-verify", "--no-follow-tags", "--no-signed",
-		"--recurse-submodules=no", "--receive-pack="+receivePack,
-		"--", remote, "HEAD:refs/heads/"+upstream)...)
-	if pr != nil {
-		res.Output = pushOutput(g, newScrubber(wp.Root, alias, lim), remote, urls, pr)
+	var shallow []byte
+	if f, err := w.Control().Open(".git/shallow"); err == nil {
+		shallow, err = io.ReadAll(io.LimitReader(f, maxShallowBytes+1))
+		f.Close()
+		if err != nil || len(shallow) > maxShallowBytes {
+			return "", bridgeErr(sfs.CodeRepoUnsupported, alias, "", fmt.Sprintf("the repository's shallow list (.git/shallow) cannot be read or is larger than %d bytes", maxShallowBytes), err)
+		}
+	} else if sfs.CodeOf(err) != sfs.CodePathNotFound {
+		return "", bridgeErr(sfs.CodeRepoUnsupported, alias, "", "the repository's shallow list (.git/shallow) is not a regular file", err)
 	}
+	dir, err = os.MkdirTemp("", "serverfs-push-")
 	if err != nil {
-		return nil, err
+		return "", bridgeErr(sfs.CodeInternal, alias, "", "no temporary directory for the push", err)
 	}
-	status, reason := parsePorcelain(string(pr.stdout), "refs/heads/"+upstream)
-	switch {
-	case status == "rejected":
-		res.Status = "rejected"
-		return res, bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("%s rejected the push of %s to %s: %s", remote, branch, upstream, scrubURLs(newScrubber(wp.Root, alias, lim), remote, urls, reason)), nil)
-	case status != "" && pr.exitCode == 0:
-		res.Status = status
-		return res, nil
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	files := map[string]string{"HEAD": "ref: refs/heads/push\n", "config": config}
+	if shallow != nil {
+		files["shallow"] = string(shallow)
 	}
-	res.Status = "rejected"
-	why := shortTail(failureLine(res.Output))
-	if why == "" {
-		why = fmt.Sprintf("git exited with %d", pr.exitCode)
+	if err := os.Mkdir(filepath.Join(dir, "refs"), 0o700); err != nil {
+		return "", bridgeErr(sfs.CodeInternal, alias, "", "the push's git directory cannot be made", err)
 	}
-	return res, bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("the push of %s to %s/%s failed: %s", branch, remote, upstream, why), nil)
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			return "", bridgeErr(sfs.CodeInternal, alias, "", "the push's git directory cannot be made", err)
+		}
+	}
+	return dir, nil
 }
 
 // anyLocal reports whether a URL is served by a process on this host
@@ -313,27 +500,27 @@ func anyLocal(urls []string) bool {
 	return false
 }
 
-// remoteURLs returns every fetch and push URL of remote (after
-// insteadOf rewriting), refusing a remote that is not configured, uses a
-// foreign VCS helper, or has a URL outside https/ssh/file.
-func remoteURLs(ctx context.Context, g *gitRunner, remote string) ([]string, error) {
+// remoteURLs returns the fetch and the push URLs of remote as git
+// resolves them (after insteadOf/pushInsteadOf rewriting), refusing a
+// remote that is not configured, uses a foreign VCS helper, or has a URL
+// outside https/ssh/file.
+func remoteURLs(ctx context.Context, g *gitRunner, remote string) (fetch, push []string, err error) {
 	if _, found, err := g.value(ctx, "the remote's vcs", "config", "--get", "remote."+remote+".vcs"); err != nil {
-		return nil, err
+		return nil, nil, err
 	} else if found {
-		return nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("remote %q uses a remote helper; push_repo allows only https, ssh and file remotes", remote), nil)
+		return nil, nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("remote %q uses a remote helper; push_repo allows only https, ssh and file remotes", remote), nil)
 	}
-	var urls []string
-	for _, push := range []bool{false, true} {
+	for _, isPush := range []bool{false, true} {
 		args := []string{"remote", "get-url", "--all"}
-		if push {
+		if isPush {
 			args = append(args, "--push")
 		}
 		pr, err := g.run(ctx, "the remote's URL", append(args, "--", remote)...)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if pr.exitCode != 0 {
-			return nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("remote %q is not configured", remote), nil)
+			return nil, nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("remote %q is not configured", remote), nil)
 		}
 		for _, u := range strings.Split(strings.TrimRight(string(pr.stdout), "\n"), "\n") {
 			if proto, ok := urlProtocol(u); !ok {
@@ -341,12 +528,16 @@ func remoteURLs(ctx context.Context, g *gitRunner, remote string) ([]string, err
 				if proto != "" {
 					what = fmt.Sprintf("uses the %q transport", proto)
 				}
-				return nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("remote %q %s; push_repo allows only https, ssh and file remotes", remote, what), nil)
+				return nil, nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("remote %q %s; push_repo allows only https, ssh and file remotes", remote, what), nil)
 			}
-			urls = append(urls, u)
+			if isPush {
+				push = append(push, u)
+			} else {
+				fetch = append(fetch, u)
+			}
 		}
 	}
-	return urls, nil
+	return fetch, push, nil
 }
 
 // configEntry is one configuration value as `git config -z --show-scope

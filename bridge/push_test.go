@@ -65,8 +65,14 @@ func ptSetup(t *testing.T) *ptRepo {
 	ptGit(t, r.work, "push", "-q", "-u", "origin", "main", "other")
 	ptGit(t, r.work, "branch", "--set-upstream-to=origin/main", "main")
 	r.fsys = rtFS(t, r.work)
-	r.wp = WorkdirPolicy{Root: r.work, ReadWrite: true, RepoOps: true}
+	r.wp = WorkdirPolicy{Root: r.work, ReadWrite: true, RepoOps: true,
+		Push: &PushPolicy{URLs: []string{"file://" + r.remote}, Branches: []string{"main", "other"}}}
 	return r
+}
+
+// approve makes urls the policy's approved push URLs.
+func (r *ptRepo) approve(urls ...string) {
+	r.wp.Push = &PushPolicy{URLs: urls, Branches: r.wp.Push.Branches}
 }
 
 func (r *ptRepo) commit(t *testing.T, msg string) string {
@@ -362,6 +368,7 @@ func TestPushIgnoresRepositorySSHCommand(t *testing.T) {
 	ptGit(t, r.work, "config", "core.sshCommand", filepath.Join(r.base, "repo-ssh"))
 	ptGit(t, r.work, "config", "core.askPass", filepath.Join(r.base, "repo-ssh"))
 	ptGit(t, r.work, "remote", "set-url", "origin", "git@push.example.invalid:o/r.git")
+	r.approve("git@push.example.invalid:o/r.git")
 	r.commit(t, "two")
 
 	// Plain ssh from the allowlisted PATH (a fake one here).
@@ -499,6 +506,7 @@ func TestPushIgnoresRepositoryAskPass(t *testing.T) {
 	ptGit(t, r.work, "config", "core.askPass", filepath.Join(r.base, "askpass"))
 	ptTrustCert(t, r, srv)
 	ptGit(t, r.work, "remote", "set-url", "origin", srv.URL+"/repo.git")
+	r.approve(srv.URL + "/repo.git")
 	t.Setenv("GIT_ASKPASS", filepath.Join(r.base, "askpass"))
 	t.Setenv("SSH_ASKPASS", filepath.Join(r.base, "askpass"))
 	r.commit(t, "two")
@@ -532,6 +540,7 @@ func TestPushTimeoutKillsProcessGroup(t *testing.T) {
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("GIT_SSH_COMMAND", "")
 	ptGit(t, r.work, "remote", "set-url", "origin", "git@push.example.invalid:o/r.git")
+	r.approve("git@push.example.invalid:o/r.git")
 	r.commit(t, "two")
 
 	start := time.Now()

@@ -79,6 +79,7 @@ func ptServe(t *testing.T, r *ptRepo, srv *httptest.Server) {
 	t.Helper()
 	ptGit(t, r.remote, "config", "http.receivepack", "true")
 	ptGit(t, r.work, "remote", "set-url", "origin", srv.URL+"/remote.git")
+	r.approve(srv.URL + "/remote.git")
 }
 
 // ptHostileHelpers gives the repository credential helpers that leave a
@@ -177,12 +178,20 @@ func TestPushRepositoryCannotRedirect(t *testing.T) {
 	for _, key := range []string{"insteadOf", "pushInsteadOf"} {
 		ptGit(t, r.work, "config", "url."+evil.URL+"/."+key, srv.URL+"/")
 		_, err := r.push(t)
-		rtCode(t, err, sfs.CodeNoUpstream)
+		rtCode(t, err, sfs.CodePushDestinationDenied)
 		if evilHits.Load() != 0 || strings.TrimSpace(ptGit(t, other, "rev-parse", "refs/heads/main")) != otherBefore {
 			t.Fatalf("%s: the push went to the other server", key)
 		}
 		ptGit(t, r.work, "config", "--unset", "url."+evil.URL+"/."+key)
 	}
+	// A repository rule that rewrites the remote's URL into the approved
+	// one is refused all the same: rewrite rules are the operator's.
+	ptGit(t, r.work, "remote", "set-url", "origin", "https://git.example.invalid/remote.git")
+	ptGit(t, r.work, "config", "url."+srv.URL+"/.insteadOf", "https://git.example.invalid/")
+	_, err := r.push(t)
+	rtCode(t, err, sfs.CodeNoUpstream)
+	ptGit(t, r.work, "config", "--unset", "url."+srv.URL+"/.insteadOf")
+	ptGit(t, r.work, "remote", "set-url", "origin", srv.URL+"/remote.git")
 
 	// The repository's own certificate authority, client key or cookie
 	// file: refused.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -118,19 +117,15 @@ func Release(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, 
 	}
 
 	// origin's URLs, as git resolves them, must be approved ones.
-	fetchURLs, pushURLs, err := originURLs(ctx, g)
+	fetchURLs, pushURLs, err := remoteURLs(ctx, g, "origin")
 	if err != nil {
 		return nil, err
 	}
-	for _, u := range fetchURLs {
-		if !slices.Contains(a.FetchURLs, u) {
-			return nil, bridgeErr(sfs.CodeRemoteNotApproved, alias, "", "a fetch URL of origin is not among the action's approved fetch_urls", nil)
-		}
+	if unapprovedURL(fetchURLs, a.FetchURLs) >= 0 {
+		return nil, bridgeErr(sfs.CodeRemoteNotApproved, alias, "", "a fetch URL of origin is not among the action's approved fetch_urls", nil)
 	}
-	for _, u := range pushURLs {
-		if !slices.Contains(a.PushURLs, u) {
-			return nil, bridgeErr(sfs.CodeRemoteNotApproved, alias, "", "a push URL of origin is not among the action's approved push_urls", nil)
-		}
+	if unapprovedURL(pushURLs, a.PushURLs) >= 0 {
+		return nil, bridgeErr(sfs.CodeRemoteNotApproved, alias, "", "a push URL of origin is not among the action's approved push_urls", nil)
 	}
 	urls := append(append([]string(nil), fetchURLs...), pushURLs...)
 	trust, err := pushTrustArgs(ctx, g, "origin", urls)
@@ -317,22 +312,6 @@ func dispatchWorkflow(ctx context.Context, g *gitRunner, sc *scrubber, a Action,
 		return nil, bridgeErr(sfs.CodeDispatchFailed, g.alias, "", fmt.Sprintf("tag %s is on origin, but gh workflow run %s failed (exit %d)%s; the same call again retries the dispatch", tag, a.Workflow, pr.exitCode, detail), nil)
 	}
 	return d, nil
-}
-
-// originURLs returns origin's fetch and push URLs as git resolves them,
-// refusing a foreign VCS helper or a transport outside https/ssh/file.
-func originURLs(ctx context.Context, g *gitRunner) (fetch, push []string, err error) {
-	all, err := remoteURLs(ctx, g, "origin")
-	if err != nil {
-		return nil, nil, err
-	}
-	pr, err := g.run(ctx, "the remote's URL", "remote", "get-url", "--all", "--", "origin")
-	if err != nil {
-		return nil, nil, err
-	}
-	fetch = strings.Split(strings.TrimRight(string(pr.stdout), "\n"), "\n")
-	push = all[len(fetch):]
-	return fetch, push, nil
 }
 
 // refuseRepoFilters refuses a repository whose own configuration names a

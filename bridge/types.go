@@ -10,7 +10,8 @@ import "time"
 
 // Policy is the operator's private bridge policy, rendered from the .env
 // fields (WORKDIR_NN_PATH, _ALIAS, _READ_ONLY, _REPO_OPS_ENABLED,
-// _REPO_ACTIONS_JSON) and read only by the bridge. Host paths live here
+// _REPO_ACTIONS_JSON, _PUSH_URLS, _PUSH_BRANCHES) and read only by the
+// bridge. Host paths live here
 // and nowhere the MCP server can see.
 type Policy struct {
 	Workdirs map[string]WorkdirPolicy `json:"workdirs"` // by alias
@@ -51,6 +52,23 @@ type WorkdirPolicy struct {
 	ReadWrite bool              `json:"read_write"`
 	RepoOps   bool              `json:"repo_ops"`
 	Actions   map[string]Action `json:"actions,omitempty"`
+	// Push is where push_repo may push (nil: nowhere; push_repo is
+	// PUSH_DESTINATION_DENIED).
+	Push *PushPolicy `json:"push,omitempty"`
+}
+
+// PushPolicy names the operator's approved push destinations of a
+// workdir, so that the repository's configuration (which an agent or an
+// action can change) cannot send the operator's credentials elsewhere.
+type PushPolicy struct {
+	// URLs are the approved push URLs as git resolves them (after
+	// insteadOf/pushInsteadOf, as `git remote get-url --push --all`
+	// prints them); every push URL of the upstream's remote must be one
+	// of them, compared exactly.
+	URLs []string `json:"urls"`
+	// Branches are the branch names (under refs/heads/) the upstream
+	// branch may be.
+	Branches []string `json:"branches"`
 }
 
 // Action is one operator-named action: a fixed argv run in the workdir

@@ -104,7 +104,7 @@ var knownServerVars = map[string]bool{
 // settings are read by compose or the host bridge, not by the server).
 var knownSlotSuffixes = map[string]bool{
 	"ALIAS": true, "DESCRIPTION": true, "MODE": true, "PATH": true,
-	"READ_ONLY": true, "REPO_OPS_ENABLED": true, "REPO_ACTIONS_JSON": true,
+	"READ_ONLY": true, "REPO_OPS_ENABLED": true, "REPO_ACTIONS_JSON": true, "PUSH_URLS": true, "PUSH_BRANCHES": true,
 	"URL_TEMPLATE": true,
 }
 
@@ -462,7 +462,7 @@ func checkVariableNames(env map[string]string, add func(string, ...any)) {
 		case strings.HasPrefix(k, "WORKDIR_"):
 			m := slotVarRE.FindStringSubmatch(k)
 			if m == nil || !knownSlotSuffixes[m[2]] {
-				add("%s: unknown variable (slot variables are WORKDIR_NN_ALIAS, _DESCRIPTION, _MODE, _READ_ONLY, _PATH, _REPO_OPS_ENABLED, _REPO_ACTIONS_JSON, _URL_TEMPLATE)", k)
+				add("%s: unknown variable (slot variables are WORKDIR_NN_ALIAS, _DESCRIPTION, _MODE, _READ_ONLY, _PATH, _REPO_OPS_ENABLED, _REPO_ACTIONS_JSON, _PUSH_URLS, _PUSH_BRANCHES, _URL_TEMPLATE)", k)
 				continue
 			}
 			if n, err := strconv.Atoi(m[1]); err != nil || len(m[1]) != 2 || n < 1 || n > Slots {

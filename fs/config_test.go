@@ -417,7 +417,8 @@ func TestLoadConfigSlots(t *testing.T) {
 			name:  "compose-only slot variables are accepted",
 			setup: func(s *slotsRoot) { s.slot(1, "a") },
 			env: []string{"WORKDIR_01_ALIAS=main", "WORKDIR_01_PATH=/srv/whatever", "WORKDIR_01_READ_ONLY=true",
-				"WORKDIR_01_REPO_OPS_ENABLED=false", "WORKDIR_01_REPO_ACTIONS_JSON={}"},
+				"WORKDIR_01_REPO_OPS_ENABLED=false", "WORKDIR_01_REPO_ACTIONS_JSON={}",
+				"WORKDIR_01_PUSH_URLS=https://git.example.invalid/r.git", "WORKDIR_01_PUSH_BRANCHES=main"},
 			want: []wd{enabled1},
 		},
 		// descriptions

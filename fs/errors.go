@@ -136,6 +136,11 @@ const (
 	// CodeNoUpstream: push_repo needs a branch with an upstream branch
 	// (the release actions: main tracking origin/main).
 	CodeNoUpstream Code = "NO_UPSTREAM"
+	// CodePushDestinationDenied: push_repo would push to a URL or an
+	// upstream branch the operator's bridge policy does not approve for
+	// the workdir (or the policy names no push destination for it);
+	// nothing was pushed.
+	CodePushDestinationDenied Code = "PUSH_DESTINATION_DENIED"
 
 	// Release action codes (issue 22): the preconditions of release_tag
 	// and publish_npm, each failing before anything changed.

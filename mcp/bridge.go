@@ -73,7 +73,7 @@ func bridgeTools(push, workspaces bool) []tool {
 			def: &sdk.Tool{
 				Name: "push_repo",
 				Description: "Push the current branch of the repository at the root of a read-write workdir to its configured upstream branch, with the host user's own git credentials: exactly one ref (HEAD to the upstream branch), never forced, without hooks. " +
-					"Returns ok, or up_to_date; a refused push (not a fast-forward: pull and merge on the host first) is PUSH_REJECTED, and a detached HEAD or a branch without upstream is NO_UPSTREAM. There is no choice of remote, ref or force.",
+					"Returns ok, or up_to_date; a refused push (not a fast-forward: pull and merge on the host first) is PUSH_REJECTED, and a detached HEAD or a branch without upstream is NO_UPSTREAM. There is no choice of remote, ref or force: an upstream branch or remote URL the administrator has not approved is PUSH_DESTINATION_DENIED, and nothing is pushed.",
 				Annotations: &sdk.ToolAnnotations{Title: "Push repository", ReadOnlyHint: false, IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
 				InputSchema: inputSchema[pushRepoIn](nil),
 			},

@@ -26,7 +26,14 @@ import (
 // actions given) and wires its client into the server: the lease too.
 func withBridge(t *testing.T, e *testEnv, actions map[string]bridge.Action) *bridge.Client {
 	t.Helper()
-	policy := &bridge.Policy{Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, ReadWrite: true, RepoOps: true, Actions: actions}}}
+	return withPushBridge(t, e, actions, nil)
+}
+
+// withPushBridge is withBridge with push, the workdir's approved push
+// destinations.
+func withPushBridge(t *testing.T, e *testEnv, actions map[string]bridge.Action, push *bridge.PushPolicy) *bridge.Client {
+	t.Helper()
+	policy := &bridge.Policy{Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, ReadWrite: true, RepoOps: true, Actions: actions, Push: push}}}
 	return e.reconfigure(t, []string{"wd=" + e.root + ":rw:repo", "ro=" + filepath.Join(e.parent, "ro")}, nil, policy)
 }
 
@@ -135,9 +142,9 @@ func TestBridgeAcceptanceFlow(t *testing.T) {
 	gitIn(t, e.root, "add", "-A")
 	gitIn(t, e.root, "commit", "-qm", "base")
 	gitIn(t, e.root, "push", "-q", "-u", "origin", "main")
-	withBridge(t, e, map[string]bridge.Action{
+	withPushBridge(t, e, map[string]bridge.Action{
 		"lint": {Argv: []string{"sh", "tools/lint.sh"}, Argument: bridge.ArgumentNone, Integrity: map[string]string{"tools/lint.sh": sha(lint)}},
-	})
+	}, &bridge.PushPolicy{URLs: []string{remote}, Branches: []string{"main"}})
 	cs := e.client(t, e.serveHTTP(t))
 
 	names := []string{}

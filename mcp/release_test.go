@@ -29,11 +29,11 @@ func TestBridgeReleaseFlow(t *testing.T) {
 	gitIn(t, e.root, "add", "-A")
 	gitIn(t, e.root, "commit", "-qm", "base")
 	gitIn(t, e.root, "push", "-q", "-u", "origin", "main")
-	withBridge(t, e, map[string]bridge.Action{
+	withPushBridge(t, e, map[string]bridge.Action{
 		"lint": {Argv: []string{"sh", "tools/lint.sh"}, Argument: bridge.ArgumentNone, Integrity: map[string]string{"tools/lint.sh": sha(lint)}},
 		"release": {Kind: bridge.KindReleaseTag, Repository: "acme/widget", FetchURLs: []string{remote}, PushURLs: []string{remote},
 			Integrity: map[string]string{"package.json": sha(pkg)}},
-	})
+	}, &bridge.PushPolicy{URLs: []string{remote}, Branches: []string{"main"}})
 	cs := e.client(t, e.serveHTTP(t))
 
 	out := structured[inspectRepoOut](t, e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "actions"}))

@@ -166,7 +166,7 @@ func renderPolicy(args, environ []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "serverfs bridge render-policy: --out is required")
 		return 2
 	}
-	p, err := bridge.RenderPolicy(environ)
+	p, notes, err := bridge.RenderPolicyNotes(environ)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -184,6 +184,9 @@ func renderPolicy(args, environ []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, ", grants: %d keys for host %s", len(g.PublicKeys), g.HostID)
 	}
 	fmt.Fprintln(stdout)
+	for _, n := range notes {
+		fmt.Fprintln(stdout, "note:", n)
+	}
 	for _, w := range bridge.ActionWarnings(environ) {
 		fmt.Fprintln(stdout, "warning: "+w)
 	}

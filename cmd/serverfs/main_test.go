@@ -87,6 +87,11 @@ func TestBridgeRenderPolicy(t *testing.T) {
 	if !strings.Contains(stdout.String(), "1 workdirs, 1 actions") {
 		t.Fatalf("stdout %q", stdout.String())
 	}
+	// The root is no git repository: push_repo has no destination, and
+	// render-policy says so.
+	if !strings.Contains(stdout.String(), "\nnote: slot 01 (proj): no push destination: ") || strings.Contains(stdout.String(), root) {
+		t.Fatalf("stdout %q", stdout.String())
+	}
 	stderr.Reset()
 	if code := run([]string{"bridge", "render-policy", "--out", out}, append(env[:4:4], `WORKDIR_01_REPO_ACTIONS_JSON={"lint":{"argv":[]}}`), &stdout, &stderr); code != 1 || strings.Contains(stderr.String(), root) {
 		t.Fatalf("bad actions: exit %d, %q", code, stderr.String())
