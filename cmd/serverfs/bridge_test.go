@@ -130,7 +130,7 @@ func TestBuildFileWarnings(t *testing.T) {
 	}
 	want := `warning: slot 01: action "build": make -C <dir> (the caller's path, which may be a directory): <dir>/Makefile is agent-writable and unpinned`
 	code, out, stderr := cliRun(t, []string{"bridge", "render-policy", "--out", filepath.Join(t.TempDir(), "policy.json")}, env)
-	if code != 0 || !strings.Contains(out, "policy written: 1 workdirs, 2 actions\n"+want) || strings.Count(out, "warning:") != 1 {
+	if code != 0 || !strings.Contains(out, "policy written: 1 workdirs, 2 actions\n") || !strings.Contains(out, "\n"+want) || strings.Count(out, "warning:") != 1 {
 		t.Errorf("render-policy: exit %d\n%s%s", code, out, stderr)
 	}
 	code, out, stderr = cliRun(t, []string{"check-config"}, env)
