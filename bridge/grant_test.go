@@ -33,7 +33,7 @@ func newGrantFixture(t *testing.T, gp func(*GrantPolicy)) *grantFixture {
 	t.Helper()
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	_, other, _ := ed25519.GenerateKey(rand.Reader)
-	f := &grantFixture{priv: priv, other: other, root: t.TempDir(), root2: t.TempDir(), state: t.TempDir()}
+	f := &grantFixture{priv: priv, other: other, root: rtRepo(t), root2: rtRepo(t), state: t.TempDir()}
 	g := &GrantPolicy{HostID: grantTestHost, PublicKeys: []string{PublicKeyText(priv.Public().(ed25519.PublicKey))}, AllowMutates: true}
 	if gp != nil {
 		gp(g)
@@ -477,7 +477,7 @@ func BenchmarkGrantRefused(b *testing.B) {
 func TestGrantUsesAfterExpiryWait(t *testing.T) {
 	needLandlock(t)
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
-	root := t.TempDir()
+	root := rtRepo(t)
 	policy := &Policy{Workdirs: map[string]WorkdirPolicy{"wd": {Root: root, ReadWrite: true, RepoOps: true}},
 		Grants: &GrantPolicy{HostID: grantTestHost, PublicKeys: []string{PublicKeyText(priv.Public().(ed25519.PublicKey))}, AllowMutates: true}}
 	srv, err := NewServer(policy, []byte(testToken), nil, t.TempDir(), slog.New(slog.NewJSONHandler(io.Discard, nil)))

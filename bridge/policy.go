@@ -596,7 +596,7 @@ var (
 	actionSchema = &jsonSchema{fields: map[string]*jsonSchema{
 		"kind": leafSchema, "repository": leafSchema, "fetch_urls": leafSchema, "push_urls": leafSchema,
 		"workflow": leafSchema, "gh": leafSchema,
-		"argv": leafSchema, "mutates": leafSchema, "network": leafSchema, "argument": leafSchema,
+		"argv": leafSchema, "mutates": leafSchema, "network": leafSchema, "unix_sockets": leafSchema, "argument": leafSchema,
 		"integrity": {elem: leafSchema}, "timeout_seconds": leafSchema,
 		"argument_allow": {fields: map[string]*jsonSchema{"chars": leafSchema, "directories": leafSchema}},
 	}}

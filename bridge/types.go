@@ -70,6 +70,10 @@ type Action struct {
 	// Network lets the action bind and connect TCP sockets; without it
 	// the sandbox refuses both.
 	Network bool `json:"network,omitempty"`
+	// UnixSockets lets the action reach pathname Unix sockets; without
+	// it the sandbox refuses them (an agent's or a service manager's
+	// socket is a way out).
+	UnixSockets bool `json:"unix_sockets,omitempty"`
 	// Argument says what the caller may add as the last argv element:
 	// "none", "path" (a workdir-relative path, validated by the server and
 	// again by the bridge) or "basename" (only its final component). The
@@ -172,6 +176,8 @@ type RunLimits struct {
 	// (every workdir root).
 	Sandbox *SandboxPolicy
 	Protect []string
+	// workspace says the root is a workspace tree (no .git to keep).
+	workspace bool
 }
 
 // ActionResult is what a finished action reports. Host paths in the
@@ -192,9 +198,11 @@ type ProcessResult struct {
 	StdoutTruncated bool   `json:"stdout_truncated"`
 	StderrTruncated bool   `json:"stderr_truncated"`
 	DurationMs      int64  `json:"duration_ms"`
-	// Sandbox is the Landlock level the process ran under: "enforced",
-	// "partial" or "unavailable".
-	Sandbox string `json:"sandbox"`
+	// Sandbox is the level the process ran under: "enforced",
+	// "partial" or "unavailable"; SandboxControls the controls in force
+	// (ControlLandlockFS, ...).
+	Sandbox         string   `json:"sandbox"`
+	SandboxControls []string `json:"sandbox_controls,omitempty"`
 }
 
 // PushResult is what push_repo reports.

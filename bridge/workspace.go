@@ -80,8 +80,10 @@ func (s *Server) runInWorkspace(ctx context.Context, p actionParams, wp WorkdirP
 	defer f.Close()
 	ws := wp
 	ws.Root = tree
+	lim := s.runLimits()
+	lim.workspace = true
 	return s.withLease(p.Workdir+"@"+p.Workspace, "action "+p.Action, func() (any, error) {
-		return RunAction(ctx, f, p.Workdir, ws, p.Action, p.Path, s.runLimits())
+		return RunAction(ctx, f, p.Workdir, ws, p.Action, p.Path, lim)
 	})
 }
 

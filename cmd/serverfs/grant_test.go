@@ -122,6 +122,11 @@ func TestGrantEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A work tree: in a root without .git a mutating command could
+	// create no top-level file.
+	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
 	sockDir, err := os.MkdirTemp("", "sfs-grant-")
 	if err != nil {
 		t.Fatal(err)
