@@ -206,6 +206,9 @@ func TestGrantNegativeMatrix(t *testing.T) {
 	g.Constraints.Network = true
 	mustRefuse("network beyond the policy", "wd", f.sign(t, g), sfs.CodeGrantConstraintViolation)
 	g = f.grant(now)
+	g.Constraints.UnixSockets = true
+	mustRefuse("Unix sockets beyond the policy", "wd", f.sign(t, g), sfs.CodeGrantConstraintViolation)
+	g = f.grant(now)
 	g.Constraints.Cwd = "../"
 	mustRefuse("cwd outside the workdir", "wd", f.sign(t, g), sfs.CodeGrantConstraintViolation)
 
@@ -371,13 +374,13 @@ func TestGrantPolicyFields(t *testing.T) {
 	key := PublicKeyText(pub)
 	root := t.TempDir()
 	p := &Policy{Workdirs: map[string]WorkdirPolicy{"w": rtPolicy(root, nil)},
-		Grants: &GrantPolicy{HostID: "h1", PublicKeys: []string{key}, AllowNetwork: true, TimeoutSeconds: 30}}
+		Grants: &GrantPolicy{HostID: "h1", PublicKeys: []string{key}, AllowNetwork: true, AllowUnixSockets: true, TimeoutSeconds: 30}}
 	file := filepath.Join(t.TempDir(), "policy.json")
 	if err := WritePolicy(file, p); err != nil {
 		t.Fatal(err)
 	}
 	got, err := LoadPolicy(file)
-	if err != nil || got.Grants == nil || got.Grants.HostID != "h1" || !got.Grants.AllowNetwork || got.Grants.PublicKeys[0] != key {
+	if err != nil || got.Grants == nil || got.Grants.HostID != "h1" || !got.Grants.AllowNetwork || !got.Grants.AllowUnixSockets || got.Grants.PublicKeys[0] != key {
 		t.Fatalf("loaded %+v, %v", got, err)
 	}
 	b, _ := os.ReadFile(file)
@@ -397,9 +400,9 @@ func TestGrantPolicyFields(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	env := []string{"WORKDIR_01_ALIAS=w", "WORKDIR_01_PATH=" + root, "BRIDGE_GRANT_PUBLIC_KEYS=" + key, "BRIDGE_GRANT_HOST_ID=build-1", "BRIDGE_GRANT_ALLOW_MUTATES=true"}
+	env := []string{"WORKDIR_01_ALIAS=w", "WORKDIR_01_PATH=" + root, "BRIDGE_GRANT_PUBLIC_KEYS=" + key, "BRIDGE_GRANT_HOST_ID=build-1", "BRIDGE_GRANT_ALLOW_MUTATES=true", "BRIDGE_GRANT_ALLOW_UNIX_SOCKETS=true"}
 	rp, err := RenderPolicy(env)
-	if err != nil || rp.Grants == nil || rp.Grants.HostID != "build-1" || !rp.Grants.AllowMutates || rp.Grants.AllowNetwork {
+	if err != nil || rp.Grants == nil || rp.Grants.HostID != "build-1" || !rp.Grants.AllowMutates || rp.Grants.AllowNetwork || !rp.Grants.AllowUnixSockets {
 		t.Fatalf("rendered %+v, %v", rp, err)
 	}
 	if _, err := RenderPolicy(append(env[:2:2], "BRIDGE_GRANT_HOST_ID=x")); err == nil {

@@ -609,7 +609,7 @@ var (
 		"sandbox":        {fields: map[string]*jsonSchema{"required": leafSchema, "read_paths": leafSchema}},
 		"workspaces_dir": leafSchema,
 		"grants": {fields: map[string]*jsonSchema{"host_id": leafSchema, "public_keys": leafSchema,
-			"allow_mutates": leafSchema, "allow_network": leafSchema, "timeout_seconds": leafSchema}},
+			"allow_mutates": leafSchema, "allow_network": leafSchema, "allow_unix_sockets": leafSchema, "timeout_seconds": leafSchema}},
 	}}
 )
 

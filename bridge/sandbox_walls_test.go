@@ -579,3 +579,24 @@ func TestUnixSocketFilterProgram(t *testing.T) {
 		t.Errorf("an unknown ABI: %#x", got)
 	}
 }
+
+// TestSandboxGrantUnixSockets: a grant that says unix_sockets, where
+// the policy allows it, reaches a pathname Unix socket.
+func TestSandboxGrantUnixSockets(t *testing.T) {
+	needLandlock(t)
+	ln, path := unixListener(t)
+	f := newGrantFixture(t, func(g *GrantPolicy) { g.AllowUnixSockets = true })
+	g := f.grant(time.Now())
+	g.Argv = []string{"/usr/bin/python3", "-c", unixConnectPy, path}
+	g.ArgvHash = ArgvHash(g.Argv)
+	g.Constraints = GrantConstraints{UnixSockets: true, Cwd: "."}
+	res, err := f.c.RunGrant(context.Background(), "wd", f.sign(t, g))
+	if err != nil || res.ExitCode != 0 || !strings.Contains(res.Stdout, "connected") {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	conn := pendingConn(t, ln)
+	if conn == nil {
+		t.Fatal("the listener has no connection")
+	}
+	conn.Close()
+}

@@ -38,9 +38,12 @@ type GrantPolicy struct {
 	PublicKeys []string `json:"public_keys"`
 	// AllowMutates lets a grant that says mutates write in its
 	// (read-write) workdir; AllowNetwork lets a grant that says network
-	// use TCP. Without them such a grant is GRANT_CONSTRAINT_VIOLATION.
-	AllowMutates bool `json:"allow_mutates,omitempty"`
-	AllowNetwork bool `json:"allow_network,omitempty"`
+	// use TCP; AllowUnixSockets lets one that says unix_sockets reach
+	// pathname Unix sockets. Without them such a grant is
+	// GRANT_CONSTRAINT_VIOLATION.
+	AllowMutates     bool `json:"allow_mutates,omitempty"`
+	AllowNetwork     bool `json:"allow_network,omitempty"`
+	AllowUnixSockets bool `json:"allow_unix_sockets,omitempty"`
 	// TimeoutSeconds bounds a granted command (0: DefaultActionTimeout).
 	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
 }
