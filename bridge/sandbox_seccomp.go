@@ -10,10 +10,13 @@ import (
 
 // The seccomp filter refuses pathname Unix sockets where Landlock
 // cannot (ABI < 9): socket(AF_UNIX, ...) fails with EACCES, so no such
-// socket can connect, bind or send (an unnamed socketpair stays
-// allowed). io_uring_setup fails with EPERM, since a ring creates
-// sockets without the socket system call. A system call of an ABI the
-// filter does not know kills the process.
+// socket can connect, bind or send, and so does a datagram
+// socketpair(AF_UNIX, SOCK_DGRAM, ...), whose ends could still sendto
+// or connect to a named datagram socket (a stream or seqpacket pair
+// stays allowed: its ends are connected for good). io_uring_setup
+// fails with EPERM, since a ring creates sockets without the socket
+// system call. A system call of an ABI the filter does not know kills
+// the process.
 
 // seccompArch is one system-call ABI the filter knows: its audit
 // architecture and the numbers it filters.
@@ -21,25 +24,34 @@ type seccompArch struct {
 	audit uint32
 	// nrMask is cleared from the number first: amd64's x32 bit, so that
 	// an x32 socket is a socket.
-	nrMask uint32
-	socket uint32
+	nrMask     uint32
+	socket     uint32
+	socketpair uint32
 	// socketcall (0: the ABI has none) multiplexes every socket call; its
-	// first argument SYS_SOCKET is refused whatever the family, which
-	// the filter cannot read (it is in memory).
+	// SYS_SOCKET and SYS_SOCKETPAIR are refused whatever the family,
+	// which the filter cannot read (it is in memory).
 	socketcall   uint32
 	ioUringSetup uint32
 }
 
 // seccomp_data offsets: the number, the audit architecture, the low 32
-// bits of the first argument (every ABI filtered here is little-endian).
+// bits of the first and second arguments (every ABI filtered here is
+// little-endian).
 const (
 	seccompDataNr   = 0
 	seccompDataArch = 4
 	seccompDataArg0 = 16
+	seccompDataArg1 = 24
 )
 
-// sysSocketcallSocket is socketcall's call number of socket().
-const sysSocketcallSocket = 1
+// socketcall's call numbers of socket() and socketpair().
+const (
+	sysSocketcallSocket     = 1
+	sysSocketcallSocketpair = 8
+)
+
+// sockTypeMask leaves a socket type without SOCK_NONBLOCK/SOCK_CLOEXEC.
+const sockTypeMask = 0xf
 
 // unixSocketFilter is the filter program for arches (the native ABI
 // first).
@@ -62,6 +74,7 @@ func unixSocketFilter(arches []seccompArch) ([]unix.SockFilter, error) {
 			a.stmt(and, ^arch.nrMask)
 		}
 		a.jeq(arch.socket, "family", "")
+		a.jeq(arch.socketpair, "pair", "")
 		if arch.socketcall != 0 {
 			a.jeq(arch.socketcall, "socketcall", "")
 		}
@@ -72,9 +85,18 @@ func unixSocketFilter(arches []seccompArch) ([]unix.SockFilter, error) {
 	a.stmt(ld, seccompDataArg0)
 	a.jeq(unix.AF_UNIX, "eacces", "")
 	a.stmt(ret, unix.SECCOMP_RET_ALLOW)
+	a.label("pair")
+	a.stmt(ld, seccompDataArg0)
+	a.jeq(unix.AF_UNIX, "", "allow")
+	a.stmt(ld, seccompDataArg1)
+	a.stmt(and, sockTypeMask)
+	a.jeq(unix.SOCK_DGRAM, "eacces", "")
+	a.label("allow")
+	a.stmt(ret, unix.SECCOMP_RET_ALLOW)
 	a.label("socketcall")
 	a.stmt(ld, seccompDataArg0)
 	a.jeq(sysSocketcallSocket, "eacces", "")
+	a.jeq(sysSocketcallSocketpair, "eacces", "")
 	a.stmt(ret, unix.SECCOMP_RET_ALLOW)
 	a.label("eacces")
 	a.stmt(ret, unix.SECCOMP_RET_ERRNO|uint32(unix.EACCES))

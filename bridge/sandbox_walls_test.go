@@ -365,21 +365,67 @@ func unixListener(t *testing.T) (*net.UnixListener, string) {
 	return ln, path
 }
 
-// unixConnectPy connects to argv[1] and sends "hi", after making an
-// unnamed socketpair.
+// unixConnectPy makes an unnamed stream socketpair, sends "dg" to the
+// datagram socket argv[2] from one end of a datagram socketpair (when
+// given), and connects to the stream socket argv[1] and sends "hi".
 const unixConnectPy = `import socket, sys
 a, b = socket.socketpair(); a.close(); b.close(); print("socketpair")
+if len(sys.argv) > 2:
+    try:
+        c, d = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        c.sendto(b"dg", sys.argv[2]); print("dgram sent")
+    except PermissionError:
+        print("dgram refused")
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.connect(sys.argv[1]); s.sendall(b"hi"); s.close(); print("connected")
 `
 
+// unixgramListener is a named datagram socket in a directory outside
+// every read path.
+func unixgramListener(t *testing.T) (*net.UnixConn, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "dg.sock")
+	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, path
+}
+
+// pendingDatagram reads, without blocking, a datagram queued on c ("":
+// none).
+func pendingDatagram(t *testing.T, c *net.UnixConn) string {
+	t.Helper()
+	rc, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, rerr := 0, error(nil)
+	if err := rc.Control(func(fd uintptr) {
+		n, _, rerr = unix.Recvfrom(int(fd), buf, unix.MSG_DONTWAIT)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if errors.Is(rerr, unix.EAGAIN) {
+		return ""
+	}
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	return string(buf[:n])
+}
+
 // TestSandboxUnixSockets: an action reaches no pathname Unix socket
-// (a listener outside every read path accepts nothing; the bridge's own
+// (a listener outside every read path accepts nothing, a datagram
+// socket receives nothing from a datagram socketpair; the bridge's own
 // socket is refused too), in or out of the mount namespace, unless its
-// policy says unix_sockets; an unnamed socketpair stays allowed.
+// policy says unix_sockets; an unnamed stream socketpair stays allowed.
 func TestSandboxUnixSockets(t *testing.T) {
 	needLandlock(t)
 	ln, path := unixListener(t)
+	dg, dgPath := unixgramListener(t)
 	py := "/usr/bin/python3"
 	root := rtRepo(t)
 	sockDir, err := os.MkdirTemp("", "serverfs-sandbox-sock-")
@@ -389,10 +435,10 @@ func TestSandboxUnixSockets(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	bridgeSock := filepath.Join(sockDir, "bridge.sock")
 	policy := &Policy{Workdirs: map[string]WorkdirPolicy{"wd": {Root: root, ReadWrite: true, RepoOps: true, Actions: map[string]Action{
-		"connect":         {Argv: []string{py, "-c", unixConnectPy, path}, Argument: ArgumentNone},
-		"connect_mutates": {Argv: []string{py, "-c", unixConnectPy, path}, Mutates: true, Argument: ArgumentNone},
-		"connect_bridge":  {Argv: []string{py, "-c", unixConnectPy, bridgeSock}, Argument: ArgumentNone},
-		"connect_allowed": {Argv: []string{py, "-c", unixConnectPy, path}, UnixSockets: true, Argument: ArgumentNone},
+		"connect":         {Argv: []string{py, "-c", unixConnectPy, path, dgPath}, Argument: ArgumentNone},
+		"connect_mutates": {Argv: []string{py, "-c", unixConnectPy, path, dgPath}, Mutates: true, Argument: ArgumentNone},
+		"connect_bridge":  {Argv: []string{py, "-c", unixConnectPy, bridgeSock, dgPath}, Argument: ArgumentNone},
+		"connect_allowed": {Argv: []string{py, "-c", unixConnectPy, path, dgPath}, UnixSockets: true, Argument: ArgumentNone},
 	}}}}
 	c, _ := startBridgeIn(t, policy, t.TempDir(), sockDir)
 	wantControl := ControlUnixSeccomp
@@ -404,8 +450,11 @@ func TestSandboxUnixSockets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.ExitCode == 0 || !strings.Contains(res.Stdout, "socketpair") || strings.Contains(res.Stdout, "connected") || !strings.Contains(res.Stderr, "PermissionError") {
+		if res.ExitCode == 0 || !strings.Contains(res.Stdout, "socketpair\ndgram refused\n") || strings.Contains(res.Stdout, "connected") || !strings.Contains(res.Stderr, "PermissionError") {
 			t.Errorf("%s: %+v", name, res)
+		}
+		if got := pendingDatagram(t, dg); got != "" {
+			t.Errorf("%s: the datagram socket received %q", name, got)
 		}
 		if !slices.Contains(res.SandboxControls, wantControl) || res.Sandbox != SandboxEnforced {
 			t.Errorf("%s: sandbox %q, controls %v", name, res.Sandbox, res.SandboxControls)
@@ -416,7 +465,7 @@ func TestSandboxUnixSockets(t *testing.T) {
 		}
 	}
 	res, err := c.RunAction(context.Background(), "wd", "connect_allowed", "")
-	if err != nil || res.ExitCode != 0 || !strings.Contains(res.Stdout, "connected") {
+	if err != nil || res.ExitCode != 0 || !strings.Contains(res.Stdout, "dgram sent\nconnected") || pendingDatagram(t, dg) != "dg" {
 		t.Fatalf("connect_allowed: %+v, %v", res, err)
 	}
 	if res.Sandbox != SandboxEnforced || slices.ContainsFunc(res.SandboxControls, func(c string) bool { return strings.HasPrefix(c, "unix-sockets") }) {
@@ -511,11 +560,13 @@ func TestUnixSocketFilterProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eval := func(arch, nr uint32, arg0 uint64) uint32 {
+	eval := func(arch, nr uint32, args ...uint64) uint32 {
 		data := make([]byte, 64)
 		binary.LittleEndian.PutUint32(data[0:], nr)
 		binary.LittleEndian.PutUint32(data[4:], arch)
-		binary.LittleEndian.PutUint64(data[16:], arg0)
+		for i, a := range args {
+			binary.LittleEndian.PutUint64(data[16+8*i:], a)
+		}
 		var acc uint32
 		for pc := 0; pc < len(prog); pc++ {
 			in := prog[pc]
@@ -547,31 +598,34 @@ func TestUnixSocketFilterProgram(t *testing.T) {
 	for _, a := range seccompArches {
 		for _, tc := range []struct {
 			nr   uint32
-			arg0 uint64
+			args []uint64
 			want uint32
 		}{
-			{a.socket, unix.AF_UNIX, eacces},
-			{a.socket, 1<<32 | unix.AF_UNIX, eacces}, // the kernel reads an int
-			{a.socket, unix.AF_INET, allow},
-			{a.socket, unix.AF_INET6, allow},
-			{a.socket + 1, unix.AF_UNIX, allow},
-			{a.ioUringSetup, 0, eperm},
+			{a.socket, []uint64{unix.AF_UNIX}, eacces},
+			{a.socket, []uint64{1<<32 | unix.AF_UNIX}, eacces}, // the kernel reads an int
+			{a.socket, []uint64{unix.AF_INET}, allow},
+			{a.socket, []uint64{unix.AF_INET6}, allow},
+			{a.socketpair, []uint64{unix.AF_UNIX, unix.SOCK_DGRAM}, eacces},
+			{a.socketpair, []uint64{unix.AF_UNIX, unix.SOCK_DGRAM | unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK}, eacces},
+			{a.socketpair, []uint64{unix.AF_UNIX, unix.SOCK_STREAM}, allow},
+			{a.socketpair, []uint64{unix.AF_UNIX, unix.SOCK_SEQPACKET | unix.SOCK_CLOEXEC}, allow},
+			{a.ioUringSetup, nil, eperm},
+			{a.ioUringSetup + 1, []uint64{unix.AF_UNIX}, allow},
 		} {
-			if got := eval(a.audit, tc.nr, tc.arg0); got != tc.want {
-				t.Errorf("arch %#x nr %d arg %#x: %#x, want %#x", a.audit, tc.nr, tc.arg0, got, tc.want)
+			if got := eval(a.audit, tc.nr, tc.args...); got != tc.want {
+				t.Errorf("arch %#x nr %d args %#x: %#x, want %#x", a.audit, tc.nr, tc.args, got, tc.want)
 			}
 			if a.nrMask != 0 {
-				if got := eval(a.audit, tc.nr|a.nrMask, tc.arg0); got != tc.want {
-					t.Errorf("arch %#x nr %#x (masked) arg %#x: %#x, want %#x", a.audit, tc.nr|a.nrMask, tc.arg0, got, tc.want)
+				if got := eval(a.audit, tc.nr|a.nrMask, tc.args...); got != tc.want {
+					t.Errorf("arch %#x nr %#x (masked) args %#x: %#x, want %#x", a.audit, tc.nr|a.nrMask, tc.args, got, tc.want)
 				}
 			}
 		}
 		if a.socketcall != 0 {
-			if got := eval(a.audit, a.socketcall, sysSocketcallSocket); got != eacces {
-				t.Errorf("arch %#x socketcall(SYS_SOCKET): %#x", a.audit, got)
-			}
-			if got := eval(a.audit, a.socketcall, 3 /* SYS_CONNECT */); got != allow {
-				t.Errorf("arch %#x socketcall(SYS_CONNECT): %#x", a.audit, got)
+			for call, want := range map[uint64]uint32{sysSocketcallSocket: eacces, sysSocketcallSocketpair: eacces, 3 /* SYS_CONNECT */ : allow} {
+				if got := eval(a.audit, a.socketcall, call); got != want {
+					t.Errorf("arch %#x socketcall(%d): %#x, want %#x", a.audit, call, got, want)
+				}
 			}
 		}
 	}
