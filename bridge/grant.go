@@ -72,6 +72,10 @@ type GrantConstraints struct {
 	// Network lets it bind and connect TCP sockets (only with the
 	// policy's grants.allow_network).
 	Network bool `json:"network"`
+	// UnixSockets lets it reach pathname Unix sockets (only with the
+	// policy's grants.allow_unix_sockets). Absent when false, so that
+	// grants signed before it existed verify unchanged.
+	UnixSockets bool `json:"unix_sockets,omitempty"`
 	// Cwd is the directory it runs in, relative to the workdir root
 	// ("." for the root).
 	Cwd string `json:"cwd"`
@@ -259,7 +263,7 @@ var grantSchema = &jsonSchema{fields: map[string]*jsonSchema{
 	"protocol": leafSchema, "grant_id": leafSchema, "host": leafSchema, "workdir": leafSchema,
 	"argv": leafSchema, "argv_hash": leafSchema, "max_uses": leafSchema, "issued_at": leafSchema,
 	"expires_at": leafSchema, "nonce": leafSchema, "issued_by": leafSchema,
-	"constraints": {fields: map[string]*jsonSchema{"mutates": leafSchema, "network": leafSchema, "cwd": leafSchema}},
+	"constraints": {fields: map[string]*jsonSchema{"mutates": leafSchema, "network": leafSchema, "unix_sockets": leafSchema, "cwd": leafSchema}},
 	"signature":   {fields: map[string]*jsonSchema{"alg": leafSchema, "key_id": leafSchema, "value": leafSchema}},
 }}
 

@@ -33,7 +33,7 @@ func newGrantFixture(t *testing.T, gp func(*GrantPolicy)) *grantFixture {
 	t.Helper()
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	_, other, _ := ed25519.GenerateKey(rand.Reader)
-	f := &grantFixture{priv: priv, other: other, root: t.TempDir(), root2: t.TempDir(), state: t.TempDir()}
+	f := &grantFixture{priv: priv, other: other, root: rtRepo(t), root2: rtRepo(t), state: t.TempDir()}
 	g := &GrantPolicy{HostID: grantTestHost, PublicKeys: []string{PublicKeyText(priv.Public().(ed25519.PublicKey))}, AllowMutates: true}
 	if gp != nil {
 		gp(g)
@@ -206,6 +206,9 @@ func TestGrantNegativeMatrix(t *testing.T) {
 	g.Constraints.Network = true
 	mustRefuse("network beyond the policy", "wd", f.sign(t, g), sfs.CodeGrantConstraintViolation)
 	g = f.grant(now)
+	g.Constraints.UnixSockets = true
+	mustRefuse("Unix sockets beyond the policy", "wd", f.sign(t, g), sfs.CodeGrantConstraintViolation)
+	g = f.grant(now)
 	g.Constraints.Cwd = "../"
 	mustRefuse("cwd outside the workdir", "wd", f.sign(t, g), sfs.CodeGrantConstraintViolation)
 
@@ -371,13 +374,13 @@ func TestGrantPolicyFields(t *testing.T) {
 	key := PublicKeyText(pub)
 	root := t.TempDir()
 	p := &Policy{Workdirs: map[string]WorkdirPolicy{"w": rtPolicy(root, nil)},
-		Grants: &GrantPolicy{HostID: "h1", PublicKeys: []string{key}, AllowNetwork: true, TimeoutSeconds: 30}}
+		Grants: &GrantPolicy{HostID: "h1", PublicKeys: []string{key}, AllowNetwork: true, AllowUnixSockets: true, TimeoutSeconds: 30}}
 	file := filepath.Join(t.TempDir(), "policy.json")
 	if err := WritePolicy(file, p); err != nil {
 		t.Fatal(err)
 	}
 	got, err := LoadPolicy(file)
-	if err != nil || got.Grants == nil || got.Grants.HostID != "h1" || !got.Grants.AllowNetwork || got.Grants.PublicKeys[0] != key {
+	if err != nil || got.Grants == nil || got.Grants.HostID != "h1" || !got.Grants.AllowNetwork || !got.Grants.AllowUnixSockets || got.Grants.PublicKeys[0] != key {
 		t.Fatalf("loaded %+v, %v", got, err)
 	}
 	b, _ := os.ReadFile(file)
@@ -397,9 +400,9 @@ func TestGrantPolicyFields(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	env := []string{"WORKDIR_01_ALIAS=w", "WORKDIR_01_PATH=" + root, "BRIDGE_GRANT_PUBLIC_KEYS=" + key, "BRIDGE_GRANT_HOST_ID=build-1", "BRIDGE_GRANT_ALLOW_MUTATES=true"}
+	env := []string{"WORKDIR_01_ALIAS=w", "WORKDIR_01_PATH=" + root, "BRIDGE_GRANT_PUBLIC_KEYS=" + key, "BRIDGE_GRANT_HOST_ID=build-1", "BRIDGE_GRANT_ALLOW_MUTATES=true", "BRIDGE_GRANT_ALLOW_UNIX_SOCKETS=true"}
 	rp, err := RenderPolicy(env)
-	if err != nil || rp.Grants == nil || rp.Grants.HostID != "build-1" || !rp.Grants.AllowMutates || rp.Grants.AllowNetwork {
+	if err != nil || rp.Grants == nil || rp.Grants.HostID != "build-1" || !rp.Grants.AllowMutates || rp.Grants.AllowNetwork || !rp.Grants.AllowUnixSockets {
 		t.Fatalf("rendered %+v, %v", rp, err)
 	}
 	if _, err := RenderPolicy(append(env[:2:2], "BRIDGE_GRANT_HOST_ID=x")); err == nil {
@@ -477,7 +480,7 @@ func BenchmarkGrantRefused(b *testing.B) {
 func TestGrantUsesAfterExpiryWait(t *testing.T) {
 	needLandlock(t)
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
-	root := t.TempDir()
+	root := rtRepo(t)
 	policy := &Policy{Workdirs: map[string]WorkdirPolicy{"wd": {Root: root, ReadWrite: true, RepoOps: true}},
 		Grants: &GrantPolicy{HostID: grantTestHost, PublicKeys: []string{PublicKeyText(priv.Public().(ed25519.PublicKey))}, AllowMutates: true}}
 	srv, err := NewServer(policy, []byte(testToken), nil, t.TempDir(), slog.New(slog.NewJSONHandler(io.Discard, nil)))

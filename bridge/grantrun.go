@@ -48,12 +48,13 @@ func checkGrantPolicy(gp *GrantPolicy, probs *problems) {
 // renderGrants reads the .env fields BRIDGE_GRANT_PUBLIC_KEYS (base64
 // keys separated by commas or spaces; none: no grants),
 // BRIDGE_GRANT_HOST_ID (default: the host name),
-// BRIDGE_GRANT_ALLOW_MUTATES and BRIDGE_GRANT_ALLOW_NETWORK (true or
-// false) and BRIDGE_GRANT_TIMEOUT_SECONDS.
+// BRIDGE_GRANT_ALLOW_MUTATES, BRIDGE_GRANT_ALLOW_NETWORK and
+// BRIDGE_GRANT_ALLOW_UNIX_SOCKETS (true or false) and
+// BRIDGE_GRANT_TIMEOUT_SECONDS.
 func renderGrants(env map[string]string, probs *problems) *GrantPolicy {
 	keys := strings.FieldsFunc(env["BRIDGE_GRANT_PUBLIC_KEYS"], func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
 	if len(keys) == 0 {
-		for _, k := range []string{"BRIDGE_GRANT_HOST_ID", "BRIDGE_GRANT_ALLOW_MUTATES", "BRIDGE_GRANT_ALLOW_NETWORK", "BRIDGE_GRANT_TIMEOUT_SECONDS"} {
+		for _, k := range []string{"BRIDGE_GRANT_HOST_ID", "BRIDGE_GRANT_ALLOW_MUTATES", "BRIDGE_GRANT_ALLOW_NETWORK", "BRIDGE_GRANT_ALLOW_UNIX_SOCKETS", "BRIDGE_GRANT_TIMEOUT_SECONDS"} {
 			if env[k] != "" {
 				probs.add("%s is set but BRIDGE_GRANT_PUBLIC_KEYS is empty; grants are off", k)
 			}
@@ -64,7 +65,7 @@ func renderGrants(env map[string]string, probs *problems) *GrantPolicy {
 	if gp.HostID == "" {
 		gp.HostID = DefaultHostID()
 	}
-	for name, dst := range map[string]*bool{"BRIDGE_GRANT_ALLOW_MUTATES": &gp.AllowMutates, "BRIDGE_GRANT_ALLOW_NETWORK": &gp.AllowNetwork} {
+	for name, dst := range map[string]*bool{"BRIDGE_GRANT_ALLOW_MUTATES": &gp.AllowMutates, "BRIDGE_GRANT_ALLOW_NETWORK": &gp.AllowNetwork, "BRIDGE_GRANT_ALLOW_UNIX_SOCKETS": &gp.AllowUnixSockets} {
 		switch v := strings.ToLower(env[name]); v {
 		case "", "false":
 		case "true":
@@ -239,6 +240,8 @@ func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Tim
 		cerr = grantErr(sfs.CodeGrantConstraintViolation, alias, "the grant says mutates but the bridge policy does not allow grants to write (grants.allow_mutates)")
 	case c.Network && !gp.AllowNetwork:
 		cerr = grantErr(sfs.CodeGrantConstraintViolation, alias, "the grant says network but the bridge policy does not allow grants the network (grants.allow_network)")
+	case c.UnixSockets && !gp.AllowUnixSockets:
+		cerr = grantErr(sfs.CodeGrantConstraintViolation, alias, "the grant says unix_sockets but the bridge policy does not allow grants Unix sockets (grants.allow_unix_sockets)")
 	case err != nil:
 		cerr = err
 	}
@@ -304,7 +307,7 @@ func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Tim
 		var rerr error
 		ar, rerr = runCommand(ctx, w, wp, command{
 			what: fmt.Sprintf("the granted command (grant %s)", g.GrantID), argv: g.Argv, dir: dir, dirFD: dirFD,
-			mutates: c.Mutates, network: c.Network, timeout: min(timeout, MaxActionTimeout),
+			mutates: c.Mutates, network: c.Network, unixSockets: c.UnixSockets, timeout: min(timeout, MaxActionTimeout),
 		}, s.runLimits())
 		return ar, rerr
 	})

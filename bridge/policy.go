@@ -754,7 +754,7 @@ var (
 	actionSchema = &jsonSchema{fields: map[string]*jsonSchema{
 		"kind": leafSchema, "repository": leafSchema, "fetch_urls": leafSchema, "push_urls": leafSchema,
 		"workflow": leafSchema, "gh": leafSchema,
-		"argv": leafSchema, "mutates": leafSchema, "network": leafSchema, "argument": leafSchema,
+		"argv": leafSchema, "mutates": leafSchema, "network": leafSchema, "unix_sockets": leafSchema, "argument": leafSchema,
 		"integrity": {elem: leafSchema}, "timeout_seconds": leafSchema,
 		"argument_allow": {fields: map[string]*jsonSchema{"chars": leafSchema, "directories": leafSchema}},
 	}}
@@ -768,7 +768,7 @@ var (
 		"sandbox":        {fields: map[string]*jsonSchema{"required": leafSchema, "read_paths": leafSchema}},
 		"workspaces_dir": leafSchema,
 		"grants": {fields: map[string]*jsonSchema{"host_id": leafSchema, "public_keys": leafSchema,
-			"allow_mutates": leafSchema, "allow_network": leafSchema, "timeout_seconds": leafSchema}},
+			"allow_mutates": leafSchema, "allow_network": leafSchema, "allow_unix_sockets": leafSchema, "timeout_seconds": leafSchema}},
 	}}
 )
 

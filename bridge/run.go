@@ -118,6 +118,10 @@ type procSpec struct {
 	timeout   time.Duration
 	maxOutput int // stdout+stderr together
 	tail      int // bytes kept of each stream
+	// mountNS starts the process (the sandbox helper) in a user and
+	// mount namespace of its own, its uid and gid mapped to themselves,
+	// with CAP_SYS_ADMIN and CAP_SETPCAP there (sandbox_git.go).
+	mountNS bool
 }
 
 // procResult is what runProcess observed.
@@ -189,6 +193,14 @@ func runProcess(ctx context.Context, spec procSpec) (*procResult, error) {
 		Stdout:      outW,
 		Stderr:      errW,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if spec.mountNS {
+		a := cmd.SysProcAttr
+		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}}
+		a.GidMappingsEnableSetgroups = false
+		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 	}
 	if err := ctx.Err(); err != nil {
 		outR.Close()
@@ -522,7 +534,7 @@ func RunAction(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy
 	}
 	res, err := runCommand(ctx, w, wp, command{
 		what: fmt.Sprintf("action %q", name), argv: argv, dir: wp.Root,
-		mutates: a.Mutates, network: a.Network, timeout: actionTimeout(a, lim), pins: a.Integrity,
+		mutates: a.Mutates, network: a.Network, unixSockets: a.UnixSockets, timeout: actionTimeout(a, lim), pins: a.Integrity,
 	}, lim)
 	if res != nil {
 		res.Action = name
@@ -539,13 +551,14 @@ type command struct {
 	dir              string   // a host directory: the workdir root or a directory below it
 	dirFD            *os.File // when set, dir opened without symlinks: where the process starts
 	mutates, network bool
+	unixSockets      bool
 	timeout          time.Duration
 	pins             map[string]string
 }
 
 // runCommand is the one runner of named actions and granted commands:
 // no shell, the allowlisted environment with a private HOME and TMPDIR,
-// stdin from /dev/null, the sandbox (Landlock, when there), the pins
+// stdin from /dev/null, the sandbox (sandbox.go, when there), the pins
 // verified last, its own process group killed before it returns, the
 // timeout and output cap, host paths scrubbed from the output tails.
 func runCommand(ctx context.Context, w *sfs.Workdir, wp WorkdirPolicy, c command, lim RunLimits) (*ActionResult, error) {
@@ -571,26 +584,39 @@ func runCommand(ctx context.Context, w *sfs.Workdir, wp WorkdirPolicy, c command
 		path: exe, argv: c.argv, dir: c.dir, dirFD: c.dirFD, env: env,
 		timeout: timeout, maxOutput: maxOut, tail: tail,
 	}
-	level, spec, err := sandboxAction(spec, c.mutates, c.network, wp.Root, home, lim)
-	if err != nil {
-		return nil, bridgeErr(sfs.CodeSandboxUnavailable, alias, "", fmt.Sprintf("%s: %v; nothing was run", c.what, err), nil)
+	// run starts the process in the sandbox, .git kept read-only by git
+	// ("": as the tree needs), the pins verified last.
+	run := func(git string) (level string, controls []string, mountNS bool, pr *procResult, err error) {
+		level, controls, sb, err := sandboxAction(spec, c, wp.Root, home, lim, git)
+		if err != nil {
+			return "", nil, false, nil, bridgeErr(sfs.CodeSandboxUnavailable, alias, "", fmt.Sprintf("%s: %v; nothing was run", c.what, err), nil)
+		}
+		if err := verifyPins(w, alias, c.pins); err != nil {
+			return "", nil, false, nil, err
+		}
+		pr, err = runProcess(ctx, sb)
+		return level, controls, sb.mountNS, pr, err
 	}
-
-	// Last thing before the process starts.
-	if err := verifyPins(w, alias, c.pins); err != nil {
-		return nil, err
+	level, controls, mountNS, pr, err := run("")
+	if mountNS && (err != nil && mountNamespaceRefused(err) || err == nil && helperMountFailed(pr)) {
+		// The kernel refused the namespace (or the bind): nothing ran;
+		// Landlock alone keeps .git read-only instead.
+		level, controls, _, pr, err = run(gitByLandlock)
 	}
-	pr, err := runProcess(ctx, spec)
 	if err != nil {
+		var fe *sfs.Error
+		if errors.As(err, &fe) {
+			return nil, err
+		}
 		return nil, bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("%s could not be started", c.what), err)
 	}
 	sc := newScrubber(wp.Root, alias, lim)
 	sc.add(home, scrubActionHome)
 	if err := sandboxHelperError(pr); err != nil {
-		// The helper's reason may name a path it could not use.
+		// Its reason may name a path (a read path Landlock refused).
 		return nil, bridgeErr(sfs.CodeSandboxUnavailable, alias, "", fmt.Sprintf("%s: the sandbox could not be applied (%s); nothing was run", c.what, sc.replace([]byte(err.Error()))), nil)
 	}
-	res := &ActionResult{ProcessResult: ProcessResult{ExitCode: pr.exitCode, DurationMs: pr.duration.Milliseconds(), Sandbox: level}}
+	res := &ActionResult{ProcessResult: ProcessResult{ExitCode: pr.exitCode, DurationMs: pr.duration.Milliseconds(), Sandbox: level, SandboxControls: controls}}
 	res.Stdout, res.StdoutTruncated = sc.tail(pr.stdout, pr.stdoutTruncated, tail)
 	res.Stderr, res.StderrTruncated = sc.tail(pr.stderr, pr.stderrTruncated, tail)
 	last := res.Stderr

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,36 +19,78 @@ import (
 
 // Sandbox levels, as every action result reports them.
 const (
-	// SandboxEnforced: Landlock ABI 6 or later, so every restriction this
-	// package asks for holds: filesystem rules, TCP bind/connect rules and
-	// scoping (no signal to, no abstract Unix socket of, a process outside
-	// the sandbox).
+	// SandboxEnforced: every control that applies to the process holds
+	// on this kernel (ProcessResult.SandboxControls names them):
+	// Landlock ABI 6 or later (filesystem rules, TCP bind/connect rules,
+	// scoping: no signal to, no abstract Unix socket of, a process
+	// outside the sandbox), no pathname Unix socket, no capability and,
+	// for a mutating process, a read-only .git.
 	SandboxEnforced = "enforced"
-	// SandboxPartial: an older Landlock ABI (1..5) enforces the filesystem
-	// rules, but not all of the rest (TCP rules need ABI 4, scoping ABI 6,
-	// device ioctls ABI 5).
+	// SandboxPartial: Landlock enforces the filesystem rules, but not
+	// every other control (TCP rules need ABI 4, scoping ABI 6; the
+	// Unix-socket control needs ABI 9 or the seccomp filter, which this
+	// package has for amd64 and arm64).
 	SandboxPartial = "partial"
 	// SandboxUnavailable: the kernel has no Landlock (or it is disabled);
 	// the action runs unsandboxed unless the policy requires the sandbox.
 	SandboxUnavailable = "unavailable"
 )
 
-// sandboxFullABI is the Landlock ABI at which the level is "enforced".
-const sandboxFullABI = 6
+// Sandbox controls, as ProcessResult.SandboxControls names those in
+// force.
+const (
+	// ControlLandlockFS: Landlock's filesystem rules (read paths, the
+	// writable set).
+	ControlLandlockFS = "landlock-fs"
+	// ControlLandlockTCP: no TCP bind or connect (actions without
+	// network).
+	ControlLandlockTCP = "landlock-tcp"
+	// ControlLandlockScope: no signal to, no abstract Unix socket of, a
+	// process outside the sandbox.
+	ControlLandlockScope = "landlock-scope"
+	// ControlUnixLandlock and ControlUnixSeccomp: no pathname Unix socket
+	// (actions without unix_sockets), by Landlock's resolve_unix right
+	// (ABI 9) or by a seccomp filter that refuses socket(AF_UNIX).
+	ControlUnixLandlock = "unix-sockets:landlock"
+	ControlUnixSeccomp  = "unix-sockets:seccomp"
+	// ControlGitMount and ControlGitLandlock: a mutating process cannot
+	// change the work tree's .git, bound read-only over itself in a
+	// private mount namespace, or left out of Landlock's writable set
+	// (which then holds each top-level entry but not the root itself).
+	ControlGitMount    = "git-readonly:mount"
+	ControlGitLandlock = "git-readonly:landlock"
+	// ControlNoCapabilities: the process holds no capability (none
+	// effective, permitted, inheritable or ambient, an empty bounding
+	// set where the helper may empty it) and runs with no_new_privs.
+	ControlNoCapabilities = "no-capabilities"
+)
+
+// sandboxFullABI is the Landlock ABI from which the Landlock controls
+// hold; sandboxUnixABI the one from which Landlock refuses pathname
+// Unix sockets itself; sandboxMaxABI the highest whose rights the
+// helper asks for (ABI 10's UDP rules would restrict more than the
+// policy says).
+const (
+	sandboxFullABI = 6
+	sandboxUnixABI = 9
+	sandboxMaxABI  = 9
+)
 
 // sandboxHelperArg is the hidden first argument with which the bridge
-// binary re-executes itself (/proc/self/exe) to apply Landlock in a fresh
-// process and then exec the action's program. It is handled in this
-// package's init, so that every binary linking the bridge (serverfs, and
-// the test binaries) can serve as the helper.
+// binary re-executes itself (/proc/self/exe) to apply the sandbox in a
+// fresh process and then exec the action's program. It is handled in
+// this package's init, so that every binary linking the bridge
+// (serverfs, and the test binaries) can serve as the helper.
 const sandboxHelperArg = "__serverfs-sandbox-exec"
 
 // sandboxHelperFailed is the exit status of a helper that could not
-// apply the sandbox; it then writes sandboxHelperMarker and the reason
-// to stderr and runs nothing.
+// apply the sandbox; it then writes sandboxHelperMarker (or, when only
+// the mount namespace failed, sandboxMountMarker) and the reason to
+// stderr and runs nothing.
 const (
 	sandboxHelperFailed = 125
 	sandboxHelperMarker = "serverfs-sandbox: "
+	sandboxMountMarker  = "serverfs-sandbox-mount: "
 )
 
 // DefaultSandboxReadPaths are the system paths every sandboxed action may
@@ -92,30 +135,109 @@ func LandlockABI() int {
 	return abiVer
 }
 
-// SandboxLevel is the level actions get on this kernel.
-func SandboxLevel() string { return sandboxLevelFor(kernelABI()) }
+// SandboxLevel is the level an action gets on this kernel (every
+// control applies to an action without network and unix_sockets; a
+// mutating one adds a git-readonly control, which holds wherever
+// Landlock does).
+func SandboxLevel() string {
+	level, _ := sandboxControls(kernelABI(), sandboxOpts{}, "")
+	return level
+}
 
 // kernelABI is LandlockABI; tests replace it to play older kernels.
 var kernelABI = LandlockABI
 
-func sandboxLevelFor(abi int) string {
-	switch {
-	case abi >= sandboxFullABI:
-		return SandboxEnforced
-	case abi >= 1:
-		return SandboxPartial
+// sandboxOpts are what an action or a grant allows its process
+// besides writes (whose control is the git argument of
+// sandboxControls).
+type sandboxOpts struct {
+	network, unixSockets bool
+}
+
+// Ways the helper keeps a mutating process from changing .git, and
+// from reaching pathname Unix sockets.
+const (
+	gitByMount     = "mount"
+	gitByLandlock  = "landlock"
+	unixByLandlock = "landlock"
+	unixBySeccomp  = "seccomp"
+)
+
+// sandboxControls is the level and the controls in force for a process
+// with opts on a kernel with Landlock ABI abi, its .git kept read-only
+// by git ("" when there is none to keep).
+func sandboxControls(abi int, opts sandboxOpts, git string) (string, []string) {
+	if abi < 1 {
+		return SandboxUnavailable, nil
 	}
-	return SandboxUnavailable
+	full := true
+	controls := []string{ControlLandlockFS}
+	if !opts.network {
+		if abi >= 4 {
+			controls = append(controls, ControlLandlockTCP)
+		} else {
+			full = false
+		}
+	}
+	if abi >= sandboxFullABI {
+		controls = append(controls, ControlLandlockScope)
+	} else {
+		full = false
+	}
+	if !opts.unixSockets {
+		if u := unixControl(abi); u != "" {
+			controls = append(controls, u)
+		} else {
+			full = false
+		}
+	}
+	switch git {
+	case gitByMount:
+		controls = append(controls, ControlGitMount)
+	case gitByLandlock:
+		controls = append(controls, ControlGitLandlock)
+	}
+	controls = append(controls, ControlNoCapabilities)
+	if !full {
+		return SandboxPartial, controls
+	}
+	return SandboxEnforced, controls
+}
+
+// unixControl is how pathname Unix sockets are refused on a kernel
+// with Landlock ABI abi: Landlock's own right from ABI 9 (decided here
+// from the ABI, since a best-effort ruleset would drop it silently),
+// else the seccomp filter where this package has one for the
+// architecture, else "" (not refused).
+func unixControl(abi int) string {
+	switch {
+	case abi >= sandboxUnixABI:
+		return ControlUnixLandlock
+	case seccompArches != nil:
+		return ControlUnixSeccomp
+	}
+	return ""
 }
 
 // sandboxSpec is what the helper applies before it execs the program.
 type sandboxSpec struct {
 	Path    string   `json:"path"`
 	Argv    []string `json:"argv"`
+	ABI     int      `json:"abi"`          // the Landlock ABI whose rights it handles
 	RO      []string `json:"ro,omitempty"` // read + execute
 	RW      []string `json:"rw,omitempty"` // everything
 	Devices []string `json:"dev,omitempty"`
 	Network bool     `json:"net,omitempty"` // TCP not restricted
+	// Unix is "landlock" or "seccomp": how pathname Unix sockets are
+	// refused; "": they are not.
+	Unix string `json:"unix,omitempty"`
+	// Git is gitByMount or gitByLandlock: how Root's .git is kept
+	// read-only ("": Root is not written, or wholly). Cwd is the
+	// directory the process starts in, relative to Root: in a mount
+	// namespace the helper enters it again there.
+	Git  string `json:"git,omitempty"`
+	Root string `json:"root,omitempty"`
+	Cwd  string `json:"cwd,omitempty"`
 }
 
 // sandboxRules is the spec of one action: the read paths, the workdir
@@ -184,7 +306,8 @@ func coversAny(dir string, paths []string) bool {
 
 // sandboxedSpec wraps spec so that the helper applies s first: the
 // process is this binary again (its pid, process group and pipes are the
-// program's after the exec).
+// program's after the exec). A mount-namespace spec starts the helper
+// in a user and mount namespace of its own.
 func sandboxedSpec(spec procSpec, s sandboxSpec) (procSpec, error) {
 	s.Path, s.Argv = spec.path, spec.argv
 	b, err := json.Marshal(s)
@@ -193,18 +316,29 @@ func sandboxedSpec(spec procSpec, s sandboxSpec) (procSpec, error) {
 	}
 	spec.path = "/proc/self/exe"
 	spec.argv = []string{"serverfs-sandbox", sandboxHelperArg, string(b)}
+	spec.mountNS = s.Git == gitByMount
 	return spec, nil
 }
 
 // sandboxHelperError recognises a helper that refused to run the
-// program (exit sandboxHelperFailed, stderr starting with the marker).
+// program (exit sandboxHelperFailed, stderr starting with a marker).
 func sandboxHelperError(pr *procResult) error {
-	msg, ok := strings.CutPrefix(string(pr.stderr), sandboxHelperMarker)
-	if pr.exitCode != sandboxHelperFailed || !ok {
+	if pr.exitCode != sandboxHelperFailed {
 		return nil
 	}
-	msg, _, _ = strings.Cut(msg, "\n")
-	return errors.New(msg)
+	for _, marker := range []string{sandboxHelperMarker, sandboxMountMarker} {
+		if msg, ok := strings.CutPrefix(string(pr.stderr), marker); ok {
+			msg, _, _ = strings.Cut(msg, "\n")
+			return errors.New(msg)
+		}
+	}
+	return nil
+}
+
+// helperMountFailed says whether the helper failed in the mount
+// namespace, before anything else: nothing ran.
+func helperMountFailed(pr *procResult) bool {
+	return pr.exitCode == sandboxHelperFailed && strings.HasPrefix(string(pr.stderr), sandboxMountMarker)
 }
 
 func init() {
@@ -214,16 +348,31 @@ func init() {
 }
 
 // sandboxHelperMain applies the sandbox described by arg to this
-// (single, locked) thread and execs the program; it never returns.
+// (single, locked) thread and execs the program; it never returns. The
+// order matters: mounts need the namespace's capabilities, which are
+// dropped next; Landlock and seccomp come last (both need
+// no_new_privs, and the seccomp filter would refuse the helper's own
+// work).
 func sandboxHelperMain(arg string) {
+	// The credentials, the Landlock domain and the seccomp filter are
+	// the calling thread's; execve keeps them. This thread is never
+	// unlocked: it is the one that execs.
+	runtime.LockOSThread()
 	fail := func(err error) {
 		fmt.Fprintf(os.Stderr, "%s%v\n", sandboxHelperMarker, err)
 		os.Exit(sandboxHelperFailed)
 	}
 	var s sandboxSpec
-	if err := json.Unmarshal([]byte(arg), &s); err != nil || s.Path == "" || len(s.Argv) == 0 {
+	if err := json.Unmarshal([]byte(arg), &s); err != nil || s.Path == "" || len(s.Argv) == 0 || s.ABI < 1 {
 		fail(errors.New("malformed sandbox spec"))
 	}
+	if s.Git == gitByMount {
+		if err := gitReadonlyMount(s.Root, s.Cwd); err != nil {
+			fmt.Fprintf(os.Stderr, "%s%v\n", sandboxMountMarker, err)
+			os.Exit(sandboxHelperFailed)
+		}
+	}
+	cfg := landlockConfig(s.ABI, s.Network, s.Unix == unixByLandlock)
 	var rules []landlock.Rule
 	for _, p := range s.RO {
 		rules = append(rules, pathRule(p, false))
@@ -232,20 +381,21 @@ func sandboxHelperMain(arg string) {
 		rules = append(rules, pathRule(p, true))
 	}
 	rules = append(rules, landlock.RWFiles(s.Devices...).IgnoreIfMissing())
-	cfg := landlock.V6
-	if s.Network {
-		cfg.HandledAccessNet = 0
-	}
-	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
+	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
 		fail(fmt.Errorf("landlock ruleset: %w", err))
 	}
 	if fd < 0 {
 		fail(errors.New("landlock is not available"))
 	}
-	// The domain is the calling thread's; execve keeps it. This thread
-	// is never unlocked: it is the one that execs.
-	runtime.LockOSThread()
+	if s.Git == gitByLandlock {
+		if err := addTopLevelRules(fd, cfg.HandledAccessFS, s.Root); err != nil {
+			fail(err)
+		}
+	}
+	if err := dropCapabilities(); err != nil {
+		fail(err)
+	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		fail(fmt.Errorf("no_new_privs: %w", err))
 	}
@@ -253,8 +403,44 @@ func sandboxHelperMain(arg string) {
 		fail(fmt.Errorf("landlock_restrict_self: %w", err))
 	}
 	unix.Close(fd)
+	if s.Unix == unixBySeccomp {
+		if err := refuseUnixSockets(); err != nil {
+			fail(err)
+		}
+	}
 	err = syscall.Exec(s.Path, s.Argv, os.Environ())
 	fail(fmt.Errorf("exec: %w", err))
+}
+
+// landlockConfig is the ruleset the helper builds: every right of ABI
+// abi (at most sandboxMaxABI), exactly (no best effort: the bridge
+// decided the level from this ABI), without the TCP rights when network
+// is allowed and without resolve_unix unless unixByLandlock.
+func landlockConfig(abi int, network, unixByLandlock bool) landlock.Config {
+	var cfg landlock.Config
+	switch {
+	case abi >= 9:
+		cfg = landlock.V9
+	case abi >= 6:
+		cfg = landlock.V6
+	case abi == 5:
+		cfg = landlock.V5
+	case abi == 4:
+		cfg = landlock.V4
+	case abi == 3:
+		cfg = landlock.V3
+	case abi == 2:
+		cfg = landlock.V2
+	default:
+		cfg = landlock.V1
+	}
+	if network {
+		cfg.HandledAccessNet = 0
+	}
+	if !unixByLandlock {
+		cfg.HandledAccessFS &^= llsyscall.AccessFSResolveUnix
+	}
+	return cfg
 }
 
 // pathRule is the rule for one path: directories get the directory
@@ -273,6 +459,43 @@ func pathRule(p string, write bool) landlock.Rule {
 		return landlock.RWFiles(p).IgnoreIfMissing()
 	}
 	return landlock.ROFiles(p).IgnoreIfMissing()
+}
+
+// dropCapabilities leaves this thread no capability: the bounding set
+// emptied (where it holds CAP_SETPCAP: as root, or in its own user
+// namespace; elsewhere it holds no capability to lose, and
+// no_new_privs keeps exec from granting any), the ambient set cleared,
+// and the effective, permitted and inheritable sets zero.
+func dropCapabilities() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	if data[unix.CAP_SETPCAP/32].Effective&(1<<(unix.CAP_SETPCAP%32)) != 0 {
+		for c := 0; c < 64; c++ {
+			if _, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil {
+				break // past the kernel's last capability
+			}
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+				return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
+			}
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("clearing the ambient capabilities: %w", err)
+	}
+	data = [2]unix.CapUserData{}
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	if data != [2]unix.CapUserData{} {
+		return errors.New("capabilities remain after capset")
+	}
+	return nil
 }
 
 // checkSandboxPolicy validates the policy's sandbox section.
@@ -315,23 +538,59 @@ func renderSandbox(env map[string]string, probs *problems) *SandboxPolicy {
 	return sp
 }
 
-// sandboxAction decides the sandbox level of an action or granted command and wraps spec in
-// the helper when Landlock is there. It fails when the policy requires
-// the sandbox and this kernel cannot enforce it fully.
-func sandboxAction(spec procSpec, mutates, network bool, root, home string, lim RunLimits) (string, procSpec, error) {
-	level := SandboxLevel()
+// sandboxAction decides the sandbox of an action or granted command
+// and wraps spec in the helper when Landlock is there. It fails when
+// the policy requires the sandbox and this kernel cannot enforce every
+// control that applies. git is how a mutating process's .git is kept
+// read-only; "" lets the tree decide (gitProtection).
+func sandboxAction(spec procSpec, c command, root, home string, lim RunLimits, git string) (string, []string, procSpec, error) {
+	abi := kernelABI()
+	opts := sandboxOpts{network: c.network, unixSockets: c.unixSockets}
+	if c.mutates && git == "" && abi >= 1 {
+		git = gitProtection(root, lim.workspace)
+	}
+	if !c.mutates {
+		git = ""
+	}
+	level, controls := sandboxControls(abi, opts, git)
 	if lim.Sandbox != nil && lim.Sandbox.Required && level != SandboxEnforced {
-		return level, spec, fmt.Errorf("the policy requires the sandbox but this kernel's Landlock (ABI %d) gives only %q", kernelABI(), level)
+		held := strings.Join(controls, ", ")
+		if held == "" {
+			held = "no control"
+		}
+		return level, nil, spec, fmt.Errorf("the policy requires the sandbox but this kernel (Landlock ABI %d, %s) gives only %q (%s)", abi, runtime.GOARCH, level, held)
 	}
 	if level == SandboxUnavailable {
-		return level, spec, nil
+		return level, nil, spec, nil
 	}
-	rules := sandboxRules(lim.Sandbox, root, mutates, network, home, sandboxProtect(lim, root))
+	rules := sandboxRules(lim.Sandbox, root, c.mutates, c.network, home, sandboxProtect(lim, root))
+	rules.ABI = min(abi, sandboxMaxABI)
+	if !c.unixSockets {
+		switch unixControl(abi) {
+		case ControlUnixLandlock:
+			rules.Unix = unixByLandlock
+		case ControlUnixSeccomp:
+			rules.Unix = unixBySeccomp
+		}
+	}
+	if git != "" {
+		rel, err := filepath.Rel(root, c.dir)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			return level, nil, spec, errors.New("its directory is not in the work tree")
+		}
+		rules.Git, rules.Root, rules.Cwd = git, root, rel
+		if git == gitByLandlock {
+			// The root read-only, each top-level entry but .git
+			// writable (added by the helper).
+			rules.RW = slices.DeleteFunc(rules.RW, func(p string) bool { return p == root })
+			rules.RO = append(rules.RO, root)
+		}
+	}
 	wrapped, err := sandboxedSpec(spec, rules)
 	if err != nil {
-		return level, spec, err
+		return level, nil, spec, err
 	}
-	return level, wrapped, nil
+	return level, controls, wrapped, nil
 }
 
 // sandboxProtect are the host paths no read path of an action in root may

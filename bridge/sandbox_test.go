@@ -241,7 +241,7 @@ func TestSandboxReadPathsLeaveOutProtected(t *testing.T) {
 func TestSandboxPolicyFields(t *testing.T) {
 	root := t.TempDir()
 	p := &Policy{
-		Workdirs: map[string]WorkdirPolicy{"w": rtPolicy(root, map[string]Action{"t": {Argv: []string{"true"}, Argument: ArgumentNone, Network: true}})},
+		Workdirs: map[string]WorkdirPolicy{"w": rtPolicy(root, map[string]Action{"t": {Argv: []string{"true"}, Argument: ArgumentNone, Network: true, UnixSockets: true}})},
 		Sandbox:  &SandboxPolicy{Required: true, ReadPaths: []string{"/opt/tool"}},
 	}
 	file := filepath.Join(t.TempDir(), "policy.json")
@@ -252,7 +252,7 @@ func TestSandboxPolicyFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.Sandbox.Required || got.Sandbox.ReadPaths[0] != "/opt/tool" || !got.Workdirs["w"].Actions["t"].Network {
+	if !got.Sandbox.Required || got.Sandbox.ReadPaths[0] != "/opt/tool" || !got.Workdirs["w"].Actions["t"].Network || !got.Workdirs["w"].Actions["t"].UnixSockets {
 		t.Errorf("loaded %+v", got)
 	}
 	for _, bad := range []string{"rel/dir", "/", "/a/../b", ""} {

@@ -396,7 +396,7 @@ func TestBridgeRequestSizeAndCancel(t *testing.T) {
 // there, the state directory, the socket's directory) shows none of them
 // through the bridge: "$HOME" and "<bridge>" stand in for them.
 func TestBridgeOutputHidesBridgePaths(t *testing.T) {
-	root, state, sockDir := t.TempDir(), t.TempDir(), t.TempDir()
+	root, state, sockDir := rtRepo(t), t.TempDir(), t.TempDir()
 	sock := filepath.Join(sockDir, "bridge.sock")
 	script := `printf '%s' "$HOME" > home.txt; echo "home $HOME"; echo "tmp $TMPDIR"; mktemp; cd "$TMPDIR" && pwd -P; ` +
 		`echo "state $1/guard-wd.json"; echo "socket $2" >&2; ls -d "$1"`

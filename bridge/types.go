@@ -39,9 +39,12 @@ type GrantPolicy struct {
 	PublicKeys []string `json:"public_keys"`
 	// AllowMutates lets a grant that says mutates write in its
 	// (read-write) workdir; AllowNetwork lets a grant that says network
-	// use TCP. Without them such a grant is GRANT_CONSTRAINT_VIOLATION.
-	AllowMutates bool `json:"allow_mutates,omitempty"`
-	AllowNetwork bool `json:"allow_network,omitempty"`
+	// use TCP; AllowUnixSockets lets one that says unix_sockets reach
+	// pathname Unix sockets. Without them such a grant is
+	// GRANT_CONSTRAINT_VIOLATION.
+	AllowMutates     bool `json:"allow_mutates,omitempty"`
+	AllowNetwork     bool `json:"allow_network,omitempty"`
+	AllowUnixSockets bool `json:"allow_unix_sockets,omitempty"`
 	// TimeoutSeconds bounds a granted command (0: DefaultActionTimeout).
 	TimeoutSeconds int `json:"timeout_seconds,omitempty"`
 }
@@ -88,6 +91,10 @@ type Action struct {
 	// Network lets the action bind and connect TCP sockets; without it
 	// the sandbox refuses both.
 	Network bool `json:"network,omitempty"`
+	// UnixSockets lets the action reach pathname Unix sockets; without
+	// it the sandbox refuses them (an agent's or a service manager's
+	// socket is a way out).
+	UnixSockets bool `json:"unix_sockets,omitempty"`
 	// Argument says what the caller may add as the last argv element:
 	// "none", "path" (a workdir-relative path, validated by the server and
 	// again by the bridge) or "basename" (only its final component). The
@@ -195,6 +202,8 @@ type RunLimits struct {
 	// (every workdir root).
 	Sandbox *SandboxPolicy
 	Protect []string
+	// workspace says the root is a workspace tree (no .git to keep).
+	workspace bool
 }
 
 // PathName is a host path and what outputs show in its place.
@@ -219,9 +228,11 @@ type ProcessResult struct {
 	StdoutTruncated bool   `json:"stdout_truncated"`
 	StderrTruncated bool   `json:"stderr_truncated"`
 	DurationMs      int64  `json:"duration_ms"`
-	// Sandbox is the Landlock level the process ran under: "enforced",
-	// "partial" or "unavailable".
-	Sandbox string `json:"sandbox"`
+	// Sandbox is the level the process ran under: "enforced",
+	// "partial" or "unavailable"; SandboxControls the controls in force
+	// (ControlLandlockFS, ...).
+	Sandbox         string   `json:"sandbox"`
+	SandboxControls []string `json:"sandbox_controls,omitempty"`
 }
 
 // PushResult is what push_repo reports.

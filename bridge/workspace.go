@@ -84,6 +84,7 @@ func (s *Server) runInWorkspace(ctx context.Context, p actionParams, wp WorkdirP
 	// root "ALIAS:", the other workspaces "<bridge>" as always).
 	lim := s.runLimits()
 	lim.Replace = append([]PathName{{tree, p.Workdir + "@" + p.Workspace + ":"}}, lim.Replace...)
+	lim.workspace = true
 	return s.withLease(p.Workdir+"@"+p.Workspace, "action "+p.Action, func() (any, error) {
 		return RunAction(ctx, f, p.Workdir, ws, p.Action, p.Path, lim)
 	})

@@ -31,7 +31,8 @@ type runRepoActionOut struct {
 	StdoutTruncated bool                  `json:"stdout_truncated,omitempty"`
 	StderrTruncated bool                  `json:"stderr_truncated,omitempty"`
 	DurationMs      int64                 `json:"duration_ms"`
-	Sandbox         string                `json:"sandbox,omitempty" jsonschema:"command actions: enforced, partial or unavailable, the Landlock level the process ran under"`
+	Sandbox         string                `json:"sandbox,omitempty" jsonschema:"command actions: enforced, partial or unavailable, the sandbox level the process ran under"`
+	SandboxControls []string              `json:"sandbox_controls,omitempty" jsonschema:"the controls in force, e.g. landlock-fs"`
 	Release         *bridge.ReleaseResult `json:"release,omitempty" jsonschema:"release actions: the tag, the commit it names, created or already_at_head, and publish_npm's workflow dispatch"`
 }
 
@@ -62,7 +63,7 @@ func bridgeTools(push, workspaces bool) []tool {
 			Name: "run_repo_action",
 			Description: "Run one of the operator's named actions (a lint or test gate: inspect_repo view actions lists them) in the repository at the root of a workdir, on the host. " +
 				"You choose only the action and, for actions that take one, a path; the program, its arguments and environment are the administrator's. The files the administrator pinned are checked against their SHA-256 first (INTEGRITY_MISMATCH: nothing ran). " +
-				"Returns the exit code (non-zero is a result, not an error), the ends of stdout and stderr, the duration and the sandbox level (enforced: the process could read only system paths and its workdir, write only there and only if the action mutates, and open no TCP connection unless the action allows it); ACTION_TIMEOUT or OUTPUT_LIMIT_EXCEEDED when it was stopped, SANDBOX_UNAVAILABLE when the sandbox is required but missing (nothing ran). Actions never run at the same time as writes or commits on the same workdir." + workspaceText + releaseText,
+				"Returns the exit code (non-zero is a result, not an error), the ends of stdout and stderr, the duration and the sandbox level (enforced: the process could read only system paths and its workdir, write only there (never .git) and only if the action mutates, and open no TCP or Unix socket connection unless the action allows it); ACTION_TIMEOUT or OUTPUT_LIMIT_EXCEEDED when it was stopped, SANDBOX_UNAVAILABLE when the sandbox is required but missing (nothing ran). Actions never run at the same time as writes or commits on the same workdir." + workspaceText + releaseText,
 			Annotations: &sdk.ToolAnnotations{Title: "Run repository action", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(push)},
 			InputSchema: schema,
 		},
@@ -156,7 +157,7 @@ func actionPath(w *sfs.Workdir, p string) (string, error) {
 func actionOut(res *bridge.ActionResult) *runRepoActionOut {
 	code := res.ExitCode
 	return &runRepoActionOut{Action: res.Action, ExitCode: &code, Stdout: res.Stdout, Stderr: res.Stderr,
-		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated, DurationMs: res.DurationMs, Sandbox: res.Sandbox}
+		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated, DurationMs: res.DurationMs, Sandbox: res.Sandbox, SandboxControls: res.SandboxControls}
 }
 
 // runWorkspaceAction runs a command action of the workdir parent in its

@@ -29,7 +29,8 @@ type runGrantedCommandOut struct {
 	StdoutTruncated bool     `json:"stdout_truncated,omitempty"`
 	StderrTruncated bool     `json:"stderr_truncated,omitempty"`
 	DurationMs      int64    `json:"duration_ms"`
-	Sandbox         string   `json:"sandbox" jsonschema:"enforced, partial or unavailable: the Landlock level the command ran under"`
+	Sandbox         string   `json:"sandbox" jsonschema:"enforced, partial or unavailable: the sandbox level the command ran under"`
+	SandboxControls []string `json:"sandbox_controls,omitempty" jsonschema:"the controls in force, e.g. landlock-fs"`
 }
 
 func grantTool() tool {
@@ -38,8 +39,8 @@ func grantTool() tool {
 			Name: "run_granted_command",
 			Description: "Run the one command an administrator signed for you: a grant, the token they give you after running serverfs grant sign on the host for an exact argv, one workdir, a few minutes (at most 10) and usually one use. " +
 				"Pass the token unchanged with the workdir it names; you cannot change the program, its arguments or where it runs, and a command without a grant cannot run at all. If you need one, say exactly which argv, in which workdir and why, and ask the administrator to sign it. " +
-				"The bridge checks the token before anything runs; a refusal is a GRANT_* code and nothing ran: GRANT_EXPIRED (ask for a new grant), GRANT_REPLAY (used as often as allowed), GRANT_WRONG_WORKDIR (pass the workdir it names), GRANT_CONSTRAINT_VIOLATION (it asks for writes, network or a directory the bridge does not allow); the others mean a token the bridge does not accept. " +
-				"It runs like a named action: no shell, an allowlisted environment, a timeout and output cap, never at the same time as writes or commits on the workdir, in the sandbox (read-only workdir unless the grant allows writes, no TCP unless it allows network). Returns the argv, the exit code (non-zero is a result, not an error), the ends of stdout and stderr, uses and max_uses, the duration and the sandbox level.",
+				"The bridge checks the token before anything runs; a refusal is a GRANT_* code and nothing ran: GRANT_EXPIRED (ask for a new grant), GRANT_REPLAY (used as often as allowed), GRANT_WRONG_WORKDIR (pass the workdir it names), GRANT_CONSTRAINT_VIOLATION (it asks for writes, network, Unix sockets or a directory the bridge does not allow); the others mean a token the bridge does not accept. " +
+				"It runs like a named action: no shell, an allowlisted environment, a timeout and output cap, never at the same time as writes or commits on the workdir, in the sandbox (read-only workdir unless the grant allows writes, no TCP or Unix socket unless it allows them). Returns the argv, the exit code (non-zero is a result, not an error), the ends of stdout and stderr, uses and max_uses, the duration and the sandbox level.",
 			Annotations: &sdk.ToolAnnotations{Title: "Run granted command", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 			InputSchema: inputSchema[runGrantedCommandIn](nil),
 		},
@@ -65,5 +66,5 @@ func runGrantedCommand(ctx context.Context, d *Deps, in runGrantedCommandIn) (*r
 func grantOut(r *bridge.GrantResult) *runGrantedCommandOut {
 	return &runGrantedCommandOut{GrantID: r.GrantID, Argv: r.Argv, Uses: r.Uses, MaxUses: r.MaxUses, ExitCode: r.ExitCode,
 		Stdout: r.Stdout, Stderr: r.Stderr, StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
-		DurationMs: r.DurationMs, Sandbox: r.Sandbox}
+		DurationMs: r.DurationMs, Sandbox: r.Sandbox, SandboxControls: r.SandboxControls}
 }

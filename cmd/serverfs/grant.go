@@ -20,7 +20,7 @@ import (
 // grantCmd is `serverfs grant`: the operator's side of grants.
 //
 //	serverfs grant keygen --out FILE
-//	serverfs grant sign --key FILE --workdir ALIAS [--host ID] [--ttl 10m] [--max-uses 1] [--mutates] [--network] [--cwd DIR] [--issued-by NAME] -- ARGV...
+//	serverfs grant sign --key FILE --workdir ALIAS [--host ID] [--ttl 10m] [--max-uses 1] [--mutates] [--network] [--unix-sockets] [--cwd DIR] [--issued-by NAME] -- ARGV...
 //	serverfs grant revoke (--state-dir DIR | --policy FILE) GRANT_ID
 //	serverfs grant log (--state-dir DIR | --policy FILE)
 func grantCmd(args []string, stdout, stderr io.Writer) int {
@@ -119,6 +119,7 @@ func grantSign(args []string, stdout, stderr io.Writer) int {
 	maxUses := fset.Int("max-uses", 1, "how many times it may run")
 	mutates := fset.Bool("mutates", false, "let the command write in its workdir (the policy must allow it)")
 	network := fset.Bool("network", false, "let the command use TCP (the policy must allow it)")
+	unixSockets := fset.Bool("unix-sockets", false, "let the command reach pathname Unix sockets (the policy must allow it)")
 	cwd := fset.String("cwd", ".", "the directory it runs in, relative to the workdir root")
 	issuedBy := fset.String("issued-by", os.Getenv("USER"), "who signs (for the audit ledger)")
 	if err := fset.Parse(args); err != nil {
@@ -135,13 +136,13 @@ func grantSign(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	g, tok, err := bridge.SignGrant(priv, bridge.GrantRequest{Host: *host, Workdir: *workdir, IssuedBy: *issuedBy, Argv: argv,
-		TTL: *ttl, MaxUses: *maxUses, Constraints: bridge.GrantConstraints{Mutates: *mutates, Network: *network, Cwd: *cwd}})
+		TTL: *ttl, MaxUses: *maxUses, Constraints: bridge.GrantConstraints{Mutates: *mutates, Network: *network, UnixSockets: *unixSockets, Cwd: *cwd}})
 	if err != nil {
 		fmt.Fprintln(stderr, "serverfs grant sign:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "grant %s: host %s, workdir %s, cwd %s, until %s, max uses %d, mutates %v, network %v, key %s\n",
-		g.GrantID, g.Host, g.Workdir, g.Constraints.Cwd, g.ExpiresAt, g.MaxUses, g.Constraints.Mutates, g.Constraints.Network, g.Signature.KeyID)
+	fmt.Fprintf(stderr, "grant %s: host %s, workdir %s, cwd %s, until %s, max uses %d, mutates %v, network %v, unix sockets %v, key %s\n",
+		g.GrantID, g.Host, g.Workdir, g.Constraints.Cwd, g.ExpiresAt, g.MaxUses, g.Constraints.Mutates, g.Constraints.Network, g.Constraints.UnixSockets, g.Signature.KeyID)
 	fmt.Fprintf(stderr, "argv (%d elements, run exactly as given: no shell, no expansion):\n", len(argv))
 	for i, a := range argv {
 		fmt.Fprintf(stderr, "  [%d] %s\n", i, strconv.Quote(a))

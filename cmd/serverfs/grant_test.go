@@ -122,6 +122,11 @@ func TestGrantEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A work tree: in a root without .git a mutating command could
+	// create no top-level file.
+	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
 	sockDir, err := os.MkdirTemp("", "sfs-grant-")
 	if err != nil {
 		t.Fatal(err)
@@ -234,10 +239,11 @@ func TestGrantEndToEnd(t *testing.T) {
 		Stdout   string   `json:"stdout"`
 		Uses     int      `json:"uses"`
 		Sandbox  string   `json:"sandbox"`
+		Controls []string `json:"sandbox_controls"`
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
 	json.Unmarshal(raw, &got)
-	if res.IsError || got.ExitCode != 0 || got.Stdout != "-x|KEY=value|@file|" || got.Uses != 1 || got.Sandbox != "enforced" || !slices.Equal(got.Argv, argv) || runs() != 1 {
+	if res.IsError || got.ExitCode != 0 || got.Stdout != "-x|KEY=value|@file|" || got.Uses != 1 || got.Sandbox != "enforced" || !slices.Contains(got.Controls, bridge.ControlGitMount) || !slices.Equal(got.Argv, argv) || runs() != 1 {
 		t.Fatalf("first use: %s (%+v), runs %d", text(res), got, runs())
 	}
 	if res := call(tok); !res.IsError || !strings.HasPrefix(text(res), "GRANT_REPLAY: ") {

@@ -108,7 +108,8 @@ commands:
   grant          operator-signed one-time grants for a command nobody configured
                  "grant keygen --out FILE": a new Ed25519 key (FILE 0600, FILE.pub)
                  "grant sign --key FILE --workdir ALIAS [--host ID] [--ttl 10m]
-                   [--max-uses 1] [--mutates] [--network] [--cwd DIR] -- ARGV...":
+                   [--max-uses 1] [--mutates] [--network] [--unix-sockets]
+                   [--cwd DIR] -- ARGV...":
                    prints the argv (stderr) and the token (stdout)
                  "grant revoke --state-dir DIR|--policy FILE GRANT_ID"
                  "grant log --state-dir DIR|--policy FILE": the audit ledger

@@ -1,0 +1,7 @@
+//go:build !amd64 && !arm64
+
+package bridge
+
+// seccompArches: no filter for this architecture; the Unix-socket
+// control then needs Landlock ABI 9.
+var seccompArches []seccompArch
