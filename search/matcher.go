@@ -398,8 +398,15 @@ func (m *foldUnicode) index(b []byte, from int) int {
 func (m *foldUnicode) matchAt(b []byte, p int) bool { return m.matchFrom(b, p, 0) }
 
 // matchFrom verifies the query from its i-th rune on at b[p:].
+// foldStepHook, when set (by tests), is called once per rune that
+// startBefore or matchFrom compares: their work, counted without a clock.
+var foldStepHook func()
+
 func (m *foldUnicode) matchFrom(b []byte, p, i int) bool {
 	for _, orbit := range m.folds[i:] {
+		if foldStepHook != nil {
+			foldStepHook()
+		}
 		r, w := utf8.DecodeRune(b[p:])
 		if w == 0 || (r == utf8.RuneError && w == 1) || !inOrbit(orbit, r) {
 			return false
@@ -415,6 +422,9 @@ func (m *foldUnicode) matchFrom(b []byte, p, i int) bool {
 // valid encoding), so there is exactly one candidate start.
 func (m *foldUnicode) startBefore(b []byte, from, p, i int) int {
 	for i--; i >= 0; i-- {
+		if foldStepHook != nil {
+			foldStepHook()
+		}
 		r, w := utf8.DecodeLastRune(b[from:p])
 		if w == 0 || (r == utf8.RuneError && w == 1) || !inOrbit(m.folds[i], r) {
 			return -1
