@@ -120,7 +120,9 @@ func runHostile(t *testing.T, op hostileOp) hostileOut {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHostileChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), hostileChildEnv+"="+string(spec))
+	// A race-enabled child would sleep a second at exit (the race
+	// runtime's atexit_sleep_ms).
+	cmd.Env = append(os.Environ(), hostileChildEnv+"="+string(spec), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
