@@ -101,7 +101,7 @@ func (r *Repo) packIndex(p *repoPack) (*rawIndex, error) {
 			f.Close()
 		}
 		if errors.Is(p.idxErr, errPackIndex) {
-			p.idxErr = damaged("%s.idx is not a version 2 pack index", p.base[len(".git/"):])
+			p.idxErr = repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), fmt.Sprintf("has a pack index that is not a version 2 index (%s.idx); git index-pack writes one", p.base[len(".git/"):]))
 		}
 	}
 	return p.idx, p.idxErr

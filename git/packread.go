@@ -670,15 +670,25 @@ func (o knownObject) Reader() (io.ReadCloser, error) {
 	return io.NopCloser(bytes.NewReader(o.data)), nil
 }
 
-// rawIndex is a version 2 pack index held in memory and searched in
-// place by idxSearch, nothing decoded, hashed or copied beforehand.
+// rawIndex is a pack index held in memory and searched in place by
+// idxSearch (version 2) or v1Search (version 1, written by git before
+// 1.5.2), nothing decoded, hashed or copied beforehand.
 type rawIndex struct {
-	b memIndex // without its trailer: reads past the tables fail
+	b  memIndex // without its trailer: reads past the tables fail
+	v1 bool
 }
 
 var errPackIndex = errors.New("pack index is not a version 2 index")
 
 func parseRawIndex(b []byte) (*rawIndex, error) {
+	if len(b) >= 256*4+40 && string(b[:4]) != "\377tOc" {
+		// Version 1: the fan-out table, then (offset, id) entries.
+		n := int(binary.BigEndian.Uint32(b[255*4:]))
+		if n < 0 || n > len(b)/24 || 256*4+n*24+40 != len(b) {
+			return nil, errPackIndex
+		}
+		return &rawIndex{b: b[:len(b)-40], v1: true}, nil
+	}
 	if len(b) < 8+256*4+40 || string(b[:4]) != "\377tOc" || binary.BigEndian.Uint32(b[4:8]) != 2 {
 		return nil, errPackIndex
 	}
@@ -691,8 +701,37 @@ func parseRawIndex(b []byte) (*rawIndex, error) {
 
 // find is the offset of id in the pack, ok false when it has none.
 func (ix *rawIndex) find(id plumbing.Hash) (int64, bool) {
+	if ix.v1 {
+		return v1Search(ix.b, id)
+	}
 	off, ok, err := idxSearch(ix.b, ix.b[8:8+256*4], id)
 	return off, ok && err == nil
+}
+
+// v1Search finds id in a version 1 pack index b (without its trailer;
+// its size checked by parseRawIndex).
+func v1Search(b []byte, id plumbing.Hash) (int64, bool) {
+	count := func(i int) int { return int(binary.BigEndian.Uint32(b[i*4:])) }
+	lo, hi := 0, count(int(id[0]))
+	if id[0] > 0 {
+		lo = count(int(id[0]) - 1)
+	}
+	if n := (len(b) - 256*4) / 24; lo > hi || hi > n {
+		return 0, false
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		e := b[256*4+m*24:]
+		switch c := bytes.Compare(e[4:24], id[:]); {
+		case c == 0:
+			return int64(binary.BigEndian.Uint32(e)), true
+		case c < 0:
+			lo = m + 1
+		default:
+			hi = m
+		}
+	}
+	return 0, false
 }
 
 // indexBytes gives idxSearch n (<= 20) bytes of a pack index at off.

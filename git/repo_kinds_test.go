@@ -97,8 +97,9 @@ func runRepoKindOp(t *testing.T, dir, op string) (any, error) {
 // INTERNAL_ERROR): objects in alternates outside the workdir, the same
 // repacked, shallow clones, missing blobs, trees and commits, replace
 // refs (honoured by git: refused where a read meets one; ignored with
-// core.useReplaceRefs=false), grafts, commit-graph files, a damaged and
-// a truncated pack, a .git file, linked worktrees.
+// core.useReplaceRefs=false), grafts, commit-graph files, a version 1
+// pack index, a damaged and a truncated pack, a .git file, linked
+// worktrees.
 func TestRepositoryKinds(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", "")
@@ -203,6 +204,17 @@ func TestRepositoryKinds(t *testing.T) {
 			}
 			return dir
 		}, all(ok), nil},
+		{"version 1 pack index", func(t *testing.T) string {
+			dir := cloneKind(t, src, "--no-local")
+			pack := mustGlob(t, filepath.Join(dir, ".git/objects/pack/*.pack"))
+			os.Remove(strings.TrimSuffix(pack, ".pack") + ".idx")
+			gitCLI(t, dir, "index-pack", "--index-version=1", pack)
+			return dir
+		}, all(ok), func(t *testing.T, dir string, res map[string]any) {
+			if l := res["log"].(*LogResult); len(l.Commits) != 3 {
+				t.Errorf("log: %d commits, want 3", len(l.Commits))
+			}
+		}},
 		{"damaged pack", func(t *testing.T) string {
 			dir := cloneKind(t, src, "--no-local")
 			damagePacked(t, dir, "HEAD:a.txt")
