@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"container/heap"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"path"
 	"sort"
 
@@ -126,7 +124,7 @@ func (r *Repo) blame(ctx context.Context, rev, file string, start, end int, clam
 		return nil, argError("blame needs the path of one file")
 	}
 	p := ps[0]
-	h, _, c, closeHistory, err := r.historyAt(rev)
+	h, _, c, closeHistory, err := r.historyAt(rev, true)
 	if err != nil {
 		return nil, err
 	}
@@ -280,38 +278,20 @@ func splitPath(p string) []string {
 	return out
 }
 
-// load reads an origin's blob, bounded like a diff side, with one lookup
-// (the size comes with the object).
+// load reads an origin's blob, bounded like a diff side (its size from
+// its header first).
 func (h *history) load(o *origin) error {
 	if o.data != nil {
 		return nil
 	}
-	// From the packs when there (blame reads every version of the file,
-	// one delta of the next): no hashing, no go-git object cache.
-	if po, ok, err := h.pack.getOnce(o.blob); err == nil && ok && po.typ == plumbing.BlobObject {
-		if len(po.data) > maxDiffFileBytes {
-			return &sfs.Error{Code: sfs.CodeReadLimitExceeded, Workdir: h.alias, Path: o.path, Msg: fmt.Sprintf("is %d bytes in commit %s; blame reads files up to %d bytes", len(po.data), o.c.Hash, maxDiffFileBytes)}
-		}
-		o.data = po.data
-		return nil
+	data, err := h.r.readBlob(o.blob, maxDiffFileBytes)
+	if size, ok := tooLargeSize(err); ok {
+		return &sfs.Error{Code: sfs.CodeReadLimitExceeded, Workdir: h.alias, Path: o.path, Msg: fmt.Sprintf("is %d bytes in commit %s; blame reads files up to %d bytes", size, o.c.Hash, maxDiffFileBytes)}
 	}
-	obj, err := h.r.storage.EncodedObject(plumbing.BlobObject, o.blob)
 	if err != nil {
-		return h.missing("blob", o.blob, err)
+		return err
 	}
-	if obj.Size() > maxDiffFileBytes {
-		return &sfs.Error{Code: sfs.CodeReadLimitExceeded, Workdir: h.alias, Path: o.path, Msg: fmt.Sprintf("is %d bytes in commit %s; blame reads files up to %d bytes", obj.Size(), o.c.Hash, maxDiffFileBytes)}
-	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return h.missing("blob", o.blob, err)
-	}
-	defer rd.Close()
-	o.data = make([]byte, obj.Size())
-	if _, err := io.ReadFull(rd, o.data); err != nil {
-		o.data = nil
-		return h.missing("blob", o.blob, err)
-	}
+	o.data = data
 	return nil
 }
 
@@ -474,15 +454,15 @@ func (h *history) findRename(pc *object.Commit, o *origin) (string, *object.Tree
 		}
 		size, err := h.r.blobSize(c.from.Hash)
 		if err != nil {
-			return "", nil, h.missing("blob", c.from.Hash, errors.Unwrap(err))
+			return "", nil, err
 		}
 		if size > maxDiffFileBytes {
 			continue
 		}
 		score := similarity(size, int64(len(o.data)), func() (map[uint32]int, error) {
-			data, err := h.r.readBlob(c.from.Hash, size)
+			data, err := h.r.readBlob(c.from.Hash, maxDiffFileBytes)
 			if err != nil {
-				return nil, h.missing("blob", c.from.Hash, errors.Unwrap(err))
+				return nil, err
 			}
 			return spanHashes(data), nil
 		}, dst)

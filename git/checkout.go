@@ -1,17 +1,16 @@
 package git
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 	"golang.org/x/sys/unix"
 
 	sfs "github.com/serverfs/serverfs/fs"
@@ -62,16 +61,13 @@ const copyChunk = 1 << 20
 // (WORKSPACE_TOO_LARGE) or ctx. On error the directory holds a partial
 // checkout the caller removes.
 func (r *Repo) Checkout(ctx context.Context, rev string, dirfd int, lim CheckoutLimits) (*CheckoutResult, error) {
-	// Blobs are read through the repository's own storage, whose large
-	// objects are lazy and streamed; trees through the history reader.
-	blobs := r.storage
-	h, id, c, done, err := r.historyAt(rev)
+	h, id, c, done, err := r.historyAt(rev, false)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
 	res := &CheckoutResult{Commit: id.String(), Tree: c.TreeHash.String(), Branch: r.checkoutBranch(rev)}
-	co := &checkout{r: r, h: h, ctx: ctx, blobs: blobs, lim: lim, res: res, buf: make([]byte, 64<<10)}
+	co := &checkout{r: r, h: h, ctx: ctx, lim: lim, res: res, buf: make([]byte, 64<<10)}
 	if err := co.tree(c.TreeHash, dirfd, "", 0); err != nil {
 		return nil, err
 	}
@@ -101,13 +97,12 @@ func (r *Repo) checkoutBranch(rev string) string {
 }
 
 type checkout struct {
-	r     *Repo
-	h     *history
-	ctx   context.Context
-	blobs storer.EncodedObjectStorer
-	lim   CheckoutLimits
-	res   *CheckoutResult
-	buf   []byte
+	r   *Repo
+	h   *history
+	ctx context.Context
+	lim CheckoutLimits
+	res *CheckoutResult
+	buf []byte
 }
 
 func (co *checkout) tooLarge(msg string) error {
@@ -253,59 +248,40 @@ func (co *checkout) mkdir(dirfd int, name, path string) (int, error) {
 	return fd, nil
 }
 
-// size is a blob's size from its header, counted against MaxBytes.
-func (co *checkout) size(id plumbing.Hash, path string) (int64, error) {
-	n, err := co.r.blobSize(id)
+// open opens blob id, its size (from its header) counted against
+// MaxBytes before anything of it is read; a blob over limit is
+// objectTooLarge.
+func (co *checkout) open(id plumbing.Hash, limit int64) (*blobReader, error) {
+	room := int64(math.MaxInt64)
+	if co.lim.MaxBytes > 0 {
+		room = co.lim.MaxBytes - co.res.Bytes
+	}
+	b, err := co.r.openBlob(id, min(limit, room))
+	if size, ok := tooLargeSize(err); ok && size > room {
+		return nil, co.tooLarge(fmt.Sprintf("holds more than %d bytes of files at this commit (SERVERFS_WORKSPACE_MAX_BYTES)", co.lim.MaxBytes))
+	}
 	if err != nil {
-		return 0, co.h.missing("blob", id, err)
+		return nil, err
 	}
-	co.res.Bytes += n
-	if co.lim.MaxBytes > 0 && co.res.Bytes > co.lim.MaxBytes {
-		return 0, co.tooLarge(fmt.Sprintf("holds more than %d bytes of files at this commit (SERVERFS_WORKSPACE_MAX_BYTES)", co.lim.MaxBytes))
-	}
-	return n, nil
-}
-
-// open reads blob id of size n (its header's): a blob of up to
-// lazyObjectBytes from the packs the history reader keeps open (not
-// cached), any other through go-git, streamed when large.
-func (co *checkout) open(id plumbing.Hash, n int64) (io.ReadCloser, error) {
-	if id == emptyBlob {
-		return io.NopCloser(strings.NewReader("")), nil
-	}
-	if n <= lazyObjectBytes {
-		o, ok, err := co.h.pack.getOnce(id)
-		if err == nil && ok && o.typ == plumbing.BlobObject {
-			return io.NopCloser(bytes.NewReader(o.data)), nil
-		}
-	}
-	o, err := co.blobs.EncodedObject(plumbing.BlobObject, id)
-	if err != nil {
-		return nil, co.h.missing("blob", id, err)
-	}
-	rd, err := o.Reader()
-	if err != nil {
-		return nil, co.h.missing("blob", id, err)
-	}
-	return rd, nil
+	co.res.Bytes += b.size
+	return b, nil
 }
 
 func (co *checkout) symlink(id plumbing.Hash, dirfd int, name, path string) error {
-	n, err := co.size(id, path)
-	if err != nil {
-		return err
-	}
-	if n == 0 || n > maxSymlinkTarget {
+	b, err := co.open(id, maxSymlinkTarget)
+	if _, ok := tooLargeSize(err); ok {
 		return co.refuse(path, "a symlink target that is empty or longer than PATH_MAX")
 	}
-	rd, err := co.open(id, n)
 	if err != nil {
 		return err
 	}
-	defer rd.Close()
-	target := make([]byte, n)
-	if _, err := io.ReadFull(rd, target); err != nil {
-		return co.h.missing("blob", id, err)
+	defer b.Close()
+	if b.size == 0 {
+		return co.refuse(path, "a symlink target that is empty or longer than PATH_MAX")
+	}
+	target, err := b.readAll()
+	if err != nil {
+		return err
 	}
 	if strings.IndexByte(string(target), 0) >= 0 {
 		return co.refuse(path, "a symlink target with NUL")
@@ -317,10 +293,12 @@ func (co *checkout) symlink(id plumbing.Hash, dirfd int, name, path string) erro
 }
 
 func (co *checkout) file(id plumbing.Hash, dirfd int, name, path string, perm uint32) error {
-	n, err := co.size(id, path)
+	rd, err := co.open(id, math.MaxInt64)
 	if err != nil {
 		return err
 	}
+	defer rd.Close()
+	n := rd.size
 	fd, err := unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 	if err != nil {
 		return co.sysErr(path, err)
@@ -330,14 +308,6 @@ func (co *checkout) file(id plumbing.Hash, dirfd int, name, path string, perm ui
 	if err := unix.Fchmod(fd, perm); err != nil {
 		return co.sysErr(path, err)
 	}
-	if n == 0 {
-		return nil
-	}
-	rd, err := co.open(id, n)
-	if err != nil {
-		return err
-	}
-	defer rd.Close()
 	var written int64
 	for {
 		if err := co.ctx.Err(); err != nil {
@@ -350,14 +320,14 @@ func (co *checkout) file(id plumbing.Hash, dirfd int, name, path string, perm ui
 			if errors.As(err, &pe) {
 				return co.sysErr(path, pe.Err)
 			}
-			return co.h.missing("blob", id, err)
+			return err
 		}
 		if k < copyChunk {
 			break
 		}
 	}
 	if written != n {
-		return co.h.missing("blob", id, fmt.Errorf("read %d bytes of %d", written, n))
+		return co.r.objectErr("blob", id, damaged("%d bytes of %d", written, n))
 	}
 	return nil
 }

@@ -123,6 +123,7 @@ func (r *Repo) checkPaths(paths []string) ([]string, error) {
 // (filters, line endings), and a result equal to HEAD. On any failure the
 // index and refs are left as they were.
 func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*CommitResult, error) {
+	defer r.packScope()()
 	alias := r.w.Alias()
 	if r.w.Mode() != sfs.ModeReadWrite {
 		return nil, repoErr(sfs.CodeWorkdirReadOnly, alias, "is read-only; commits need a read-write workdir")
@@ -176,7 +177,7 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 	// changes check; the named paths are looked up in it on their own.
 	var headTreeHash plumbing.Hash
 	if !h.commit.IsZero() {
-		c, err := object.GetCommit(r.storage, h.commit)
+		c, err := r.getCommit(h.commit)
 		if err != nil {
 			return nil, err
 		}

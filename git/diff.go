@@ -11,7 +11,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/unidiff"
@@ -101,6 +100,7 @@ type side struct {
 // takes at most the search timeout (SERVERFS_SEARCH_TIMEOUT_SECONDS, the
 // time inspect_repo advertises), answering what it compared until then.
 func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes int) (*DiffResult, error) {
+	defer r.packScope()()
 	alias := r.w.Alias()
 	if len(paths) == 0 || len(paths) > MaxDiffPaths {
 		return nil, argError(fmt.Sprintf("paths must name between 1 and %d files: the diff is for explicit paths only", MaxDiffPaths))
@@ -123,7 +123,7 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 	}
 	tree := map[string]treeEntry{}
 	if !h.commit.IsZero() {
-		c, err := object.GetCommit(r.storage, h.commit)
+		c, err := r.getCommit(h.commit)
 		if err != nil {
 			return nil, err
 		}
@@ -322,18 +322,20 @@ func (r *Repo) loadSides(a, b *side, budget *readBudget) error {
 			s.data = subprojectText(s.hash) // git's text for a gitlink
 			continue
 		}
-		size, err := r.blobSize(s.hash)
-		if err != nil {
-			return err
-		}
-		if size > maxDiffFileBytes {
+		b, err := r.openBlob(s.hash, maxDiffFileBytes)
+		if _, ok := tooLargeSize(err); ok {
 			s.large = true
 			continue
 		}
-		if err := budget.take(size); err != nil {
+		if err != nil {
 			return err
 		}
-		if s.data, err = r.readBlob(s.hash, size); err != nil {
+		err = budget.take(b.size)
+		if err == nil {
+			s.data, err = b.readAll()
+		}
+		b.Close()
+		if err != nil {
 			return err
 		}
 	}

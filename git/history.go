@@ -13,10 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	sfs "github.com/serverfs/serverfs/fs"
 )
@@ -117,13 +115,15 @@ type history struct {
 	r       *Repo
 	alias   string
 	shallow map[plumbing.Hash]bool
+	grafts  map[plumbing.Hash]bool // commits .git/info/grafts names
 	// commits and trees cache what the walk reads again (a parent is
 	// read as a child's parent, then walked); each is dropped whole when
 	// it holds more than its budget, so memory stays bounded whatever
 	// the history's size.
 	commits objectCache[*object.Commit]
 	trees   objectCache[*object.Tree]
-	// pack reads commits and trees from the packs (nil: go-git reads).
+	// pack reads small objects from the packs (r.pack; nil: every object
+	// is streamed).
 	pack *packReader
 	// zones are the time zones of the signatures read.
 	zones zoneCache
@@ -132,31 +132,20 @@ type history struct {
 // Cache budgets of one history request (within the 64 MiB admission
 // budgets a heavy call at).
 const (
-	historyObjectCache   = 24 * cache.MiByte // go-git's decoded objects
 	maxCachedCommitBytes = 16 << 20
 	maxCachedTreeEntries = 256 << 10
 )
 
-// newHistory starts a history request. For its duration the repository
-// reads objects through a storage that keeps each pack open (go-git's
-// default opens the pack again for every object) and lists the packs
-// once; done restores the repository's own storage and closes the packs.
+// newHistory starts a history request, its packs open for its duration
+// (packScope); done closes them.
 func (r *Repo) newHistory() (h *history, done func(), err error) {
-	own := r.storage
-	st := filesystem.NewStorageWithOptions(&controlFS{c: r.ctl, root: ".git"}, cache.NewObjectLRU(historyObjectCache), filesystem.Options{KeepDescriptors: true, ExclusiveAccess: true})
-	r.storage = st
-	pack := r.newPackReader()
-	done = func() {
-		r.storage = own
-		st.Close()
-		pack.close()
-	}
+	done = r.packScope()
 	defer func() {
 		if err != nil {
 			done()
 		}
 	}()
-	h = &history{r: r, alias: r.w.Alias(), commits: newObjectCache[*object.Commit](maxCachedCommitBytes), trees: newObjectCache[*object.Tree](maxCachedTreeEntries), pack: pack}
+	h = &history{r: r, alias: r.w.Alias(), commits: newObjectCache[*object.Commit](maxCachedCommitBytes), trees: newObjectCache[*object.Tree](maxCachedTreeEntries), pack: r.pack}
 	b, err := r.readControl(".git/shallow")
 	if err != nil {
 		return nil, nil, err
@@ -169,14 +158,20 @@ func (r *Repo) newHistory() (h *history, done func(), err error) {
 			h.shallow[plumbing.NewHash(l)] = true
 		}
 	}
-	return h, done, nil
-}
-
-func (h *history) missing(what string, id plumbing.Hash, err error) error {
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		return &sfs.Error{Code: sfs.CodeRepoIncomplete, Workdir: h.alias, Msg: fmt.Sprintf("lacks the %s %s (a partial clone or a damaged object store); git would fail here too", what, id), Err: err}
+	// Grafts (.git/info/grafts, deprecated) give commits other parents
+	// in git's history; a walk that reads one is refused (commit).
+	if b, err = r.readControl(".git/info/grafts"); err != nil {
+		return nil, nil, err
 	}
-	return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: h.alias, Msg: fmt.Sprintf("has a %s %s that cannot be read", what, id), Err: err}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && plumbing.IsHash(f[0]) {
+			if h.grafts == nil {
+				h.grafts = map[plumbing.Hash]bool{}
+			}
+			h.grafts[plumbing.NewHash(f[0])] = true
+		}
+	}
+	return h, done, nil
 }
 
 // objectCache keeps the objects one request decoded, dropped whole when
@@ -201,11 +196,15 @@ func (c *objectCache[V]) put(id plumbing.Hash, v V, cost int) {
 }
 
 // historyAt opens the history reader and reads the commit rev names; on
-// success the caller closes the reader with done.
-func (r *Repo) historyAt(rev string) (h *history, id plumbing.Hash, c *object.Commit, done func(), err error) {
+// success the caller closes the reader with done. A caller that reads
+// no commit's parents (a checkout) does not mind grafts.
+func (r *Repo) historyAt(rev string, parents bool) (h *history, id plumbing.Hash, c *object.Commit, done func(), err error) {
 	h, done, err = r.newHistory()
 	if err != nil {
 		return nil, id, nil, nil, err
+	}
+	if !parents {
+		h.grafts = nil
 	}
 	if id, err = h.resolveRev(rev); err == nil {
 		c, err = h.commit(id)
@@ -223,9 +222,12 @@ func (h *history) commit(id plumbing.Hash) (*object.Commit, error) {
 	if c, ok := h.commits.m[id]; ok {
 		return c, nil
 	}
+	if h.grafts[id] {
+		return nil, &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: h.alias, Msg: fmt.Sprintf("has a graft for the commit %s (.git/info/grafts), which gives it other parents in git's history; ServerFS does not apply grafts (a deprecated git feature): without the file, history is what the commits record", id)}
+	}
 	c, err := h.getCommit(id)
 	if err != nil {
-		return nil, h.missing("commit", id, err)
+		return nil, h.r.objectErr("commit", id, err)
 	}
 	h.commits.put(id, c, len(c.Message)+256)
 	return c, nil
@@ -463,7 +465,7 @@ func (h *history) tree(id plumbing.Hash) (*object.Tree, error) {
 	}
 	t, err := h.getTree(id)
 	if err != nil {
-		return nil, h.missing("tree", id, err)
+		return nil, h.r.objectErr("tree", id, err)
 	}
 	h.trees.put(id, t, len(t.Entries)+1)
 	return t, nil
@@ -577,24 +579,25 @@ func isHex(s string) bool {
 // peel follows annotated tags to the commit they name.
 func (h *history) peel(id plumbing.Hash, rev string) (plumbing.Hash, error) {
 	for range 10 {
-		o, err := h.r.storage.EncodedObject(plumbing.AnyObject, id)
+		// The type from the object's header: a blob is named, not read.
+		typ, err := h.r.objectType(id)
 		if err != nil {
-			if errors.Is(err, plumbing.ErrObjectNotFound) {
+			if errors.Is(err, plumbing.ErrObjectNotFound) && !h.r.hasAlternates() {
 				return plumbing.ZeroHash, &sfs.Error{Code: sfs.CodeRevNotFound, Workdir: h.alias, Msg: fmt.Sprintf("has no commit %s", rev)}
 			}
-			return plumbing.ZeroHash, h.missing("object", id, err)
+			return plumbing.ZeroHash, h.r.objectErr("object", id, err)
 		}
-		switch o.Type() {
+		switch typ {
 		case plumbing.CommitObject:
 			return id, nil
 		case plumbing.TagObject:
-			t, err := object.DecodeTag(h.r.storage, o)
+			t, err := object.GetTag(h.r.storage, id)
 			if err != nil {
-				return plumbing.ZeroHash, h.missing("tag", id, err)
+				return plumbing.ZeroHash, h.r.objectErr("tag", id, err)
 			}
 			id = t.Target
 		default:
-			return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q names a %s, not a commit", rev, o.Type()))
+			return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q names a %s, not a commit", rev, typ))
 		}
 	}
 	return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q: too many nested tags", rev))

@@ -447,6 +447,7 @@ func historyRepo(t *testing.T, seed int64, n int) (string, *Repo) {
 }
 
 func TestMain(m *testing.M) {
+	wrapObjectStorer = func(s objectStorer) objectStorer { return strictStorer{s} }
 	code := m.Run()
 	for _, d := range historyRepos {
 		if os.Getenv("SFS_KEEP") == "" {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sys/unix"
 
 	sfs "github.com/serverfs/serverfs/fs"
 )
@@ -40,9 +41,14 @@ const hostileChildEnv = "SERVERFS_GIT_HOSTILE_CHILD"
 const maxHostileGrowthKiB = 64 << 10
 
 type hostileOp struct {
-	Dir   string   `json:"dir"`
-	Op    string   `json:"op"` // diff, staged_diff or commit
-	Paths []string `json:"paths"`
+	Dir string `json:"dir"`
+	// Op is status, diff, staged_diff, commit, log, show, blame,
+	// checkout (into a new directory) or submit (Workspace's files, a
+	// checkout of Rev, committed and merged strict onto main).
+	Op        string   `json:"op"`
+	Paths     []string `json:"paths"`
+	Rev       string   `json:"rev,omitempty"`
+	Workspace string   `json:"workspace,omitempty"`
 }
 
 type hostileOut struct {
@@ -65,21 +71,53 @@ func TestHostileChild(t *testing.T) {
 	if err := json.Unmarshal([]byte(spec), &op); err != nil {
 		t.Fatal(err)
 	}
-	f := newWorkdirFS(t, "wd="+op.Dir+":rw:repo")
-	r, err := Open(f, "wd")
-	if err != nil {
-		t.Fatal(err)
+	specs := []string{"wd=" + op.Dir + ":rw:repo"}
+	if op.Workspace != "" {
+		specs = append(specs, "ws="+op.Workspace+":rw")
+	}
+	f := newWorkdirFS(t, specs...)
+	var checkoutDir int
+	if op.Op == "checkout" {
+		fd, err := unix.Open(t.TempDir(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		checkoutDir = fd
 	}
 	out := hostileOut{BeforeKiB: vmHWM(t)}
 	start := time.Now()
+	ctx := context.Background()
 	var res any
-	switch op.Op {
-	case "diff", "staged_diff":
-		res, err = r.Diff(context.Background(), op.Op == "staged_diff", op.Paths, 0)
-	case "commit":
-		res, err = r.Commit(context.Background(), op.Paths, "hostile")
-	default:
-		t.Fatalf("unknown op %q", op.Op)
+	r, err := Open(f, "wd")
+	if err == nil {
+		switch op.Op {
+		case "status":
+			res, err = r.Status(ctx, 100)
+		case "diff", "staged_diff":
+			res, err = r.Diff(ctx, op.Op == "staged_diff", op.Paths, 0)
+		case "commit":
+			res, err = r.Commit(ctx, op.Paths, "hostile")
+		case "log":
+			res, err = r.Log(ctx, LogOptions{Rev: op.Rev, Paths: op.Paths})
+		case "show":
+			res, err = r.Show(ctx, op.Rev, op.Paths, 0)
+		case "blame":
+			res, err = r.BlameLines(ctx, op.Rev, op.Paths[0], 1, MaxBlameLines)
+		case "checkout":
+			res, err = r.Checkout(ctx, op.Rev, checkoutDir, CheckoutLimits{})
+		case "submit":
+			w, werr := f.Workdir("ws")
+			if werr != nil {
+				t.Fatal(werr)
+			}
+			var p *Patch
+			if p, err = r.CommitWorkspace(ctx, w, op.Rev, "hostile submit"); err == nil {
+				res, err = r.Submit(ctx, "main", p, MergeStrict, "")
+			}
+		default:
+			t.Fatalf("unknown op %q", op.Op)
+		}
 	}
 	out.Elapsed = time.Since(start)
 	out.AfterKiB = vmHWM(t)
@@ -120,7 +158,9 @@ func runHostile(t *testing.T, op hostileOp) hostileOut {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHostileChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), hostileChildEnv+"="+string(spec))
+	// A race-enabled child would sleep a second at exit (the race
+	// runtime's atexit_sleep_ms).
+	cmd.Env = append(os.Environ(), hostileChildEnv+"="+string(spec), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
@@ -150,6 +190,13 @@ func runHostile(t *testing.T, op hostileOp) hostileOut {
 // zeros computed once, and the Adler-32 computed arithmetically.
 func writeZeroBlob(t *testing.T, dir string, size int64, patch map[int64]byte) string {
 	t.Helper()
+	return writeZeroObject(t, dir, "blob", size, patch)
+}
+
+// writeZeroObject is writeZeroBlob for an object of any type (its content
+// need not be well formed: a reader refuses it from its size first).
+func writeZeroObject(t *testing.T, dir, typ string, size int64, patch map[int64]byte) string {
+	t.Helper()
 	const chunk = 1 << 20
 	deflate := func(b []byte) []byte {
 		var out bytes.Buffer
@@ -158,7 +205,7 @@ func writeZeroBlob(t *testing.T, dir string, size int64, patch map[int64]byte) s
 		w.Flush()
 		return out.Bytes()
 	}
-	header := []byte(fmt.Sprintf("blob %d\x00", size))
+	header := []byte(fmt.Sprintf("%s %d\x00", typ, size))
 	zeros := make([]byte, chunk)
 	zeroChunk := deflate(zeros)
 	offsets := make([]int64, 0, len(patch))

@@ -119,11 +119,7 @@ func (r *Repo) skipWorktreeBlobs(entry func(path string) *index.Entry) func(stri
 		}
 		// Its size from the object header first: a large one is not read
 		// (nor inflated) at all.
-		size, err := r.blobSize(e.Hash)
-		if err != nil || size > maxConfigBytes {
-			return nil
-		}
-		data, err := r.readBlob(e.Hash, size)
+		data, err := r.readBlob(e.Hash, maxConfigBytes)
 		if err != nil {
 			return nil
 		}

@@ -1,13 +1,16 @@
 package git
 
 import (
+	"bytes"
 	"compress/zlib"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -23,44 +26,206 @@ const maxBlobBytes = 100 << 20
 // the size it was said to.
 var errContentChanged = errors.New("the content changed while it was read")
 
-// blobSize is the size of blob h from its object header (a loose object's
-// "blob <size>" prefix, a packed entry's header, a delta's result size),
-// without inflating its content (headerSize); go-git answers for what
-// headerSize does not read (a version 1 pack index).
+// blobSize is the size of blob h from its object header (a loose
+// object's "blob <size>" prefix, a packed entry's header, a delta's
+// result size), without inflating its content.
 func (r *Repo) blobSize(h plumbing.Hash) (int64, error) {
 	if h == emptyBlob {
 		return 0, nil
 	}
 	n, err := r.headerSize(h)
-	if err == errNoHeader {
-		n, err = r.storage.EncodedObjectSize(h)
-	}
 	if err != nil {
-		return 0, fmt.Errorf("reading the size of blob %s: %w", h, err)
+		return 0, r.objectErr("blob", h, err)
 	}
 	return n, nil
 }
 
-// readBlob reads blob h, whose header said size bytes (bounded by the
-// caller), into memory.
-func (r *Repo) readBlob(h plumbing.Hash, size int64) ([]byte, error) {
-	if h == emptyBlob {
-		return []byte{}, nil
+// objectTooLarge is open's answer for an object over the caller's cap,
+// learnt from its header: nothing of its content was inflated.
+type objectTooLarge struct{ size int64 }
+
+func (e *objectTooLarge) Error() string { return fmt.Sprintf("an object of %d bytes", e.size) }
+
+// tooLargeSize is the size of the object err refused, ok false for other
+// errors.
+func tooLargeSize(err error) (int64, bool) {
+	var e *objectTooLarge
+	if errors.As(err, &e) {
+		return e.size, true
 	}
-	o, err := r.storage.EncodedObject(plumbing.BlobObject, h)
-	if err != nil {
-		return nil, fmt.Errorf("reading blob %s: %w", h, err)
-	}
-	rd, err := o.Reader()
+	return 0, false
+}
+
+// objReader is an object's content being read, its type and size known
+// (from its headers): in memory when the request's pack reader had it,
+// else a stream.
+type objReader struct {
+	typ  plumbing.ObjectType
+	size int64
+	data []byte
+	s    *objStream
+}
+
+// open is how git/ reads an object, every object, every time: located,
+// its size from its header (a loose object's first inflated bytes, a
+// packed entry's header, a delta's first bytes) checked against limit
+// before anything of its content is inflated (objectTooLarge), then its
+// content: from the request's pack reader when packed and small (delta
+// bases cached; keep caches the object there too), else streamed (a loose
+// object's zlib data, a packed entry's, a delta applied as it is read).
+func (r *Repo) open(id plumbing.Hash, limit int64, keep bool) (*objReader, error) {
+	loc, err := r.locate(id)
 	if err != nil {
 		return nil, err
 	}
-	defer rd.Close()
-	data := make([]byte, size)
-	if _, err := io.ReadFull(rd, data); err != nil {
-		return nil, fmt.Errorf("reading blob %s: %w", h, err)
+	var hd objHeader
+	if loc.loose == nil {
+		if hd, err = r.header(loc); err != nil {
+			return nil, err
+		}
+		if hd.size > limit {
+			return nil, &objectTooLarge{hd.size}
+		}
+		if r.pack != nil && hd.size <= maxPackObject {
+			o, ok, err := r.pack.read(id, keep)
+			if err == nil && ok && int64(len(o.data)) == hd.size {
+				return &objReader{typ: o.typ, size: hd.size, data: o.data}, nil
+			}
+		}
+	}
+	s, err := r.openStream(loc, hd, 0, nil)
+	if err != nil {
+		return nil, err
+	}
+	if s.size > limit { // a loose object: its header only was read
+		s.Close()
+		return nil, &objectTooLarge{s.size}
+	}
+	return &objReader{typ: s.typ, size: s.size, s: s}, nil
+}
+
+// readAll reads the whole object (the caller bounded its size) and checks
+// that its stream ends there.
+func (o *objReader) readAll() ([]byte, error) {
+	if o.s == nil {
+		return o.data, nil
+	}
+	defer o.s.Close()
+	data := make([]byte, o.size)
+	if _, err := io.ReadFull(o.s, data); err != nil {
+		return nil, damageErr(err)
+	}
+	if _, err := o.s.Read(nil); err != io.EOF {
+		return nil, damageErr(err)
 	}
 	return data, nil
+}
+
+// blobReader is a blob's content being read, its size known. Its errors
+// are ServerFS errors (objectErr).
+type blobReader struct {
+	size int64
+	rd   io.Reader
+	r    *Repo
+	id   plumbing.Hash
+	s    *objStream
+}
+
+func (b *blobReader) Read(p []byte) (int, error) {
+	n, err := b.rd.Read(p)
+	if err != nil && err != io.EOF {
+		err = b.r.objectErr("blob", b.id, damageErr(err))
+	}
+	return n, err
+}
+
+func (b *blobReader) Close() error {
+	if b.s != nil {
+		return b.s.Close()
+	}
+	return nil
+}
+
+// readHead reads the first n bytes (at most the size).
+func (b *blobReader) readHead(n int64) ([]byte, error) {
+	data := make([]byte, min(n, b.size))
+	if _, err := io.ReadFull(b, data); err != nil {
+		return nil, b.r.objectErr("blob", b.id, damageErr(err))
+	}
+	return data, nil
+}
+
+// readAll reads the whole blob (the caller bounded its size) and checks
+// that it ends there.
+func (b *blobReader) readAll() ([]byte, error) {
+	data, err := b.readHead(b.size)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := b.Read(nil); err != io.EOF {
+		return nil, b.r.objectErr("blob", b.id, damageErr(err))
+	}
+	return data, nil
+}
+
+// openBlob is how git/ reads a blob's content (open: its size from its
+// header checked against limit first, objectTooLarge when over, nothing
+// inflated). Other errors are ServerFS errors (objectErr).
+func (r *Repo) openBlob(id plumbing.Hash, limit int64) (*blobReader, error) {
+	if id == emptyBlob {
+		return &blobReader{rd: strings.NewReader(""), r: r, id: id}, nil
+	}
+	o, err := r.open(id, limit, false)
+	if _, ok := tooLargeSize(err); ok {
+		return nil, err
+	}
+	if err != nil {
+		return nil, r.objectErr("blob", id, err)
+	}
+	if o.typ != plumbing.BlobObject {
+		if o.s != nil {
+			o.s.Close()
+		}
+		return nil, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), fmt.Sprintf("has a %s %s where a blob is expected; git fsck reports it", o.typ, id))
+	}
+	if o.s == nil {
+		return &blobReader{size: o.size, rd: bytes.NewReader(o.data), r: r, id: id}, nil
+	}
+	return &blobReader{size: o.size, rd: o.s, r: r, id: id, s: o.s}, nil
+}
+
+// copyBlob copies blob b to w, checking ctx between chunks of
+// copyChunk, and checks that it held its size.
+func copyBlob(ctx context.Context, w io.Writer, b *blobReader, buf []byte) error {
+	var n int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		k, err := io.CopyBuffer(w, io.LimitReader(b, copyChunk), buf)
+		n += k
+		if err != nil {
+			return err
+		}
+		if k < copyChunk {
+			break
+		}
+	}
+	if n != b.size {
+		return b.r.objectErr("blob", b.id, damaged("%d bytes of %d", n, b.size))
+	}
+	return nil
+}
+
+// readBlob reads blob h whole when its header says it holds at most limit
+// bytes; objectTooLarge (nothing read) otherwise.
+func (r *Repo) readBlob(h plumbing.Hash, limit int64) ([]byte, error) {
+	b, err := r.openBlob(h, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	return b.readAll()
 }
 
 // writeBlob stores the size bytes src holds as a loose blob, streaming:
@@ -89,7 +254,7 @@ func (r *Repo) writeBlob(src io.Reader, size int64, also io.Writer, veto func() 
 		}
 	}()
 	level := zlib.DefaultCompression
-	if size > lazyObjectBytes {
+	if size > fastBlobBytes {
 		level = zlib.BestSpeed // the id is the same; a large file is stored in a fraction of the time
 	}
 	zw, _ := zlib.NewWriterLevel(f, level)
@@ -119,7 +284,7 @@ func (r *Repo) writeBlob(src io.Reader, size int64, also io.Writer, veto func() 
 		return plumbing.ZeroHash, err
 	}
 	sum := h.Sum()
-	if r.storage.HasEncodedObject(sum) == nil {
+	if r.hasObject(sum) {
 		return sum, nil // the temporary is removed
 	}
 	if err := f.Sync(); err != nil {
@@ -147,7 +312,7 @@ func (r *Repo) writeObject(t plumbing.ObjectType, content []byte) (plumbing.Hash
 		return plumbing.ZeroHash, repoErr(sfs.CodeWriteLimitExceeded, r.w.Alias(), fmt.Sprintf("a file of %d bytes is larger than a commit stores (%d)", len(content), maxBlobBytes))
 	}
 	sum := plumbing.ComputeHash(t, content)
-	if r.storage.HasEncodedObject(sum) == nil {
+	if r.hasObject(sum) {
 		return sum, nil
 	}
 	var rnd [8]byte

@@ -6,7 +6,6 @@ import (
 	"compress/zlib"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -18,15 +17,13 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
-// packReader reads commits and trees of a history request straight from
-// the repository's packs: the object's offset from the pack index (a
+// packReader reads the small objects of a request (packScope) straight
+// from the repository's packs: the object's offset from the pack index (a
 // binary search; no offset-to-id table is built), its data inflated and
-// its delta chain applied, without hashing what it reads (go-git's
-// storage computes the SHA-1 of every object it caches and builds the
-// index's reverse table for every request). Objects it cannot answer
-// (loose ones, ones of an odd pack, ones larger than maxPackObject) are
-// left to go-git's storage by get answering ok false, so the answers stay
-// go-git's whatever the repository holds.
+// its delta chain applied (bases cached), without hashing what it reads.
+// Objects it cannot answer (loose ones, ones of an odd pack, ones larger
+// than maxPackObject) are left to open's streams by get answering ok
+// false.
 type packReader struct {
 	packs []*readPack
 	// cache holds inflated objects by pack and offset (delta bases are
@@ -150,18 +147,32 @@ const (
 	// heavy call is admitted at, with history's own caches).
 	maxPackCacheBytes = 4 << 20
 	// maxPackObject is the largest object packReader inflates; larger
-	// ones (never a commit or tree of a sane repository) go to go-git.
+	// ones are streamed (open).
 	maxPackObject = 4 << 20
 	// maxDeltaDepth bounds a delta chain (git writes at most 4095).
 	maxDeltaDepth = 10_000
 	// maxPackIndexBytes bounds one pack index read into memory.
 	maxPackIndexBytes = 256 << 20
-	// maxPacks bounds the packs packReader opens; with more, go-git reads.
+	// maxPacks bounds the packs packReader opens; with more, every
+	// object is streamed (open).
 	maxPacks = 256
 )
 
+// packScope gives the request a pack reader (r.pack, with its caches,
+// its packs open) until done; within a scope, a scope is the same one.
+func (r *Repo) packScope() (done func()) {
+	if r.pack != nil {
+		return func() {}
+	}
+	r.pack = r.newPackReader()
+	return func() {
+		r.pack.close()
+		r.pack = nil
+	}
+}
+
 // newPackReader opens the packs of .git/objects/pack. It answers nil (and
-// go-git reads everything) when the packs cannot be listed or read.
+// every object is streamed) when the packs cannot be listed or read.
 func (r *Repo) newPackReader() *packReader {
 	ents, more, err := r.ctl.ReadDir(".git/objects/pack", maxStorageDirEntries)
 	if err != nil || more {
@@ -355,7 +366,7 @@ func (pr *packReader) close() {
 }
 
 // get reads the object id from the packs; ok is false when it is in none
-// of them (or too large), and go-git's storage should read it.
+// of them (or too large), and open should stream it.
 func (pr *packReader) get(id plumbing.Hash) (o *packObject, ok bool, err error) {
 	return pr.read(id, true)
 }
@@ -403,11 +414,11 @@ func (pr *packReader) at(i int, off int64, depth int, keep bool) (*packObject, e
 		return o, nil
 	}
 	if depth > maxDeltaDepth {
-		return nil, fmt.Errorf("pack delta chain deeper than %d", maxDeltaDepth)
+		return nil, damaged("a pack delta chain deeper than %d", maxDeltaDepth)
 	}
 	p := pr.packs[i]
 	if off < 12 || off >= p.size {
-		return nil, fmt.Errorf("pack offset %d out of range", off)
+		return nil, damaged("a pack offset %d out of its pack", off)
 	}
 	// The header: type and size, then a delta's base (at most 10 + 10
 	// or 20 bytes).
@@ -428,7 +439,7 @@ func (pr *packReader) at(i int, off int64, depth int, keep bool) (*packObject, e
 	size := uint64(c & 15)
 	for shift := 4; c&0x80 != 0; shift += 7 {
 		if shift > 60 {
-			return nil, errors.New("pack object size overflows")
+			return nil, damaged("a pack entry size that overflows")
 		}
 		if c, err = next(); err != nil {
 			return nil, err
@@ -449,7 +460,7 @@ func (pr *packReader) at(i int, off int64, depth int, keep bool) (*packObject, e
 		rel := int64(c & 0x7f)
 		for c&0x80 != 0 {
 			if rel > 1<<55 {
-				return nil, errors.New("pack delta offset overflows")
+				return nil, damaged("a pack delta offset that overflows")
 			}
 			if c, err = next(); err != nil {
 				return nil, err
@@ -457,7 +468,7 @@ func (pr *packReader) at(i int, off int64, depth int, keep bool) (*packObject, e
 			rel = (rel+1)<<7 | int64(c&0x7f)
 		}
 		if baseOff = off - rel; rel <= 0 || baseOff < 12 {
-			return nil, errors.New("pack delta base out of range")
+			return nil, damaged("a pack delta base out of its pack")
 		}
 	case plumbing.REFDeltaObject:
 		if n+20 > len(hdr) {
@@ -466,7 +477,7 @@ func (pr *packReader) at(i int, off int64, depth int, keep bool) (*packObject, e
 		copy(baseID[:], hdr[n:])
 		n += 20
 	default:
-		return nil, fmt.Errorf("pack object of type %d", typ)
+		return nil, damaged("a pack entry of type %d", typ)
 	}
 	var o *packObject
 	switch {
@@ -603,7 +614,7 @@ func (pr *packReader) refBase(id plumbing.Hash, depth int) (*packObject, error) 
 			return pr.at(i, off, depth, true)
 		}
 	}
-	return nil, errPackTooLarge // a thin pack's base elsewhere: go-git reads it
+	return nil, errPackTooLarge // a base elsewhere (loose): open streams it
 }
 
 // inflate inflates the zlib stream at off of p into data, which it
@@ -632,7 +643,12 @@ func (pr *packReader) inflate(p *readPack, off int64, data []byte) error {
 		return err
 	}
 	if _, err := io.ReadFull(pr.zr, data); err != nil {
-		return fmt.Errorf("pack object inflates short: %w", err)
+		return damaged("a pack entry that inflates short: %v", err)
+	}
+	// Its end, where zlib checks the Adler-32.
+	var b [1]byte
+	if n, err := pr.zr.Read(b[:]); n > 0 || err != io.EOF {
+		return damaged("a pack entry whose data does not end as its header says: %v", err)
 	}
 	return nil
 }
@@ -654,15 +670,25 @@ func (o knownObject) Reader() (io.ReadCloser, error) {
 	return io.NopCloser(bytes.NewReader(o.data)), nil
 }
 
-// rawIndex is a version 2 pack index held in memory and searched in
-// place by idxSearch, nothing decoded, hashed or copied beforehand.
+// rawIndex is a pack index held in memory and searched in place by
+// idxSearch (version 2) or v1Search (version 1, written by git before
+// 1.5.2), nothing decoded, hashed or copied beforehand.
 type rawIndex struct {
-	b memIndex // without its trailer: reads past the tables fail
+	b  memIndex // without its trailer: reads past the tables fail
+	v1 bool
 }
 
 var errPackIndex = errors.New("pack index is not a version 2 index")
 
 func parseRawIndex(b []byte) (*rawIndex, error) {
+	if len(b) >= 256*4+40 && string(b[:4]) != "\377tOc" {
+		// Version 1: the fan-out table, then (offset, id) entries.
+		n := int(binary.BigEndian.Uint32(b[255*4:]))
+		if n < 0 || n > len(b)/24 || 256*4+n*24+40 != len(b) {
+			return nil, errPackIndex
+		}
+		return &rawIndex{b: b[:len(b)-40], v1: true}, nil
+	}
 	if len(b) < 8+256*4+40 || string(b[:4]) != "\377tOc" || binary.BigEndian.Uint32(b[4:8]) != 2 {
 		return nil, errPackIndex
 	}
@@ -675,8 +701,37 @@ func parseRawIndex(b []byte) (*rawIndex, error) {
 
 // find is the offset of id in the pack, ok false when it has none.
 func (ix *rawIndex) find(id plumbing.Hash) (int64, bool) {
+	if ix.v1 {
+		return v1Search(ix.b, id)
+	}
 	off, ok, err := idxSearch(ix.b, ix.b[8:8+256*4], id)
 	return off, ok && err == nil
+}
+
+// v1Search finds id in a version 1 pack index b (without its trailer;
+// its size checked by parseRawIndex).
+func v1Search(b []byte, id plumbing.Hash) (int64, bool) {
+	count := func(i int) int { return int(binary.BigEndian.Uint32(b[i*4:])) }
+	lo, hi := 0, count(int(id[0]))
+	if id[0] > 0 {
+		lo = count(int(id[0]) - 1)
+	}
+	if n := (len(b) - 256*4) / 24; lo > hi || hi > n {
+		return 0, false
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		e := b[256*4+m*24:]
+		switch c := bytes.Compare(e[4:24], id[:]); {
+		case c == 0:
+			return int64(binary.BigEndian.Uint32(e)), true
+		case c < 0:
+			lo = m + 1
+		default:
+			hi = m
+		}
+	}
+	return 0, false
 }
 
 // indexBytes gives idxSearch n (<= 20) bytes of a pack index at off.
@@ -694,25 +749,11 @@ func (b memIndex) at(off int64, n int) ([]byte, error) {
 	return b[off : off+int64(n)], nil
 }
 
-// fileIndex is an index read by positioned reads.
-type fileIndex struct {
-	ra  io.ReaderAt
-	buf [20]byte
-}
-
-func (f *fileIndex) at(off int64, n int) ([]byte, error) {
-	if _, err := f.ra.ReadAt(f.buf[:n], off); err != nil {
-		return nil, err
-	}
-	return f.buf[:n], nil
-}
-
 // idxSearch finds id in the version 2 pack index ix (from its start),
 // whose fan-out table is fan (the 256 counts after the 8-byte header): a
 // binary search of the sorted ids within id's bucket, then its 32- or
 // 64-bit offset. ok is false when the index has no id, err a read that
-// failed. The in-memory index of history walks and the positioned reads
-// of headerSize (nothing loaded) both search with it.
+// failed.
 func idxSearch(ix indexBytes, fan []byte, id plumbing.Hash) (off int64, ok bool, err error) {
 	count := func(i int) int64 { return int64(binary.BigEndian.Uint32(fan[i*4:])) }
 	n := count(255)

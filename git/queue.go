@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"path"
 	"sort"
@@ -216,6 +217,8 @@ func (w *queueWorker) run(branch string) {
 		w.recovered = true
 		w.mu.Unlock()
 		var recovered []LedgerEvent
+		// The job's packs open on this goroutine, for the job.
+		done := job.r.packScope()
 		if first {
 			recovered, job.err = job.r.RecoverQueue(job.ctx, branch)
 		}
@@ -225,6 +228,7 @@ func (w *queueWorker) run(branch string) {
 				job.res.Recovered = recovered
 			}
 		}
+		done()
 		close(job.done)
 	}
 }
@@ -311,6 +315,7 @@ var terminalEvents = map[string]bool{"merged": true, "no_change": true, "already
 // events it appended. One server process per repository is assumed: an
 // item open in another live process would be settled too.
 func (r *Repo) RecoverQueue(ctx context.Context, branch string) ([]LedgerEvent, error) {
+	defer r.packScope()()
 	events, _, err := r.ReadLedger(branch)
 	if err != nil {
 		return nil, err
@@ -649,7 +654,7 @@ func (r *Repo) replay(ctx context.Context, branch string, head plumbing.Hash, ch
 	if tree == headTree {
 		return plumbing.ZeroHash, nil, nil
 	}
-	pc, err := object.GetCommit(r.storage, plumbing.NewHash(p.Head))
+	pc, err := r.getCommit(plumbing.NewHash(p.Head))
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
@@ -684,17 +689,18 @@ func setEntry(m map[string]treeEntry, p string, e treeEntry) {
 func (r *Repo) load3(hs ...plumbing.Hash) (b, o, t []byte, err error) {
 	out := make([][]byte, 3)
 	for i, h := range hs {
-		size, err := r.blobSize(h)
-		if err != nil {
-			return nil, nil, nil, err
+		if h.IsZero() {
+			continue
 		}
-		if size > diff3.DefaultMaxBytes {
+		data, err := r.readBlob(h, diff3.DefaultMaxBytes)
+		if _, ok := tooLargeSize(err); ok {
 			out[i] = make([]byte, diff3.DefaultMaxBytes+1) // refused as too large by Merge
 			continue
 		}
-		if out[i], err = r.readBlob(h, size); err != nil {
+		if err != nil {
 			return nil, nil, nil, err
 		}
+		out[i] = data
 	}
 	return out[0], out[1], out[2], nil
 }
@@ -866,19 +872,18 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 			return errors.New("checkout: the path is not a regular file in the work tree")
 		}
 	}
+	buf := make([]byte, 64<<10)
 	for _, c := range changes {
 		if c.new.IsZero() {
 			continue
 		}
-		size, err := r.blobSize(c.new)
-		if err != nil {
-			return err
-		}
-		data, err := r.readBlob(c.new, size)
+		// Streamed to its file: a blob of any size costs a copy buffer.
+		blob, err := r.openBlob(c.new, math.MaxInt64)
 		if err != nil {
 			return err
 		}
 		if err := r.ctl.MkdirAll(path.Dir(c.path), 0o755); err != nil {
+			blob.Close()
 			return err
 		}
 		perm := uint32(0o644)
@@ -890,14 +895,16 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 		tmp := path.Join(path.Dir(c.path), ".serverfs-tmp-"+newQueueID())
 		f, err := r.ctl.CreateExclusive(tmp, perm)
 		if err != nil {
+			blob.Close()
 			return err
 		}
 		writes = append(writes, pending{c: c, tmp: tmp})
-		_, werr := f.Write(data)
+		werr := copyBlob(ctx, f, blob, buf)
 		if werr == nil {
 			werr = f.Sync()
 		}
 		f.Close()
+		blob.Close()
 		if werr != nil {
 			return werr
 		}
@@ -975,6 +982,7 @@ type LedgerCheck struct {
 // counted); and the last merged commit is the branch head or on its
 // first-parent line. Any break is an error naming the event.
 func (r *Repo) CheckLedger(ctx context.Context, branch string) (*LedgerCheck, error) {
+	defer r.packScope()()
 	events, torn, err := r.ReadLedger(branch)
 	if err != nil {
 		return nil, err

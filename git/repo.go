@@ -7,9 +7,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing"
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	sfs "github.com/serverfs/serverfs/fs"
 )
@@ -17,17 +16,16 @@ import (
 // maxConfigBytes bounds every config, ignore and HEAD file read.
 const maxConfigBytes = 1 << 20
 
-// lazyObjectBytes is the size above which go-git reads an object's content
-// only when asked, streaming, instead of inflating it whole when the object
-// is looked up (and caching it).
-const lazyObjectBytes = 1 << 20
+// fastBlobBytes is the size above which a blob is written with zlib's
+// fastest level (writeBlob).
+const fastBlobBytes = 1 << 20
 
 // Repo is the repository whose work tree is a workdir's root.
 type Repo struct {
 	fs      *sfs.FS
 	w       *sfs.Workdir
 	ctl     *sfs.Control
-	storage *filesystem.Storage
+	storage objectStorer
 	// cfg holds system, global and repository configuration (each file
 	// followed by the files it includes) in git's order (later files win
 	// for single values).
@@ -41,10 +39,15 @@ type Repo struct {
 	// minimal) shape the stat-cache check.
 	trustCtime, minimalStat bool
 
-	// packs are the pack files (".git/objects/pack/pack-<id>", without
-	// .idx or .pack), listed once, for headerSize.
+	// packs are the pack files, listed once (packList).
 	packsOnce sync.Once
-	packs     []string
+	packs     []*repoPack
+	// replaced are the objects refs/replace names (git reads their
+	// replacements instead; ServerFS refuses to read them).
+	replaced map[plumbing.Hash]bool
+	// pack reads small objects of the packs while a request holds it
+	// open (history requests), else nil.
+	pack *packReader
 
 	attrMu    sync.Mutex
 	attrCache map[string][]attrRule // directory -> the attribute rules in force there
@@ -89,10 +92,10 @@ func Open(f *sfs.FS, alias string) (*Repo, error) {
 	r.trustCtime = parseBool(r.get("core", "", "trustctime"), true)
 	r.minimalStat = strings.EqualFold(r.get("core", "", "checkstat"), "minimal")
 	r.globalAttrs = r.loadGlobalAttrs()
-	// Objects above lazyObjectBytes are read when their content is asked
-	// for, streaming, and never cached: getting one (its type, its size
-	// from the object header) inflates nothing.
-	r.storage = filesystem.NewStorageWithOptions(&controlFS{c: ctl, root: ".git"}, cache.NewObjectLRUDefault(), filesystem.Options{LargeObjectThreshold: lazyObjectBytes})
+	if err := r.loadReplaced(); err != nil {
+		return nil, err
+	}
+	r.storage = r.newStorage()
 	return r, nil
 }
 

@@ -3,15 +3,11 @@ package git
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"math"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-
-	sfs "github.com/serverfs/serverfs/fs"
 )
 
 // Show limits.
@@ -74,7 +70,7 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 	if err != nil {
 		return nil, err
 	}
-	h, _, c, done, err := r.historyAt(rev)
+	h, _, c, done, err := r.historyAt(rev, true)
 	if err != nil {
 		return nil, err
 	}
@@ -124,15 +120,12 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 		}
 		a := side{exists: !ch.from.Hash.IsZero(), mode: ch.from.Mode, hash: ch.from.Hash}
 		b := side{exists: !ch.to.Hash.IsZero(), mode: ch.to.Mode, hash: ch.to.Hash}
-		if err := r.loadCommitSides(&a, &b, budget); err != nil {
+		if err := r.loadSides(&a, &b, budget); err != nil {
 			if errors.Is(err, errReadLimit) {
 				stopped = DiffCutReadLimit
 				f.PatchOmitted = true
 				res.Files = append(res.Files, f)
 				continue
-			}
-			if errors.Is(err, plumbing.ErrObjectNotFound) {
-				return nil, repoErr(sfs.CodeRepoIncomplete, h.alias, fmt.Sprintf("lacks a blob of %s in commit %s (a partial clone or a damaged object store)", ch.path, c.Hash))
 			}
 			return nil, err
 		}
@@ -178,62 +171,18 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 	return res, nil
 }
 
-// loadCommitSides is loadSides for two blobs of the object store, each
-// read with one lookup: its size comes with the object (go-git reads a
-// small object whole, a large one lazily), so a side over the limits is
-// never read.
-func (r *Repo) loadCommitSides(a, b *side, budget *readBudget) error {
-	if a.exists && b.exists && a.hash == b.hash {
-		return nil
-	}
-	for _, s := range []*side{a, b} {
-		if !s.exists || s.data != nil {
-			continue
-		}
-		if s.mode == filemode.Submodule {
-			s.data = subprojectText(s.hash)
-			continue
-		}
-		if s.hash == emptyBlob {
-			s.data = []byte{}
-			continue
-		}
-		o, err := r.storage.EncodedObject(plumbing.BlobObject, s.hash)
-		if err != nil {
-			return fmt.Errorf("reading blob %s: %w", s.hash, err)
-		}
-		if o.Size() > maxDiffFileBytes {
-			s.large = true
-			continue
-		}
-		if err := budget.take(o.Size()); err != nil {
-			return err
-		}
-		rd, err := o.Reader()
-		if err != nil {
-			return err
-		}
-		s.data = make([]byte, o.Size())
-		_, err = io.ReadFull(rd, s.data)
-		rd.Close()
-		if err != nil {
-			return fmt.Errorf("reading blob %s: %w", s.hash, err)
-		}
-	}
-	return nil
-}
-
 // blobIsBinary sniffs a blob's head for a NUL, as git does.
 func (r *Repo) blobIsBinary(id plumbing.Hash, budget *readBudget) (bool, error) {
-	size, err := r.blobSize(id)
+	b, err := r.openBlob(id, math.MaxInt64) // only its head is read
 	if err != nil {
 		return false, err
 	}
-	size = min(size, maxDiffFileBytes)
-	if err := budget.take(size); err != nil {
+	defer b.Close()
+	head := min(b.size, binarySniff)
+	if err := budget.take(head); err != nil {
 		return false, nil
 	}
-	data, err := r.readBlob(id, size)
+	data, err := b.readHead(head)
 	if err != nil {
 		return false, err
 	}

@@ -108,9 +108,9 @@ func (r *Repo) headTreeExcept(ctx context.Context, commit plumbing.Hash, cache m
 	if commit.IsZero() {
 		return out, same, nil
 	}
-	c, err := object.GetCommit(r.storage, commit)
+	c, err := r.getCommit(commit)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading HEAD commit: %w", err)
+		return nil, nil, err
 	}
 	n := 0
 	var walk func(h plumbing.Hash, prefix string) error
@@ -125,9 +125,9 @@ func (r *Repo) headTreeExcept(ctx context.Context, commit plumbing.Hash, cache m
 		if n++; n%64 == 0 && ctx.Err() != nil {
 			return canceled(r.w.Alias())
 		}
-		t, err := object.GetTree(r.storage, h)
+		t, err := r.getTree(h)
 		if err != nil {
-			return fmt.Errorf("reading a tree of HEAD: %w", err)
+			return err
 		}
 		for _, e := range t.Entries {
 			p := e.Name
@@ -219,6 +219,7 @@ func (r *Repo) visible(path string) bool {
 // limit entries (Truncated when there were more); paths the policy hides
 // never appear.
 func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
+	defer r.packScope()()
 	h, err := r.head()
 	if err != nil {
 		return nil, err
@@ -593,11 +594,7 @@ func gitBinary(b []byte) bool {
 // content compared with it (at most that size, converted or not), so the
 // answer does not matter then.
 func (r *Repo) indexHasCRLF(ie *index.Entry) bool {
-	size, err := r.blobSize(ie.Hash)
-	if err != nil || size > maxConvertBytes {
-		return false
-	}
-	data, err := r.readBlob(ie.Hash, size)
+	data, err := r.readBlob(ie.Hash, maxConvertBytes)
 	return err == nil && bytes.Contains(data, []byte("\r\n"))
 }
 
@@ -629,9 +626,9 @@ func (r *Repo) treeEntriesAt(root plumbing.Hash, paths []string) (map[string]tre
 		if t, ok := trees[h]; ok {
 			return t, nil
 		}
-		t, err := object.GetTree(r.storage, h)
+		t, err := r.getTree(h)
 		if err != nil {
-			return nil, fmt.Errorf("reading tree: %w", err)
+			return nil, err
 		}
 		trees[h] = t
 		return t, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -96,9 +97,12 @@ func (r *Repo) flatTree(ctx context.Context, commit plumbing.Hash) (map[string]t
 	if commit.IsZero() {
 		return map[string]treeEntry{}, emptyTree, nil
 	}
-	c, err := object.GetCommit(r.storage, commit)
-	if err != nil {
+	c, err := r.getCommit(commit)
+	if errors.Is(err, plumbing.ErrObjectNotFound) && !r.hasAlternates() {
 		return nil, plumbing.ZeroHash, repoErr(sfs.CodeRevNotFound, r.w.Alias(), fmt.Sprintf("has no commit %s", commit))
+	}
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
 	}
 	m, _, err := r.headTreeExcept(ctx, commit, nil)
 	return m, c.TreeHash, err
@@ -112,11 +116,7 @@ func (r *Repo) diffstat(changes []patchChange) Diffstat {
 		if h.IsZero() {
 			return nil, true
 		}
-		size, err := r.blobSize(h)
-		if err != nil || size > diffstatMaxBlob {
-			return nil, false
-		}
-		b, err := r.readBlob(h, size)
+		b, err := r.readBlob(h, diffstatMaxBlob)
 		if err != nil || isBinary(b) {
 			return nil, false
 		}
@@ -146,6 +146,7 @@ func (r *Repo) diffstat(changes []patchChange) Diffstat {
 // rules exclude are not added; submodules keep their base commit. A
 // workspace equal to base gives an empty patch and no commit.
 func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, message string) (*Patch, error) {
+	defer r.packScope()()
 	alias := r.w.Alias()
 	if !plumbing.IsHash(base) {
 		return nil, argError("base must be a full commit id")
@@ -333,9 +334,6 @@ func (r *Repo) workspaceEntry(ctx context.Context, wsAlias string, wctl *sfs.Con
 	if err != nil {
 		return nil, err
 	}
-	if size > maxStagedFileSize {
-		return nil, tooLargeToCommit(wsAlias, we.Path, size)
-	}
 	e.Mode = filemode.Regular
 	exec := st.Mode&0o100 != 0
 	if !r.fileMode {
@@ -344,7 +342,8 @@ func (r *Repo) workspaceEntry(ctx context.Context, wsAlias string, wctl *sfs.Con
 	if exec {
 		e.Mode = filemode.Executable
 	}
-	// Unchanged files (most of them) are only hashed, not stored again.
+	// Unchanged files (most of them, of any size) are only hashed, not
+	// stored again.
 	if tracked && (old.mode == filemode.Regular || old.mode == filemode.Executable) {
 		if bs, err := r.blobSize(old.hash); err == nil && bs == size {
 			h := plumbing.NewHasher(plumbing.BlobObject, size)
@@ -359,6 +358,9 @@ func (r *Repo) workspaceEntry(ctx context.Context, wsAlias string, wctl *sfs.Con
 				return nil, err
 			}
 		}
+	}
+	if size > maxStagedFileSize {
+		return nil, tooLargeToCommit(wsAlias, we.Path, size)
 	}
 	if *budget -= size; *budget < 0 {
 		return nil, &sfs.Error{Code: sfs.CodeWriteLimitExceeded, Msg: fmt.Sprintf("the workspace's changed files hold more than a commit through ServerFS takes (%d bytes)", maxCommitBytes)}

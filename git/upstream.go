@@ -69,7 +69,7 @@ func (r *Repo) aheadBehind(ctx context.Context, local, upstream plumbing.Hash) (
 			return nil
 		}
 		flags[h] = old | f
-		c, err := object.GetCommit(r.storage, h)
+		c, err := r.getCommit(h)
 		if err != nil {
 			return err
 		}

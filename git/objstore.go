@@ -1,0 +1,187 @@
+package git
+
+import (
+	"bufio"
+	"compress/flate"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/format/objfile"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// maxStructObjectBytes bounds a commit, tree or tag read (a tree of
+// about 400,000 entries); blobs have the caps of the calls reading them
+// (openBlob).
+const maxStructObjectBytes = 16 << 20
+
+// objectStorer is go-git's storage as git/ uses it: objects (commits,
+// trees and tags, decoded by go-git) and references.
+type objectStorer interface {
+	storer.EncodedObjectStorer
+	Reference(plumbing.ReferenceName) (*plumbing.Reference, error)
+	HashesWithPrefix(prefix []byte) ([]plumbing.Hash, error)
+}
+
+// wrapObjectStorer wraps every objectStorer a Repo reads through (tests
+// install one that fails on any blob read through it).
+var wrapObjectStorer = func(s objectStorer) objectStorer { return s }
+
+// sizedStorage is go-git's filesystem storage for references, its
+// objects read by ServerFS (open: sizes from headers first, nothing over
+// maxStructObjectBytes inflated, blobs of any size streamed) and decoded
+// by go-git from memory: go-git's own object reading inflates a loose
+// object whole when it is looked up, a packed delta's whole data to learn
+// its size, a small delta's base whole whatever its size.
+type sizedStorage struct {
+	*filesystem.Storage
+	r *Repo
+}
+
+// newStorage is the repository's storage.
+func (r *Repo) newStorage() objectStorer {
+	st := filesystem.NewStorage(&controlFS{c: r.ctl, root: ".git"}, cache.NewObjectLRUDefault())
+	return wrapObjectStorer(&sizedStorage{Storage: st, r: r})
+}
+
+func (s *sizedStorage) EncodedObject(t plumbing.ObjectType, id plumbing.Hash) (plumbing.EncodedObject, error) {
+	o, err := s.r.open(id, maxStructObjectBytes, true)
+	if size, ok := tooLargeSize(err); ok {
+		what := t.String()
+		if t == plumbing.AnyObject {
+			what = "object"
+		}
+		return nil, repoErr(sfs.CodeRepoUnsupported, s.r.w.Alias(), fmt.Sprintf("has a %s %s of %d bytes, more than ServerFS reads (%d MiB)", what, id, size, maxStructObjectBytes>>20))
+	}
+	if err != nil {
+		return nil, err
+	}
+	data, err := o.readAll()
+	if err != nil {
+		return nil, err
+	}
+	if t != plumbing.AnyObject && o.typ != t {
+		return nil, plumbing.ErrObjectNotFound // as go-git answers
+	}
+	return knownObject{id, &packObject{typ: o.typ, data: data}}, nil
+}
+
+func (s *sizedStorage) HasEncodedObject(id plumbing.Hash) error {
+	if !s.r.hasObject(id) {
+		return plumbing.ErrObjectNotFound
+	}
+	return nil
+}
+
+func (s *sizedStorage) EncodedObjectSize(id plumbing.Hash) (int64, error) {
+	return s.r.headerSize(id)
+}
+
+// objectErr is the one answer for an object that could not be read (kind
+// names it: "commit", "tree", "blob"): REPO_INCOMPLETE when the object is
+// missing (a partial or shallow clone, objects kept in alternates) or
+// damaged (git fsck would report it), REPO_UNSUPPORTED when it is in a
+// form ServerFS does not read; ServerFS errors pass unchanged.
+func (r *Repo) objectErr(kind string, id plumbing.Hash, err error) error {
+	alias := r.w.Alias()
+	var se *sfs.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se):
+		return err
+	case errors.Is(err, plumbing.ErrObjectNotFound):
+		if r.hasAlternates() {
+			return &sfs.Error{Code: sfs.CodeRepoIncomplete, Workdir: alias, Err: err, Msg: fmt.Sprintf("lacks the %s %s in its own object store: it borrows objects from another repository (objects/info/alternates, as git clone --shared or --reference leave it), which ServerFS does not read; git repack -a -d there copies them in", kind, id)}
+		}
+		return &sfs.Error{Code: sfs.CodeRepoIncomplete, Workdir: alias, Err: err, Msg: fmt.Sprintf("lacks the %s %s (a partial clone or a damaged object store); git would fail here too", kind, id)}
+	case isDamage(err):
+		return &sfs.Error{Code: sfs.CodeRepoIncomplete, Workdir: alias, Err: err, Msg: fmt.Sprintf("has a damaged %s %s (its stored data does not read back); git fsck reports it", kind, id)}
+	case errors.Is(err, errDeltaReread):
+		return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: alias, Err: err, Msg: fmt.Sprintf("stores the %s %s as a pack delta whose copies go back in its base more than ServerFS inflates again; git repack -adf stores it anew", kind, id)}
+	}
+	return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: alias, Err: err, Msg: fmt.Sprintf("has a %s %s that ServerFS cannot read", kind, id)}
+}
+
+// isDamage reports whether err says an object's stored form is broken
+// (ours, or what go-git and compress/zlib answer for it).
+func isDamage(err error) bool {
+	var corrupt flate.CorruptInputError
+	switch {
+	case errors.Is(err, errObjectDamaged), errors.As(err, &corrupt),
+		errors.Is(err, zlib.ErrChecksum), errors.Is(err, zlib.ErrHeader), errors.Is(err, zlib.ErrDictionary),
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+		errors.Is(err, objfile.ErrHeader), errors.Is(err, objfile.ErrNegativeSize),
+		errors.Is(err, packfile.ErrInvalidDelta), errors.Is(err, packfile.ErrDeltaCmd),
+		errors.Is(err, plumbing.ErrInvalidType):
+		return true
+	}
+	var pe *packfile.Error
+	return errors.As(err, &pe) || errors.Is(err, object.ErrMalformedTree) || errors.Is(err, object.ErrMalformedCommit) ||
+		errors.Is(err, object.ErrMalformedTag) || errors.Is(err, object.ErrUnsupportedObject) || errors.Is(err, idxfile.ErrMalformedIdxFile)
+}
+
+// getCommit reads and decodes commit id (kind names it in errors).
+func (r *Repo) getCommit(id plumbing.Hash) (*object.Commit, error) {
+	c, err := object.GetCommit(r.storage, id)
+	if err != nil {
+		return nil, r.objectErr("commit", id, err)
+	}
+	return c, nil
+}
+
+// getTree reads and decodes tree id.
+func (r *Repo) getTree(id plumbing.Hash) (*object.Tree, error) {
+	t, err := object.GetTree(r.storage, id)
+	if err != nil {
+		return nil, r.objectErr("tree", id, err)
+	}
+	return t, nil
+}
+
+// loadReplaced reads the objects refs/replace names, loose and packed,
+// unless core.useReplaceRefs is false (git then ignores them).
+func (r *Repo) loadReplaced() error {
+	if !parseBool(r.get("core", "", "usereplacerefs"), true) {
+		return nil
+	}
+	add := func(name string) {
+		if id, ok := strings.CutPrefix(name, "refs/replace/"); ok && plumbing.IsHash(id) {
+			if r.replaced == nil {
+				r.replaced = map[plumbing.Hash]bool{}
+			}
+			r.replaced[plumbing.NewHash(id)] = true
+		}
+	}
+	ents, _, err := r.ctl.ReadDir(".git/refs/replace", maxStorageDirEntries)
+	if err == nil {
+		for _, e := range ents {
+			add("refs/replace/" + e.Name)
+		}
+	}
+	f, err := r.ctl.Open(".git/packed-refs")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	// packed-refs may be large: scanned line by line, never held whole.
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 64<<10)
+	for sc.Scan() {
+		if _, name, ok := strings.Cut(sc.Text(), " "); ok {
+			add(name)
+		}
+	}
+	return nil
+}
