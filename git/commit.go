@@ -550,6 +550,17 @@ func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
 	if err != nil {
 		return err
 	}
+	// The name as git would record it: never one git refuses.
+	kind := filemode.Regular
+	switch st.Type() {
+	case sfs.TypeSymlink:
+		kind = filemode.Symlink
+	case sfs.TypeDirectory:
+		kind = filemode.Submodule // all a named directory can become
+	}
+	if r := commitPathRule(p, kind); r != nil {
+		return gitPathErr(alias, p, r)
+	}
 	old := entries[p]
 	if old == nil {
 		ignored, err := r.pathIgnored(p, st.Type() == sfs.TypeDirectory, func(q string) *index.Entry {
@@ -758,8 +769,10 @@ func (r *Repo) writeTrees(entries map[string]*indexEntry) (plumbing.Hash, *cache
 		if e.IntentToAdd {
 			continue
 		}
-		if dotGitPath(p) != "" {
-			return plumbing.ZeroHash, nil, dotGitErr(r.w.Alias(), p)
+		// (A named path passed commitPathRule when staged; one the
+		// commit leaves as it was must not carry .git in either.)
+		if dotGitComponent(p) {
+			return plumbing.ZeroHash, nil, gitPathErr(r.w.Alias(), p, &ruleHasDotgit)
 		}
 		comps := strings.Split(p, "/")
 		n := root

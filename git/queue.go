@@ -792,9 +792,10 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 	}
 	changes := diffTrees(a, b)
 	for _, c := range changes {
-		// Never write a .git spelling into the live tree, whatever merged.
-		if !c.new.IsZero() && dotGitPath(c.path) != "" {
-			return dotGitErr(r.w.Alias(), c.path)
+		// Never write a name git refuses into the live tree, whatever
+		// merged.
+		if rule := commitPathRule(c.path, c.newMode); !c.new.IsZero() && rule != nil {
+			return gitPathErr(r.w.Alias(), c.path, rule)
 		}
 		if !isFileMode(c.newMode) && !c.new.IsZero() || !isFileMode(c.oldMode) && !c.old.IsZero() {
 			return errors.New("checkout: not a regular file")
