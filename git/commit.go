@@ -640,6 +640,9 @@ func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
 		if err != nil {
 			return err
 		}
+		if err := r.dotfileContentErr(alias, p, mode, hash); err != nil {
+			return err
+		}
 	}
 	e := &indexEntry{Entry: &index.Entry{Name: p}}
 	if old != nil {

@@ -338,6 +338,28 @@ func TestCommitRefusesNamesGitRejects(t *testing.T) {
 			}
 		})
 	}
+	// The content git fsck reads of .gitmodules and .gitattributes.
+	for name, c := range map[string]struct{ path, content, rule string }{
+		"option url":      {".gitmodules", "[submodule \"m\"]\n\tpath = m\n\turl = -oProxyCommand=x\n", "gitmodulesUrl"},
+		"unparsable":      {"GITMOD~1", "[submodule \"m\"\n", "gitmodulesParse"},
+		"long attributes": {"sub/.gitattributes", "*.x " + strings.Repeat("a", 2048) + "\n", "gitattributesLineLength"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir, _ := newCommitRepo(t)
+			write(t, filepath.Join(dir, c.path), c.content)
+			r, err := Open(newWorkdirFSEnv(t, []string{"SERVERFS_ALLOW_HIDDEN=true"}, "wd="+dir+":rw:repo"), "wd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := headOf(t, dir)
+			if _, err := r.Commit(ctx, []string{c.path}, "m"); sfs.CodeOf(err) != sfs.CodeGitPathRejected || !strings.Contains(err.Error(), c.rule+":") {
+				t.Fatalf("got %v, want GIT_PATH_REJECTED naming %s", err, c.rule)
+			}
+			if headOf(t, dir) != head {
+				t.Fatal("HEAD moved")
+			}
+		})
+	}
 	t.Run("backslash git takes", func(t *testing.T) {
 		dir, r := newCommitRepo(t)
 		write(t, filepath.Join(dir, `notes\todo.txt`), "todo\n")

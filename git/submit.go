@@ -259,8 +259,14 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 	}
 	changes := diffTrees(baseFlat, newFlat)
 	for _, c := range changes {
-		if rule := commitPathRule(c.path, c.newMode); !c.new.IsZero() && rule != nil {
+		if c.new.IsZero() {
+			continue
+		}
+		if rule := commitPathRule(c.path, c.newMode); rule != nil {
 			return nil, gitPathErr(ws.Alias(), c.path, rule)
+		}
+		if err := r.dotfileContentErr(ws.Alias(), c.path, c.newMode, c.new); err != nil {
+			return nil, err
 		}
 	}
 	if len(changes) == 0 {

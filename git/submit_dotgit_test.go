@@ -138,3 +138,20 @@ func TestCommitWorkspaceChecksMessage(t *testing.T) {
 		t.Errorf("a good message: %v", err)
 	}
 }
+
+// CommitWorkspace refuses a .gitmodules git fsck rejects (an option-like
+// url), as commit_repo_changes does, before anything is merged.
+func TestCommitWorkspaceRefusesBadGitmodules(t *testing.T) {
+	dir, base := queueRepo(t)
+	ws := checkoutTo(t, dir, base)
+	os.WriteFile(filepath.Join(ws, ".gitmodules"), []byte("[submodule \"m\"]\n\tpath = m\n\turl = -u./x\n"), 0o644)
+	f := newWorkdirFSEnv(t, []string{"SERVERFS_ALLOW_HIDDEN=true"}, "wd="+dir+":rw:repo", "ws="+ws+":rw")
+	r, err := Open(f, "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := f.Workdir("ws")
+	if p, err := r.CommitWorkspace(context.Background(), w, base, "x"); sfs.CodeOf(err) != sfs.CodeGitPathRejected || !strings.Contains(err.Error(), "gitmodulesUrl") {
+		t.Fatalf("CommitWorkspace = %+v, %v; want GIT_PATH_REJECTED naming gitmodulesUrl", p, err)
+	}
+}
