@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -68,7 +69,7 @@ type ConflictHunk struct {
 	Base      string `json:"base"`
 	Ours      string `json:"ours"`
 	Theirs    string `json:"theirs"`
-	Reason    string `json:"reason,omitempty"` // binary, mode, type, deleted, too_large
+	Reason    string `json:"reason,omitempty"` // binary, mode, type, deleted, too_large, not_utf8 (text not shown)
 	Truncated bool   `json:"truncated,omitempty"`
 }
 
@@ -524,10 +525,19 @@ func (r *Repo) replay(ctx context.Context, branch string, head plumbing.Hash, ch
 			conf.HunksOmitted++
 			return
 		}
+		// Text the JSON answer cannot carry byte for byte is not shown;
+		// a cut never splits a character.
+		if !utf8.ValidString(h.Base) || !utf8.ValidString(h.Ours) || !utf8.ValidString(h.Theirs) {
+			h.Base, h.Ours, h.Theirs, h.Reason = "", "", "", "not_utf8"
+		}
 		cut := func(s string) string {
 			if len(s) > maxConflictHunkBytes {
 				h.Truncated = true
-				return s[:maxConflictHunkBytes]
+				i := maxConflictHunkBytes
+				for i > 0 && !utf8.RuneStart(s[i]) {
+					i--
+				}
+				return s[:i]
 			}
 			return s
 		}
