@@ -141,18 +141,6 @@ func checkoutName(name string) string {
 	return ""
 }
 
-// dotGitComponent reports whether a slash-separated path has a component
-// git fsck reads as .git (hasDotgit): every spelling NTFS and HFS+ read
-// as .git, also after a backslash.
-func dotGitComponent(p string) bool {
-	for _, c := range strings.Split(p, "/") {
-		if r := fsckEntryRule(c, filemode.Dir); r == &ruleHasDotgit {
-			return true
-		}
-	}
-	return false
-}
-
 func (co *checkout) count() error {
 	co.res.Files++
 	if co.lim.MaxFiles > 0 && co.res.Files > co.lim.MaxFiles {

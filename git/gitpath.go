@@ -87,7 +87,7 @@ func fsckEntryRule(name string, mode filemode.FileMode) *pathRule {
 		return &ruleHasDot
 	case name == "..":
 		return &ruleHasDotdot
-	case isHFSDotGit(name) || isNTFSDotGit(name):
+	case hasDotGit(name):
 		return &ruleHasDotgit
 	case link && (isHFSDot(name, "gitmodules") || isNTFSDot(name, "gitmodules", "gi7eba")):
 		return &ruleGitmodules
@@ -109,9 +109,6 @@ func fsckEntryRule(name string, mode filemode.FileMode) *pathRule {
 			return nil
 		}
 		rest = rest[i+1:]
-		if isNTFSDotGit(rest) {
-			return &ruleHasDotgit
-		}
 		if isNTFSDot(rest, "gitmodules", "gi7eba") {
 			if link {
 				return &ruleGitmodules
@@ -121,6 +118,35 @@ func fsckEntryRule(name string, mode filemode.FileMode) *pathRule {
 			}
 		}
 	}
+}
+
+// hasDotGit is fsck's hasDotgit test of an entry name: a spelling NTFS
+// or HFS+ reads as .git, also after any backslash.
+func hasDotGit(name string) bool {
+	if isHFSDotGit(name) || isNTFSDotGit(name) {
+		return true
+	}
+	for rest := name; ; {
+		i := strings.IndexByte(rest, '\\')
+		if i < 0 {
+			return false
+		}
+		if rest = rest[i+1:]; isNTFSDotGit(rest) {
+			return true
+		}
+	}
+}
+
+// dotGitComponent reports whether a slash-separated path has a component
+// git fsck reads as .git (hasDotgit): every spelling NTFS and HFS+ read
+// as .git, also after a backslash.
+func dotGitComponent(p string) bool {
+	for _, c := range strings.Split(p, "/") {
+		if hasDotGit(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // at is s[i], or NUL past its end.

@@ -124,6 +124,7 @@ func TestGitPathRules(t *testing.T) {
 		{`a\.gitmodules/x`, file, "gitmodulesBlob", true},
 		{`a\.gitattributes/x`, file, ok, true},
 		{".gitmodules", filemode.Submodule, "gitmodulesBlob", true},
+		{`.gitmodules:\.git/x`, file, "hasDotgit", false},
 		{".git-foo/.gitignore", file, ok, true},
 		{`a\.git\config`, file, "hasDotgit", false},
 		{`.git\config`, file, "hasDotgit", false},

@@ -191,7 +191,7 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 		// refused, not skipped: on case-insensitive file systems they are
 		// the live repository's metadata (hooks), and skipping would hide
 		// what the workspace holds.
-		if fsckEntryRule(we.Name, filemode.Dir) == &ruleHasDotgit {
+		if hasDotGit(we.Name) {
 			return fail(gitPathErr(ws.Alias(), we.Path, &ruleHasDotgit))
 		}
 		old, tracked := baseFlat[we.Path]
