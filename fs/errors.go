@@ -98,6 +98,11 @@ const (
 	// CodeRepoIdentityMissing: no user.name or user.email in any git
 	// configuration file.
 	CodeRepoIdentityMissing Code = "REPO_IDENTITY_MISSING"
+	// CodeGitPathRejected: a commit would record a path git refuses (git
+	// fsck's tree rules, or verify_path's: a .git spelling, a symlinked
+	// .gitmodules, ...), or a .gitmodules or .gitattributes whose content
+	// git fsck rejects; the message names the rule. Nothing changed.
+	CodeGitPathRejected Code = "GIT_PATH_REJECTED"
 
 	// History codes (issue 18).
 

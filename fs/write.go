@@ -64,6 +64,10 @@ type WriteResult struct {
 	// Diff is a unified diff of the change, at most DiffMaxBytes.
 	Diff          string `json:"diff,omitempty"`
 	DiffTruncated bool   `json:"diff_truncated,omitempty"`
+	// DiffOmitted: the content replaced was not UTF-8 text (NUL bytes
+	// or another encoding), which a diff in a JSON answer cannot carry
+	// byte for byte: there is none.
+	DiffOmitted bool `json:"diff_omitted,omitempty"`
 }
 
 // Edit is one exact replacement of edit_text_file.
@@ -527,7 +531,11 @@ func (f *FS) rewrite(ctx context.Context, alias, raw, expected string, mayCreate
 func (t *target) result(action string, content, old []byte, created bool) *WriteResult {
 	size := int64(len(content))
 	r := &WriteResult{Workdir: t.w.alias, Path: t.rp.String(), Action: action, Revision: Revision(content), Size: &size}
-	if action != "unchanged" {
+	switch {
+	case action == "unchanged":
+	case checkText(old) != nil:
+		r.DiffOmitted = true
+	default:
 		r.Diff, r.DiffTruncated = unidiff.Unified(r.Path, old, content, created, DiffMaxBytes)
 	}
 	return r

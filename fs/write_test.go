@@ -796,3 +796,42 @@ func TestMoveDirectoryDestinationDenied(t *testing.T) {
 	}
 	must(t)(e.fs.MovePath(bg, "wd", "staging", "config/test", ""))
 }
+
+// TestWriteDiffApplies: the diff a write returns applies with git apply
+// to the old file and gives the new one, whatever the name (quoted as git
+// quotes it: tab, newline, quote, backslash, unicode, spaces); replacing
+// content that is not UTF-8 text gives diff_omitted and no diff, never
+// one whose bytes the JSON answer would change.
+func TestWriteDiffApplies(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is required (CI installs it)")
+	}
+	e := newRWEnv(t, ProbeResolver())
+	for i, name := range []string{"plain.txt", "tab\there", "new\nline", `q"uote`, `back\slash`, "ünï 日本.md", "trail ", " lead", "a b/c d"} {
+		old, next := fmt.Sprintf("one\ntwo %d\nthree\n", i), "one\n2\nthree\n"
+		e.write(t, name, old)
+		res := must(t)(e.fs.WriteFile(bg, "wd", name, next, Revision([]byte(old))))
+		if res.DiffOmitted || res.Diff == "" {
+			t.Fatalf("%q: %+v", name, res)
+		}
+		work := t.TempDir()
+		os.MkdirAll(filepath.Dir(filepath.Join(work, name)), 0o755)
+		os.WriteFile(filepath.Join(work, name), []byte(old), 0o644)
+		os.WriteFile(filepath.Join(work, "p.diff"), []byte(res.Diff), 0o644)
+		cmd := exec.Command("git", "apply", "p.diff")
+		cmd.Dir = work
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%q: git apply: %v\n%s\n%s", name, err, out, res.Diff)
+		}
+		if b, _ := os.ReadFile(filepath.Join(work, name)); string(b) != next {
+			t.Fatalf("%q: git apply gave %q", name, b)
+		}
+	}
+	for _, old := range []string{"\x89PNG\r\n\x1a\nold\n", "caf\xe9\n", "a\x00b\n"} {
+		e.write(t, "x.txt", old)
+		res := must(t)(e.fs.WriteFile(bg, "wd", "x.txt", "text\n", Revision([]byte(old))))
+		if !res.DiffOmitted || res.Diff != "" || e.read(t, "x.txt") != "text\n" {
+			t.Fatalf("replacing %q: %+v", old, res)
+		}
+	}
+}

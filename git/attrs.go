@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/gitignore"
 )
 
@@ -29,6 +30,10 @@ func (r *Repo) loadAttrRules(path string) ([]attrRule, error) {
 		dir := comps[:i]
 		name := strings.Join(append(append([]string{}, dir...), ".gitattributes"), "/")
 		b, err := r.readControl(name)
+		if sfs.CodeOf(err) == sfs.CodeNotAFile {
+			// A directory: git opens it and reads no line.
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -55,9 +55,10 @@ const copyChunk = 1 << 20
 // beneath its parent's descriptor with O_NOFOLLOW|O_EXCL), submodules
 // (gitlinks) as empty directories. It reads objects in process and
 // streams each blob to its file, so a blob of any size costs a copy
-// buffer, not its size in memory. A tree entry git refuses to check out
-// (".", "..", ".git" in any case or NTFS spelling, a name with '/' or
-// '\') refuses the whole checkout, as does going past lim
+// buffer, not its size in memory. A tree entry git on Linux refuses to
+// check out (checkoutPathRule: ".", "..", ".git" in any case or NTFS
+// spelling, also after a backslash; an empty name, or one with '/')
+// refuses the whole checkout, as does going past lim
 // (WORKSPACE_TOO_LARGE) or ctx. On error the directory holds a partial
 // checkout the caller removes.
 func (r *Repo) Checkout(ctx context.Context, rev string, dirfd int, lim CheckoutLimits) (*CheckoutResult, error) {
@@ -121,45 +122,18 @@ func displayName(p string) string {
 	return strings.ToValidUTF8(p, "\uFFFD")
 }
 
-// checkoutName reports why git would refuse a tree entry name, or "".
+// checkoutName reports why a tree entry name cannot be written, or "":
+// git reads neither an empty name nor one holding NUL, and a '/' would
+// write beneath another directory. The rest of what git refuses is
+// checkoutPathRule's.
 func checkoutName(name string) string {
 	switch {
-	case name == "" || name == "." || name == "..":
-		return "not a file name"
-	case strings.ContainsAny(name, "/\\\x00"):
-		return "a name with '/', '\\' or NUL"
-	}
-	// .git in any case, and the spellings NTFS and HFS+ read as .git
-	// (trailing dots and spaces, the 8.3 short name), as git's
-	// core.protectNTFS (the default) refuses them.
-	if isDotGitName(name) {
-		return "a .git entry"
+	case name == "":
+		return "an empty name"
+	case strings.ContainsAny(name, "/\x00"):
+		return "a name with '/' or NUL"
 	}
 	return ""
-}
-
-// isDotGitName reports whether a file name is .git in any case, or a
-// spelling NTFS and HFS+ read as .git (trailing dots and spaces, the 8.3
-// short name git~1), as git's core.protectNTFS refuses them.
-func isDotGitName(name string) bool {
-	t := strings.ToLower(strings.TrimRight(name, ". "))
-	return t == ".git" || t == "git~1"
-}
-
-// dotGitPath returns the first component of a slash-separated tree path
-// that isDotGitName, or "".
-func dotGitPath(p string) string {
-	for _, c := range strings.Split(p, "/") {
-		if isDotGitName(c) {
-			return c
-		}
-	}
-	return ""
-}
-
-// dotGitErr is the refusal of a tree path holding a .git component.
-func dotGitErr(alias, p string) error {
-	return &sfs.Error{Code: sfs.CodeDeniedPath, Workdir: alias, Path: p, Msg: "names .git (in some case or spelling: trailing dot or space, git~1); repository metadata is never committed or checked out"}
 }
 
 func (co *checkout) count() error {
@@ -190,6 +164,9 @@ func (co *checkout) tree(id plumbing.Hash, dirfd int, path string, depth int) er
 		}
 		if why := checkoutName(e.Name); why != "" {
 			return co.refuse(p, why)
+		}
+		if r := checkoutPathRule(p, canonicalMode(e.Mode)); r != nil {
+			return co.refuse(p, r.id+": "+r.why)
 		}
 		if err := co.count(); err != nil {
 			return err

@@ -551,6 +551,17 @@ func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
 	if err != nil {
 		return err
 	}
+	// The name as git would record it: never one git refuses.
+	kind := filemode.Regular
+	switch st.Type() {
+	case sfs.TypeSymlink:
+		kind = filemode.Symlink
+	case sfs.TypeDirectory:
+		kind = filemode.Submodule // all a named directory can become
+	}
+	if r := commitPathRule(p, kind); r != nil {
+		return gitPathErr(alias, p, r)
+	}
 	old := entries[p]
 	if old == nil {
 		ignored, err := r.pathIgnored(p, st.Type() == sfs.TypeDirectory, func(q string) *index.Entry {
@@ -628,6 +639,9 @@ func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
 			return &sfs.Error{Code: sfs.CodeRevisionMismatch, Workdir: alias, Path: p, Msg: "changed while it was being committed; try again"}
 		}
 		if err != nil {
+			return err
+		}
+		if err := r.dotfileContentErr(alias, p, mode, hash); err != nil {
 			return err
 		}
 	}
@@ -759,8 +773,10 @@ func (r *Repo) writeTrees(entries map[string]*indexEntry) (plumbing.Hash, *cache
 		if e.IntentToAdd {
 			continue
 		}
-		if dotGitPath(p) != "" {
-			return plumbing.ZeroHash, nil, dotGitErr(r.w.Alias(), p)
+		// (A named path passed commitPathRule when staged; one the
+		// commit leaves as it was must not carry .git in either.)
+		if dotGitComponent(p) {
+			return plumbing.ZeroHash, nil, gitPathErr(r.w.Alias(), p, &ruleHasDotgit)
 		}
 		comps := strings.Split(p, "/")
 		n := root

@@ -283,3 +283,94 @@ func TestCommitSmudgesRacilyCleanEntries(t *testing.T) {
 		t.Fatalf("after our commit git status says %q: the racily clean entry was not smudged", st)
 	}
 }
+
+// TestCommitRefusesNamesGitRejects: names git fsck flags, or git's index
+// refuses, are GIT_PATH_REJECTED naming the rule, with or without hidden
+// paths, changing nothing; names git takes on Linux (a backslash in an
+// ordinary name) are committed and check out again.
+func TestCommitRefusesNamesGitRejects(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		path, rule string
+		hidden     bool // needs SERVERFS_ALLOW_HIDDEN
+		link       bool
+	}{
+		{`a\.git\config`, "hasDotgit", false, false},
+		{`x/GIT~1\hooks`, "hasDotgit", false, false},
+		{`.git\config`, "hasDotgit", true, false},
+		{`sub/.git\x`, "hasDotgit", true, false},
+		{".git\u200c/config", "hasDotgit", true, false},
+		{".GIT./config", "hasDotgit", true, false},
+		{".gitmodules", "gitmodulesSymlink", true, true},
+		{"GITMOD~1", "gitmodulesSymlink", false, true},
+		{".gitignore", "gitignoreSymlink", true, true},
+		{".gitmodules/x", "gitmodulesBlob", true, false},
+	}
+	for _, c := range cases {
+		t.Run(c.path, func(t *testing.T) {
+			dir, _ := newCommitRepo(t)
+			full := filepath.Join(dir, filepath.FromSlash(c.path))
+			os.MkdirAll(filepath.Dir(full), 0o755)
+			if c.link {
+				os.Symlink("a.txt", full)
+			} else {
+				write(t, full, "x\n")
+			}
+			var env []string
+			if c.hidden {
+				env = []string{"SERVERFS_ALLOW_HIDDEN=true"}
+			}
+			r, err := Open(newWorkdirFSEnv(t, env, "wd="+dir+":rw:repo"), "wd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := headOf(t, dir)
+			index, _ := os.ReadFile(filepath.Join(dir, ".git/index"))
+			_, err = r.Commit(ctx, []string{c.path}, "m")
+			if sfs.CodeOf(err) != sfs.CodeGitPathRejected || !strings.Contains(err.Error(), c.rule+":") || strings.Contains(err.Error(), dir) {
+				t.Fatalf("got %v, want GIT_PATH_REJECTED naming %s", err, c.rule)
+			}
+			if headOf(t, dir) != head {
+				t.Fatal("HEAD moved")
+			}
+			if now, _ := os.ReadFile(filepath.Join(dir, ".git/index")); string(now) != string(index) {
+				t.Fatal("the index changed")
+			}
+		})
+	}
+	// The content git fsck reads of .gitmodules and .gitattributes.
+	for name, c := range map[string]struct{ path, content, rule string }{
+		"option url":      {".gitmodules", "[submodule \"m\"]\n\tpath = m\n\turl = -oProxyCommand=x\n", "gitmodulesUrl"},
+		"unparsable":      {"GITMOD~1", "[submodule \"m\"\n", "gitmodulesParse"},
+		"long attributes": {"sub/.gitattributes", "*.x " + strings.Repeat("a", 2048) + "\n", "gitattributesLineLength"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir, _ := newCommitRepo(t)
+			write(t, filepath.Join(dir, c.path), c.content)
+			r, err := Open(newWorkdirFSEnv(t, []string{"SERVERFS_ALLOW_HIDDEN=true"}, "wd="+dir+":rw:repo"), "wd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := headOf(t, dir)
+			if _, err := r.Commit(ctx, []string{c.path}, "m"); sfs.CodeOf(err) != sfs.CodeGitPathRejected || !strings.Contains(err.Error(), c.rule+":") {
+				t.Fatalf("got %v, want GIT_PATH_REJECTED naming %s", err, c.rule)
+			}
+			if headOf(t, dir) != head {
+				t.Fatal("HEAD moved")
+			}
+		})
+	}
+	t.Run("backslash git takes", func(t *testing.T) {
+		dir, r := newCommitRepo(t)
+		write(t, filepath.Join(dir, `notes\todo.txt`), "todo\n")
+		// A directory named .gitattributes holds no rules, as for git.
+		os.MkdirAll(filepath.Join(dir, ".gitattributes"), 0o755)
+		if _, err := r.Commit(ctx, []string{`notes\todo.txt`}, "m"); err != nil {
+			t.Fatal(err)
+		}
+		co := checkoutDir(t, r, "HEAD")
+		if b, err := os.ReadFile(filepath.Join(co, `notes\todo.txt`)); err != nil || string(b) != "todo\n" {
+			t.Fatalf("checkout: %q, %v", b, err)
+		}
+	})
+}

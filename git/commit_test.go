@@ -55,13 +55,14 @@ const commitStates = 320
 // paths gives the same tree as `git add -- paths && git commit` on an exact
 // copy; then git fsck --strict is clean, the reflog has the entry, and git
 // status of both copies agrees. The states hold what real work trees hold:
-// odd names (backslash, tab, quotes, '#', unicode, option look-alikes),
+// odd names (backslash, tab, quotes, '#', unicode, option look-alikes,
+// .git spellings),
 // git rm --cached, files replaced by directories and back, submodules
 // added and moved (staged or not), staged hidden and denied files.
 // Refusals must match git refusing, or be ours by design (then they change
 // nothing and name no hidden path): changes staged on paths not named, a
 // directory git would add whole, a path inside a submodule, option-like
-// names.
+// names, names git commits but git fsck --strict flags.
 //
 // SERVERFS_COMMIT_SEED=n replays a run, SERVERFS_COMMIT_REPO=i only its
 // repository i.
@@ -101,8 +102,8 @@ func TestCommitMatchesGit(t *testing.T) {
 	}
 
 	names := []string{"a.txt", "b.md", "c", "d e.txt", "ünï.txt", "-x", "x.log", "z.sh", `back\slash.txt`, "tab\there",
-		`q"uote`, "#hash", "日本.md", ".env", "id_rsa", "k.key", ".dot"}
-	dirs := []string{"", "", "src", "src/deep", "docs", "build", `w\in`, "ünï", ".cache"}
+		`q"uote`, "#hash", "日本.md", ".env", "id_rsa", "k.key", ".dot", `n\.git\x`, `\.git`, "GIT~1", "\u200c.git"}
+	dirs := []string{"", "", "src", "src/deep", "docs", "build", `w\in`, "ünï", ".cache", `d\.GIT.`}
 	subs := []string{"mod", "src/lib"}
 	states, commits, refusals, designed := 0, 0, 0, 0
 	kinds := map[string]int{}
@@ -124,9 +125,17 @@ func TestCommitMatchesGit(t *testing.T) {
 			return err == nil
 		}
 		mustGit("init", a, "init", "-q")
+		// The .git spellings (the last ones of the pools) are drawn now
+		// and then, never for the base commit, which git makes: it takes
+		// some of them, and its fsck flags them.
+		atBase := true
 		rel := func() string {
-			d := dirs[rng.Intn(len(dirs))]
-			n := names[rng.Intn(len(names))]
+			nd, nn := len(dirs)-1, len(names)-4
+			if !atBase && rng.Intn(8) == 0 {
+				nd, nn = len(dirs), len(names)
+			}
+			d := dirs[rng.Intn(nd)]
+			n := names[rng.Intn(nn)]
 			if d == "" {
 				return n
 			}
@@ -169,6 +178,7 @@ func TestCommitMatchesGit(t *testing.T) {
 			mustGit("base", a, "add", "-A")
 			mustGit("base", a, "commit", "-q", "-m", "base")
 		}
+		atBase = false
 		r, _ := openRW(t, a)
 		for round := 0; round < 5 && states < commitStates; round++ {
 			for range 1 + rng.Intn(4) {
@@ -272,7 +282,7 @@ func TestCommitMatchesGit(t *testing.T) {
 			states++
 			if optionLike {
 				// Refused by design (git would take "-x" after "--").
-				if _, err := r.Commit(context.Background(), paths, "m"); sfs.CodeOf(err) != sfs.CodeInvalidArgument {
+				if _, err := r.Commit(context.Background(), paths, "m"); sfs.CodeOf(err) != sfs.CodeInvalidArgument && commitDesigned(a, err, paths, "") == "" {
 					t.Fatalf("%s: option-like path %q: %v", desc(round), paths, err)
 				}
 				designed++
@@ -311,6 +321,16 @@ func TestCommitMatchesGit(t *testing.T) {
 			switch {
 			case ourErr != nil && (addErr != nil || gitErr != nil):
 				refusals++
+				continue
+			case sfs.CodeOf(ourErr) == sfs.CodeGitPathRejected:
+				// git made the commit: git fsck --strict must flag it,
+				// or git with core.protectHFS refuse to check it out.
+				out, err := gitOut(b, "fsck", "--strict", "--no-dangling", "--no-progress")
+				if _, herr := gitOut(b, "-c", "core.protectHFS=true", "read-tree", "--index-output=.git/idx2", "HEAD"); err == nil && strings.TrimSpace(out) == "" && herr == nil {
+					t.Fatalf("%s: we refused (%v) what git commits, fsck passes and git checks out", d, ourErr)
+				}
+				designed++
+				kinds["refused by design: a name git fsck flags"]++
 				continue
 			case ourErr != nil:
 				if why := commitDesigned(a, ourErr, paths, stagedBefore); why != "" {
@@ -370,6 +390,12 @@ func commitDesigned(dir string, err error, paths []string, stagedBefore string) 
 	switch sfs.CodeOf(err) {
 	case sfs.CodeDeniedPath, sfs.CodeHiddenPathNotAllowed:
 		return "a hidden or denied path named"
+	case sfs.CodeInvalidPath:
+		for _, p := range paths {
+			if strings.HasPrefix(p, `\`) {
+				return "a leading backslash (an absolute path on Windows)"
+			}
+		}
 	case sfs.CodeRepoStagedChanges:
 		for _, s := range strings.Split(stagedBefore, "\x00") {
 			if s == "" {

@@ -2,9 +2,11 @@ package git
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	sfs "github.com/serverfs/serverfs/fs"
@@ -52,6 +54,52 @@ func TestConflictBundleBounded(t *testing.T) {
 		ents, _ := os.ReadDir(confDir)
 		if len(ents) > maxConflictArtifacts {
 			t.Fatalf("submit %d: %d bundles kept, cap %d", i, len(ents), maxConflictArtifacts)
+		}
+	}
+}
+
+// Conflict hunks travel in a JSON answer: a hunk of text that is not
+// UTF-8 is shown without its text (reason not_utf8), and the 2 KiB cut
+// never splits a character.
+func TestConflictHunksSurviveJSON(t *testing.T) {
+	dir, base := queueRepo(t)
+	ws := checkoutTo(t, dir, base)
+	long := strings.Repeat("é", 1500) // 3000 bytes, cut at 2048: inside a character
+	write(t, filepath.Join(dir, "a.txt"), "a1\ncaf\xe9 branch\na3\n")
+	write(t, filepath.Join(dir, "b.txt"), "b1\n"+long+"branch\nb3\n")
+	gitCLI(t, dir, "add", "a.txt", "b.txt")
+	gitCLI(t, dir, "commit", "-qm", "branch side")
+	write(t, filepath.Join(ws, "a.txt"), "a1\ncaf\xe9 workspace\na3\n")
+	write(t, filepath.Join(ws, "b.txt"), "b1\n"+long+"workspace\nb3\n")
+	f := newWorkdirFS(t, "wd="+dir+":rw:repo", "ws="+ws+":rw")
+	r, err := Open(f, "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := f.Workdir("ws")
+	p, err := r.CommitWorkspace(context.Background(), w, base, "ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Submit(context.Background(), "main", p, MergeReplay, "")
+	if sfs.CodeOf(err) != sfs.CodeMergeConflict || len(res.Hunks) != 2 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	for _, h := range res.Hunks {
+		var back ConflictHunk
+		j, _ := json.Marshal(h)
+		if json.Unmarshal(j, &back) != nil || back != h {
+			t.Errorf("%s: the hunk does not survive JSON: %q", h.File, j)
+		}
+		switch h.File {
+		case "a.txt":
+			if h.Reason != "not_utf8" || h.Ours != "" || h.Theirs != "" {
+				t.Errorf("a.txt: %+v", h)
+			}
+		case "b.txt":
+			if !h.Truncated || !strings.HasPrefix(long, h.Ours) || h.Ours == "" {
+				t.Errorf("b.txt: truncated %v, ours of %d bytes", h.Truncated, len(h.Ours))
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -44,6 +45,10 @@ type DiffFile struct {
 	// lines: not read, no patch).
 	Change string `json:"change"`
 	Binary bool   `json:"binary,omitempty"`
+	// NotUTF8: a side is text (no NUL) that is not valid UTF-8, which
+	// the answer's JSON cannot carry byte for byte: the file has no
+	// section in the patch.
+	NotUTF8 bool `json:"not_utf8,omitempty"`
 }
 
 // DiffResult is a patch for explicit paths.
@@ -54,7 +59,8 @@ type DiffResult struct {
 	// read_limit or timeout leaves the later ones out.
 	Files []DiffFile `json:"files"`
 	// Patch is a unified diff `git apply` accepts (binary files appear
-	// as "Binary files ... differ" lines, which it does not apply).
+	// as "Binary files ... differ" lines, which it does not apply; files
+	// NotUTF8 do not appear).
 	Patch     string `json:"patch"`
 	Truncated bool   `json:"truncated"`
 	// TruncatedReason says why: max_bytes (the patch was cut),
@@ -218,6 +224,9 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 			break
 		}
 		res.Files = append(res.Files, f)
+		if f.NotUTF8 {
+			continue
+		}
 		if patch.Len()+len(text) > maxBytes {
 			cut(DiffCutMaxBytes)
 			if patch.Len() == 0 {
@@ -343,7 +352,9 @@ func (r *Repo) loadSides(a, b *side, budget *readBudget) error {
 }
 
 // renderDiff writes git's patch for one path: at most about room bytes
-// of it (the caller cuts), and an error when ctx is done first.
+// of it (the caller cuts), and an error when ctx is done first. A text
+// side that is not valid UTF-8 sets NotUTF8: the caller leaves the text
+// out of the patch.
 func renderDiff(ctx context.Context, p string, a, b side, room int) (DiffFile, string, error) {
 	f := DiffFile{Path: p}
 	switch {
@@ -371,11 +382,12 @@ func renderDiff(ctx context.Context, p string, a, b side, room int) (DiffFile, s
 	}
 	if f.Change == "type_changed" {
 		// git shows a type change as a deletion and an addition.
-		_, del, err := renderDiff(ctx, p, a, side{}, room)
+		df, del, err := renderDiff(ctx, p, a, side{}, room)
 		if err != nil {
 			return f, "", err
 		}
-		_, add, err := renderDiff(ctx, p, side{}, b, room-len(del))
+		af, add, err := renderDiff(ctx, p, side{}, b, room-len(del))
+		f.NotUTF8 = df.NotUTF8 || af.NotUTF8
 		return f, del + add, err
 	}
 	qa, qb := quotePath("a/"+p), quotePath("b/"+p)
@@ -435,6 +447,9 @@ func renderDiff(ctx context.Context, p string, a, b side, room int) (DiffFile, s
 		return f, "", err
 	}
 	out.WriteString(hunks)
+	// (The hunks are still rendered: show counts their lines, as git's
+	// numstat does; the callers leave the text out of the patch.)
+	f.NotUTF8 = !utf8.Valid(a.data) || !utf8.Valid(b.data)
 	return f, out.String(), nil
 }
 
@@ -446,50 +461,5 @@ func isBinary(b []byte) bool {
 	return bytes.IndexByte(b[:min(len(b), binarySniff)], 0) >= 0
 }
 
-// quotePath is git's quote_c_style with core.quotePath on: a name with a
-// control character, '"', '\\' or a byte >= 0x80 is quoted and escaped.
-func quotePath(s string) string {
-	needs := false
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
-			needs = true
-			break
-		}
-	}
-	if !needs {
-		return s
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\v':
-			b.WriteString(`\v`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		default:
-			if c < 0x20 || c >= 0x7f {
-				fmt.Fprintf(&b, "\\%03o", c)
-			} else {
-				b.WriteByte(c)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+// quotePath is git's quoting of a path in a patch header.
+func quotePath(s string) string { return unidiff.QuotePath(s) }

@@ -2,6 +2,7 @@ package git
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -50,15 +51,18 @@ func TestDiffAppliesWithGit(t *testing.T) {
 		gitCLI(t, subsrc, "add", "s.txt")
 		gitCLI(t, subsrc, "commit", "-qm", fmt.Sprintf("s%d", i))
 	}
-	names := []string{"a.txt", "b c.txt", "ünï.txt", "tab\there", `q"uote`, "bin.dat", "x.sh", "empty", `back\slash`, "#hash", "日本.md"}
+	names := []string{"a.txt", "b c.txt", "ünï.txt", "tab\there", `q"uote`, "bin.dat", "x.sh", "empty", `back\slash`, "#hash", "日本.md",
+		`n\git~2`, `a\.gitx`}
 	content := func() []byte {
-		switch rng.Intn(6) {
+		switch rng.Intn(7) {
 		case 0:
 			return nil
 		case 1:
 			return []byte("bin\x00ary" + fmt.Sprint(rng.Intn(3)))
 		case 2:
 			return []byte("no newline " + fmt.Sprint(rng.Intn(3)))
+		case 3: // text git shows, not UTF-8: a PNG signature, Latin-1
+			return []byte(fmt.Sprintf("\x89PNG\r\n\x1a\ncaf\xe9 %d\nline\n", rng.Intn(3)))
 		default:
 			var b strings.Builder
 			for i := range 5 + rng.Intn(40) {
@@ -164,8 +168,25 @@ func TestDiffAppliesWithGit(t *testing.T) {
 			if res.Truncated {
 				t.Fatalf("%s: truncated at 1 MiB", desc)
 			}
+			// The answer travels as JSON: every byte of the patch must
+			// survive it, and a file it cannot carry says so.
+			var back string
+			if j, _ := json.Marshal(res.Patch); json.Unmarshal(j, &back) != nil || back != res.Patch {
+				t.Fatalf("%s: the patch does not survive JSON:\n%q", desc, res.Patch)
+			}
+			omitted := false
+			for _, f := range res.Files {
+				if f.NotUTF8 {
+					omitted = true
+					kinds["not UTF-8"]++
+					if strings.Contains(res.Patch, " "+quotePath("b/"+f.Path)+"\n") {
+						t.Fatalf("%s: %s is not UTF-8, yet in the patch:\n%s", desc, f.Path, res.Patch)
+					}
+				}
+			}
 			// Binary patches ("Binary files differ") are not appliable;
-			// drop those files from the check (git would need --binary).
+			// drop those files from the check (git would need --binary),
+			// and the sections tied to a file that is not UTF-8.
 			patch := dropBinary(res.Patch, res.Files)
 			copyDir := filepath.Join(t.TempDir(), "c")
 			if out, err := exec.Command("cp", "-a", dir, copyDir).CombinedOutput(); err != nil {
@@ -184,11 +205,12 @@ func TestDiffAppliesWithGit(t *testing.T) {
 						gitCLI(t, dir, "ls-tree", "-r", "HEAD"), gitCLI(t, dir, "ls-files", "-s"))
 				}
 			}
+			omitted = omitted || strings.Contains(res.Patch, "Binary files")
 			if staged {
-				if got := strings.TrimSpace(gitCLI(t, copyDir, "write-tree")); got != want && !strings.Contains(res.Patch, "Binary files") {
+				if got := strings.TrimSpace(gitCLI(t, copyDir, "write-tree")); got != want && !omitted {
 					t.Fatalf("%s: staged patch rebuilt tree %s, index was %s\npatch:\n%s", desc, got, want, patch)
 				}
-			} else if left := gitCLI(t, copyDir, append([]string{"diff", "--name-only", "--ignore-submodules=dirty", "--"}, paths...)...); left != "" && !strings.Contains(res.Patch, "Binary files") {
+			} else if left := gitCLI(t, copyDir, append([]string{"diff", "--name-only", "--ignore-submodules=dirty", "--"}, paths...)...); left != "" && !omitted {
 				t.Fatalf("%s: after applying our work-tree patch git diff still shows:\n%s\npatch:\n%s", desc, left, patch)
 			}
 			checked++
@@ -199,8 +221,9 @@ func TestDiffAppliesWithGit(t *testing.T) {
 
 // dropBinary removes every section of a file that has a binary part
 // (a type change is two sections: drop both), and the sections of the
-// paths a directory/file replacement ties to it (x and x/...: git apply
-// would not add one without the other's removal).
+// paths a directory/file replacement ties to it or to a file left out as
+// NotUTF8 (x and x/...: git apply would not add one without the other's
+// removal).
 func dropBinary(patch string, files []DiffFile) string {
 	var secs []string
 	for _, sec := range strings.SplitAfter(patch, "\ndiff --git ") {
@@ -224,6 +247,11 @@ func dropBinary(patch string, files []DiffFile) string {
 	for _, sec := range clean {
 		if strings.Contains(sec, "\nBinary files ") {
 			binary[header(sec)] = true
+		}
+	}
+	for _, f := range files {
+		if f.NotUTF8 {
+			binary[headerOf(f.Path)] = true
 		}
 	}
 	related := func(p, q string) bool {

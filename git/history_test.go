@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,7 +51,7 @@ var genNames = []string{
 	"a.txt", "b.txt", "src/main.go", "src/lib/util.go", "src/lib/deep/x.go", "docs/read me.md",
 	"dïr/ñame.txt", "日本/語.txt", "odd\tname.txt", "quote\"d.txt", "back\\slash.txt", "x", "x/y.txt",
 	"x-a", "x.b/c", "big.txt", "bin.dat", "link", ".hidden/secret.txt", ".env", "src/.cache/c.txt",
-	"src/lib", "#hash.txt", "sp ace/f", "z/z/z/z.txt",
+	"src/lib", "#hash.txt", "sp ace/f", "z/z/z/z.txt", "latin1.txt",
 }
 
 func quoteFI(p string) string {
@@ -123,6 +124,8 @@ func (g *genRepo) edit(st map[string]genFile) {
 			put(st, p, genFile{"100644", "\x00\x01bin" + g.lines(2)})
 		case p == "link":
 			put(st, p, genFile{"120000", "target/" + strconv.Itoa(g.rng.Intn(5))})
+		case p == "latin1.txt": // text git shows, not UTF-8
+			put(st, p, genFile{"100644", "\x89PNG\r\ncaf\xe9\n" + g.lines(3)})
 		case p == "big.txt":
 			put(st, p, genFile{"100644", g.lines(60 + g.rng.Intn(60))})
 		default:
@@ -834,8 +837,18 @@ func TestShowMatchesGit(t *testing.T) {
 					hidden++
 				}
 			}
+			// (Files that are not UTF-8 have git's counts, and no
+			// section in the patch, which must survive JSON whole.)
+			var back string
+			if j, _ := json.Marshal(res.Patch); json.Unmarshal(j, &back) != nil || back != res.Patch {
+				t.Fatalf("seed %d: show %s: the patch does not survive JSON:\n%q", seed, id, res.Patch)
+			}
+			files := slices.Clone(res.Files)
+			for i := range files {
+				files[i].NotUTF8 = false
+			}
 			wj, _ := json.Marshal(visible)
-			gj, _ := json.Marshal(res.Files)
+			gj, _ := json.Marshal(files)
 			if len(visible) == 0 {
 				wj = []byte("[]")
 			}
@@ -854,7 +867,7 @@ func TestShowMatchesGit(t *testing.T) {
 			}
 			var dfs []DiffFile
 			for _, f := range res.Files {
-				dfs = append(dfs, DiffFile{Path: f.Path, Binary: f.Binary})
+				dfs = append(dfs, DiffFile{Path: f.Path, Binary: f.Binary, NotUTF8: f.NotUTF8})
 			}
 			if p := dropBinary(res.Patch, dfs); p != "" {
 				cmd = exec.Command("git", "apply", "--cached", "--check", "-")
@@ -875,10 +888,18 @@ func TestShowMatchesGit(t *testing.T) {
 				continue
 			}
 			cases++
-			w := gitShowFiles(t, dir, []string{id}, []string{p})[id]
+			var w []ShowFile
+			for _, f := range gitShowFiles(t, dir, []string{id}, []string{p})[id] {
+				if r.visible(f.Path) {
+					w = append(w, f)
+				}
+			}
 			res, err := r.Show(context.Background(), id, []string{p}, 0)
 			if err != nil {
 				t.Fatal(err)
+			}
+			for i := range res.Files {
+				res.Files[i].NotUTF8 = false
 			}
 			wj, _ := json.Marshal(w)
 			gj, _ := json.Marshal(res.Files)

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -69,7 +70,7 @@ type ConflictHunk struct {
 	Base      string `json:"base"`
 	Ours      string `json:"ours"`
 	Theirs    string `json:"theirs"`
-	Reason    string `json:"reason,omitempty"` // binary, mode, type, deleted, too_large
+	Reason    string `json:"reason,omitempty"` // binary, mode, type, deleted, too_large, not_utf8 (text not shown)
 	Truncated bool   `json:"truncated,omitempty"`
 }
 
@@ -529,10 +530,19 @@ func (r *Repo) replay(ctx context.Context, branch string, head plumbing.Hash, ch
 			conf.HunksOmitted++
 			return
 		}
+		// Text the JSON answer cannot carry byte for byte is not shown;
+		// a cut never splits a character.
+		if !utf8.ValidString(h.Base) || !utf8.ValidString(h.Ours) || !utf8.ValidString(h.Theirs) {
+			h.Base, h.Ours, h.Theirs, h.Reason = "", "", "", "not_utf8"
+		}
 		cut := func(s string) string {
 			if len(s) > maxConflictHunkBytes {
 				h.Truncated = true
-				return s[:maxConflictHunkBytes]
+				i := maxConflictHunkBytes
+				for i > 0 && !utf8.RuneStart(s[i]) {
+					i--
+				}
+				return s[:i]
 			}
 			return s
 		}
@@ -798,9 +808,10 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 	}
 	changes := diffTrees(a, b)
 	for _, c := range changes {
-		// Never write a .git spelling into the live tree, whatever merged.
-		if !c.new.IsZero() && dotGitPath(c.path) != "" {
-			return dotGitErr(r.w.Alias(), c.path)
+		// Never write a name git refuses into the live tree, whatever
+		// merged.
+		if rule := commitPathRule(c.path, c.newMode); !c.new.IsZero() && rule != nil {
+			return gitPathErr(r.w.Alias(), c.path, rule)
 		}
 		if !isFileMode(c.newMode) && !c.new.IsZero() || !isFileMode(c.oldMode) && !c.old.IsZero() {
 			return errors.New("checkout: not a regular file")

@@ -25,6 +25,9 @@ type ShowFile struct {
 	Added   int  `json:"added,omitempty"`
 	Deleted int  `json:"deleted,omitempty"`
 	Binary  bool `json:"binary,omitempty"`
+	// NotUTF8: text that is not valid UTF-8 (DiffFile.NotUTF8): counted,
+	// not in the patch.
+	NotUTF8 bool `json:"not_utf8,omitempty"`
 	// TooLarge: a side is over 8 MiB or 262,144 lines: not read, no
 	// counts, no patch.
 	TooLarge bool `json:"too_large,omitempty"`
@@ -45,9 +48,10 @@ type ShowResult struct {
 	FilesTruncated bool `json:"files_truncated,omitempty"`
 	// HiddenFiles counts changed paths the policy hides; never named.
 	HiddenFiles int `json:"hidden_files,omitempty"`
-	// Patch is the patch of the files without PatchOmitted, whole files
-	// only, as git show -p prints it (git apply --check accepts it
-	// against the parent; binary files are "Binary files ... differ").
+	// Patch is the patch of the files without PatchOmitted or NotUTF8,
+	// whole files only, as git show -p prints it (git apply --check
+	// accepts it against the parent; binary files are "Binary files ...
+	// differ").
 	Patch     string `json:"patch"`
 	Truncated bool   `json:"truncated,omitempty"`
 	// TruncatedReason: max_bytes (some patches omitted), read_limit
@@ -151,8 +155,9 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 		if !f.Binary && !f.TooLarge {
 			f.Added, f.Deleted = countPatch(text)
 		}
+		f.NotUTF8 = df.NotUTF8
 		switch {
-		case f.TooLarge:
+		case f.TooLarge, f.NotUTF8:
 		case patch.Len()+len(text) > maxBytes:
 			f.PatchOmitted = true
 			res.Truncated, res.TruncatedReason = true, DiffCutMaxBytes

@@ -32,14 +32,15 @@ const (
 
 // orcDirs and orcNames are the pool paths are drawn from: spaces,
 // non-ASCII, option look-alikes, glob characters, hidden and credential
-// names (which the policy hides), names the ignore patterns aim at.
+// names (which the policy hides), names the ignore patterns aim at,
+// spellings of .git (which git refuses to add, or adds and fsck flags).
 var (
 	orcDirs = []string{"", "", "", "", "src", "src/deep", "a b", "ünï", "-x", "build", "logs", "tmp", "src/tmp",
-		"docs", "x/y/z", "keys", ".hidden", "deep/er/est", "sub", "sub/in", `back\dir`, "#dir", "ünï/日本"}
+		"docs", "x/y/z", "keys", ".hidden", "deep/er/est", "sub", "sub/in", `back\dir`, "#dir", "ünï/日本", "GIT~1", `d\.git`}
 	orcNames = []string{"f.txt", "g.txt", "f.txt", "a b.txt", "ünïcode.md", "日本.txt", "-x", "--help", "keep.log",
 		"debug.log", "main.o", "README", "Makefile", "rootonly.txt", "id_rsa", "secret.pem", ".env", ".dotfile",
 		"tab\there", "q\"uote", "back\\slash", "[br]", "star*", "#hash", " lead", "trail ", "new\nline", "é",
-		"x.md", "b1.txt"}
+		"x.md", "b1.txt", `n\.git\x`, "\u200c.git", ".GIT", ".git."}
 	orcPatterns = []string{"*.log", "!keep.log", "build/", "**/tmp", "/rootonly.txt", "*.o", "docs/*.md",
 		"[ab]*.txt", "ünï*", "-x", "a b/", "src/**/deep", "!src/tmp/", "tmp/", "*.txt", "!f.txt", "\\#hash",
 		"# comment", "", "README", "trail\\ ", "x/y/", "!x/y/z", "/*.md", "**/*.o", "deep/", "?", "logs",

@@ -188,12 +188,12 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 		if we.Name == ".git" {
 			return sfs.WalkSkipDir
 		}
-		// Other spellings of .git (.GIT, ".git.", git~1) are refused, not
-		// skipped: on case-insensitive file systems they are the live
-		// repository's metadata (hooks), and skipping would hide what the
-		// workspace holds.
-		if isDotGitName(we.Name) {
-			return fail(dotGitErr(ws.Alias(), we.Path))
+		// Other spellings of .git (.GIT, ".git.", git~1, a\.git) are
+		// refused, not skipped: on case-insensitive file systems they are
+		// the live repository's metadata (hooks), and skipping would hide
+		// what the workspace holds.
+		if hasDotGit(we.Name) {
+			return fail(gitPathErr(ws.Alias(), we.Path, &ruleHasDotgit))
 		}
 		old, tracked := baseFlat[we.Path]
 		if tracked && old.mode == filemode.Submodule {
@@ -259,6 +259,17 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 		return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: ws.Alias(), Msg: fmt.Sprintf("the workspace replaces a directory holding hidden files by a file (%d bytes of path); git cannot record both", len(p))}
 	}
 	changes := diffTrees(baseFlat, newFlat)
+	for _, c := range changes {
+		if c.new.IsZero() {
+			continue
+		}
+		if rule := commitPathRule(c.path, c.newMode); rule != nil {
+			return nil, gitPathErr(ws.Alias(), c.path, rule)
+		}
+		if err := r.dotfileContentErr(ws.Alias(), c.path, c.newMode, c.new); err != nil {
+			return nil, err
+		}
+	}
 	if len(changes) == 0 {
 		return &Patch{SHA256: patchAddress(baseHash, baseTree, nil), Base: base, Tree: baseTree.String(), Empty: true}, nil
 	}
@@ -413,8 +424,8 @@ func (r *Repo) verifyPatch(ctx context.Context, p *Patch) ([]patchChange, error)
 		if p.FilesChanged[i] != c.path {
 			return nil, bad("files_changed is not the list of its changes")
 		}
-		if !c.new.IsZero() && dotGitPath(c.path) != "" {
-			return nil, dotGitErr(alias, c.path)
+		if rule := commitPathRule(c.path, c.newMode); !c.new.IsZero() && rule != nil {
+			return nil, gitPathErr(alias, c.path, rule)
 		}
 	}
 	return changes, nil

@@ -38,12 +38,12 @@ func dotGitCommit(t *testing.T, dir, base, name string) string {
 }
 
 // A workspace holding .git in another case or spelling is refused by
-// CommitWorkspace (DENIED_PATH naming the path), never merged into the
+// CommitWorkspace (GIT_PATH_REJECTED naming the path), never merged into the
 // live tree: on case-insensitive file systems .GIT/hooks is the live
 // repository's hooks (issue 24 review, HIGH).
 func TestCommitWorkspaceRefusesDotGitSpellings(t *testing.T) {
 	dir, base := queueRepo(t)
-	for _, name := range []string{".GIT", ".Git", ".git.", ".git ", "GIT~1", "sub/.gIT"} {
+	for _, name := range []string{".GIT", ".Git", ".git.", ".git ", "GIT~1", "sub/.gIT", `a\.git`, ".git\u200c"} {
 		t.Run(name, func(t *testing.T) {
 			ws := checkoutTo(t, dir, base)
 			hook := filepath.Join(ws, name, "hooks", "post-checkout")
@@ -56,8 +56,8 @@ func TestCommitWorkspaceRefusesDotGitSpellings(t *testing.T) {
 			}
 			w, _ := f.Workdir("ws")
 			p, err := r.CommitWorkspace(context.Background(), w, base, "x")
-			if sfs.CodeOf(err) != sfs.CodeDeniedPath || !strings.Contains(err.Error(), name) {
-				t.Fatalf("CommitWorkspace = %+v, %v; want DENIED_PATH naming %q", p, err, name)
+			if sfs.CodeOf(err) != sfs.CodeGitPathRejected || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "hasDotgit") {
+				t.Fatalf("CommitWorkspace = %+v, %v; want GIT_PATH_REJECTED naming %q and hasDotgit", p, err, name)
 			}
 			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 				t.Fatalf("%s written into the live tree", name)
@@ -76,7 +76,7 @@ func TestSubmitAndFollowRefuseDotGitPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{".GIT", "git~1", ".git."} {
+	for _, name := range []string{".GIT", "git~1", ".git.", `x\.git`} {
 		head := dotGitCommit(t, dir, base, name)
 		hc, err := object.GetCommit(r.storage, plumbing.NewHash(head))
 		if err != nil {
@@ -89,8 +89,8 @@ func TestSubmitAndFollowRefuseDotGitPaths(t *testing.T) {
 		for _, c := range changes {
 			p.FilesChanged = append(p.FilesChanged, c.path)
 		}
-		if _, err := r.verifyPatch(context.Background(), p); sfs.CodeOf(err) != sfs.CodeDeniedPath {
-			t.Fatalf("%s: verifyPatch = %v; want DENIED_PATH", name, err)
+		if _, err := r.verifyPatch(context.Background(), p); sfs.CodeOf(err) != sfs.CodeGitPathRejected {
+			t.Fatalf("%s: verifyPatch = %v; want GIT_PATH_REJECTED", name, err)
 		}
 		res, err := r.Submit(context.Background(), "main", p, MergeStrict, "")
 		if err == nil {
@@ -99,8 +99,8 @@ func TestSubmitAndFollowRefuseDotGitPaths(t *testing.T) {
 		if got := gitCLI(t, dir, "rev-parse", "main"); strings.TrimSpace(got) != base {
 			t.Fatalf("%s: main moved to %s", name, got)
 		}
-		if err := r.checkoutFollow(context.Background(), plumbing.NewHash(base), plumbing.NewHash(head)); sfs.CodeOf(err) != sfs.CodeDeniedPath {
-			t.Fatalf("%s: checkoutFollow = %v; want DENIED_PATH", name, err)
+		if err := r.checkoutFollow(context.Background(), plumbing.NewHash(base), plumbing.NewHash(head)); sfs.CodeOf(err) != sfs.CodeGitPathRejected {
+			t.Fatalf("%s: checkoutFollow = %v; want GIT_PATH_REJECTED", name, err)
 		}
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 			t.Fatalf("%s written into the live tree", name)
@@ -136,5 +136,22 @@ func TestCommitWorkspaceChecksMessage(t *testing.T) {
 	}
 	if _, err := r.CommitWorkspace(context.Background(), w, base, "a message"); err != nil {
 		t.Errorf("a good message: %v", err)
+	}
+}
+
+// CommitWorkspace refuses a .gitmodules git fsck rejects (an option-like
+// url), as commit_repo_changes does, before anything is merged.
+func TestCommitWorkspaceRefusesBadGitmodules(t *testing.T) {
+	dir, base := queueRepo(t)
+	ws := checkoutTo(t, dir, base)
+	os.WriteFile(filepath.Join(ws, ".gitmodules"), []byte("[submodule \"m\"]\n\tpath = m\n\turl = -u./x\n"), 0o644)
+	f := newWorkdirFSEnv(t, []string{"SERVERFS_ALLOW_HIDDEN=true"}, "wd="+dir+":rw:repo", "ws="+ws+":rw")
+	r, err := Open(f, "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := f.Workdir("ws")
+	if p, err := r.CommitWorkspace(context.Background(), w, base, "x"); sfs.CodeOf(err) != sfs.CodeGitPathRejected || !strings.Contains(err.Error(), "gitmodulesUrl") {
+		t.Fatalf("CommitWorkspace = %+v, %v; want GIT_PATH_REJECTED naming gitmodulesUrl", p, err)
 	}
 }

@@ -40,7 +40,7 @@ func submitTool() tool {
 				"Its files are committed on its base commit (a patch: sha256, base, head, files_changed, diffstat; hidden files keep their base version, new files the ignore rules exclude are not added) and queued: one merge at a time per branch. " +
 				"mode strict (default) fast-forwards the branch only if it is still at the base, else answers code BASE_MOVED; mode replay merges each changed file onto the branch's current head, as git merge-file does for text, and commits on the head, or answers code MERGE_CONFLICT with the files, the conflicting hunks (base, ours = the branch, theirs = the workspace) and a conflict artifact. " +
 				"On BASE_MOVED and MERGE_CONFLICT the branch does not move: change the workspace (or create one at the new head) and submit again. " +
-				"Status no_change: the workspace has no change; already_merged: this patch (or the same change) is in the branch already. " +
+				"Status no_change: the workspace has no change; already_merged: this patch (or the same change) is in the branch already. A workspace holding a name git refuses (GIT_PATH_REJECTED, with git's rule) is not committed. " +
 				"When the branch is checked out in the live workdir and its work tree is clean, the work tree follows (checkout updated); otherwise checkout behind: the live files stay as they were. " +
 				"It writes the live repository's .git (objects, the branch, its reflog, the index) and, with checkout updated, the changed files; the workspace is kept (discard_workspace when done). It never force-moves a branch and runs no hook.",
 			Annotations: &sdk.ToolAnnotations{Title: "Submit workspace", ReadOnlyHint: false, IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},

@@ -54,7 +54,7 @@ func writeTools(lim sfs.Limits) []tool {
 				Name: "write_text_file",
 				Description: fmt.Sprintf("Create a text file, or replace the whole content of one, in a read-write workdir. To replace, pass the file's current revision as expected_revision (read_text_file and stat_file return it); to create, omit it (the file must not exist). "+
 					"A stale revision is refused with REVISION_MISMATCH and the current revision; nothing changes. Content is UTF-8 text of at most %d bytes. The write is atomic and keeps the file's permissions. "+
-					"Returns the new revision and a unified diff (at most %d bytes). For small changes to a large file prefer edit_text_file.", lim.MaxWriteBytes, sfs.DiffMaxBytes),
+					"Returns the new revision and a unified diff (at most %d bytes; none, diff_omitted, when the content replaced was not UTF-8 text). For small changes to a large file prefer edit_text_file.", lim.MaxWriteBytes, sfs.DiffMaxBytes),
 				Annotations: change("Write text file", true),
 				InputSchema: inputSchema[writeTextFileIn](nil),
 			},

@@ -18,8 +18,9 @@ const diffMaxEdits = 500
 const diffContext = 3
 
 // Unified renders the change from old to new of the file at path as a
-// unified diff (git's "a/" and "b/" prefixes; /dev/null for a created
-// file) that `git apply` and `patch -p1` accept. It returns at most
+// unified diff (git's "a/" and "b/" prefixes, the names quoted as git
+// quotes them; /dev/null for a created file) that `git apply` and `patch
+// -p1` accept. It returns at most
 // maxBytes of it, cut at a line boundary, and whether it was cut.
 // Identical contents, and a created empty file, give "".
 func Unified(path string, old, new []byte, created bool, maxBytes int) (string, bool) {
@@ -30,9 +31,9 @@ func Unified(path string, old, new []byte, created bool, maxBytes int) (string, 
 	if created {
 		out.WriteString("--- /dev/null\n")
 	} else {
-		fmt.Fprintf(&out, "--- a/%s\n", path)
+		fmt.Fprintf(&out, "--- %s\n", QuotePath("a/"+path))
 	}
-	fmt.Fprintf(&out, "+++ b/%s\n", path)
+	fmt.Fprintf(&out, "+++ %s\n", QuotePath("b/"+path))
 	out.WriteString(Hunks(old, new))
 	s := out.String()
 	if len(s) <= maxBytes {
@@ -343,4 +344,52 @@ func Matches(ctx context.Context, old, new []byte) ([]Block, error) {
 		}
 	}
 	return out, nil
+}
+
+// QuotePath is git's quote_c_style with core.quotePath on: a name with a
+// control character, '"', '\\' or a byte >= 0x80 is quoted and escaped.
+func QuotePath(s string) string {
+	needs := false
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			needs = true
+			break
+		}
+	}
+	if !needs {
+		return s
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\a':
+			b.WriteString(`\a`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\v':
+			b.WriteString(`\v`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		default:
+			if c < 0x20 || c >= 0x7f {
+				fmt.Fprintf(&b, "\\%03o", c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

@@ -508,9 +508,13 @@ func blob(t testing.TB, repo, content string) string {
 }
 
 // TestHostileTrees: trees git refuses to check out (a .git entry in any
-// spelling, '.', '..', names with '/' or '\', a name twice so that a
-// symlink would be entered as a directory or written through) refuse the
-// checkout; nothing is written outside the workspace and nothing is left.
+// spelling NTFS reads, also after a backslash, '.', '..', a symlinked
+// .gitmodules, names with '/', a name twice so that a symlink would be
+// entered as a directory or written through) refuse the checkout; nothing
+// is written outside the workspace and nothing is left. What git on Linux
+// checks out (a backslash is an ordinary byte there; the HFS+ spellings
+// are git's only with core.protectHFS, off on Linux) is checked out as git
+// checks it out.
 func TestHostileTrees(t *testing.T) {
 	e := newEnv(t, Config{})
 	outside := t.TempDir()
@@ -520,15 +524,20 @@ func TestHostileTrees(t *testing.T) {
 	pwned := rawTree(t, e.live, [3]string{"100644", "pwned", hook})
 	target := blob(t, e.live, outside)
 	cases := map[string][][3]string{
-		".git":      {{"40000", ".git", gitDir}},
-		".GIT":      {{"40000", ".GIT", gitDir}},
-		".git.":     {{"40000", ".git.", gitDir}},
-		"git~1":     {{"40000", "git~1", gitDir}},
-		"sub/.Git":  {{"40000", "sub", rawTree(t, e.live, [3]string{"40000", ".Git", gitDir})}},
-		"dotdot":    {{"40000", "..", pwned}},
-		"dot":       {{"40000", ".", pwned}},
-		"slash":     {{"100644", "a/b", hook}},
-		"backslash": {{"100644", `..\..\x`, hook}},
+		".git":     {{"40000", ".git", gitDir}},
+		".GIT":     {{"40000", ".GIT", gitDir}},
+		".git.":    {{"40000", ".git.", gitDir}},
+		"git~1":    {{"40000", "git~1", gitDir}},
+		"sub/.Git": {{"40000", "sub", rawTree(t, e.live, [3]string{"40000", ".Git", gitDir})}},
+		"dotdot":   {{"40000", "..", pwned}},
+		"dot":      {{"40000", ".", pwned}},
+		"slash":    {{"100644", "a/b", hook}},
+
+		// NTFS's spellings, also after a backslash; a symlinked .gitmodules.
+		"backslash .git":      {{"40000", `a\.git`, gitDir}},
+		"backslash .git file": {{"100644", `x\.git\config`, hook}},
+		".gitmodules symlink": {{"120000", ".GitModules", target}},
+		"GITMOD~1 symlink":    {{"120000", "GITMOD~1", target}},
 		"link-then-dir": {
 			{"120000", "a", target},
 			{"40000", "a", pwned},
@@ -552,6 +561,29 @@ func TestHostileTrees(t *testing.T) {
 		}
 		if ents, _ := os.ReadDir(filepath.Join(e.state, "workspaces")); len(ents) != 0 {
 			t.Errorf("%s: %d entries left in the storage", name, len(ents))
+		}
+	}
+	// Names git on Linux checks out: the same files as a clone of them.
+	linux := rawTree(t, e.live,
+		[3]string{"100644", `..\..\x`, hook},
+		[3]string{"100644", `notes\todo.txt`, hook},
+		[3]string{"40000", ".git\u200c", gitDir},
+		[3]string{"120000", ".gitignore", target},
+	)
+	gitRun(t, e.live, "update-ref", "refs/heads/linux", gitRun(t, e.live, "commit-tree", linux, "-m", "linux"))
+	ws, err := e.m.Create(t.Context(), "wd", "linux", "")
+	if err != nil {
+		t.Fatalf("names git checks out on Linux: %v", err)
+	}
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitRun(t, filepath.Dir(clone), "clone", "-q", "-b", "linux", e.live, clone)
+	want, got := tree(t, clone), tree(t, treeDir(e, ws))
+	if len(want) != 7 || len(got) != len(want) {
+		t.Errorf("clone %v, workspace %v", want, got)
+	}
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("%q: workspace %.60q, git %.60q", p, got[p], w)
 		}
 	}
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
