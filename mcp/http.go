@@ -60,6 +60,9 @@ type HTTPConfig struct {
 	Admission AdmissionConfig
 	// Guard bounds sessions, batches and slow readers.
 	Guard GuardConfig
+	// ParamHeaders (SERVERFS_MCP_PARAM_HEADERS=true) declares every tool's
+	// workdir argument as x-mcp-header (Deps.ParamHeaders).
+	ParamHeaders bool
 }
 
 // LoadHTTPConfig reads SERVERFS_LISTEN, SERVERFS_LISTEN_GROUP,
@@ -72,6 +75,13 @@ func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
 	var probs []string
 	cfg.Admission = loadAdmissionConfig(env, &probs)
 	cfg.Guard = loadGuardConfig(env, &probs)
+	switch v := strings.ToLower(env["SERVERFS_MCP_PARAM_HEADERS"]); v {
+	case "", "false":
+	case "true":
+		cfg.ParamHeaders = true
+	default:
+		probs = append(probs, "SERVERFS_MCP_PARAM_HEADERS must be true or false")
+	}
 	if v := env["SERVERFS_LISTEN"]; strings.HasPrefix(v, "unix:") {
 		if p := unixSocketProblem(strings.TrimPrefix(v, "unix:")); p != "" {
 			probs = append(probs, fmt.Sprintf("SERVERFS_LISTEN=%q: %s", v, p))

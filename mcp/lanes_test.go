@@ -355,15 +355,51 @@ func TestStatelessLaneChecks(t *testing.T) {
 	}
 }
 
-// TestWorkdirHeader: every tool that takes a workdir declares it with
-// x-mcp-header (SEP-2243), so a 2026-07-28 client mirrors it as
-// Mcp-Param-Workdir, and the stateless lane holds the header to the body:
-// plain or Base64 and equal, the call runs; absent, different or badly
-// encoded, it is refused with 400 and -32020 before any tool runs. The
-// session lane (older revisions) neither expects nor checks it.
+// TestCallWithoutListing: by default no tool declares x-mcp-header, so a
+// go-sdk client at every revision calls a tool it has not listed (as a
+// client that reuses a known tool list or calls by name does) and the
+// call runs; with the declaration on, the same 2026-07-28 call was HTTP
+// 400 / -32020 "missing Mcp-Param-Workdir header".
+func TestCallWithoutListing(t *testing.T) {
+	e := newRWEnv(t)
+	wholeSurface(t, e)
+	for _, tool := range inventory(e.deps.FS.Limits(), surfaceFor(e.deps)) {
+		b, err := json.Marshal(tool.def.InputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "x-mcp-header") {
+			t.Errorf("%s declares x-mcp-header without SERVERFS_MCP_PARAM_HEADERS: %s", tool.def.Name, b)
+		}
+	}
+	url := e.serveHTTP(t)
+	for _, v := range protocolVersions {
+		t.Run(v, func(t *testing.T) {
+			c := sdk.NewClient(&sdk.Implementation{Name: "serverfs-test", Version: "0"}, nil)
+			cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: v})
+			if err != nil {
+				t.Fatalf("connect at %s: %v", v, err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "stat_file", Arguments: map[string]any{"workdir": "wd", "path": "sub/a.txt"}})
+			if err != nil || res.IsError {
+				t.Fatalf("stat_file at %s without tools/list first: %v %v", v, err, res)
+			}
+		})
+	}
+}
+
+// TestWorkdirHeader: with SERVERFS_MCP_PARAM_HEADERS=true every tool that
+// takes a workdir declares it with x-mcp-header (SEP-2243), so a
+// 2026-07-28 client mirrors it as Mcp-Param-Workdir, and the stateless
+// lane holds the header to the body: plain or Base64 and equal, the call
+// runs; absent, different or badly encoded, it is refused with 400 and
+// -32020 before any tool runs. The session lane (older revisions)
+// neither expects nor checks it.
 func TestWorkdirHeader(t *testing.T) {
 	e := newRWEnv(t)
 	wholeSurface(t, e)
+	e.deps.ParamHeaders = true
 	url := e.serveHTTP(t)
 	cs := e.connectVersion(t, url, "2026-07-28")
 	tools := listTools(t, cs) // go-sdk's client drops a tool whose annotation is invalid
@@ -427,5 +463,26 @@ func TestWorkdirHeader(t *testing.T) {
 	old := e.connectVersion(t, url, "2025-11-25")
 	if res := e.call(t, old, "stat_file", map[string]any{"workdir": "wd", "path": "sub/a.txt"}); res.IsError {
 		t.Errorf("2025-11-25 stat_file: %s", resultText(res))
+	}
+}
+
+// TestParamHeadersSetting: SERVERFS_MCP_PARAM_HEADERS is false unless set
+// to true; any other value is a configuration problem that names it.
+func TestParamHeadersSetting(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		want bool
+		prob bool
+	}{
+		{nil, false, false},
+		{[]string{"SERVERFS_MCP_PARAM_HEADERS=false"}, false, false},
+		{[]string{"SERVERFS_MCP_PARAM_HEADERS=TRUE"}, true, false},
+		{[]string{"SERVERFS_MCP_PARAM_HEADERS=yes"}, false, true},
+	} {
+		cfg, probs := LoadHTTPConfig(c.env)
+		named := len(probs) == 1 && strings.Contains(probs[0], "SERVERFS_MCP_PARAM_HEADERS")
+		if cfg.ParamHeaders != c.want || named != c.prob || (!c.prob && len(probs) > 0) {
+			t.Errorf("%v: ParamHeaders %v, problems %q", c.env, cfg.ParamHeaders, probs)
+		}
 	}
 }

@@ -447,7 +447,11 @@ type conformanceCheck struct {
 func TestConformance(t *testing.T) {
 	nt := needNodeTools(t)
 	expected := readExpectedFailures(t)
-	url := startServerfs(t, buildServerfs(t, nt.root), nodeFixture(t))
+	// With the workdir header declared (off by default): the suite's
+	// SEP-2243 scenario validates declared headers and has nothing to test
+	// without one. The default, undeclared, is what TestNodeClient and
+	// TestCallWithoutListing serve.
+	url, _ := startServerfsEnv(t, buildServerfs(t, nt.root), nodeFixture(t), []string{"SERVERFS_MCP_PARAM_HEADERS=true"})
 	declared := declaredExtensions(t, url)
 	var mu sync.Mutex
 	ran := map[string]bool{}        // scenarios some revision ran

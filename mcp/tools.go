@@ -50,6 +50,8 @@ type surface struct {
 	// research lists, comma-separated, the workdirs the operator enabled
 	// ChatGPT's search and fetch on; "": not served.
 	research string
+	// paramHeaders: workdir arguments declare x-mcp-header (Deps.ParamHeaders).
+	paramHeaders bool
 }
 
 // surfaceOf is the surface a server for f serves (bridged: a host bridge
@@ -83,6 +85,7 @@ func surfaceOf(f *sfs.FS, bridged bool) surface {
 func surfaceFor(d *Deps) surface {
 	s := surfaceOf(d.FS, d.Bridge != nil)
 	s.grants = s.push && d.Grants
+	s.paramHeaders = d.ParamHeaders
 	return s
 }
 
@@ -163,6 +166,10 @@ type Deps struct {
 	// Grants: the bridge said at startup that it pins grant keys
 	// (bridge.Offer), so run_granted_command is served.
 	Grants bool
+
+	// ParamHeaders declares every tool's workdir argument with
+	// x-mcp-header (workdirHeader); off by default.
+	ParamHeaders bool
 
 	// Admit is the admission gate of heavy calls; nil: a default one
 	// shared by every such Deps (tests).
@@ -345,20 +352,26 @@ func inventory(lim sfs.Limits, s surface) []tool {
 	if s.research != "" {
 		tools = append(tools, researchTools(lim, s.research)...)
 	}
-	for _, t := range tools {
-		mirrorWorkdir(t.def)
+	if s.paramHeaders {
+		for _, t := range tools {
+			mirrorWorkdir(t.def)
+		}
 	}
 	return tools
 }
 
-// workdirHeader is the x-mcp-header name of every tool's workdir argument:
-// on the 2026-07-28 HTTP lane a client sends the alias a call works on as
+// workdirHeader is the x-mcp-header name of every tool's workdir argument
+// when the operator turns it on (SERVERFS_MCP_PARAM_HEADERS=true): on the
+// 2026-07-28 HTTP lane a client then sends the alias a call works on as
 // Mcp-Param-Workdir too, so a gateway in front of ServerFS can route,
 // audit or rate-limit by workdir without parsing JSON-RPC bodies. go-sdk's
 // stateless handler checks the header against the body (absent, different
 // or badly Base64-encoded while the argument is there: HTTP 400 with
-// -32020 HeaderMismatch), so what a gateway saw is what the tool works on.
-// Clients of older revisions and of stdio ignore the annotation.
+// -32020 HeaderMismatch). Off by default: a client that calls a tool it
+// has not listed (it reuses a known list, or calls by name) cannot know
+// to send the header, and go-sdk refuses its every call; nothing in
+// ServerFS's own deployments routes on it. Clients of older revisions
+// and of stdio ignore the annotation.
 const workdirHeader = "Workdir"
 
 // mirrorWorkdir annotates def's top-level string property workdir, if it

@@ -47,8 +47,8 @@ func bridgeCmd(args, environ []string, stdout, stderr io.Writer) int {
 	allowRoot := fset.Bool("allow-root", false, "run as root anyway (test machines only; every action's sandbox helper then drops every capability)")
 	var uids uidFlags
 	fset.Var(&uids, "allow-uid", "a peer uid that may connect (repeatable; default: this process's uid)")
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fset, args, stdout); !ok {
+		return code
 	}
 	if *policyFile == "" || *socket == "" || *tokenFile == "" {
 		fmt.Fprintln(stderr, "serverfs bridge: --policy, --socket and --token-file are required")
@@ -159,8 +159,8 @@ func renderPolicy(args, environ []string, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("render-policy", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	out := fset.String("out", "", "the policy file to write (mode 0600)")
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fset, args, stdout); !ok {
+		return code
 	}
 	if *out == "" {
 		fmt.Fprintln(stderr, "serverfs bridge render-policy: --out is required")

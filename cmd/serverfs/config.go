@@ -155,7 +155,7 @@ func bridgeClient(environ []string) (*bridge.Client, error) {
 // deps are the MCP dependencies the setup decides: the workdirs, the
 // bridge and whether it offered grants.
 func (su *setup) deps() *mcp.Deps {
-	d := &mcp.Deps{FS: su.fs, Grants: su.grants}
+	d := &mcp.Deps{FS: su.fs, Grants: su.grants, ParamHeaders: su.http.ParamHeaders}
 	if su.bridge != nil {
 		d.Bridge = su.bridge
 	}

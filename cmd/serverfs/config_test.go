@@ -324,15 +324,15 @@ func TestUsageMatchesParser(t *testing.T) {
 	}
 	flagRE := regexp.MustCompile(`(?m)^  -([a-z-]+)`)
 	for _, cmd := range []string{"serve", "check-config", "selfcheck"} {
-		_, _, stderr := cliRun(t, []string{cmd, "-h"}, nil)
+		_, usageText, _ := cliRun(t, []string{cmd, "-h"}, nil)
 		if cmd == "serve" {
 			// cliRun adds --stdio; -h still lists every flag.
 			var out, errb strings.Builder
 			serve([]string{"-h"}, nil, strings.NewReader(""), &out, &errb)
-			stderr = errb.String()
+			usageText = out.String()
 		}
 		var names []string
-		for _, m := range flagRE.FindAllStringSubmatch(stderr, -1) {
+		for _, m := range flagRE.FindAllStringSubmatch(usageText, -1) {
 			names = append(names, m[1])
 		}
 		if !slices.Contains(names, "workdir") || !slices.Contains(names, "description") || !slices.Contains(names, "search-fetch") || !slices.Contains(names, "url-template") {

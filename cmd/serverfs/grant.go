@@ -24,11 +24,15 @@ import (
 //	serverfs grant revoke (--state-dir DIR | --policy FILE) GRANT_ID
 //	serverfs grant log (--state-dir DIR | --policy FILE)
 func grantCmd(args []string, stdout, stderr io.Writer) int {
+	const grantUsage = "usage: serverfs grant keygen|sign|revoke|log [flags] (serverfs grant COMMAND --help for each)"
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: serverfs grant keygen|sign|revoke|log [flags]")
+		fmt.Fprintln(stderr, grantUsage)
 		return 2
 	}
 	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, grantUsage)
+		return 0
 	case "keygen":
 		return grantKeygen(args[1:], stdout, stderr)
 	case "sign":
@@ -49,8 +53,8 @@ func grantKeygen(args []string, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("grant keygen", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	out := fset.String("out", "", "the private key file to create (mode 0600)")
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fset, args, stdout); !ok {
+		return code
 	}
 	if *out == "" || fset.NArg() > 0 {
 		fmt.Fprintln(stderr, "serverfs grant keygen: --out FILE is required (and nothing else)")
@@ -122,8 +126,8 @@ func grantSign(args []string, stdout, stderr io.Writer) int {
 	unixSockets := fset.Bool("unix-sockets", false, "let the command reach pathname Unix sockets (the policy must allow it)")
 	cwd := fset.String("cwd", ".", "the directory it runs in, relative to the workdir root")
 	issuedBy := fset.String("issued-by", os.Getenv("USER"), "who signs (for the audit ledger)")
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fset, args, stdout); !ok {
+		return code
 	}
 	argv := fset.Args()
 	if *keyFile == "" || *workdir == "" || len(argv) == 0 {
@@ -237,8 +241,8 @@ func grantRevoke(args []string, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("grant revoke", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	dir := grantStateFlags(fset)
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fset, args, stdout); !ok {
+		return code
 	}
 	d, err := dir()
 	if err != nil || fset.NArg() != 1 {
@@ -262,8 +266,8 @@ func grantLog(args []string, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("grant log", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	dir := grantStateFlags(fset)
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fset, args, stdout); !ok {
+		return code
 	}
 	d, err := dir()
 	if err != nil || fset.NArg() != 0 {

@@ -51,6 +51,14 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	case "serve":
 		return serve(args[1:], environ, os.Stdin, stdout, stderr)
 	case "healthcheck":
+		fset := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
+		fset.SetOutput(stderr)
+		fset.Usage = func() {
+			fmt.Fprintln(fset.Output(), "usage: serverfs healthcheck (exit 0 if the listen port or unix: socket accepts a connection within 2 s, else 1)")
+		}
+		if code, ok := parseFlags(fset, args[1:], stdout); !ok {
+			return code
+		}
 		return healthcheck(environ, stderr)
 	case "bridge":
 		return bridgeCmd(args[1:], environ, stdout, stderr)
@@ -64,6 +72,26 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
+}
+
+// parseFlags parses a subcommand's flags. It returns ok, or the exit
+// status: 0 after -h/--help (the usage on stdout), 2 for bad flags (the
+// flag package has said why on stderr).
+func parseFlags(fset *flag.FlagSet, args []string, stdout io.Writer) (code int, ok bool) {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			fset.SetOutput(stdout)
+			fset.Usage()
+			return 0, false
+		}
+	}
+	if err := fset.Parse(args); err != nil {
+		return 2, false
+	}
+	return 0, true
 }
 
 func usage(w io.Writer) {
@@ -131,8 +159,8 @@ func checkConfig(args, environ []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	var flags configFlags
 	flags.register(fset)
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fset, args, stdout); !ok {
+		return code
 	}
 	su, err := configure(environ, flags)
 	if err != nil {

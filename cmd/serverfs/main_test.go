@@ -132,3 +132,37 @@ func TestServeSweepsTemporaries(t *testing.T) {
 		t.Errorf("the start-up log does not say what was swept:\n%s", stderr.String())
 	}
 }
+
+// TestSubcommandHelp: every subcommand's --help (and -h) prints its usage
+// on stdout and exits 0, before anything else it would check; a flag it
+// does not know still exits 2.
+func TestSubcommandHelp(t *testing.T) {
+	for _, cmd := range [][]string{
+		{"check-config"}, {"selfcheck"}, {"healthcheck"}, {"bridge"}, {"bridge", "render-policy"},
+		{"grant"}, {"grant", "keygen"}, {"grant", "sign"}, {"grant", "revoke"}, {"grant", "log"},
+	} {
+		for _, h := range []string{"--help", "-h"} {
+			var out, errb strings.Builder
+			code := run(append(append([]string(nil), cmd...), h), nil, &out, &errb)
+			if code != 0 || !strings.Contains(strings.ToLower(out.String()), "usage") || errb.Len() > 0 {
+				t.Errorf("%v %s: exit %d, stdout %q, stderr %q", cmd, h, code, out.String(), errb.String())
+			}
+		}
+		if cmd[0] == "grant" && len(cmd) == 1 {
+			continue
+		}
+		var out, errb strings.Builder
+		if code := run(append(append([]string(nil), cmd...), "--no-such-flag"), nil, &out, &errb); code != 2 {
+			t.Errorf("%v --no-such-flag: exit %d, want 2", cmd, code)
+		}
+	}
+	var out, errb strings.Builder
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	if code := serve([]string{"--help"}, nil, devnull, &out, &errb); code != 0 || !strings.Contains(out.String(), "Usage") {
+		t.Errorf("serve --help: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}

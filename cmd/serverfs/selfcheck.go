@@ -37,8 +37,8 @@ func selfcheck(args, environ []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	var flags configFlags
 	flags.register(fset)
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fset, args, stdout); !ok {
+		return code
 	}
 	failures := 0
 	line := func(verdict, format string, a ...any) {

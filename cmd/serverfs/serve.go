@@ -26,8 +26,8 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	var flags configFlags
 	flags.register(fset)
 	stdio := fset.Bool("stdio", false, "serve one client over stdin/stdout")
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fset, args, stdout); !ok {
+		return code
 	}
 	// go-sdk v1.8.0 allocates a 32 KiB JSON decoder buffer several times per
 	// request; with the default GOGC the collector ran for a quarter of a
