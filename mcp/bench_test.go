@@ -17,9 +17,13 @@ import (
 // measures the server's CPU per call from outside against the reference
 // server; this one is for profiles of the request path.
 func BenchmarkHTTPCall(b *testing.B) {
-	for _, version := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
-		b.Run(version, func(b *testing.B) {
+	// "+headers": the stateless lane with SERVERFS_MCP_PARAM_HEADERS=true,
+	// where go-sdk checks Mcp-Param-Workdir against the body on every call.
+	for _, name := range []string{"2025-06-18", "2025-11-25", "2026-07-28", "2026-07-28+headers"} {
+		version, withHeaders := strings.CutSuffix(name, "+headers")
+		b.Run(name, func(b *testing.B) {
 			e := newEnvMode(b, false)
+			e.deps.ParamHeaders = withHeaders
 			url := e.serveHTTP(b)
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 			defer client.CloseIdleConnections()
