@@ -972,7 +972,7 @@ func gitShowFiles(t *testing.T, dir string, ids []string, paths []string) map[st
 func TestShowMatchesGit(t *testing.T) {
 	orcNeedGit(t)
 	orcSetHome(t)
-	cases := 0
+	cases, large := 0, 0
 	for _, sn := range diffSeeds() {
 		seed, rich := sn[0], sn[0] >= richSeedBase
 		dir, r := historyRepo(t, seed, int(sn[1]))
@@ -1015,6 +1015,9 @@ func TestShowMatchesGit(t *testing.T) {
 			files := slices.Clone(res.Files)
 			for i := range files {
 				files[i].NotUTF8 = false
+				if files[i].Added+files[i].Deleted > 1000 {
+					large++
+				}
 			}
 			wj, _ := json.Marshal(visible)
 			gj, _ := json.Marshal(files)
@@ -1089,7 +1092,7 @@ func TestShowMatchesGit(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d show cases", cases)
+	t.Logf("%d show cases (%d files with over 1,000 lines added and deleted)", cases, large)
 }
 
 // patchHunks splits a git patch by its "diff --git" lines into each
