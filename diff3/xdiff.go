@@ -1,5 +1,7 @@
 package diff3
 
+import "context"
+
 // This file is a port of the parts of git's xdiff (xprepare.c, xdiffi.c)
 // that git merge-file runs with its default options: exact line
 // comparison, the Myers algorithm with xdiff's cost heuristics, the
@@ -212,7 +214,7 @@ type split struct {
 }
 
 // doDiff is xdl_do_diff: it marks the changed lines of both sides.
-func doDiff(a, b [][]byte) *xdenv {
+func doDiff(ctx context.Context, a, b [][]byte) *xdenv {
 	xe := prepare(a, b)
 	n1, n2 := len(xe.xdf1.hav), len(xe.xdf2.hav)
 	ndiags := n1 + n2 + 3
@@ -222,7 +224,7 @@ func doDiff(a, b [][]byte) *xdenv {
 		ha1: xe.xdf1.hav, ha2: xe.xdf2.hav,
 		kvd: kvd, fo: n2 + 1, bo: ndiags + n2 + 1,
 		env: algoEnv{mxcost: max(bogosqrt(ndiags), maxCostMin), snakeCnt: snakeCnt, heurMin: heurMinCost},
-		f1:  &xe.xdf1, f2: &xe.xdf2,
+		f1:  &xe.xdf1, f2: &xe.xdf2, ctx: ctx,
 	}
 	d.recsCmp(0, n1, 0, n2, false)
 	return xe
@@ -234,6 +236,21 @@ type differ struct {
 	fo, bo   int
 	env      algoEnv
 	f1, f2   *xdfile
+	// ctx (nil: none) stops the search once done: the marks are then
+	// incomplete and the caller returns ctx's error.
+	ctx  context.Context
+	work int
+}
+
+// stopped says whether d.ctx is done, asking it every 1024 calls.
+func (d *differ) stopped() bool {
+	if d.ctx == nil {
+		return false
+	}
+	if d.work++; d.work%1024 != 0 {
+		return false
+	}
+	return d.ctx.Err() != nil
 }
 
 // recsCmp is xdl_recs_cmp.
@@ -256,6 +273,7 @@ func (d *differ) recsCmp(off1, lim1, off2, lim2 int, needMin bool) {
 		for ; off1 < lim1; off1++ {
 			d.f1.setRchg(d.f1.rindex[off1], 1)
 		}
+	case d.ctx != nil && d.ctx.Err() != nil:
 	default:
 		spl := d.split(off1, lim1, off2, lim2, needMin)
 		d.recsCmp(off1, spl.i1, off2, spl.i2, spl.minLo)
@@ -281,6 +299,9 @@ func (d *differ) split(off1, lim1, off2, lim2 int, needMin bool) split {
 
 	for ec := 1; ; ec++ {
 		gotSnake := false
+		if d.stopped() {
+			return split{i1: off1, i2: off2, minLo: true, minHi: true}
+		}
 
 		if fmin > dmin {
 			fmin--
@@ -505,10 +526,11 @@ func (f *xdfile) groupSlideUp(g *group) bool {
 	return false
 }
 
-// changeCompact is xdl_change_compact without the indent heuristic (git
-// merge-file does not enable it): change groups slide as far down as they
-// can, then back up to line up with a change of the other side.
-func changeCompact(xdf, xdfo *xdfile) {
+// changeCompact is xdl_change_compact: change groups slide as far down as
+// they can, then back up to line up with a change of the other side, or,
+// with indent (XDF_INDENT_HEURISTIC: git diff and git blame turn it on,
+// git merge-file does not), to the split the indent heuristic scores best.
+func changeCompact(xdf, xdfo *xdfile, indent bool) {
 	var g, gOther group
 	xdf.groupInit(&g)
 	xdfo.groupInit(&gOther)
@@ -539,13 +561,36 @@ func changeCompact(xdf, xdfo *xdfile) {
 					break
 				}
 			}
-			if g.end != earliestEnd && endMatchingOther != -1 {
+			switch {
+			case g.end == earliestEnd:
+			case endMatchingOther != -1:
 				for gOther.end == gOther.start {
 					if !xdf.groupSlideUp(&g) {
 						panic("diff3: match disappeared")
 					}
 					if !xdfo.groupPrevious(&gOther) {
 						panic("diff3: group sync broken sliding to match")
+					}
+				}
+			case indent:
+				groupsize := g.end - g.start
+				shift := max(earliestEnd, g.end-groupsize-1, g.end-indentMaxSliding)
+				bestShift := -1
+				var best splitScore
+				for ; shift <= g.end; shift++ {
+					var score splitScore
+					score.add(xdf.measureSplit(shift))
+					score.add(xdf.measureSplit(shift - groupsize))
+					if bestShift == -1 || score.cmp(best) <= 0 {
+						best, bestShift = score, shift
+					}
+				}
+				for g.end > bestShift {
+					if !xdf.groupSlideUp(&g) {
+						panic("diff3: best shift unreached")
+					}
+					if !xdfo.groupPrevious(&gOther) {
+						panic("diff3: group sync broken sliding to blank line")
 					}
 				}
 			}
@@ -588,10 +633,167 @@ func (xe *xdenv) buildScript() []change {
 	return rev
 }
 
-// diff is xdl_diff's script: do the diff, compact both sides, collect.
+// diff is xdl_diff's script as git merge-file computes it: do the diff,
+// compact both sides, collect.
 func diff(a, b [][]byte) (*xdenv, []change) {
-	xe := doDiff(a, b)
-	changeCompact(&xe.xdf1, &xe.xdf2)
-	changeCompact(&xe.xdf2, &xe.xdf1)
+	xe := doDiff(nil, a, b)
+	changeCompact(&xe.xdf1, &xe.xdf2, false)
+	changeCompact(&xe.xdf2, &xe.xdf1, false)
 	return xe, xe.buildScript()
+}
+
+// Change is a hunk of a line diff: lines [Old, Old+OldLines) of the old
+// side became lines [New, New+NewLines) of the new side (0-based).
+type Change struct{ Old, New, OldLines, NewLines int }
+
+// LineDiff is the line diff git diff, git show and git blame compute by
+// default (the Myers algorithm with xdiff's heuristics and the indent
+// heuristic), as the changes xdl_build_script lists, in order. a and b
+// are lines that keep their "\n" (the last may lack one). Its cost is
+// about lines × √lines at worst (xdiff's cost cap, not an edit bound:
+// the script is git's for any input); ctx, when not nil, is checked as
+// it goes and its error returned once ctx is done.
+func LineDiff(ctx context.Context, a, b [][]byte) ([]Change, error) {
+	xe := doDiff(ctx, a, b)
+	if ctx != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	changeCompact(&xe.xdf1, &xe.xdf2, true)
+	changeCompact(&xe.xdf2, &xe.xdf1, true)
+	script := xe.buildScript()
+	out := make([]Change, len(script))
+	for i, c := range script {
+		out[i] = Change{Old: c.i1, New: c.i2, OldLines: c.chg1, NewLines: c.chg2}
+	}
+	return out, nil
+}
+
+// The indent heuristic's constants (xdiffi.c).
+const (
+	maxIndent                       = 200
+	maxBlanks                       = 20
+	indentMaxSliding                = 100
+	startOfFilePenalty              = 1
+	endOfFilePenalty                = 21
+	totalBlankWeight                = -30
+	postBlankWeight                 = 6
+	relativeIndentPenalty           = -4
+	relativeIndentWithBlankPenalty  = 10
+	relativeOutdentPenalty          = 24
+	relativeOutdentWithBlankPenalty = 17
+	relativeDedentPenalty           = 23
+	relativeDedentWithBlankPenalty  = 17
+	indentWeight                    = 60
+)
+
+// getIndent is get_indent: a line's indent (a tab to the next multiple of
+// 8), at most maxIndent; -1 for a line of whitespace only. Whitespace is
+// git's isspace: space, tab, LF and CR.
+func getIndent(rec []byte) int {
+	ret := 0
+	for _, c := range rec {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return ret
+		}
+		switch c {
+		case ' ':
+			ret++
+		case '\t':
+			ret += 8 - ret%8
+		}
+		if ret >= maxIndent {
+			return maxIndent
+		}
+	}
+	return -1
+}
+
+// splitMeasurement is struct split_measurement.
+type splitMeasurement struct {
+	endOfFile                                          bool
+	indent, preBlank, preIndent, postBlank, postIndent int
+}
+
+// measureSplit is measure_split: the surroundings of a split before line
+// split.
+func (f *xdfile) measureSplit(split int) splitMeasurement {
+	var m splitMeasurement
+	if split >= f.nrec() {
+		m.endOfFile, m.indent = true, -1
+	} else {
+		m.indent = getIndent(f.recs[split])
+	}
+	m.preIndent = -1
+	for i := split - 1; i >= 0; i-- {
+		if m.preIndent = getIndent(f.recs[i]); m.preIndent != -1 {
+			break
+		}
+		if m.preBlank++; m.preBlank == maxBlanks {
+			m.preIndent = 0
+			break
+		}
+	}
+	m.postIndent = -1
+	for i := split + 1; i < f.nrec(); i++ {
+		if m.postIndent = getIndent(f.recs[i]); m.postIndent != -1 {
+			break
+		}
+		if m.postBlank++; m.postBlank == maxBlanks {
+			m.postIndent = 0
+			break
+		}
+	}
+	return m
+}
+
+// splitScore is struct split_score.
+type splitScore struct{ effectiveIndent, penalty int }
+
+// add is score_add_split.
+func (s *splitScore) add(m splitMeasurement) {
+	if m.preIndent == -1 && m.preBlank == 0 {
+		s.penalty += startOfFilePenalty
+	}
+	if m.endOfFile {
+		s.penalty += endOfFilePenalty
+	}
+	postBlank := 0
+	if m.indent == -1 {
+		postBlank = 1 + m.postBlank
+	}
+	totalBlank := m.preBlank + postBlank
+	s.penalty += totalBlankWeight * totalBlank
+	s.penalty += postBlankWeight * postBlank
+	indent := m.indent
+	if indent == -1 {
+		indent = m.postIndent
+	}
+	anyBlanks := totalBlank != 0
+	s.effectiveIndent += indent
+	pick := func(withBlank, without int) int {
+		if anyBlanks {
+			return withBlank
+		}
+		return without
+	}
+	switch {
+	case indent == -1, m.preIndent == -1, indent == m.preIndent:
+	case indent > m.preIndent:
+		s.penalty += pick(relativeIndentWithBlankPenalty, relativeIndentPenalty)
+	case m.postIndent != -1 && m.postIndent > indent:
+		s.penalty += pick(relativeOutdentWithBlankPenalty, relativeOutdentPenalty)
+	default:
+		s.penalty += pick(relativeDedentWithBlankPenalty, relativeDedentPenalty)
+	}
+}
+
+// cmp is score_cmp: below 0 when s is the better split.
+func (s splitScore) cmp(o splitScore) int {
+	c := 0
+	if s.effectiveIndent > o.effectiveIndent {
+		c = 1
+	} else if s.effectiveIndent < o.effectiveIndent {
+		c = -1
+	}
+	return indentWeight*c + (s.penalty - o.penalty)
 }

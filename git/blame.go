@@ -191,7 +191,19 @@ func (r *Repo) blame(ctx context.Context, rev, file string, start, end int, clam
 			}
 			break
 		}
-		passed, err := h.passBlame(o, origins)
+		passed, err := h.passBlame(ctx, o, origins)
+		if err != nil && ctx.Err() == context.DeadlineExceeded {
+			// The time cap came in the middle of a diff: o keeps what it
+			// had not passed on, unfinished like the rest.
+			res.Truncated, res.TruncatedReason = true, "timeout"
+			for _, x := range append(*q, o) {
+				for _, e := range x.suspects {
+					done = append(done, blameDone{e, x, true})
+				}
+				x.suspects = nil
+			}
+			break
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -298,7 +310,7 @@ func (h *history) load(o *origin) error {
 // passBlame is git's pass_blame without -M/-C: it moves o's suspect
 // lines to the parents that have them unchanged and returns the parent
 // origins that received some.
-func (h *history) passBlame(o *origin, origins map[string]*origin) ([]*origin, error) {
+func (h *history) passBlame(ctx context.Context, o *origin, origins map[string]*origin) ([]*origin, error) {
 	parents := h.parents(o.c)
 	sg := make([]*origin, len(parents))
 	get := func(pc *object.Commit, p string, blob plumbing.Hash) *origin {
@@ -367,7 +379,7 @@ func (h *history) passBlame(o *origin, origins map[string]*origin) ([]*origin, e
 		if err := h.load(o); err != nil {
 			return nil, err
 		}
-		blocks, err := unidiff.Matches(nil, po.data, o.data)
+		blocks, err := blameMatches(ctx, po.data, o.data)
 		if err != nil {
 			return nil, err
 		}
@@ -400,6 +412,39 @@ func (h *history) passBlame(o *origin, origins map[string]*origin) ([]*origin, e
 		out = append(out, po)
 	}
 	return out, nil
+}
+
+// blameMatches is the lines git blame keeps from old to new: git's line
+// diff (unidiff.Matches) after xdi_diff's trim_common_tail, which leaves
+// the common tail, in whole 1 KiB blocks and then back to a line start,
+// out of the diff for a diff without context (as blame's is): the trim
+// moves where git's heuristics put a repeated line near the end.
+func blameMatches(ctx context.Context, old, new []byte) ([]unidiff.Block, error) {
+	const blk = 1024
+	trimmed, smaller := 0, min(len(old), len(new))
+	for blk+trimmed <= smaller && bytes.Equal(old[len(old)-trimmed-blk:len(old)-trimmed], new[len(new)-trimmed-blk:len(new)-trimmed]) {
+		trimmed += blk
+	}
+	recovered := 0
+	for tail := old[len(old)-trimmed:]; recovered < trimmed; {
+		recovered++
+		if tail[recovered-1] == '\n' {
+			break
+		}
+	}
+	cut := trimmed - recovered
+	a, b := old[:len(old)-cut], new[:len(new)-cut]
+	blocks, err := unidiff.Matches(ctx, a, b)
+	if err != nil || cut == 0 {
+		return blocks, err
+	}
+	// The trimmed tail is whole lines, the same on both sides.
+	la, lb, n := countLines(a), countLines(b), countLines(old[len(old)-cut:])
+	if k := len(blocks); k > 0 && blocks[k-1].Old+blocks[k-1].Len == la && blocks[k-1].New+blocks[k-1].Len == lb {
+		blocks[k-1].Len += n
+		return blocks, nil
+	}
+	return append(blocks, unidiff.Block{Old: la, New: lb, Len: n}), nil
 }
 
 // findRename is git's find_rename (diffcore-rename with the blamed path
@@ -440,7 +485,7 @@ func (h *history) findRename(pc *object.Commit, o *origin) (string, *object.Tree
 		})
 		return pick(exact[0])
 	}
-	if !added.to.Mode.IsRegular() {
+	if !isRegFile(added.to.Mode) {
 		return "", nil, nil
 	}
 	if err := h.load(o); err != nil {
@@ -449,7 +494,7 @@ func (h *history) findRename(pc *object.Commit, o *origin) (string, *object.Tree
 	dst := spanHashes(o.data)
 	best, bestScore, bestName := -1, 0, false
 	for i, c := range deleted {
-		if !c.from.Mode.IsRegular() {
+		if !isRegFile(c.from.Mode) {
 			continue
 		}
 		size, err := h.r.blobSize(c.from.Hash)
@@ -478,6 +523,12 @@ func (h *history) findRename(pc *object.Commit, o *origin) (string, *object.Tree
 		return "", nil, nil
 	}
 	return pick(deleted[best])
+}
+
+// isRegFile is S_ISREG, which diffcore-rename's estimate requires of
+// both sides: 100644 and 100755 alike (go-git's IsRegular is 100644 only).
+func isRegFile(m filemode.FileMode) bool {
+	return m == filemode.Regular || m == filemode.Executable || m == filemode.Deprecated
 }
 
 // git's rename scores (diffcore.h).

@@ -45,6 +45,140 @@ type genRepo struct {
 	lineSeq  int
 	commits  int
 	branches int
+	// rich adds the edits the blame and show differentials need most
+	// (richEdit); the seeds without it keep their repositories.
+	rich bool
+}
+
+// richNames are the names richEdit adds and renames to.
+var richNames = []string{"code.go", "tool.sh", "bin/run", "huge.txt", "lib/moved.go", "ren/ämed.c"}
+
+// codeLines are n lines of code-like text, many of them repeated (blank
+// lines, braces, indented returns): where a diff puts a repeated line is
+// what xdiff's heuristics decide.
+func (g *genRepo) codeLines(n int) string {
+	var b strings.Builder
+	for range n {
+		switch g.rng.Intn(8) {
+		case 0:
+			b.WriteString("\n")
+		case 1:
+			b.WriteString("}\n")
+		case 2:
+			b.WriteString("\t}\n")
+		case 3:
+			b.WriteString("\treturn nil\n")
+		case 4:
+			g.lineSeq++
+			fmt.Fprintf(&b, "func f%d() {\n", g.lineSeq)
+		case 5:
+			b.WriteString("        x++\n")
+		default:
+			g.lineSeq++
+			fmt.Fprintf(&b, "\tcall(%d)\n", g.lineSeq)
+		}
+	}
+	return b.String()
+}
+
+// textFiles are st's regular files that are line text (not binary, not
+// Latin-1), sorted.
+func textFiles(st map[string]genFile) []string {
+	var out []string
+	for _, p := range sortedKeys(st) {
+		f := st[p]
+		if (f.mode == "100644" || f.mode == "100755") && !strings.ContainsAny(f.content, "\x00\xe9") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// richEdit is one of: a rename with a small edit (and, half the time, the
+// executable bit flipped), code-like lines with repeats inserted or
+// deleted, a large file (600 to 1,400 lines) added or more than 500 of its
+// lines changed, or a chmod with an edit.
+func (g *genRepo) richEdit(st map[string]genFile) {
+	files := textFiles(st)
+	pickText := func() (string, genFile, bool) {
+		if len(files) == 0 {
+			return "", genFile{}, false
+		}
+		p := files[g.rng.Intn(len(files))]
+		return p, st[p], true
+	}
+	flip := func(m string) string {
+		if m == "100644" {
+			return "100755"
+		}
+		return "100644"
+	}
+	editLines := func(content string, k int) string {
+		ls := strings.SplitAfter(content, "\n")
+		if ls[len(ls)-1] == "" {
+			ls = ls[:len(ls)-1]
+		}
+		for range k {
+			i := g.rng.Intn(len(ls) + 1)
+			switch g.rng.Intn(3) {
+			case 0:
+				ls = append(ls[:i], append([]string{g.codeLines(1 + g.rng.Intn(4))}, ls[i:]...)...)
+			case 1:
+				if i < len(ls) {
+					ls = append(ls[:i], ls[min(len(ls), i+1+g.rng.Intn(3)):]...)
+				}
+			default:
+				if i < len(ls) {
+					ls[i] = g.codeLines(1)
+				}
+			}
+		}
+		return strings.Join(ls, "")
+	}
+	switch op := g.rng.Intn(10); {
+	case op < 3: // a rename with an edit, maybe a mode change
+		p, f, ok := pickText()
+		if !ok || strings.Count(f.content, "\n") < 8 {
+			put(st, richNames[g.rng.Intn(len(richNames))], genFile{[]string{"100644", "100755"}[g.rng.Intn(2)], g.codeLines(10 + g.rng.Intn(30))})
+			return
+		}
+		delete(st, p)
+		f.content = editLines(f.content, 1)
+		if g.rng.Intn(2) == 0 {
+			f.mode = flip(f.mode)
+		}
+		put(st, richNames[g.rng.Intn(len(richNames))], f)
+	case op < 6: // code with repeated lines
+		p, f, ok := pickText()
+		if !ok {
+			return
+		}
+		f.content = editLines(f.content, 1+g.rng.Intn(4))
+		st[p] = f
+	case op < 8: // a large file, or a large edit of one
+		p, f, ok := pickText()
+		if !ok || strings.Count(f.content, "\n") < 600 {
+			put(st, "huge.txt", genFile{"100644", g.codeLines(600 + g.rng.Intn(800))})
+			return
+		}
+		ls := strings.SplitAfter(f.content, "\n")
+		from := g.rng.Intn(len(ls) / 4)
+		for i := from; i < len(ls)-1 && i < from+700; i++ {
+			if g.rng.Intn(10) < 8 {
+				ls[i] = g.codeLines(1)
+			}
+		}
+		f.content = strings.Join(ls, "")
+		st[p] = f
+	default: // chmod with an edit
+		p, f, ok := pickText()
+		if !ok {
+			return
+		}
+		f.mode = flip(f.mode)
+		f.content = editLines(f.content, 1)
+		st[p] = f
+	}
 }
 
 var genNames = []string{
@@ -105,6 +239,10 @@ func put(st map[string]genFile, p string, f genFile) {
 }
 
 func (g *genRepo) edit(st map[string]genFile) {
+	if g.rich && g.rng.Intn(2) == 0 {
+		g.richEdit(st)
+		return
+	}
 	keys := make([]string, 0, len(st))
 	for k := range st {
 		keys = append(keys, k)
@@ -263,10 +401,12 @@ func clone(st map[string]genFile) map[string]genFile {
 	return out
 }
 
-// genHistory builds a repository of about n commits in dir with seed.
+// genHistory builds a repository of about n commits in dir with seed
+// (with richEdit's edits too for a seed of richSeeds).
 func genHistory(t testing.TB, dir string, seed int64, n int) {
 	t.Helper()
 	g := &genRepo{rng: rand.New(rand.NewSource(seed)), blobs: map[string]int{}, state: map[string]map[string]genFile{}, tip: map[string]int{}, when: 1_600_000_000}
+	g.rich = seed >= richSeedBase
 	g.heads = []string{"main"}
 	g.commit("main", nil, map[string]genFile{"a.txt": {"100644", g.lines(5)}})
 	for g.commits < n {
@@ -427,6 +567,33 @@ func diffLogs(want, got []LogCommit) string {
 	return ""
 }
 
+// The differentials run on seeds 1 and 2 (300 commits each) and on
+// richRepos small repositories with richEdit's edits (richCommits each),
+// seeds richSeedBase on.
+const (
+	richSeedBase = 1000
+	richRepos    = 50
+	richCommits  = 24
+)
+
+// pick is a differential's sample size: small for a rich seed's small
+// repository, big for the 300-commit ones.
+func pick(rich bool, small, big int) int {
+	if rich {
+		return small
+	}
+	return big
+}
+
+// diffSeeds are the differentials' seeds and each one's commit count.
+func diffSeeds() [][2]int64 {
+	out := [][2]int64{{1, 300}, {2, 300}}
+	for i := range int64(richRepos) {
+		out = append(out, [2]int64{richSeedBase + i, richCommits})
+	}
+	return out
+}
+
 // historyRepos are the generated repositories the history tests share
 // (generated once per test binary run).
 var historyRepos = map[int64]string{}
@@ -468,8 +635,9 @@ func TestLogMatchesGit(t *testing.T) {
 	orcNeedGit(t)
 	orcSetHome(t)
 	cases := 0
-	for _, seed := range []int64{1, 2} {
-		dir, r := historyRepo(t, seed, 300)
+	for _, sn := range diffSeeds() {
+		seed, rich := sn[0], sn[0] >= richSeedBase
+		dir, r := historyRepo(t, seed, int(sn[1]))
 		rng := rand.New(rand.NewSource(seed))
 		revs := []string{"", "main", "v1", "v1a"}
 		for _, l := range strings.Fields(orcGit(t, dir, "for-each-ref", "--format=%(refname:short)", "refs/heads")) {
@@ -484,7 +652,7 @@ func TestLogMatchesGit(t *testing.T) {
 			visibleOnly(r, want)
 			got := logAll(t, r, o)
 			if d := diffLogs(want, got); d != "" {
-				t.Fatalf("seed %d: log %+v (git log %q): %s", seed, o, args, d)
+				t.Errorf("seed %d: log %+v (git log %q): %s", seed, o, args, d)
 			}
 		}
 		for _, rev := range revs {
@@ -493,7 +661,7 @@ func TestLogMatchesGit(t *testing.T) {
 				gitRev = "HEAD"
 			}
 			check(LogOptions{Rev: rev, Limit: 100}, gitRev)
-			for range 6 {
+			for range pick(rich, 1, 6) {
 				var paths []string
 				for range 1 + rng.Intn(2) {
 					p := genNames[rng.Intn(len(genNames))]
@@ -512,7 +680,7 @@ func TestLogMatchesGit(t *testing.T) {
 		}
 		// since and until, at commit dates of the history.
 		dates := strings.Fields(orcGit(t, dir, "log", "--format=%ct", "HEAD"))
-		for range 6 {
+		for range pick(rich, 1, 6) {
 			s, _ := strconv.ParseInt(dates[rng.Intn(len(dates))], 10, 64)
 			u, _ := strconv.ParseInt(dates[rng.Intn(len(dates))], 10, 64)
 			if s > u {
@@ -804,9 +972,10 @@ func gitShowFiles(t *testing.T, dir string, ids []string, paths []string) map[st
 func TestShowMatchesGit(t *testing.T) {
 	orcNeedGit(t)
 	orcSetHome(t)
-	cases := 0
-	for _, seed := range []int64{1, 2} {
-		dir, r := historyRepo(t, seed, 300)
+	cases, large := 0, 0
+	for _, sn := range diffSeeds() {
+		seed, rich := sn[0], sn[0] >= richSeedBase
+		dir, r := historyRepo(t, seed, int(sn[1]))
 		rng := rand.New(rand.NewSource(seed))
 		all := strings.Fields(orcGit(t, dir, "rev-list", "--all"))
 		var ids []string
@@ -846,6 +1015,9 @@ func TestShowMatchesGit(t *testing.T) {
 			files := slices.Clone(res.Files)
 			for i := range files {
 				files[i].NotUTF8 = false
+				if files[i].Added+files[i].Deleted > 1000 {
+					large++
+				}
 			}
 			wj, _ := json.Marshal(visible)
 			gj, _ := json.Marshal(files)
@@ -853,7 +1025,8 @@ func TestShowMatchesGit(t *testing.T) {
 				wj = []byte("[]")
 			}
 			if string(wj) != string(gj) || hidden != res.HiddenFiles || res.Commit.ID != id || res.Truncated {
-				t.Fatalf("seed %d: show %s:\n git: %s (hidden %d)\nours: %s (hidden %d, truncated %v)", seed, id, wj, hidden, gj, res.HiddenFiles, res.Truncated)
+				t.Errorf("seed %d: show %s:\n git: %s (hidden %d)\nours: %s (hidden %d, truncated %v)", seed, id, wj, hidden, gj, res.HiddenFiles, res.Truncated)
+				continue
 			}
 			// The patch applies to the parent's tree.
 			parent := "--empty"
@@ -869,16 +1042,24 @@ func TestShowMatchesGit(t *testing.T) {
 			for _, f := range res.Files {
 				dfs = append(dfs, DiffFile{Path: f.Path, Binary: f.Binary, NotUTF8: f.NotUTF8})
 			}
+			// Each file's hunks are git show's, byte for byte (the
+			// function name git puts after a hunk's "@@ ... @@" aside).
+			gitHunks := patchHunks(orcGit(t, dir, "show", "--format=", "--no-renames", "--diff-merges=first-parent", "-p", id))
+			for hdr, h := range patchHunks(res.Patch) {
+				if h != gitHunks[hdr] {
+					t.Errorf("seed %d: show %s: %s: hunks differ from git show's:\n git:\n%s\nours:\n%s", seed, id, hdr, gitHunks[hdr], h)
+				}
+			}
 			if p := dropBinary(res.Patch, dfs); p != "" {
 				cmd = exec.Command("git", "apply", "--cached", "--check", "-")
 				cmd.Dir, cmd.Env, cmd.Stdin = dir, append(orcEnv(), "GIT_INDEX_FILE="+index), strings.NewReader(p)
 				if out, err := cmd.CombinedOutput(); err != nil {
-					t.Fatalf("seed %d: show %s: git apply --check: %v %s\n%s", seed, id, err, out, p)
+					t.Errorf("seed %d: show %s: git apply --check: %v %s\n%s", seed, id, err, out, p)
 				}
 			}
 		}
 		// Restricted to paths.
-		for range 20 {
+		for range pick(rich, 3, 20) {
 			id := all[rng.Intn(len(all))]
 			p := genNames[rng.Intn(len(genNames))]
 			if rng.Intn(2) == 0 && strings.Contains(p, "/") {
@@ -907,11 +1088,43 @@ func TestShowMatchesGit(t *testing.T) {
 				wj = []byte("[]")
 			}
 			if string(wj) != string(gj) {
-				t.Fatalf("seed %d: show %s -- %s:\n git: %s\nours: %s", seed, id, p, wj, gj)
+				t.Errorf("seed %d: show %s -- %s:\n git: %s\nours: %s", seed, id, p, wj, gj)
 			}
 		}
 	}
-	t.Logf("%d show cases", cases)
+	t.Logf("%d show cases (%d files with over 1,000 lines added and deleted)", cases, large)
+}
+
+// patchHunks splits a git patch by its "diff --git" lines into each
+// file's hunks: the text from its first "@@", each hunk header cut after
+// its second "@@".
+func patchHunks(patch string) map[string]string {
+	out := map[string]string{}
+	hdr, in := "", false
+	var b strings.Builder
+	flush := func() {
+		if hdr != "" {
+			out[hdr] = b.String()
+		}
+		b.Reset()
+	}
+	for _, l := range strings.SplitAfter(patch, "\n") {
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			flush()
+			hdr, in = strings.TrimSuffix(l, "\n"), false
+		case strings.HasPrefix(l, "@@ -"):
+			in = true
+			if i := strings.Index(l[3:], " @@"); i >= 0 {
+				l = l[:3+i+3] + "\n"
+			}
+			b.WriteString(l)
+		case in:
+			b.WriteString(l)
+		}
+	}
+	flush()
+	return out
 }
 
 // gitBlame is git blame --porcelain's (commit, original line) per line.
@@ -963,11 +1176,12 @@ func TestBlameMatchesGit(t *testing.T) {
 	orcNeedGit(t)
 	orcSetHome(t)
 	cases, renamed, hiddenOrigins := 0, 0, 0
-	for _, seed := range []int64{1, 2} {
-		dir, r := historyRepo(t, seed, 300)
+	for _, sn := range diffSeeds() {
+		seed, rich := sn[0], sn[0] >= richSeedBase
+		dir, r := historyRepo(t, seed, int(sn[1]))
 		rng := rand.New(rand.NewSource(seed))
 		all := strings.Fields(orcGit(t, dir, "rev-list", "--all"))
-		for n := 0; n < 60; {
+		for n := 0; n < pick(rich, 6, 60); {
 			id := all[rng.Intn(len(all))]
 			var files []string
 			for _, f := range strings.Split(orcGit(t, dir, "ls-tree", "-r", "-z", "--name-only", id), "\x00") {
@@ -977,6 +1191,17 @@ func TestBlameMatchesGit(t *testing.T) {
 			}
 			if len(files) == 0 {
 				continue
+			}
+			if rich && rng.Intn(3) != 0 { // richEdit's files, where they are
+				var rf []string
+				for _, f := range files {
+					if slices.Contains(richNames, f) {
+						rf = append(rf, f)
+					}
+				}
+				if len(rf) > 0 {
+					files = rf
+				}
 			}
 			f := files[rng.Intn(len(files))]
 			total := len(strings.SplitAfter(strings.TrimSuffix(orcGit(t, dir, "cat-file", "-p", id+":"+f), "\n"), "\n"))
@@ -990,6 +1215,7 @@ func TestBlameMatchesGit(t *testing.T) {
 				start = 1 + rng.Intn(total)
 				end = start + rng.Intn(total-start+1)
 			}
+			end = min(end, start+MaxBlameLines-1)
 			want := gitBlame(t, dir, id, f, start, end)
 			res, err := r.Blame(context.Background(), id, f, start, end)
 			if err != nil {
@@ -1111,5 +1337,52 @@ func TestLogNonCanonicalModes(t *testing.T) {
 		if d := diffLogs(want, got); d != "" {
 			t.Fatalf("log -- %q: %s", paths, d)
 		}
+	}
+}
+
+// TestBlameTrimsCommonTail: git blame's diff leaves a common tail of whole
+// 1 KiB blocks out (xdi_diff's trim_common_tail), which decides which copy
+// of a repeated line is the new one: here a "}" inserted into a run of
+// 600 is line 91 for git (the run ends at the trim), not line 602.
+func TestBlameTrimsCommonTail(t *testing.T) {
+	orcNeedGit(t)
+	orcSetHome(t)
+	dir := t.TempDir()
+	orcGit(t, dir, "init", "-q", "-b", "main")
+	write := func(n int) {
+		if err := os.WriteFile(filepath.Join(dir, "f.c"), []byte("a\n"+strings.Repeat("}\n", n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		orcGit(t, dir, "add", "f.c")
+		orcGit(t, dir, "commit", "-q", "-m", fmt.Sprintf("%d braces", n))
+	}
+	write(600)
+	write(601)
+	want := gitBlame(t, dir, "HEAD", "f.c", 1, 500)
+	head := strings.TrimSpace(orcGit(t, dir, "rev-parse", "HEAD"))
+	if want[90][0] != head {
+		t.Fatalf("git blames line 91 on %s, not on HEAD: the premise changed", want[90][0])
+	}
+	r, err := Open(newWorkdirFS(t, "wd="+dir), "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Blame(context.Background(), "HEAD", "f.c", 1, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][3]string
+	for _, run := range res.Runs {
+		for i := range run.Lines {
+			got = append(got, [3]string{run.Commit, strconv.Itoa(run.OrigLine + i), "f.c"})
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		for i := range want {
+			if i >= len(got) || got[i] != want[i] {
+				t.Fatalf("line %d: git %v, ours %v", i+1, want[i], got[min(i, len(got)-1)])
+			}
+		}
+		t.Fatalf("%d lines from git, %d ours", len(want), len(got))
 	}
 }

@@ -1,5 +1,6 @@
 // Package unidiff renders line diffs as unified-diff hunks that git apply
-// and patch -p1 accept. It is leaf code shared by fs (the diff a write
+// and patch -p1 accept, the lines matched as git diff matches them (the
+// xdiff port of diff3). It is leaf code shared by fs (the diff a write
 // returns) and git (patches of the work tree, the index and commits).
 package unidiff
 
@@ -8,12 +9,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
-)
 
-// diffMaxEdits bounds the Myers search (its time and memory grow with the
-// square of it). Past it the changed middle is shown as one replacement:
-// still a correct patch, only not the shortest.
-const diffMaxEdits = 500
+	"github.com/serverfs/serverfs/diff3"
+)
 
 const diffContext = 3
 
@@ -45,8 +43,8 @@ func Unified(path string, old, new []byte, created bool, maxBytes int) (string, 
 
 // Hunks is the body of a unified diff from old to new: its "@@"
 // hunks with three lines of context, without file headers ("" when equal).
-// The edit search is bounded (diffMaxEdits); past it the changed middle is
-// one replacement hunk, still a correct patch.
+// The lines are matched as git diff matches them (diff3.LineDiff), so the
+// hunks are git's.
 func Hunks(old, new []byte) string {
 	h, _, _ := HunksStat(old, new)
 	return h
@@ -93,18 +91,17 @@ func HunksBounded(ctx context.Context, old, new []byte, maxBytes int) (hunks str
 }
 
 // splitLines splits b into lines that keep their "\n"; the last line may
-// lack one. The lines share one copy of b.
-func splitLines(b []byte) []string {
-	s := string(b)
-	lines := make([]string, 0, bytes.Count(b, []byte{'\n'})+1)
-	for len(s) > 0 {
-		i := strings.IndexByte(s, '\n')
+// lack one. The lines are slices of b.
+func splitLines(b []byte) [][]byte {
+	lines := make([][]byte, 0, bytes.Count(b, []byte{'\n'})+1)
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
-			lines = append(lines, s)
+			lines = append(lines, b)
 			break
 		}
-		lines = append(lines, s[:i+1])
-		s = s[i+1:]
+		lines = append(lines, b[:i+1:i+1])
+		b = b[i+1:]
 	}
 	return lines
 }
@@ -117,121 +114,37 @@ const (
 	opInsert diffOp = '+'
 )
 
-// diffLines returns an edit script turning a into b: one op per line of
-// a (equal or delete) and per inserted line of b, in order; ctx (nil for
-// none) is checked at every step of the search.
-func diffLines(ctx context.Context, a, b []string) ([]diffOp, error) {
-	pre := 0
-	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
-		suf++
-	}
-	ops := make([]diffOp, 0, len(a)+len(b))
-	for range pre {
-		ops = append(ops, opEqual)
-	}
-	mid, err := myers(ctx, a[pre:len(a)-suf], b[pre:len(b)-suf])
+// diffLines returns git's edit script turning a into b: one op per line
+// of a (equal or delete) and per inserted line of b, in order, a change's
+// deletions before its insertions; ctx (nil for none) bounds the search.
+func diffLines(ctx context.Context, a, b [][]byte) ([]diffOp, error) {
+	changes, err := diff3.LineDiff(ctx, a, b)
 	if err != nil {
 		return nil, err
 	}
-	ops = append(ops, mid...)
-	for range suf {
+	ops := make([]diffOp, 0, len(a)+len(b))
+	i := 0
+	for _, c := range changes {
+		for ; i < c.Old; i++ {
+			ops = append(ops, opEqual)
+		}
+		for range c.OldLines {
+			ops = append(ops, opDelete)
+		}
+		for range c.NewLines {
+			ops = append(ops, opInsert)
+		}
+		i += c.OldLines
+	}
+	for ; i < len(a); i++ {
 		ops = append(ops, opEqual)
 	}
 	return ops, nil
 }
 
-// myers is the O((N+M)D) shortest edit script of Myers (1986), giving up
-// past diffMaxEdits with "delete all of a, insert all of b".
-func myers(ctx context.Context, a, b []string) ([]diffOp, error) {
-	n, m := len(a), len(b)
-	fallback := func() []diffOp {
-		ops := make([]diffOp, 0, n+m)
-		for range n {
-			ops = append(ops, opDelete)
-		}
-		for range m {
-			ops = append(ops, opInsert)
-		}
-		return ops
-	}
-	if n == 0 || m == 0 {
-		return fallback(), nil
-	}
-	maxD := min(n+m, diffMaxEdits)
-	off := maxD + 1
-	v := make([]int, 2*maxD+3)
-	var trace [][]int
-	for d := 0; d <= maxD; d++ {
-		if ctx != nil && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		// Only the diagonals -d-1..d+1 matter at step d (backtrack reads
-		// them); saving just those keeps memory at about D² ints.
-		trace = append(trace, append([]int(nil), v[off-d-1:off+d+2]...))
-		for k := -d; k <= d; k += 2 {
-			var x int
-			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-				x = v[off+k+1]
-			} else {
-				x = v[off+k-1] + 1
-			}
-			y := x - k
-			for x < n && y < m && a[x] == b[y] {
-				x, y = x+1, y+1
-			}
-			v[off+k] = x
-			if x >= n && y >= m {
-				return backtrack(trace, n, m, d), nil
-			}
-		}
-	}
-	return fallback(), nil
-}
-
-// backtrack walks the saved frontiers back from (n, m) and emits the ops.
-func backtrack(trace [][]int, x, y, d int) []diffOp {
-	var rev []diffOp
-	for ; d > 0; d-- {
-		saved := trace[d]
-		v := func(k int) int { return saved[k+d+1] }
-		k := x - y
-		var prevK int
-		if k == -d || (k != d && v(k-1) < v(k+1)) {
-			prevK = k + 1
-		} else {
-			prevK = k - 1
-		}
-		prevX := v(prevK)
-		prevY := prevX - prevK
-		for x > prevX && y > prevY {
-			rev = append(rev, opEqual)
-			x, y = x-1, y-1
-		}
-		if x == prevX {
-			rev = append(rev, opInsert)
-		} else {
-			rev = append(rev, opDelete)
-		}
-		x, y = prevX, prevY
-	}
-	for x > 0 && y > 0 {
-		rev = append(rev, opEqual)
-		x, y = x-1, y-1
-	}
-	ops := make([]diffOp, len(rev))
-	for i, op := range rev {
-		ops[len(rev)-1-i] = op
-	}
-	return ops
-}
-
 // writeHunks groups ops into hunks with diffContext lines of context. With
 // limit >= 0 it stops once more than limit bytes are written, and says so.
-func writeHunks(out *strings.Builder, a, b []string, ops []diffOp, limit int) (cut bool) {
+func writeHunks(out *strings.Builder, a, b [][]byte, ops []diffOp, limit int) (cut bool) {
 	// Positions (in a and b) at the start of each op.
 	type pos struct{ i, j int }
 	at := make([]pos, len(ops)+1)
@@ -283,7 +196,7 @@ func writeHunks(out *strings.Builder, a, b []string, ops []diffOp, limit int) (c
 				return true
 			}
 			p := at[x]
-			var line string
+			var line []byte
 			switch ops[x] {
 			case opEqual, opDelete:
 				line = a[p.i]
@@ -291,8 +204,8 @@ func writeHunks(out *strings.Builder, a, b []string, ops []diffOp, limit int) (c
 				line = b[p.j]
 			}
 			out.WriteByte(byte(ops[x]))
-			out.WriteString(line)
-			if !strings.HasSuffix(line, "\n") {
+			out.Write(line)
+			if !bytes.HasSuffix(line, []byte{'\n'}) {
 				out.WriteString("\n\\ No newline at end of file\n")
 			}
 		}
