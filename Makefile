@@ -22,9 +22,11 @@ check:
 
 # deploy/compose is a nested module (compose-go stays out of the product's
 # go.mod), so ./... above does not reach it. growstack's portable Grow is
-# tested on amd64 too (the purego tag).
+# tested on amd64 too (the purego tag). The git package's differential
+# and hostile-repository suites take ~5 minutes under -race on 2 loaded
+# CPUs: -timeout leaves room above go test's 10-minute default.
 unit:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 25m ./...
 	$(GO) test -count=1 -tags purego ./growstack
 	cd deploy/compose && $(GO) test -race -count=1 ./...
 
