@@ -122,6 +122,10 @@ type history struct {
 	// the history's size.
 	commits objectCache[*object.Commit]
 	trees   objectCache[*object.Tree]
+	// rawTrees are the trees the pack reader does not hold (loose, or
+	// larger than it inflates), as bytes: a 200,000-entry tree costs its
+	// 8 MB, where decoded it cost five times that.
+	rawTrees objectCache[*packObject]
 	// pack reads small objects from the packs (r.pack; nil: every object
 	// is streamed).
 	pack *packReader
@@ -132,8 +136,9 @@ type history struct {
 // Cache budgets of one history request (within the 64 MiB admission
 // budgets a heavy call at).
 const (
-	maxCachedCommitBytes = 16 << 20
-	maxCachedTreeEntries = 256 << 10
+	maxCachedCommitBytes  = 16 << 20
+	maxCachedTreeEntries  = 256 << 10
+	maxCachedRawTreeBytes = 2 * maxStructObjectBytes
 )
 
 // newHistory starts a history request, its packs open for its duration
@@ -145,7 +150,7 @@ func (r *Repo) newHistory() (h *history, done func(), err error) {
 			done()
 		}
 	}()
-	h = &history{r: r, alias: r.w.Alias(), commits: newObjectCache[*object.Commit](maxCachedCommitBytes), trees: newObjectCache[*object.Tree](maxCachedTreeEntries), pack: r.pack}
+	h = &history{r: r, alias: r.w.Alias(), commits: newObjectCache[*object.Commit](maxCachedCommitBytes), trees: newObjectCache[*object.Tree](maxCachedTreeEntries), rawTrees: newObjectCache[*packObject](maxCachedRawTreeBytes), pack: r.pack}
 	b, err := r.readControl(".git/shallow")
 	if err != nil {
 		return nil, nil, err
@@ -777,16 +782,51 @@ func (h *history) diffTrees(a, b plumbing.Hash, base string, ps pathspec, fn fun
 	return true, nil
 }
 
-// rawTree is tree id's bytes from the packs when quickTree would decode
-// it (so that diffRaw reads the entries diffTrees would read decoded); ok
-// is false otherwise (not in the packs, unreadable, or of a form left to
-// go-git's decoder). The zero id and the empty tree are empty.
+// treeObject is tree id's bytes: from the pack reader, or else read
+// whole (at most maxStructObjectBytes, as go-git's decoding would) and
+// kept in rawTrees; ok is false when it is no tree or cannot be read
+// (go-git's decoding then says why), or was decoded already.
+func (h *history) treeObject(id plumbing.Hash) (*packObject, bool) {
+	o, ok, err := h.pack.get(id)
+	if err != nil {
+		return nil, false
+	}
+	if !ok {
+		if _, decoded := h.trees.m[id]; decoded {
+			return nil, false // already paid for: used decoded
+		}
+		if o, ok = h.rawTrees.m[id]; !ok {
+			rd, err := h.r.open(id, maxStructObjectBytes, false)
+			if err != nil {
+				return nil, false
+			}
+			if rd.typ != plumbing.TreeObject {
+				if rd.s != nil {
+					rd.s.Close()
+				}
+				return nil, false
+			}
+			data, err := rd.readAll()
+			if err != nil {
+				return nil, false
+			}
+			o = &packObject{typ: plumbing.TreeObject, data: data}
+			h.rawTrees.put(id, o, len(data))
+		}
+	}
+	return o, o.typ == plumbing.TreeObject
+}
+
+// rawTree is tree id's bytes (treeObject) when quickTree would decode it
+// (so that diffRaw reads the entries diffTrees would read decoded); ok
+// is false otherwise (unreadable, or of a form left to go-git's
+// decoder). The zero id and the empty tree are empty.
 func (h *history) rawTree(id plumbing.Hash) ([]byte, bool) {
 	if id.IsZero() || id == emptyTree {
 		return nil, true
 	}
-	o, ok, err := h.pack.get(id)
-	if !ok || err != nil || o.typ != plumbing.TreeObject {
+	o, ok := h.treeObject(id)
+	if !ok {
 		return nil, false
 	}
 	if o.treeForm == 0 {
@@ -1009,8 +1049,8 @@ func (h *history) rawEntry(id plumbing.Hash, name string) (filemode.FileMode, pl
 	if id.IsZero() || id == emptyTree {
 		return 0, plumbing.ZeroHash, true
 	}
-	o, ok, err := h.pack.get(id)
-	if !ok || err != nil || o.typ != plumbing.TreeObject {
+	o, ok := h.treeObject(id)
+	if !ok {
 		return 0, plumbing.ZeroHash, false
 	}
 	var mode filemode.FileMode

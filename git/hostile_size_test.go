@@ -168,13 +168,18 @@ func runHostile(t *testing.T, op hostileOp) hostileOut {
 		t.Fatalf("child %s: %v\n%s\n%s", op.Op, err, stdout, stderr.Bytes())
 	}
 	sc := bufio.NewScanner(bytes.NewReader(stdout))
+	sc.Buffer(nil, len(stdout)+1) // an answer's line may be long
 	for sc.Scan() {
 		if rest, ok := strings.CutPrefix(sc.Text(), "HOSTILE-RESULT "); ok {
 			var out hostileOut
 			if err := json.Unmarshal([]byte(rest), &out); err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s %v: RSS peak %d -> %d KiB (+%d KiB) in %v: %s%s", op.Op, op.Paths, out.BeforeKiB, out.AfterKiB, out.AfterKiB-out.BeforeKiB, out.Elapsed.Round(time.Millisecond), out.Code, out.Result)
+			res := out.Result
+			if len(res) > 512 {
+				res = append(res[:512:512], "..."...)
+			}
+			t.Logf("%s %v: RSS peak %d -> %d KiB (+%d KiB) in %v: %s%s", op.Op, op.Paths, out.BeforeKiB, out.AfterKiB, out.AfterKiB-out.BeforeKiB, out.Elapsed.Round(time.Millisecond), out.Code, res)
 			return out
 		}
 	}

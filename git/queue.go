@@ -86,11 +86,25 @@ type ConflictArtifact struct {
 	Truncated bool   `json:"truncated,omitempty"`
 }
 
-// Bounds of the conflict bundles (variables so tests can lower them).
+// Bounds of the conflict bundles (variables so tests can lower them):
+// one bundle's size and files, and how many bundles, and bytes in all,
+// the conflicts directory keeps (the newest; the one just written always).
 var (
-	maxConflictBundleBytes = 32 << 20
-	maxConflictBundleFiles = 256
-	maxConflictArtifacts   = 32
+	maxConflictBundleBytes    = 32 << 20
+	maxConflictBundleFiles    = 256
+	maxConflictArtifacts      = 32
+	maxConflictArtifactsBytes = int64(64 << 20)
+)
+
+// Bounds of a branch's ledger (variables so tests can lower them): past
+// maxLedgerItems queue items or maxLedgerBytes, the oldest finished items
+// are dropped until three quarters of both remain; an item still open is
+// never dropped. An event names at most maxLedgerFiles files (the rest
+// counted), so that one line stays far below what ReadLedger reads.
+var (
+	maxLedgerItems = 1000
+	maxLedgerBytes = int64(4 << 20)
+	maxLedgerFiles = 64
 )
 
 // MergeResult is the answer of Submit. On BASE_MOVED and MERGE_CONFLICT it
@@ -129,7 +143,9 @@ type LedgerEvent struct {
 	From    string   `json:"from,omitempty"`
 	To      string   `json:"to,omitempty"`
 	Files   []string `json:"files,omitempty"`
-	Note    string   `json:"note,omitempty"`
+	// FilesOmitted counts the files past maxLedgerFiles not named.
+	FilesOmitted int    `json:"files_omitted,omitempty"`
+	Note         string `json:"note,omitempty"`
 }
 
 // queueWorker serialises the merges of one (repository, branch).
@@ -228,6 +244,9 @@ func (w *queueWorker) run(branch string) {
 			if job.res != nil {
 				job.res.Recovered = recovered
 			}
+			// Best effort: a ledger that could not be pruned is pruned
+			// after the next item.
+			job.r.pruneLedger(branch)
 		}
 		done()
 		close(job.done)
@@ -243,6 +262,9 @@ func newQueueID() string {
 // appendLedger appends one event (one write, fsynced).
 func (r *Repo) appendLedger(branch string, ev LedgerEvent) error {
 	ev.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	if len(ev.Files) > maxLedgerFiles {
+		ev.FilesOmitted, ev.Files = len(ev.Files)-maxLedgerFiles, ev.Files[:maxLedgerFiles]
+	}
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return err
@@ -302,6 +324,94 @@ func (r *Repo) ReadLedger(branch string) (events []LedgerEvent, torn int, err er
 		return nil, 0, err
 	}
 	return events, torn, nil
+}
+
+// pruneLedger bounds branch's ledger: past maxLedgerItems items or
+// maxLedgerBytes, the ledger is rewritten without its oldest finished
+// items (to three quarters of both bounds), open ones always kept. The
+// new ledger is written to a temporary, fsynced and renamed over the old
+// one, so a crash leaves the old ledger or the new, whole; a temporary a
+// crash left is replaced. Only the queue's worker writes the ledger.
+func (r *Repo) pruneLedger(branch string) error {
+	name := ledgerPath(branch)
+	st, err := r.ctl.Lstat(name)
+	if err != nil {
+		return err
+	}
+	events, _, err := r.ReadLedger(branch)
+	if err != nil {
+		return err
+	}
+	type item struct {
+		lines [][]byte
+		bytes int64
+		open  bool
+	}
+	var order []string
+	items := map[string]*item{}
+	for _, ev := range events {
+		it := items[ev.QueueID]
+		if it == nil {
+			it = &item{}
+			items[ev.QueueID] = it
+			order = append(order, ev.QueueID)
+		}
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		it.lines = append(it.lines, append(b, '\n'))
+		it.bytes += int64(len(b)) + 1
+		it.open = !terminalEvents[ev.Event]
+	}
+	if len(order) <= maxLedgerItems && st.Size <= maxLedgerBytes {
+		return nil
+	}
+	// Newest first: finished items are kept while they fit in three
+	// quarters of the bounds; open ones whatever they cost.
+	keepItems, keepBytes := maxLedgerItems*3/4, maxLedgerBytes*3/4
+	keep := map[string]bool{}
+	n, size := 0, int64(0)
+	full := false
+	for i := len(order) - 1; i >= 0; i-- {
+		it := items[order[i]]
+		if !it.open && (full || n+1 > keepItems || size+it.bytes > keepBytes) {
+			full = true // older finished items go too: the ledger stays a suffix
+			continue
+		}
+		keep[order[i]] = true
+		n++
+		size += it.bytes
+	}
+	var out bytes.Buffer
+	for _, ev := range events {
+		if keep[ev.QueueID] {
+			b, _ := json.Marshal(ev)
+			out.Write(b)
+			out.WriteByte('\n')
+		}
+	}
+	tmp := name + ".prune"
+	r.ctl.Remove(tmp)
+	f, err := r.ctl.CreateExclusive(tmp, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(out.Bytes())
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = r.ctl.Rename(tmp, name)
+	}
+	if werr != nil {
+		r.ctl.Remove(tmp)
+		return werr
+	}
+	return r.ctl.SyncDir(path.Dir(name))
 }
 
 // terminalEvents end a queue item.
@@ -650,7 +760,7 @@ func (r *Repo) replay(ctx context.Context, branch string, head plumbing.Hash, ch
 			f.Sync()
 			f.Close()
 		}
-		r.pruneConflicts(path.Dir(name))
+		r.pruneConflicts(path.Dir(name), conf.Artifact.SHA256)
 		return plumbing.ZeroHash, conf, nil
 	}
 	entries := make(map[string]*indexEntry, len(merged))
@@ -775,18 +885,31 @@ func (r *Repo) updateBranch(branch string, old, next plumbing.Hash, headOnIt boo
 	return r.moveRef("refs/heads/"+branch, next, unchanged, headOnIt, reflogLine(old, next, who, msg))
 }
 
-// pruneConflicts keeps the newest maxConflictArtifacts bundles in dir
-// (by modification time), removing the others; best effort.
-func (r *Repo) pruneConflicts(dir string) {
+// pruneConflicts keeps the newest bundles in dir (by modification time)
+// within maxConflictArtifacts and maxConflictArtifactsBytes, and always
+// current, the one just written (its answer names it); best effort.
+func (r *Repo) pruneConflicts(dir, current string) {
 	ents, _, err := r.ctl.ReadDir(dir, 4*maxConflictArtifacts+1024)
-	if err != nil || len(ents) <= maxConflictArtifacts {
+	if err != nil {
 		return
 	}
-	sort.Slice(ents, func(i, j int) bool { return ents[i].Stat.Mtime.After(ents[j].Stat.Mtime) })
-	for _, e := range ents[maxConflictArtifacts:] {
-		if e.Stat.Mode&0o170000 == 0o100000 {
-			r.ctl.Remove(dir + "/" + e.Name)
+	sort.SliceStable(ents, func(i, j int) bool {
+		if (ents[i].Name == current) != (ents[j].Name == current) {
+			return ents[i].Name == current
 		}
+		return ents[i].Stat.Mtime.After(ents[j].Stat.Mtime)
+	})
+	n, size := 0, int64(0)
+	for _, e := range ents {
+		if e.Stat.Mode&0o170000 != 0o100000 {
+			continue
+		}
+		if e.Name == current || n < maxConflictArtifacts && size+e.Stat.Size <= maxConflictArtifactsBytes {
+			n++
+			size += e.Stat.Size
+			continue
+		}
+		r.ctl.Remove(dir + "/" + e.Name)
 	}
 }
 

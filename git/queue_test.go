@@ -255,6 +255,31 @@ func checkLedger(t *testing.T, r *Repo, dir, branch, base string) {
 	}
 }
 
+// checkLedgerTail is checkLedger for a ledger the bound pruned: its
+// merged events are the newest of git's first-parent line from the base,
+// in order, and the ledger ends at the branch.
+func checkLedgerTail(t *testing.T, r *Repo, dir, branch, base string) {
+	t.Helper()
+	events, _, err := r.ReadLedger(branch)
+	if err != nil {
+		t.Fatalf("ledger: %v", err)
+	}
+	lc, err := r.CheckLedger(context.Background(), branch)
+	if err != nil || lc.Outside != 0 {
+		t.Fatalf("CheckLedger: %+v %v", lc, err)
+	}
+	var merged []string
+	for _, ev := range events {
+		if ev.Event == "merged" {
+			merged = append(merged, ev.To)
+		}
+	}
+	line := strings.Fields(gitCLI(t, dir, "rev-list", "--first-parent", "--reverse", base+".."+branch))
+	if len(merged) > len(line) || strings.Join(merged, " ") != strings.Join(line[len(line)-len(merged):], " ") {
+		t.Fatalf("ledger merged %v, not the newest of git's first-parent line from the base %v", merged, line)
+	}
+}
+
 // TestCheckLedgerOutside: a commit made outside the queue is counted; a
 // branch reset behind the last merge is an error.
 func TestCheckLedgerOutside(t *testing.T) {
