@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +29,7 @@ func (e *testEnv) serveLimited(t *testing.T, environ []string, maxConns int, tun
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := LimitConnections(inner, maxConns, e.deps.Log)
+	ln := LimitConnections(inner, maxConns, cfg.Guard.WriteTimeout, e.deps.Log)
 	srv := NewHTTPServer("", NewHandler(e.deps, cfg, testVer))
 	tune(srv, ln)
 	errc := make(chan error, 1)
@@ -230,4 +232,50 @@ func TestConnectionConfig(t *testing.T) {
 	if srv := NewHTTPServer("", http.NotFoundHandler()); srv.IdleTimeout <= 0 || srv.IdleTimeout > 50*time.Second {
 		t.Errorf("idle timeout %v: a non-reader's connection must close well within a minute", srv.IdleTimeout)
 	}
+}
+
+// TestUnreadAnswerDroppedByKernel: a connection the server closed with an
+// unread answer still queued leaves the kernel once the client's window has
+// stayed closed for the write timeout (1 s here: TCP_USER_TIMEOUT), instead
+// of staying in FIN-WAIT-1 with its send buffer for as long as the client
+// answers the kernel's zero-window probes.
+func TestUnreadAnswerDroppedByKernel(t *testing.T) {
+	const clients = 20
+	e := newEnv(t)
+	line := strings.Repeat("y", 999) + "\n"
+	writeFile(t, filepath.Join(e.root, "large.txt"), []byte(strings.Repeat(line, 400)))
+	ln, addr := e.serveLimited(t, []string{"SERVERFS_WRITE_TIMEOUT_SECONDS=1"}, 1000, func(s *http.Server, _ *ConnLimitListener) { s.IdleTimeout = 200 * time.Millisecond })
+	_, port, _ := net.SplitHostPort(addr)
+	call := rawStatelessCall("read_text_file", `{"workdir":"wd","path":"large.txt"}`)
+	for range clients {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := io.WriteString(c, call); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil(t, "every non-reader's connection closed by the server", func() bool { return ln.Open() == 0 })
+	waitUntil(t, "the kernel rid of the closed connections", func() bool { return kernelSockets(t, port) == 0 })
+}
+
+// kernelSockets counts the IPv4 TCP sockets of local port port that are not
+// listening (/proc/net/tcp: state 0A is LISTEN).
+func kernelSockets(t *testing.T, port string) int {
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := strconv.Atoi(port)
+	suffix := fmt.Sprintf(":%04X", p)
+	n := 0
+	for _, l := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(l)
+		if len(f) > 3 && strings.HasSuffix(f[1], suffix) && f[3] != "0A" {
+			n++
+		}
+	}
+	return n
 }

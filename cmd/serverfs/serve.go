@@ -107,7 +107,7 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	}
 	// A listener that is never served still removes its socket.
 	defer ln.Close()
-	ln = mcp.LimitConnections(ln, httpCfg.MaxConnections, log)
+	ln = mcp.LimitConnections(ln, httpCfg.MaxConnections, httpCfg.Guard.WriteTimeout, log)
 	srv := mcp.NewHTTPServer(httpCfg.Listen, mcp.NewHandler(deps, httpCfg, version))
 	clientAuth := "none"
 	if httpCfg.AuthToken.Set() {
