@@ -118,7 +118,8 @@ func (l *ConnLimitListener) Accept() (net.Conn, error) {
 
 // refuse answers c with refusalResponse and closes it. The deadline only
 // guards the write: a new connection's empty send buffer takes the answer
-// at once.
+// at once. The request is not read (that could wait on the client), so a
+// client that had sent it already may get a reset instead of the answer.
 func (l *ConnLimitListener) refuse(c net.Conn) {
 	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
 	_, _ = c.Write([]byte(refusalResponse))
