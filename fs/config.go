@@ -93,6 +93,7 @@ var knownServerVars = map[string]bool{
 	// Admission control, sessions and write deadlines (read by mcp).
 	"SERVERFS_MEMORY_BUDGET_MB": true, "SERVERFS_MAX_HEAVY_CALLS": true, "SERVERFS_HEAVY_QUEUE": true,
 	"SERVERFS_HEAVY_WAIT_SECONDS": true, "SERVERFS_MAX_SESSIONS": true, "SERVERFS_WRITE_TIMEOUT_SECONDS": true,
+	"SERVERFS_MAX_CONNECTIONS":   true,
 	"SERVERFS_MCP_PARAM_HEADERS": true,
 	// ChatGPT's search and fetch tools (read here).
 	"SERVERFS_SEARCH_FETCH": true,

@@ -60,6 +60,9 @@ type HTTPConfig struct {
 	Admission AdmissionConfig
 	// Guard bounds sessions, batches and slow readers.
 	Guard GuardConfig
+	// MaxConnections caps open HTTP connections (SERVERFS_MAX_CONNECTIONS,
+	// LimitConnections): one past it is answered 503 and closed at once.
+	MaxConnections int
 	// ParamHeaders (SERVERFS_MCP_PARAM_HEADERS=true) declares every tool's
 	// workdir argument as x-mcp-header (Deps.ParamHeaders).
 	ParamHeaders bool
@@ -67,7 +70,7 @@ type HTTPConfig struct {
 
 // LoadHTTPConfig reads SERVERFS_LISTEN, SERVERFS_LISTEN_GROUP,
 // SERVERFS_ALLOWED_HOSTS, SERVERFS_AUTH_TOKEN_FILE, SERVERFS_LOG_LEVEL and
-// the admission, session and write-timeout variables, returning one
+// the admission, session, write-timeout and connection variables, returning one
 // problem line per bad value. Problems never hold the token.
 func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
 	env := sfs.EnvMap(environ)
@@ -75,6 +78,7 @@ func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
 	var probs []string
 	cfg.Admission = loadAdmissionConfig(env, &probs)
 	cfg.Guard = loadGuardConfig(env, &probs)
+	cfg.MaxConnections = int(loadNumber(env, &probs, "SERVERFS_MAX_CONNECTIONS", 1, 1_000_000, int64(defaultMaxConnections())))
 	switch v := strings.ToLower(env["SERVERFS_MCP_PARAM_HEADERS"]); v {
 	case "", "false":
 	case "true":
@@ -128,6 +132,9 @@ func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
 			continue
 		}
 		cfg.AllowedHosts = append(cfg.AllowedHosts, strings.Trim(h, "[]"))
+	}
+	if n := openFileLimit(); uint64(cfg.MaxConnections) >= n {
+		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("SERVERFS_MAX_CONNECTIONS=%d is not below the open-file limit (%d): connections can leave no file descriptor for reads and searches; lower it or raise the limit (ulimit -n, LimitNOFILE=)", cfg.MaxConnections, n))
 	}
 	if len(cfg.AllowedHosts) == 0 && len(probs) == 0 {
 		probs = append(probs, "SERVERFS_ALLOWED_HOSTS is empty: no request could be served")
@@ -229,14 +236,17 @@ func hostOnly(h string) string {
 // NewHTTPServer returns the http.Server for handler with timeouts set. There
 // is no server-wide write timeout: a streamable GET stream is long-lived by
 // design; the guard puts SERVERFS_WRITE_TIMEOUT_SECONDS on each write
-// instead, and every tool bounds its own time.
+// instead, and every tool bounds its own time. A connection between
+// requests closes after connIdleTimeout, also one whose client never read
+// its last answer (connlimit.go); serve caps the open ones with
+// LimitConnections.
 func NewHTTPServer(listen string, handler http.Handler) *http.Server {
 	return &http.Server{
 		Addr:              listen,
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       connIdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 	}
 }

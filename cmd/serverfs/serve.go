@@ -107,12 +107,13 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	}
 	// A listener that is never served still removes its socket.
 	defer ln.Close()
+	ln = mcp.LimitConnections(ln, httpCfg.MaxConnections, httpCfg.Guard.WriteTimeout, log)
 	srv := mcp.NewHTTPServer(httpCfg.Listen, mcp.NewHandler(deps, httpCfg, version))
 	clientAuth := "none"
 	if httpCfg.AuthToken.Set() {
 		clientAuth = "token header " + mcp.AuthHeader
 	}
-	log.Info("serving streamable HTTP", append(attrs, "listen", listenName(httpCfg, ln), "path", mcp.Path, "allowed_hosts", strings.Join(httpCfg.AllowedHosts, ","), "client_auth", clientAuth)...)
+	log.Info("serving streamable HTTP", append(attrs, "listen", listenName(httpCfg, ln), "path", mcp.Path, "allowed_hosts", strings.Join(httpCfg.AllowedHosts, ","), "client_auth", clientAuth, "max_connections", httpCfg.MaxConnections)...)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -93,6 +93,7 @@ var ServerSettings = []Limit{
 	{"SERVERFS_HEAVY_WAIT_SECONDS", "", "seconds a heavy call waits for a slot before SERVER_BUSY; empty: 5"},
 	{"SERVERFS_MAX_SESSIONS", "", "live MCP sessions; past it the longest-idle is closed; empty: 1000"},
 	{"SERVERFS_WRITE_TIMEOUT_SECONDS", "", "seconds one response write may take before the connection is dropped; empty: 30"},
+	{"SERVERFS_MAX_CONNECTIONS", "", "open HTTP connections; past it a new one gets 503 and is closed; empty: half the open-file limit, at most 4096"},
 	{"SERVERFS_MCP_PARAM_HEADERS", "false", "true declares every tool's workdir argument as x-mcp-header (Mcp-Param-Workdir) for a gateway; clients must then list tools before calling"},
 	{"SERVERFS_SEARCH_FETCH", "false", "true serves ChatGPT's search and fetch tools (deep research, company knowledge) over every workdir; or a comma-separated list of aliases"},
 }
