@@ -249,7 +249,43 @@ func TestCancelNotification(t *testing.T) {
 func TestProgress(t *testing.T) {
 	e := newEnv(t)
 	slowTree(t, e)
+	// Every search_text of this test runs until the test ends, however fast
+	// the machine: a search that finished early sent no progress (a real
+	// search over slowTree took under 1.5 s without -race on an idle machine).
+	gate := make(chan struct{})
+	e.deps.testPanic = func(tool string) {
+		if tool == "search_text" {
+			<-gate
+		}
+	}
 	url := e.serveHTTP(t)
+	// Before the workdirs close: release the four searches and wait for
+	// their call lines (their requests are gone; they end at once).
+	released := false
+	release := func() {
+		if released {
+			return
+		}
+		released = true
+		close(gate)
+		deadline := time.Now().Add(time.Minute)
+		for {
+			n := 0
+			for _, l := range logLines(t, e.log.String()) {
+				if l["event"] == "tool_call" && l["tool"] == "search_text" {
+					n++
+				}
+			}
+			if n >= 4 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of the 4 released searches ended within a minute", n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	defer release()
 	for _, lane := range []string{"session", "stateless"} {
 		t.Run(lane, func(t *testing.T) {
 			headers := modernCall
