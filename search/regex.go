@@ -54,10 +54,10 @@ const regexSegment = 4 << 10
 // regexCheckBytes bounds the input one regexp call reads between two
 // checks of stopped: a line longer than this (up to the 256 KiB read
 // buffer) is fed to the regexp through a stoppableInput, so a pattern of
-// ~1000 instructions (~6 us a byte) sees its deadline within ~0.4 s
-// rather than after seconds; the match found is the same as over the
-// whole line, as the regexp still reads the line in one pass.
-const regexCheckBytes = 64 << 10
+// ~1000 instructions (~6 us a byte) sees its deadline within ~0.1 s
+// rather than after a whole buffer (~1.5 s); the match found is the same
+// as over the whole line, as the regexp still reads the line in one pass.
+const regexCheckBytes = 16 << 10
 
 // stoppableInput is a line read rune by rune by one regexp call, which
 // checks stopped before every regexCheckBytes of it; once stopped, the
