@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -643,5 +644,135 @@ func TestStdioBatchRefused(t *testing.T) {
 	}
 	if len(ran) != 1 {
 		t.Errorf("tool calls run: %v, want only stat_file", ran)
+	}
+}
+
+// acquireAsync starts Acquire for client in a goroutine; the result arrives
+// on the returned channel once admitted (or refused).
+type admitted struct {
+	client  string
+	release func()
+	err     error
+}
+
+func acquireAsync(t *testing.T, a *Admission, client string, out chan<- admitted) {
+	go func() {
+		r, err := a.Acquire(withClient(t.Context(), client))
+		out <- admitted{client, r, err}
+	}()
+}
+
+// untilWaiting returns once n calls wait at a's gate (no timing: it polls
+// the gate's own count).
+func untilWaiting(a *Admission, n int64) {
+	for a.Stats().Waiting != n {
+		runtime.Gosched()
+	}
+}
+
+// TestAdmissionFairOrder: with the one slot held by client A and two more
+// of A's calls waiting, a call of client B that arrives after them is
+// admitted first when A's call ends; A's run after, oldest first.
+func TestAdmissionFairOrder(t *testing.T) {
+	a := NewAdmission(AdmissionConfig{MaxHeavy: 1, Queue: 8, Wait: time.Hour})
+	if a.reserve != 0 {
+		t.Fatal("a gate without memory budget has a reserve slot")
+	}
+	first, err := a.Acquire(withClient(t.Context(), "A"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan admitted, 3)
+	acquireAsync(t, a, "A", got)
+	untilWaiting(a, 1)
+	acquireAsync(t, a, "A", got)
+	untilWaiting(a, 2)
+	acquireAsync(t, a, "B", got)
+	untilWaiting(a, 3)
+	first()
+	for _, want := range []string{"B", "A", "A"} {
+		g := <-got
+		if g.err != nil || g.client != want {
+			t.Fatalf("admitted %s (%v), want %s", g.client, g.err, want)
+		}
+		if s := a.Stats(); s.Running != 1 {
+			t.Fatalf("%d running on one slot", s.Running)
+		}
+		g.release()
+	}
+	if s := a.Stats(); s.Running != 0 || s.Waiting != 0 || s.Peak != 1 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestAdmissionReserveSlot: when the budget holds one more heavy call,
+// a client with nothing running is admitted beside the one that holds
+// every slot, at once; a third client waits for that reserve slot and
+// gets it before the holder's own waiting call.
+func TestAdmissionReserveSlot(t *testing.T) {
+	a := NewAdmission(AdmissionConfig{MemoryBudget: 2 * HeavyCallBytes(), MaxHeavy: 1, Queue: 8, Wait: time.Hour})
+	holdA, err := a.Acquire(withClient(t.Context(), "A"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan admitted, 3)
+	acquireAsync(t, a, "A", got)
+	untilWaiting(a, 1)
+	// Cancelled already: admitted only if it need not wait.
+	ended, cancel := context.WithCancel(withClient(t.Context(), "B"))
+	cancel()
+	b, err := a.Acquire(ended)
+	if err != nil {
+		t.Fatalf("B waited for the slot A holds: %v", err)
+	}
+	acquireAsync(t, a, "C", got)
+	untilWaiting(a, 2)
+	if s := a.Stats(); s.Running != 2 {
+		t.Fatalf("stats %+v, want 2 running (A's and B's)", s)
+	}
+	b()
+	if g := <-got; g.client != "C" || g.err != nil {
+		t.Fatalf("the reserve slot went to %s (%v), want C", g.client, g.err)
+	} else {
+		g.release()
+	}
+	holdA()
+	if g := <-got; g.client != "A" || g.err != nil {
+		t.Fatalf("admitted %s (%v), want A's waiting call", g.client, g.err)
+	} else {
+		g.release()
+	}
+	if s := a.Stats(); s.Running != 0 || s.Peak != 2 {
+		t.Errorf("stats %+v, want peak 2 (MaxHeavy and the reserve)", s)
+	}
+}
+
+// TestAdmissionQueueShare: a full queue makes room for another client by
+// refusing the newest waiting call of the client with the most waiting.
+func TestAdmissionQueueShare(t *testing.T) {
+	a := NewAdmission(AdmissionConfig{MaxHeavy: 1, Queue: 2, Wait: time.Hour})
+	hold, err := a.Acquire(withClient(t.Context(), "A"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan admitted, 4)
+	acquireAsync(t, a, "A", got)
+	acquireAsync(t, a, "A", got)
+	untilWaiting(a, 2)
+	if _, err := a.Acquire(withClient(t.Context(), "A")); sfs.CodeOf(err) != sfs.CodeServerBusy {
+		t.Fatalf("A's third waiting call: %v, want SERVER_BUSY", err)
+	}
+	acquireAsync(t, a, "B", got)
+	if g := <-got; g.client != "A" || sfs.CodeOf(g.err) != sfs.CodeServerBusy {
+		t.Fatalf("%s: %v, want A's newest waiting call refused", g.client, g.err)
+	}
+	untilWaiting(a, 2)
+	hold()
+	for _, want := range []string{"B", "A"} {
+		g := <-got
+		if g.err != nil || g.client != want {
+			t.Fatalf("admitted %s (%v), want %s", g.client, g.err, want)
+		}
+		g.release()
 	}
 }
