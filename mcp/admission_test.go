@@ -776,3 +776,100 @@ func TestAdmissionQueueShare(t *testing.T) {
 		g.release()
 	}
 }
+
+// namedClient connects to url as an MCP client named name (the stateless
+// lane tells clients of one host apart by that name).
+func namedClient(t *testing.T, url, name string) *sdk.ClientSession {
+	t.Helper()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: name, Version: "0"}, nil).
+		Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err == nil {
+		err = listForHeaders(t.Context(), cs)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestAdmissionFairOverHTTP: two MCP clients (by name, on the stateless
+// lane) over real HTTP on
+// one heavy slot. A's search holds it and two more of A's wait; B's
+// find_files, queued after them, runs next; all of A's still run, and
+// nothing is refused. With the reserve slot (and no queue), B's
+// find_files answers while A's search still holds the only slot.
+func TestAdmissionFairOverHTTP(t *testing.T) {
+	for _, reserve := range []bool{false, true} {
+		e := newEnv(t)
+		cfg := AdmissionConfig{MaxHeavy: 1, Queue: 8, Wait: time.Hour}
+		if reserve {
+			// No queue: a call that had to wait is refused at once.
+			cfg.MemoryBudget, cfg.Queue = 2*HeavyCallBytes(), 0
+		}
+		e.deps.Admit = NewAdmission(cfg)
+		entered, searchGo, stop := make(chan string, 8), make(chan struct{}), make(chan struct{})
+		e.deps.testPanic = func(tool string) {
+			entered <- tool
+			if tool == "search_text" {
+				select {
+				case <-searchGo:
+				case <-stop:
+				}
+			}
+		}
+		url := e.serveHTTP(t)
+		t.Cleanup(func() { close(stop) }) // before the server closes: a failed test leaves no search blocked
+		csA, csB := namedClient(t, url, "client-a"), namedClient(t, url, "client-b")
+		results := make(chan string, 8)
+		call := func(cs *sdk.ClientSession, tool string, args map[string]any) {
+			res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: tool, Arguments: args})
+			switch {
+			case err != nil:
+				results <- tool + ": " + err.Error()
+			case res.IsError:
+				results <- tool + ": " + resultText(res)
+			default:
+				results <- ""
+			}
+		}
+		search := map[string]any{"workdir": "wd", "query": "demo"}
+		go call(csA, "search_text", search)
+		if tool := <-entered; tool != "search_text" {
+			t.Fatalf("entered %s", tool)
+		}
+		if reserve {
+			call(csB, "find_files", map[string]any{"workdir": "wd", "pattern": "*.md"})
+			if r := <-results; r != "" || <-entered != "find_files" {
+				t.Fatalf("find_files beside the held slot: %q", r)
+			}
+			close(searchGo)
+			if r := <-results; r != "" {
+				t.Fatal(r)
+			}
+			continue
+		}
+		go call(csA, "search_text", search)
+		untilWaiting(e.deps.Admit, 1)
+		go call(csA, "search_text", search)
+		untilWaiting(e.deps.Admit, 2)
+		go call(csB, "find_files", map[string]any{"workdir": "wd", "pattern": "*.md"})
+		untilWaiting(e.deps.Admit, 3)
+		var order []string
+		for range 3 {
+			searchGo <- struct{}{}
+			order = append(order, <-entered)
+		}
+		if want := []string{"find_files", "search_text", "search_text"}; !slices.Equal(order, want) {
+			t.Errorf("admitted %v after A's first search, want %v", order, want)
+		}
+		for range 4 {
+			if r := <-results; r != "" {
+				t.Errorf("a call failed: %s", r)
+			}
+		}
+		if s := e.deps.Admit.Stats(); s.Refused != 0 || s.Running != 0 {
+			t.Errorf("stats %+v, want none refused", s)
+		}
+	}
+}
