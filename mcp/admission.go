@@ -19,7 +19,8 @@ import (
 // tree, a repository status, diff or commit, the listing of a huge
 // directory, the decompression of a .gz/.zst read). At most MaxHeavy of them
 // run at once; up to Queue more wait, each at most Wait, for a slot; any
-// other is refused at once with SERVER_BUSY and a retry hint. Cheap calls
+// other is refused at once with SERVER_BUSY and a retry hint (see
+// Admission for the order and the reserve slot). Cheap calls
 // (stat_file, plain reads, listings of ordinary directories, writes, the
 // bridge's tools whose work runs in the host bridge) never pass the gate, so
 // they never wait behind heavy ones.
@@ -117,8 +118,8 @@ func displayNumber(s string) string {
 //
 // Fairness: calls are counted per client (clientOf). A waiting call of a
 // client with fewer calls running is admitted before one of a client with
-// more (the oldest first among equals), so a client looping heavy calls
-// waits behind everyone else's. And no client holds every slot while
+// more, then that of the client admitted longest ago, then the oldest, so
+// a client looping heavy calls waits behind everyone else's. And no client holds every slot while
 // another waits: when the memory budget holds one more heavy call than
 // MaxHeavy, a call of a client with nothing running is admitted to that
 // one reserve slot (a search that runs to its timeout would otherwise keep
