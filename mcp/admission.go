@@ -218,6 +218,10 @@ func (a *Admission) Acquire(ctx context.Context) (release func(), err error) {
 	w := &admissionWaiter{client: client, ready: make(chan struct{})}
 	a.waiters = append(a.waiters, w)
 	a.dispatchLocked() // a reserve slot may be free for this client
+	if w.state == waitAdmitted {
+		a.mu.Unlock()
+		return a.releaser(client), nil // admitted without waiting
+	}
 	a.mu.Unlock()
 
 	t := time.NewTimer(a.cfg.Wait)
