@@ -19,7 +19,8 @@ import (
 // tree, a repository status, diff or commit, the listing of a huge
 // directory, the decompression of a .gz/.zst read). At most MaxHeavy of them
 // run at once; up to Queue more wait, each at most Wait, for a slot; any
-// other is refused at once with SERVER_BUSY and a retry hint. Cheap calls
+// other is refused at once with SERVER_BUSY and a retry hint (see
+// Admission for the order and the reserve slot). Cheap calls
 // (stat_file, plain reads, listings of ordinary directories, writes, the
 // bridge's tools whose work runs in the host bridge) never pass the gate, so
 // they never wait behind heavy ones.
@@ -114,18 +115,57 @@ func displayNumber(s string) string {
 }
 
 // Admission is the gate. Its zero value is not usable: use NewAdmission.
+//
+// Fairness: calls are counted per client (clientOf). A waiting call of a
+// client with fewer calls running is admitted before one of a client with
+// more, then that of the client admitted longest ago, then the oldest, so
+// a client looping heavy calls waits behind everyone else's. And no client holds every slot while
+// another waits: when the memory budget holds one more heavy call than
+// MaxHeavy, a call of a client with nothing running is admitted to that
+// one reserve slot (a search that runs to its timeout would otherwise keep
+// every other client's heavy calls waiting until SERVER_BUSY). A full
+// queue makes room for a newcomer by refusing the newest waiting call of
+// the client with the most waiting, when that is more than the
+// newcomer's client has waiting.
 type Admission struct {
 	cfg     AdmissionConfig
-	slots   chan struct{} // a token per running heavy call
-	waiting chan struct{} // a token per heavy call waiting for a slot
+	reserve int // 1: the reserve slot exists (the budget holds MaxHeavy+1 calls)
 
-	running, peak atomic.Int64
-	refused       atomic.Int64
+	mu        sync.Mutex
+	running   int
+	perClient map[string]int // running calls per client
+	waiters   []*admissionWaiter
+	// served is when (admissions counted) each client with a call
+	// running or waiting was last admitted: among clients running as
+	// many calls, the one served longest ago goes first (round-robin).
+	served     map[string]uint64
+	admissions uint64
+
+	peak, refused atomic.Int64
 }
+
+// admissionWaiter is a call waiting for a slot; state (under mu) says what
+// became of it.
+type admissionWaiter struct {
+	client string
+	state  int // waitQueued, waitAdmitted, waitEvicted
+	ready  chan struct{}
+}
+
+const (
+	waitQueued = iota
+	waitAdmitted
+	waitEvicted
+)
 
 // NewAdmission returns a gate sized by c.
 func NewAdmission(c AdmissionConfig) *Admission {
-	return &Admission{cfg: c, slots: make(chan struct{}, max(1, c.MaxHeavy)), waiting: make(chan struct{}, max(0, c.Queue))}
+	c.MaxHeavy = max(1, c.MaxHeavy)
+	a := &Admission{cfg: c, perClient: map[string]int{}, served: map[string]uint64{}}
+	if c.MemoryBudget >= int64(c.MaxHeavy+1)*HeavyCallBytes() {
+		a.reserve = 1
+	}
+	return a
 }
 
 // Config is the gate's configuration.
@@ -134,50 +174,192 @@ func (a *Admission) Config() AdmissionConfig { return a.cfg }
 // AdmissionStats are counters for logs and tests.
 type AdmissionStats struct {
 	Running, Peak, Refused int64
+	Waiting                int64
 }
 
 // Stats returns the current counters.
 func (a *Admission) Stats() AdmissionStats {
-	return AdmissionStats{Running: a.running.Load(), Peak: a.peak.Load(), Refused: a.refused.Load()}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return AdmissionStats{Running: int64(a.running), Peak: a.peak.Load(), Refused: a.refused.Load(), Waiting: int64(len(a.waiters))}
 }
 
-// Acquire admits one heavy call: at once when a slot is free, after a wait
-// of at most Wait when the queue has room, or never (SERVER_BUSY). ctx
-// ending while waiting is CANCELED. release must be called exactly once
-// when the call ends.
+// clientKey is the context key of the client a call comes from.
+type clientKey struct{}
+
+// withClient records in ctx the client a call comes from, for the gate.
+func withClient(ctx context.Context, client string) context.Context {
+	return context.WithValue(ctx, clientKey{}, client)
+}
+
+// clientOf is the client recorded by withClient: "" (one client, as on
+// stdio) when none.
+func clientOf(ctx context.Context) string {
+	c, _ := ctx.Value(clientKey{}).(string)
+	return c
+}
+
+// Acquire admits one heavy call of the client of ctx (clientOf): at once
+// when a slot is free for it, after a wait of at most Wait when the queue
+// has room, or never (SERVER_BUSY). ctx ending while waiting is CANCELED.
+// release must be called exactly once when the call ends.
 func (a *Admission) Acquire(ctx context.Context) (release func(), err error) {
-	select {
-	case a.slots <- struct{}{}:
-		return a.admitted(), nil
-	default:
+	client := clientOf(ctx)
+	a.mu.Lock()
+	if len(a.waiters) == 0 && a.eligible(client) {
+		a.admitLocked(client)
+		a.mu.Unlock()
+		return a.releaser(client), nil
 	}
-	select {
-	case a.waiting <- struct{}{}:
-	default:
+	if len(a.waiters) >= a.cfg.Queue && !a.evictLocked(client) {
+		a.mu.Unlock()
 		return nil, a.busy("and as many are waiting")
 	}
-	defer func() { <-a.waiting }()
+	w := &admissionWaiter{client: client, ready: make(chan struct{})}
+	a.waiters = append(a.waiters, w)
+	a.dispatchLocked() // a reserve slot may be free for this client
+	if w.state == waitAdmitted {
+		a.mu.Unlock()
+		return a.releaser(client), nil // admitted without waiting
+	}
+	a.mu.Unlock()
+
 	t := time.NewTimer(a.cfg.Wait)
 	defer t.Stop()
+	var why error
 	select {
-	case a.slots <- struct{}{}:
-		return a.admitted(), nil
+	case <-w.ready:
 	case <-t.C:
-		return nil, a.busy(fmt.Sprintf("and none freed within %s", a.cfg.Wait))
+		why = a.busy(fmt.Sprintf("and none freed within %s", a.cfg.Wait))
 	case <-ctx.Done():
-		return nil, &sfs.Error{Code: sfs.CodeCanceled, Msg: "the request ended while waiting for a heavy-call slot", Err: ctx.Err()}
+		why = &sfs.Error{Code: sfs.CodeCanceled, Msg: "the request ended while waiting for a heavy-call slot", Err: ctx.Err()}
+	}
+	a.mu.Lock()
+	state := w.state
+	if state == waitQueued {
+		a.removeLocked(w)
+	}
+	a.mu.Unlock()
+	switch {
+	case state == waitEvicted:
+		return nil, a.busy("and its queue was full, this client having the most calls waiting")
+	case state == waitAdmitted && (why == nil || ctx.Err() == nil):
+		return a.releaser(client), nil // admitted as the wait ended: run it
+	case state == waitAdmitted:
+		a.releaser(client)()
+	}
+	return nil, why
+}
+
+// eligible reports whether a call of client may run now (under mu).
+func (a *Admission) eligible(client string) bool {
+	return a.running < a.cfg.MaxHeavy || (a.running < a.cfg.MaxHeavy+a.reserve && a.perClient[client] == 0)
+}
+
+func (a *Admission) admitLocked(client string) {
+	a.running++
+	a.perClient[client]++
+	a.admissions++
+	a.served[client] = a.admissions
+	if n := int64(a.running); n > a.peak.Load() {
+		a.peak.Store(n)
 	}
 }
 
-func (a *Admission) admitted() func() {
-	n := a.running.Add(1)
-	for p := a.peak.Load(); n > p && !a.peak.CompareAndSwap(p, n); p = a.peak.Load() {
+// dispatchLocked admits waiting calls while slots are free for them: of
+// the eligible, the one whose client runs the fewest calls, then whose
+// client was admitted longest ago, then the oldest.
+func (a *Admission) dispatchLocked() {
+	for {
+		best := -1
+		for i, w := range a.waiters {
+			if a.eligible(w.client) && (best < 0 || a.before(w.client, a.waiters[best].client)) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return
+		}
+		w := a.waiters[best]
+		a.waiters = append(a.waiters[:best], a.waiters[best+1:]...)
+		a.admitLocked(w.client)
+		w.state = waitAdmitted
+		close(w.ready)
 	}
+}
+
+// before reports whether a waiting call of client c goes before one of d.
+func (a *Admission) before(c, d string) bool {
+	if a.perClient[c] != a.perClient[d] {
+		return a.perClient[c] < a.perClient[d]
+	}
+	return a.served[c] < a.served[d]
+}
+
+// forgetIdleLocked drops what the gate keeps of client once it has no call
+// running or waiting: the gate holds state only for clients it serves.
+func (a *Admission) forgetIdleLocked(client string) {
+	if a.perClient[client] > 0 {
+		return
+	}
+	delete(a.perClient, client)
+	for _, w := range a.waiters {
+		if w.client == client {
+			return
+		}
+	}
+	delete(a.served, client)
+}
+
+// evictLocked makes room in a full queue for a call of client: it refuses
+// the newest waiting call of the client with the most waiting, when that
+// is more than client has waiting; false when it did not.
+func (a *Admission) evictLocked(client string) bool {
+	count := map[string]int{}
+	for _, w := range a.waiters {
+		count[w.client]++
+	}
+	victim := ""
+	for c, n := range count {
+		if n > count[victim] || (n == count[victim] && c < victim) {
+			victim = c
+		}
+	}
+	if len(a.waiters) == 0 || count[victim] <= count[client]+1 {
+		return false
+	}
+	for i := len(a.waiters) - 1; i >= 0; i-- {
+		if w := a.waiters[i]; w.client == victim {
+			a.waiters = append(a.waiters[:i], a.waiters[i+1:]...)
+			w.state = waitEvicted
+			close(w.ready)
+			a.forgetIdleLocked(victim)
+			return true
+		}
+	}
+	return false
+}
+
+func (a *Admission) removeLocked(w *admissionWaiter) {
+	for i, o := range a.waiters {
+		if o == w {
+			a.waiters = append(a.waiters[:i], a.waiters[i+1:]...)
+			a.forgetIdleLocked(w.client)
+			return
+		}
+	}
+}
+
+func (a *Admission) releaser(client string) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			a.running.Add(-1)
-			<-a.slots
+			a.mu.Lock()
+			a.running--
+			a.perClient[client]--
+			a.dispatchLocked()
+			a.forgetIdleLocked(client)
+			a.mu.Unlock()
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -643,5 +644,232 @@ func TestStdioBatchRefused(t *testing.T) {
 	}
 	if len(ran) != 1 {
 		t.Errorf("tool calls run: %v, want only stat_file", ran)
+	}
+}
+
+// acquireAsync starts Acquire for client in a goroutine; the result arrives
+// on the returned channel once admitted (or refused).
+type admitted struct {
+	client  string
+	release func()
+	err     error
+}
+
+func acquireAsync(t *testing.T, a *Admission, client string, out chan<- admitted) {
+	go func() {
+		r, err := a.Acquire(withClient(t.Context(), client))
+		out <- admitted{client, r, err}
+	}()
+}
+
+// untilWaiting returns once n calls wait at a's gate (no timing: it polls
+// the gate's own count).
+func untilWaiting(a *Admission, n int64) {
+	for a.Stats().Waiting != n {
+		runtime.Gosched()
+	}
+}
+
+// TestAdmissionFairOrder: with the one slot held by client A and two more
+// of A's calls waiting, a call of client B that arrives after them is
+// admitted first when A's call ends; A's run after, oldest first.
+func TestAdmissionFairOrder(t *testing.T) {
+	a := NewAdmission(AdmissionConfig{MaxHeavy: 1, Queue: 8, Wait: time.Hour})
+	if a.reserve != 0 {
+		t.Fatal("a gate without memory budget has a reserve slot")
+	}
+	first, err := a.Acquire(withClient(t.Context(), "A"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan admitted, 3)
+	acquireAsync(t, a, "A", got)
+	untilWaiting(a, 1)
+	acquireAsync(t, a, "A", got)
+	untilWaiting(a, 2)
+	acquireAsync(t, a, "B", got)
+	untilWaiting(a, 3)
+	first()
+	for _, want := range []string{"B", "A", "A"} {
+		g := <-got
+		if g.err != nil || g.client != want {
+			t.Fatalf("admitted %s (%v), want %s", g.client, g.err, want)
+		}
+		if s := a.Stats(); s.Running != 1 {
+			t.Fatalf("%d running on one slot", s.Running)
+		}
+		g.release()
+	}
+	if s := a.Stats(); s.Running != 0 || s.Waiting != 0 || s.Peak != 1 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestAdmissionReserveSlot: when the budget holds one more heavy call,
+// a client with nothing running is admitted beside the one that holds
+// every slot, at once; a third client waits for that reserve slot and
+// gets it before the holder's own waiting call.
+func TestAdmissionReserveSlot(t *testing.T) {
+	a := NewAdmission(AdmissionConfig{MemoryBudget: 2 * HeavyCallBytes(), MaxHeavy: 1, Queue: 8, Wait: time.Hour})
+	holdA, err := a.Acquire(withClient(t.Context(), "A"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan admitted, 3)
+	acquireAsync(t, a, "A", got)
+	untilWaiting(a, 1)
+	// Cancelled already: admitted only if it need not wait.
+	ended, cancel := context.WithCancel(withClient(t.Context(), "B"))
+	cancel()
+	b, err := a.Acquire(ended)
+	if err != nil {
+		t.Fatalf("B waited for the slot A holds: %v", err)
+	}
+	acquireAsync(t, a, "C", got)
+	untilWaiting(a, 2)
+	if s := a.Stats(); s.Running != 2 {
+		t.Fatalf("stats %+v, want 2 running (A's and B's)", s)
+	}
+	b()
+	if g := <-got; g.client != "C" || g.err != nil {
+		t.Fatalf("the reserve slot went to %s (%v), want C", g.client, g.err)
+	} else {
+		g.release()
+	}
+	holdA()
+	if g := <-got; g.client != "A" || g.err != nil {
+		t.Fatalf("admitted %s (%v), want A's waiting call", g.client, g.err)
+	} else {
+		g.release()
+	}
+	if s := a.Stats(); s.Running != 0 || s.Peak != 2 {
+		t.Errorf("stats %+v, want peak 2 (MaxHeavy and the reserve)", s)
+	}
+}
+
+// TestAdmissionQueueShare: a full queue makes room for another client by
+// refusing the newest waiting call of the client with the most waiting.
+func TestAdmissionQueueShare(t *testing.T) {
+	a := NewAdmission(AdmissionConfig{MaxHeavy: 1, Queue: 2, Wait: time.Hour})
+	hold, err := a.Acquire(withClient(t.Context(), "A"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan admitted, 4)
+	acquireAsync(t, a, "A", got)
+	acquireAsync(t, a, "A", got)
+	untilWaiting(a, 2)
+	if _, err := a.Acquire(withClient(t.Context(), "A")); sfs.CodeOf(err) != sfs.CodeServerBusy {
+		t.Fatalf("A's third waiting call: %v, want SERVER_BUSY", err)
+	}
+	acquireAsync(t, a, "B", got)
+	if g := <-got; g.client != "A" || sfs.CodeOf(g.err) != sfs.CodeServerBusy {
+		t.Fatalf("%s: %v, want A's newest waiting call refused", g.client, g.err)
+	}
+	untilWaiting(a, 2)
+	hold()
+	for _, want := range []string{"B", "A"} {
+		g := <-got
+		if g.err != nil || g.client != want {
+			t.Fatalf("admitted %s (%v), want %s", g.client, g.err, want)
+		}
+		g.release()
+	}
+}
+
+// namedClient connects to url as an MCP client named name (the stateless
+// lane tells clients of one host apart by that name).
+func namedClient(t *testing.T, url, name string) *sdk.ClientSession {
+	t.Helper()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: name, Version: "0"}, nil).
+		Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err == nil {
+		err = listForHeaders(t.Context(), cs)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestAdmissionFairOverHTTP: two MCP clients (by name, on the stateless
+// lane) over real HTTP on
+// one heavy slot. A's search holds it and two more of A's wait; B's
+// find_files, queued after them, runs next; all of A's still run, and
+// nothing is refused. With the reserve slot (and no queue), B's
+// find_files answers while A's search still holds the only slot.
+func TestAdmissionFairOverHTTP(t *testing.T) {
+	for _, reserve := range []bool{false, true} {
+		e := newEnv(t)
+		cfg := AdmissionConfig{MaxHeavy: 1, Queue: 8, Wait: time.Hour}
+		if reserve {
+			// No queue: a call that had to wait is refused at once.
+			cfg.MemoryBudget, cfg.Queue = 2*HeavyCallBytes(), 0
+		}
+		e.deps.Admit = NewAdmission(cfg)
+		entered, searchGo, stop := make(chan string, 8), make(chan struct{}), make(chan struct{})
+		e.deps.testPanic = func(tool string) {
+			entered <- tool
+			if tool == "search_text" {
+				select {
+				case <-searchGo:
+				case <-stop:
+				}
+			}
+		}
+		url := e.serveHTTP(t)
+		t.Cleanup(func() { close(stop) }) // before the server closes: a failed test leaves no search blocked
+		csA, csB := namedClient(t, url, "client-a"), namedClient(t, url, "client-b")
+		results := make(chan string, 8)
+		call := func(cs *sdk.ClientSession, tool string, args map[string]any) {
+			res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: tool, Arguments: args})
+			switch {
+			case err != nil:
+				results <- tool + ": " + err.Error()
+			case res.IsError:
+				results <- tool + ": " + resultText(res)
+			default:
+				results <- ""
+			}
+		}
+		search := map[string]any{"workdir": "wd", "query": "demo"}
+		go call(csA, "search_text", search)
+		if tool := <-entered; tool != "search_text" {
+			t.Fatalf("entered %s", tool)
+		}
+		if reserve {
+			call(csB, "find_files", map[string]any{"workdir": "wd", "pattern": "*.md"})
+			if r := <-results; r != "" || <-entered != "find_files" {
+				t.Fatalf("find_files beside the held slot: %q", r)
+			}
+			close(searchGo)
+			if r := <-results; r != "" {
+				t.Fatal(r)
+			}
+			continue
+		}
+		go call(csA, "search_text", search)
+		untilWaiting(e.deps.Admit, 1)
+		go call(csA, "search_text", search)
+		untilWaiting(e.deps.Admit, 2)
+		go call(csB, "find_files", map[string]any{"workdir": "wd", "pattern": "*.md"})
+		untilWaiting(e.deps.Admit, 3)
+		var order []string
+		for range 3 {
+			searchGo <- struct{}{}
+			order = append(order, <-entered)
+		}
+		if want := []string{"find_files", "search_text", "search_text"}; !slices.Equal(order, want) {
+			t.Errorf("admitted %v after A's first search, want %v", order, want)
+		}
+		for range 4 {
+			if r := <-results; r != "" {
+				t.Errorf("a call failed: %s", r)
+			}
+		}
+		if s := e.deps.Admit.Stats(); s.Refused != 0 || s.Running != 0 {
+			t.Errorf("stats %+v, want none refused", s)
+		}
 	}
 }

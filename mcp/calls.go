@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -47,9 +48,14 @@ type httpCall struct {
 	// replay (a GET with Last-Event-ID) sends it either.
 	session string
 	store   *eventStore
-	key     uint64
-	header  [1]string // the callHeader value
-	w       muteWriter
+	// stateless: a request of the stateless lane, whose client the
+	// heavy-call gate knows by remote (the connection's host) and the
+	// clientInfo name of the request's _meta.
+	stateless bool
+	remote    string
+	key       uint64
+	header    [1]string // the callHeader value
+	w         muteWriter
 }
 
 // calls holds the records of POSTs in progress.
@@ -113,7 +119,7 @@ func (c *calls) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		// A plain cancellation (cause context.Canceled): the tools tell it
 		// from their own deadlines by that cause.
-		callCtx, cancel := context.WithCancel(ctx)
+		callCtx, cancel := context.WithCancel(withClient(ctx, hc.client(req)))
 		defer cancel()
 		stop := context.AfterFunc(hc.ctx, cancel)
 		defer stop()
@@ -124,6 +130,32 @@ func (c *calls) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// client names the client of a call for the heavy-call gate's fairness:
+// its session on the session lane; on the stateless lane the host it
+// connects from and the name its _meta's clientInfo gives (ServerFS has
+// one client token, which tells no client from another).
+func (hc *httpCall) client(req sdk.Request) string {
+	if !hc.stateless {
+		return "session " + hc.session
+	}
+	name := ""
+	if p := req.GetParams(); p != nil {
+		if info, ok := p.GetMeta()[sdk.MetaKeyClientInfo].(map[string]any); ok {
+			name, _ = info["name"].(string)
+		}
+	}
+	return "host " + hc.remote + " name " + name[:min(len(name), 64)]
+}
+
+// remoteHost is the host of a request's RemoteAddr (the port changes with
+// every connection of one client).
+func remoteHost(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
 }
 
 // muteWriter is a POST's response writer; once its call is muted, writes

@@ -39,13 +39,17 @@ type lanes struct {
 }
 
 func (l *lanes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var hc *httpCall
 	if r.Method == http.MethodPost {
 		acceptNotification(r)
-		hc := l.calls.track(w, r)
+		hc = l.calls.track(w, r)
 		defer l.calls.done(hc)
 		w = hc.writer()
 	}
 	if statelessRequest(r) {
+		if hc != nil {
+			hc.stateless, hc.remote = true, remoteHost(r.RemoteAddr)
+		}
 		l.stateless.ServeHTTP(w, r)
 		return
 	}

@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -49,6 +50,57 @@ type regexMatcher struct {
 // regexSegment is how many bytes of whole lines one regexp call scans
 // before the scan checks stopped.
 const regexSegment = 4 << 10
+
+// regexCheckBytes bounds the input one regexp call reads between two
+// checks of stopped: a line longer than this (up to the 256 KiB read
+// buffer) is fed to the regexp through a stoppableInput, so a pattern of
+// ~1000 instructions (~6 us a byte) sees its deadline within ~0.1 s
+// rather than after a whole buffer (~1.5 s); the match found is the same
+// as over the whole line, as the regexp still reads the line in one pass.
+const regexCheckBytes = 16 << 10
+
+// stoppableInput is a line read rune by rune by one regexp call, which
+// checks stopped before every regexCheckBytes of it; once stopped, the
+// input ends there (the caller then discards the result).
+type stoppableInput struct {
+	b         []byte
+	off, next int // next: where stopped is checked again
+	stopped   func() bool
+	stop      bool
+}
+
+func (in *stoppableInput) ReadRune() (rune, int, error) {
+	if in.off >= in.next && in.off < len(in.b) {
+		if in.stopped() {
+			in.stop, in.b = true, in.b[:in.off]
+		}
+		in.next = in.off + regexCheckBytes
+	}
+	if in.off >= len(in.b) {
+		return 0, 0, io.EOF
+	}
+	if c := in.b[in.off]; c < utf8.RuneSelf {
+		in.off++
+		return rune(c), 1, nil
+	}
+	r, n := utf8.DecodeRune(in.b[in.off:]) // a bad byte is U+FFFD of width 1, as regexp reads a []byte
+	in.off += n
+	return r, n, nil
+}
+
+// findIndex is re.FindIndex(b), checking stopped at least every
+// regexCheckBytes; stopped true means it stopped early (loc is nil).
+func findIndex(re *regexp.Regexp, b []byte, stopped func() bool) (loc []int, stop bool) {
+	if len(b) <= regexCheckBytes {
+		return re.FindIndex(b), false
+	}
+	in := &stoppableInput{b: b, stopped: stopped}
+	loc = re.FindReaderIndex(in)
+	if in.stop {
+		return nil, true
+	}
+	return loc, false
+}
 
 // compileRegex parses pattern (RE2 syntax), refusing what would not fit.
 // caseSensitive false adds (?i) to the whole pattern.
@@ -419,7 +471,11 @@ func (m regexScan) index(b []byte, from int) int {
 				end = pos + regexSegment + j
 			}
 		}
-		if loc := m.re.FindIndex(b[pos:end]); loc != nil {
+		loc, stop := findIndex(m.re, b[pos:end], m.stopped)
+		if stop {
+			return -1
+		}
+		if loc != nil {
 			i := pos + loc[0]
 			if i == len(b) && i > 0 && b[i-1] == '\n' {
 				return -1 // an empty match after the last line break is no line
@@ -432,6 +488,16 @@ func (m regexScan) index(b []byte, from int) int {
 		pos = end + 1
 	}
 	return -1
+}
+
+// matchLine is re.Match(b) as findIndex is re.FindIndex(b).
+func matchLine(re *regexp.Regexp, b []byte, stopped func() bool) (ok, stop bool) {
+	if len(b) <= regexCheckBytes {
+		return re.Match(b), false
+	}
+	in := &stoppableInput{b: b, stopped: stopped}
+	ok = re.MatchReader(in)
+	return ok && !in.stop, in.stop
 }
 
 // regexPre finds the prefilter literal, then runs the regexp on the line
@@ -471,8 +537,14 @@ func (m regexPre) index(b []byte, from int) int {
 		if j := bytes.IndexByte(b[i:], '\n'); j >= 0 {
 			le = i + j
 		}
-		if m.hasAlso(b[ls:le]) && m.re.Match(b[ls:le]) {
-			return ls
+		if m.hasAlso(b[ls:le]) {
+			ok, stop := matchLine(m.re, b[ls:le], m.stopped)
+			if stop {
+				return -1
+			}
+			if ok {
+				return ls
+			}
 		}
 		pos = le + 1
 	}

@@ -352,3 +352,66 @@ func TestRegexWindowFoldedPart(t *testing.T) {
 		}
 	}
 }
+
+// TestRegexLongLineChecksStop: a line longer than regexCheckBytes is read
+// by one regexp call that checks stopped every regexCheckBytes, and reads
+// nothing once stopped; stopped on its second check, a scan of a 1 MiB line
+// whose only match is at its end reports none.
+func TestRegexLongLineChecksStop(t *testing.T) {
+	line := strings.Repeat("abc def ", (1<<20)/8) + "x"
+	buf := []byte(line + "\n")
+	re := regexp.MustCompile(`(\w+\s*){3}x`)
+	var at []int
+	in := &stoppableInput{b: []byte(line)}
+	in.stopped = func() bool { at = append(at, in.off); return len(at) == 3 }
+	if loc := re.FindReaderIndex(in); !in.stop || in.off != 2*regexCheckBytes {
+		t.Fatalf("stopped on the third check: loc %v, read %d bytes, stop %v; want %d bytes", loc, in.off, in.stop, 2*regexCheckBytes)
+	}
+	for i, off := range at {
+		if off != i*regexCheckBytes {
+			t.Errorf("check %d at byte %d, want %d", i, off, i*regexCheckBytes)
+		}
+	}
+	for _, p := range []string{`(\w+\s*){3}x`, `def (\w+\s*){3}x`} {
+		m, err := compileRegex(p, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := m.forChunk(buf).index(buf, 0); i != 0 {
+			t.Fatalf("%s: not stopped: index %d, want 0", p, i)
+		}
+		calls := 0
+		m.stopped = func() bool { calls++; return calls >= 2 }
+		if i := m.forChunk(buf).index(buf, 0); i != -1 {
+			t.Errorf("%s: stopped: index %d after %d checks, want -1", p, i, calls)
+		}
+	}
+}
+
+// TestRegexLongLineSameMatch: reading a long line through stoppableInput
+// finds the same match as regexp over the bytes, anchors, word boundaries,
+// multibyte runes across a check and bad UTF-8 included.
+func TestRegexLongLineSameMatch(t *testing.T) {
+	pad := strings.Repeat("ab ", regexCheckBytes/3)
+	lines := []string{
+		pad + "世界 needle" + pad,
+		pad[:regexCheckBytes-1] + "世界x" + pad,
+		pad + "\xff\xfeneedle" + pad + "end",
+		"start" + pad + pad,
+		pad + pad + "ab",
+	}
+	pats := []string{`needle`, `^start`, `end$`, `\bneedle\b`, `世界x`, `.needle`, `(?:ab ){3}ab$`, `b ab a`, `zz`, `\Bneedle`}
+	for _, p := range pats {
+		re := regexp.MustCompile(p)
+		for i, l := range lines {
+			want := re.FindIndex([]byte(l))
+			got, stop := findIndex(re, []byte(l), func() bool { return false })
+			if stop || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s on line %d: %v (stop %v), want %v", p, i, got, stop, want)
+			}
+			if ok, _ := matchLine(re, []byte(l), func() bool { return false }); ok != (want != nil) {
+				t.Errorf("%s on line %d: matchLine %v", p, i, ok)
+			}
+		}
+	}
+}
