@@ -25,12 +25,7 @@ func TestConflictBundleBounded(t *testing.T) {
 	write(t, filepath.Join(dir, "a.txt"), "a1\nA2\na3\na4\na5\na6\na7\na8\n")
 	write(t, filepath.Join(dir, "b.txt"), "b1\nB2\nb3\n")
 	gitCLI(t, dir, "commit", "-qam", "branch side")
-	f := newWorkdirFS(t, "wd="+dir+":rw:repo", "ws="+ws+":rw")
-	r, err := Open(f, "wd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _ := f.Workdir("ws")
+	r, w := openQueueRepo(t, dir, ws)
 	ctx := context.Background()
 	confDir := filepath.Join(dir, ".git/serverfs/queue/conflicts")
 	for i := 0; i < 6; i++ {
@@ -71,12 +66,7 @@ func TestConflictHunksSurviveJSON(t *testing.T) {
 	gitCLI(t, dir, "commit", "-qm", "branch side")
 	write(t, filepath.Join(ws, "a.txt"), "a1\ncaf\xe9 workspace\na3\n")
 	write(t, filepath.Join(ws, "b.txt"), "b1\n"+long+"workspace\nb3\n")
-	f := newWorkdirFS(t, "wd="+dir+":rw:repo", "ws="+ws+":rw")
-	r, err := Open(f, "wd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _ := f.Workdir("ws")
+	r, w := openQueueRepo(t, dir, ws)
 	p, err := r.CommitWorkspace(context.Background(), w, base, "ws")
 	if err != nil {
 		t.Fatal(err)

@@ -23,12 +23,7 @@ func TestLedgerBounded(t *testing.T) {
 
 	dir, base := queueRepo(t)
 	ws := checkoutTo(t, dir, base)
-	f := newWorkdirFS(t, "wd="+dir+":rw:repo", "ws="+ws+":rw")
-	r, err := Open(f, "wd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _ := f.Workdir("ws")
+	r, w := openQueueRepo(t, dir, ws)
 	ctx := context.Background()
 	ledger := filepath.Join(dir, ".git/serverfs/queue/main.jsonl")
 	submit := func(i int) string {
@@ -126,12 +121,7 @@ func TestConflictArtifactsBytesBounded(t *testing.T) {
 	ws := checkoutTo(t, dir, base)
 	write(t, filepath.Join(dir, "a.txt"), "a1\nA2\na3\na4\na5\na6\na7\na8\n")
 	gitCLI(t, dir, "commit", "-qam", "branch side")
-	f := newWorkdirFS(t, "wd="+dir+":rw:repo", "ws="+ws+":rw")
-	r, err := Open(f, "wd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _ := f.Workdir("ws")
+	r, w := openQueueRepo(t, dir, ws)
 	ctx := context.Background()
 	confDir := filepath.Join(dir, ".git/serverfs/queue/conflicts")
 	var names []string

@@ -285,12 +285,7 @@ func checkLedgerTail(t *testing.T, r *Repo, dir, branch, base string) {
 func TestCheckLedgerOutside(t *testing.T) {
 	dir, base := queueRepo(t)
 	ws := checkoutTo(t, dir, base)
-	f := newWorkdirFS(t, "wd="+dir+":rw:repo", "ws="+ws+":rw")
-	r, err := Open(f, "wd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _ := f.Workdir("ws")
+	r, w := openQueueRepo(t, dir, ws)
 	write(t, filepath.Join(ws, "b.txt"), "queued\n")
 	p, err := r.CommitWorkspace(context.Background(), w, base, "queued")
 	if err != nil {
@@ -449,12 +444,7 @@ func TestCommitWorkspaceHostile(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Symlink("../../outside/secret", filepath.Join(ws, "link"))
-	f := newWorkdirFS(t, "wd="+dir+":rw:repo", "ws="+ws+":rw")
-	r, err := Open(f, "wd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _ := f.Workdir("ws")
+	r, w := openQueueRepo(t, dir, ws)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	p, err := r.CommitWorkspace(ctx, w, base, "fifo and link")
@@ -484,4 +474,20 @@ func TestCommitWorkspaceHostile(t *testing.T) {
 	if took, alloc := time.Since(start), after.TotalAlloc-before.TotalAlloc; took > 10*time.Second || alloc > 64<<20 {
 		t.Fatalf("refusing the 4 GiB file took %v and %d bytes", took, alloc)
 	}
+}
+
+// openQueueRepo opens the repository dir as workdir "wd" (rw, repo ops)
+// and the workspace checkout ws as workdir "ws" of one FS.
+func openQueueRepo(t *testing.T, dir, ws string) (*Repo, *sfs.Workdir) {
+	t.Helper()
+	f := newWorkdirFS(t, "wd="+dir+":rw:repo", "ws="+ws+":rw")
+	r, err := Open(f, "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := f.Workdir("ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, w
 }

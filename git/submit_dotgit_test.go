@@ -119,12 +119,7 @@ func TestCommitWorkspaceChecksMessage(t *testing.T) {
 	dir, base := queueRepo(t)
 	ws := checkoutTo(t, dir, base)
 	os.WriteFile(filepath.Join(ws, "new.txt"), []byte("new\n"), 0o644)
-	f := newWorkdirFS(t, "wd="+dir+":rw:repo", "ws="+ws+":rw")
-	r, err := Open(f, "wd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _ := f.Workdir("ws")
+	r, w := openQueueRepo(t, dir, ws)
 	before := gitIn(t, dir, "", "count-objects")
 	for _, msg := range []string{" \n", strings.Repeat("m", 1<<20), "a\x00b", "a\xffb"} {
 		if p, err := r.CommitWorkspace(context.Background(), w, base, msg); sfs.CodeOf(err) != sfs.CodeInvalidArgument {
