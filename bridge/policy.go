@@ -401,12 +401,7 @@ func checkPushPolicy(src string, w WorkdirPolicy, probs *problems) {
 		probs.add("%s: a push destination is set but push_repo needs a read-write workdir with repo ops", src)
 	}
 	p := w.Push
-	switch {
-	case len(p.URLs) == 0:
-		probs.add("%s: the push destination lists no URL", src)
-	case len(p.URLs) > MaxPushURLs:
-		probs.add("%s: the push destination lists more than %d URLs", src, MaxPushURLs)
-	}
+	checkPushListSize(src, "URL", "URLs", len(p.URLs), MaxPushURLs, probs)
 	for i, u := range p.URLs {
 		if _, ok := urlProtocol(u); !ok {
 			probs.add("%s: push URL %d is not an https, ssh or file URL git could use", src, i+1)
@@ -415,16 +410,22 @@ func checkPushPolicy(src string, w WorkdirPolicy, probs *problems) {
 			probs.add("%s: push URL %d contains '=' or a carriage return, which push_repo cannot pin", src, i+1)
 		}
 	}
-	switch {
-	case len(p.Branches) == 0:
-		probs.add("%s: the push destination lists no branch", src)
-	case len(p.Branches) > MaxPushBranches:
-		probs.add("%s: the push destination lists more than %d branches", src, MaxPushBranches)
-	}
+	checkPushListSize(src, "branch", "branches", len(p.Branches), MaxPushBranches, probs)
 	for i, b := range p.Branches {
 		if !validBranchName(b) {
 			probs.add("%s: push branch %d is not a valid branch name (the name under refs/heads/, such as main)", src, i+1)
 		}
+	}
+}
+
+// checkPushListSize refuses an empty list of push URLs or branches, or
+// one longer than max.
+func checkPushListSize(src, one, many string, n, max int, probs *problems) {
+	switch {
+	case n == 0:
+		probs.add("%s: the push destination lists no %s", src, one)
+	case n > max:
+		probs.add("%s: the push destination lists more than %d %s", src, max, many)
 	}
 }
 
