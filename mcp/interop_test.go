@@ -200,7 +200,13 @@ func TestInterop(t *testing.T) {
 				// The HTTP cells' version is what the client sent.
 				version = p.version(t, listedPath(c.Listed))
 			}
+			if version == "" {
+				version = "?"
+			}
 			m.run(t, interopCell{client: job.client, transport: job.transport, version: version, listed: c.Listed}, func(t *testing.T) {
+				if version == "?" {
+					t.Error("the protocol version the client spoke is unknown")
+				}
 				if c.Version != "" && c.Version != version {
 					t.Errorf("the client says it negotiated %s, its requests carried %s", c.Version, version)
 				}
@@ -225,10 +231,14 @@ func TestInterop(t *testing.T) {
 		res, err := jobs["inspector-"+era].wait(ctx)
 		calls, _ := res.(inspectorCalls)
 		p := proxies["inspector"]
-		c := interopCell{client: "inspector-cli", transport: "http", version: p.version(t, era) + " (" + era + ")", listed: true}
+		version := p.version(t, era)
+		c := interopCell{client: "inspector-cli", transport: "http", version: version + " (" + era + ")", listed: true}
 		m.run(t, c, func(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
+			}
+			if version == "?" {
+				t.Error("the protocol version the client spoke is unknown")
 			}
 			checkToolNames(t, calls.tools)
 			p.checkListed(t, era+"/call", true)
