@@ -98,6 +98,10 @@ type side struct {
 	large  bool
 }
 
+// diffDeadline gives a diff its time cap; a test replaces it to end the
+// cap at a chosen step instead of after a machine-dependent time.
+var diffDeadline = context.WithTimeout
+
 // Diff is `git diff -- paths` (work tree against the index), or with
 // staged `git diff --cached -- paths` (index against HEAD), for explicit
 // paths only, each passing the path policy. The patch is cut at maxBytes
@@ -143,7 +147,7 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 			res.Truncated, res.TruncatedReason = true, reason
 		}
 	}
-	dctx, cancel := context.WithTimeout(ctx, r.fs.Limits().SearchTimeout)
+	dctx, cancel := diffDeadline(ctx, r.fs.Limits().SearchTimeout)
 	defer cancel()
 	budget := &readBudget{left: maxDiffCallBytes}
 	var patch strings.Builder

@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -440,20 +441,45 @@ func TestDiffManyLargePathsKeepsTheCaps(t *testing.T) {
 		}
 	})
 	t.Run("timeout", func(t *testing.T) {
-		// 260,000 equal lines, 260 of them changed in the work tree:
-		// the edit search's 500 steps each follow long runs on every
-		// diagonal (about 65 million line comparisons per file).
+		// 260,000 equal lines, 260 of them changed in the work tree, in
+		// each of the most paths a diff takes. The time cap ends at the
+		// diff's third look at it (an injected clock: on any machine, idle,
+		// loaded or under -race), which is at the latest the look before
+		// the second file: the diff answers what it compared by then.
 		const lines, changes = 260_000, 260
 		base := []byte(strings.Repeat("s\n", lines))
-		r, paths := setup(t, 1, MaxDiffPaths, base, func(i int) []byte {
+		r, paths := setup(t, 60, MaxDiffPaths, base, func(i int) []byte {
 			b := bytes.Clone(base)
 			for k := range changes {
 				b[2*(k*lines/changes+i)] = 'x'
 			}
 			return b
 		})
-		run(t, r, paths, sfs.TruncatedTimeout)
+		looks := &atomic.Int64{}
+		diffDeadline = func(ctx context.Context, _ time.Duration) (context.Context, context.CancelFunc) {
+			return &countdownCtx{Context: ctx, left: 2, looks: looks}, func() {}
+		}
+		t.Cleanup(func() { diffDeadline = context.WithTimeout })
+		res := run(t, r, paths, sfs.TruncatedTimeout)
+		if len(res.Files) > 1 {
+			t.Errorf("%d files compared after the cap ended before the second", len(res.Files))
+		}
 	})
+}
+
+// countdownCtx is a context whose deadline passes at the left+1-th call
+// of Err: a time cap that ends at a chosen step of the code under test.
+type countdownCtx struct {
+	context.Context
+	left  int64
+	looks *atomic.Int64
+}
+
+func (c *countdownCtx) Err() error {
+	if c.looks.Add(1) > c.left {
+		return context.DeadlineExceeded
+	}
+	return c.Context.Err()
 }
 
 // TestContentScanAcrossWrites: what commit checks while streaming a file
