@@ -65,6 +65,9 @@ type BlameResult struct {
 	// timeout); the runs still unfinished are marked.
 	Truncated       bool   `json:"truncated,omitempty"`
 	TruncatedReason string `json:"truncated_reason,omitempty"`
+	// Text is the blamed lines, StartLine to EndLine, as in the file at
+	// Commit (for the text answer; the JSON has only the runs).
+	Text string `json:"-"`
 }
 
 // blameEntry is a run of final lines [final, final+n) whose suspect
@@ -163,7 +166,7 @@ func (r *Repo) blame(ctx context.Context, rev, file string, start, end int, clam
 	q := &originQueue{top}
 	top.queued = true
 	origins := map[string]*origin{originKey(top): top}
-	res := &BlameResult{Path: p, Commit: c.Hash.String(), StartLine: start, EndLine: end, TotalLines: total, Commits: map[string]BlameCommit{}}
+	res := &BlameResult{Path: p, Commit: c.Hash.String(), StartLine: start, EndLine: end, TotalLines: total, Commits: map[string]BlameCommit{}, Text: linesOf(top.data, start, end)}
 	walked := 0
 	for q.Len() > 0 {
 		o := heap.Pop(q).(*origin)
@@ -224,6 +227,28 @@ func (r *Repo) blame(ctx context.Context, rev, file string, start, end int, clam
 }
 
 func originKey(o *origin) string { return o.c.Hash.String() + "\x00" + o.path }
+
+// linesOf is lines start to end (1-based, inclusive) of b.
+func linesOf(b []byte, start, end int) string {
+	from, line := 0, 1
+	for line < start {
+		i := bytes.IndexByte(b[from:], '\n')
+		if i < 0 {
+			return ""
+		}
+		from, line = from+i+1, line+1
+	}
+	to := from
+	for ; line <= end && to < len(b); line++ {
+		i := bytes.IndexByte(b[to:], '\n')
+		if i < 0 {
+			to = len(b)
+			break
+		}
+		to += i + 1
+	}
+	return string(b[from:to])
+}
 
 func countLines(b []byte) int {
 	n := bytes.Count(b, newline)

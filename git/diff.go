@@ -49,6 +49,9 @@ type DiffFile struct {
 	// the answer's JSON cannot carry byte for byte: the file has no
 	// section in the patch.
 	NotUTF8 bool `json:"not_utf8,omitempty"`
+	// PatchOmitted: max_bytes left the file's section out of the patch
+	// (or cut it short, when it alone was over max_bytes).
+	PatchOmitted bool `json:"patch_omitted,omitempty"`
 }
 
 // DiffResult is a patch for explicit paths.
@@ -110,11 +113,44 @@ var diffDeadline = context.WithTimeout
 // takes at most the search timeout (SERVERFS_SEARCH_TIMEOUT_SECONDS, the
 // time inspect_repo advertises), answering what it compared until then.
 func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes int) (*DiffResult, error) {
-	defer r.packScope()()
-	alias := r.w.Alias()
 	if len(paths) == 0 || len(paths) > MaxDiffPaths {
 		return nil, argError(fmt.Sprintf("paths must name between 1 and %d files: the diff is for explicit paths only", MaxDiffPaths))
 	}
+	mode := diffWorktree
+	if staged {
+		mode = diffStaged
+	}
+	return r.diff(ctx, mode, paths, maxBytes)
+}
+
+// MaxHeadDiffPaths bounds the paths of one DiffHead.
+const MaxHeadDiffPaths = 10_000
+
+// DiffHead is `git diff HEAD -- paths` (the work tree against HEAD: staged
+// and unstaged changes together) with every untracked path among paths
+// shown as a new file, as git shows a file added with intent to add (git
+// add -N): the whole uncommitted change of those paths. Limits and
+// truncation are Diff's.
+func (r *Repo) DiffHead(ctx context.Context, paths []string, maxBytes int) (*DiffResult, error) {
+	if len(paths) > MaxHeadDiffPaths {
+		return nil, argError(fmt.Sprintf("paths must name at most %d files", MaxHeadDiffPaths))
+	}
+	return r.diff(ctx, diffHead, paths, maxBytes)
+}
+
+// diffMode is what a diff compares.
+type diffMode int
+
+const (
+	diffWorktree diffMode = iota // work tree against the index
+	diffStaged                   // index against HEAD
+	diffHead                     // work tree against HEAD, untracked files added
+)
+
+func (r *Repo) diff(ctx context.Context, mode diffMode, paths []string, maxBytes int) (*DiffResult, error) {
+	defer r.packScope()()
+	alias := r.w.Alias()
+	staged := mode == diffStaged
 	if maxBytes <= 0 {
 		maxBytes = DefaultDiffBytes
 	}
@@ -150,7 +186,18 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 	dctx, cancel := diffDeadline(ctx, r.fs.Limits().SearchTimeout)
 	defer cancel()
 	budget := &readBudget{left: maxDiffCallBytes}
+	// The index entries of the paths, found in one pass.
+	wanted := make(map[string][]*index.Entry, len(clean))
+	for _, p := range clean {
+		wanted[p] = nil
+	}
+	for _, e := range idx.entries {
+		if es, ok := wanted[e.Name]; ok {
+			wanted[e.Name] = append(es, e)
+		}
+	}
 	var patch strings.Builder
+paths:
 	for _, p := range clean {
 		if ctx.Err() != nil {
 			return nil, canceled(alias)
@@ -162,10 +209,7 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 		var inIndex side
 		var entry *index.Entry
 		unmerged := false
-		for _, e := range idx.entries {
-			if e.Name != p {
-				continue
-			}
+		for _, e := range wanted[p] {
 			if e.Stage != 0 {
 				unmerged = true
 				continue
@@ -182,12 +226,22 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 			continue
 		}
 		var a, b side
-		if staged {
+		if staged || mode == diffHead {
 			if te, ok := tree[p]; ok {
 				a = side{exists: true, mode: te.mode, hash: te.hash}
 			}
+		}
+		switch mode {
+		case diffStaged:
 			b = inIndex
-		} else {
+		case diffHead:
+			if b, err = r.worktreeSide(p, inIndex, entry, idxStat, budget); err == errReadLimit {
+				cut(DiffCutReadLimit)
+				break paths
+			} else if err != nil {
+				return nil, err
+			}
+		default:
 			a = inIndex
 			if !a.exists {
 				// Untracked or absent: its content is not needed.
@@ -205,7 +259,7 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 			}
 			if b, err = r.worktreeSide(p, a, entry, idxStat, budget); err == errReadLimit {
 				cut(DiffCutReadLimit)
-				break
+				break paths
 			} else if err != nil {
 				return nil, err
 			}
@@ -226,6 +280,9 @@ func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes i
 			}
 			cut(sfs.TruncatedTimeout)
 			break
+		}
+		if !f.NotUTF8 && patch.Len()+len(text) > maxBytes {
+			f.PatchOmitted = true
 		}
 		res.Files = append(res.Files, f)
 		if f.NotUTF8 {

@@ -83,9 +83,14 @@ type LogCommit struct {
 	// most maxLogFiles, restricted to the log's paths when it has some.
 	Files          []ChangedFile `json:"files,omitempty"`
 	FilesTruncated bool          `json:"files_truncated,omitempty"`
+	// MoreFiles counts the visible changed paths past maxLogFiles.
+	MoreFiles int `json:"more_files,omitempty"`
 	// HiddenFiles counts changed paths the policy hides; never named.
 	HiddenFiles int `json:"hidden_files,omitempty"`
 }
+
+// MaxLogFiles is how many changed files log lists per commit.
+const MaxLogFiles = maxLogFiles
 
 // LogResult is one page of `git log`.
 type LogResult struct {
@@ -106,6 +111,9 @@ type LogOptions struct {
 	Until  string   // RFC 3339: skip commits committed after
 	Limit  int      // 1..MaxLogCommits (default DefaultLogCommits)
 	Cursor string   // NextCursor of the previous page
+	// Files lists each commit's changed files (LogCommit.Files); without
+	// it no commit's trees are compared for them.
+	Files bool
 	// MaxWalk overrides MaxWalkCommits (tests); 0 is the default.
 	MaxWalk int
 }
@@ -1315,7 +1323,7 @@ func (r *Repo) Log(ctx context.Context, o LogOptions) (*LogResult, error) {
 			res.NextCursor = logCursor(start, skip+o.Limit, key)
 			return res, nil
 		}
-		lc, err := h.logCommit(c, ps)
+		lc, err := h.logCommit(c, ps, o.Files)
 		if err != nil {
 			return nil, err
 		}
@@ -1356,10 +1364,10 @@ func (h *history) simplify(c *object.Commit, parents []plumbing.Hash, ps pathspe
 
 // logCommit is a commit with its changed files against its only parent
 // (or nothing for a root); merges list none.
-func (h *history) logCommit(c *object.Commit, ps pathspec) (LogCommit, error) {
+func (h *history) logCommit(c *object.Commit, ps pathspec, files bool) (LogCommit, error) {
 	lc := LogCommit{CommitInfo: h.info(c)}
 	parents := h.parents(c)
-	if len(parents) > 1 {
+	if len(parents) > 1 || !files {
 		return lc, nil
 	}
 	var from plumbing.Hash
@@ -1376,6 +1384,7 @@ func (h *history) logCommit(c *object.Commit, ps pathspec) (LogCommit, error) {
 			lc.HiddenFiles++
 		case len(lc.Files) == maxLogFiles:
 			lc.FilesTruncated = true
+			lc.MoreFiles++
 		default:
 			lc.Files = append(lc.Files, ChangedFile{Status: ch.status(), Path: ch.path})
 		}

@@ -660,7 +660,7 @@ func TestLogMatchesGit(t *testing.T) {
 			if gitRev == "" {
 				gitRev = "HEAD"
 			}
-			check(LogOptions{Rev: rev, Limit: 100}, gitRev)
+			check(LogOptions{Files: true, Rev: rev, Limit: 100}, gitRev)
 			for range pick(rich, 1, 6) {
 				var paths []string
 				for range 1 + rng.Intn(2) {
@@ -675,7 +675,7 @@ func TestLogMatchesGit(t *testing.T) {
 				if len(paths) == 0 {
 					continue
 				}
-				check(LogOptions{Rev: rev, Paths: paths, Limit: 1 + rng.Intn(40)}, append([]string{gitRev, "--"}, paths...)...)
+				check(LogOptions{Files: true, Rev: rev, Paths: paths, Limit: 1 + rng.Intn(40)}, append([]string{gitRev, "--"}, paths...)...)
 			}
 		}
 		// since and until, at commit dates of the history.
@@ -686,9 +686,9 @@ func TestLogMatchesGit(t *testing.T) {
 			if s > u {
 				s, u = u, s
 			}
-			check(LogOptions{Since: time.Unix(s, 0).UTC().Format(time.RFC3339), Until: time.Unix(u, 0).UTC().Format(time.RFC3339), Limit: 50},
+			check(LogOptions{Files: true, Since: time.Unix(s, 0).UTC().Format(time.RFC3339), Until: time.Unix(u, 0).UTC().Format(time.RFC3339), Limit: 50},
 				"HEAD", fmt.Sprintf("--since=@%d", s), fmt.Sprintf("--until=@%d", u))
-			check(LogOptions{Since: time.Unix(s, 0).UTC().Format(time.RFC3339), Paths: []string{"src"}, Limit: 7},
+			check(LogOptions{Files: true, Since: time.Unix(s, 0).UTC().Format(time.RFC3339), Paths: []string{"src"}, Limit: 7},
 				"HEAD", fmt.Sprintf("--since=@%d", s), "--", "src")
 		}
 	}
@@ -711,40 +711,40 @@ func TestHistoryRefusals(t *testing.T) {
 		o    LogOptions
 		code sfs.Code
 	}{
-		{LogOptions{Rev: "--output=probe-out"}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "-p"}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "HEAD@{1}"}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "@{-1}"}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "main..b1"}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "main...b1"}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "HEAD~1"}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "HEAD^"}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "HEAD:a.txt"}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "refs/remotes/origin/main"}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "origin/main"}, sfs.CodeRevNotFound},
-		{LogOptions{Rev: "refs/notes/x"}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "refs/stash"}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "FETCH_HEAD"}, sfs.CodeRevNotFound},
-		{LogOptions{Rev: "ORIG_HEAD"}, sfs.CodeRevNotFound},
-		{LogOptions{Rev: "../../etc/passwd"}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "refs/heads/../../config"}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "abc"}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "0000000"}, sfs.CodeRevNotFound},
-		{LogOptions{Rev: strings.Repeat("a", 300)}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "a\nb"}, sfs.CodeInvalidArgument},
-		{LogOptions{Rev: "--all"}, sfs.CodeInvalidArgument},
-		{LogOptions{Limit: 101}, sfs.CodeInvalidArgument},
-		{LogOptions{Limit: 1 << 40}, sfs.CodeInvalidArgument},
-		{LogOptions{Paths: []string{"-p"}}, sfs.CodeInvalidArgument},
-		{LogOptions{Paths: []string{":(glob)*"}}, sfs.CodeInvalidArgument},
-		{LogOptions{Paths: []string{".env"}}, sfs.CodeDeniedPath},
-		{LogOptions{Paths: []string{".hidden/secret.txt"}}, sfs.CodeHiddenPathNotAllowed},
-		{LogOptions{Paths: []string{"../x"}}, sfs.CodePathOutsideWorkdir},
-		{LogOptions{Paths: []string{"/etc"}}, sfs.CodeInvalidPath},
-		{LogOptions{Since: "yesterday"}, sfs.CodeInvalidArgument},
-		{LogOptions{Until: "--since=1"}, sfs.CodeInvalidArgument},
-		{LogOptions{Cursor: "x"}, sfs.CodeInvalidArgument},
-		{LogOptions{Cursor: "0000000000000000000000000000000000000000.1.00000000"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "--output=probe-out"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "-p"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "HEAD@{1}"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "@{-1}"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "main..b1"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "main...b1"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "HEAD~1"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "HEAD^"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "HEAD:a.txt"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "refs/remotes/origin/main"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "origin/main"}, sfs.CodeRevNotFound},
+		{LogOptions{Files: true, Rev: "refs/notes/x"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "refs/stash"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "FETCH_HEAD"}, sfs.CodeRevNotFound},
+		{LogOptions{Files: true, Rev: "ORIG_HEAD"}, sfs.CodeRevNotFound},
+		{LogOptions{Files: true, Rev: "../../etc/passwd"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "refs/heads/../../config"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "abc"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "0000000"}, sfs.CodeRevNotFound},
+		{LogOptions{Files: true, Rev: strings.Repeat("a", 300)}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "a\nb"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "--all"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Limit: 101}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Limit: 1 << 40}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Paths: []string{"-p"}}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Paths: []string{":(glob)*"}}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Paths: []string{".env"}}, sfs.CodeDeniedPath},
+		{LogOptions{Files: true, Paths: []string{".hidden/secret.txt"}}, sfs.CodeHiddenPathNotAllowed},
+		{LogOptions{Files: true, Paths: []string{"../x"}}, sfs.CodePathOutsideWorkdir},
+		{LogOptions{Files: true, Paths: []string{"/etc"}}, sfs.CodeInvalidPath},
+		{LogOptions{Files: true, Since: "yesterday"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Until: "--since=1"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Cursor: "x"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Cursor: "0000000000000000000000000000000000000000.1.00000000"}, sfs.CodeInvalidArgument},
 	} {
 		_, err := r.Log(ctx, c.o)
 		if sfs.CodeOf(err) != c.code {
@@ -783,12 +783,12 @@ func TestHistoryRefusals(t *testing.T) {
 		}
 	}
 	// A walk cap answers what it found, truncated.
-	res, err := r.Log(ctx, LogOptions{Paths: []string{"no/such/path"}, MaxWalk: 50})
+	res, err := r.Log(ctx, LogOptions{Files: true, Paths: []string{"no/such/path"}, MaxWalk: 50})
 	if err != nil || !res.Truncated || res.TruncatedReason != "commit_cap" || res.NextCursor != "" {
 		t.Errorf("capped walk: %+v %v", res, err)
 	}
 	// Hidden files are counted, never named, in a log without paths.
-	all := logAll(t, r, LogOptions{Limit: 100})
+	all := logAll(t, r, LogOptions{Files: true, Limit: 100})
 	hidden := 0
 	for _, c := range all {
 		hidden += c.HiddenFiles
@@ -832,7 +832,7 @@ func TestHistoryShallowAndMissing(t *testing.T) {
 	}
 	want := gitLog(t, dir, "HEAD")
 	visibleOnly(r, want)
-	got := logAll(t, r, LogOptions{Limit: 100})
+	got := logAll(t, r, LogOptions{Files: true, Limit: 100})
 	shallow := 0
 	for i := range got {
 		if got[i].Shallow {
@@ -897,7 +897,7 @@ func TestHistoryShallowAndMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = r2.Log(context.Background(), LogOptions{Limit: 100})
+	_, err = r2.Log(context.Background(), LogOptions{Files: true, Limit: 100})
 	if err == nil {
 		t.Fatal("log over a missing commit succeeded")
 	}
@@ -1288,7 +1288,7 @@ func TestLogPackLayouts(t *testing.T) {
 		for _, paths := range [][]string{nil, {"src"}, {"a.txt", "x/y.txt"}, {"src/lib/deep/x.go"}} {
 			want := gitLog(t, dir, append([]string{"HEAD", "--"}, paths...)...)
 			visibleOnly(r, want)
-			got := logAll(t, r, LogOptions{Paths: paths, Limit: 100})
+			got := logAll(t, r, LogOptions{Files: true, Paths: paths, Limit: 100})
 			if d := diffLogs(want, got); d != "" {
 				t.Fatalf("%s: log -- %q: %s", name, paths, d)
 			}
@@ -1333,7 +1333,7 @@ func TestLogNonCanonicalModes(t *testing.T) {
 	}
 	for _, paths := range [][]string{{"d/f.txt"}, {"d"}, {"a.txt"}} {
 		want := gitLog(t, dir, append([]string{"HEAD", "--"}, paths...)...)
-		got := logAll(t, r, LogOptions{Paths: paths, Limit: 100})
+		got := logAll(t, r, LogOptions{Files: true, Paths: paths, Limit: 100})
 		if d := diffLogs(want, got); d != "" {
 			t.Fatalf("log -- %q: %s", paths, d)
 		}

@@ -100,7 +100,7 @@ func TestHostileChild(t *testing.T) {
 		case "commit":
 			res, err = r.Commit(ctx, op.Paths, "hostile")
 		case "log":
-			res, err = r.Log(ctx, LogOptions{Rev: op.Rev, Paths: op.Paths})
+			res, err = r.Log(ctx, LogOptions{Files: true, Rev: op.Rev, Paths: op.Paths})
 		case "show":
 			res, err = r.Show(ctx, op.Rev, op.Paths, 0)
 		case "blame":

@@ -32,7 +32,7 @@ func TestPackIndexCache(t *testing.T) {
 		}
 		want := gitLog(t, dir, "HEAD", "--")
 		visibleOnly(r, want)
-		if d := diffLogs(want, logAll(t, r, LogOptions{Limit: 100})); d != "" {
+		if d := diffLogs(want, logAll(t, r, LogOptions{Files: true, Limit: 100})); d != "" {
 			t.Fatal(d)
 		}
 	}

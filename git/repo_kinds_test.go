@@ -72,7 +72,7 @@ func runRepoKindOp(t *testing.T, dir, op string) (any, error) {
 	case "diff", "staged_diff":
 		return r.Diff(ctx, op == "staged_diff", []string{"a.txt"}, 0)
 	case "log":
-		return r.Log(ctx, LogOptions{})
+		return r.Log(ctx, LogOptions{Files: true})
 	case "show":
 		return r.Show(ctx, "HEAD", nil, 0)
 	case "blame":

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,6 +32,7 @@ type readRepoHistoryIn struct {
 	Path      string   `json:"path,omitempty" jsonschema:"blame: the file, relative to the workdir root"`
 	StartLine int      `json:"start_line,omitempty" jsonschema:"blame: first line (1-based); default 1"`
 	MaxLines  int      `json:"max_lines,omitempty" jsonschema:"blame: maximum lines to blame from start_line"`
+	Files     bool     `json:"files,omitempty" jsonschema:"log: also list the files each commit changed (at most 50 per commit)"`
 }
 
 type readRepoHistoryOut struct {
@@ -39,6 +41,8 @@ type readRepoHistoryOut struct {
 	Log     *git.LogResult   `json:"log,omitempty"`
 	Show    *git.ShowResult  `json:"show,omitempty"`
 	Blame   *git.BlameResult `json:"blame,omitempty"`
+	// maxBytes is show's max_bytes, for the text's truncated line.
+	maxBytes int
 }
 
 func historyTool(lim sfs.Limits) tool {
@@ -51,6 +55,7 @@ func historyTool(lim sfs.Limits) tool {
 	schema.Properties["view"].Enum = []any{"log", "show", "blame"}
 	schema.Properties["view"].Description = "log (commits), show (one commit with its patch) or blame (who last changed each line of a file)"
 	schema.Properties["paths"].MaxItems = ptr(git.MaxHistoryPaths)
+	schema.Properties["files"].Default = json.RawMessage("false")
 	return tool{
 		def: &sdk.Tool{
 			Name: "read_repo_history",
@@ -75,11 +80,15 @@ func readRepoHistory(ctx context.Context, d *Deps, in readRepoHistoryIn) (*readR
 		return nil, info, err
 	}
 	out := &readRepoHistoryOut{Workdir: in.Workdir, View: in.View}
+	if in.Files && in.View != "log" {
+		return nil, info, argErr("files is for view log; show lists every file it changed")
+	}
 	switch in.View {
 	case "log":
-		out.Log, err = r.Log(ctx, git.LogOptions{Rev: in.Rev, Paths: in.Paths, Since: in.Since, Until: in.Until, Limit: in.Limit, Cursor: in.Cursor})
+		out.Log, err = r.Log(ctx, git.LogOptions{Rev: in.Rev, Paths: in.Paths, Since: in.Since, Until: in.Until, Limit: in.Limit, Cursor: in.Cursor, Files: in.Files})
 	case "show":
 		out.Show, err = r.Show(ctx, in.Rev, in.Paths, in.MaxBytes)
+		out.maxBytes = in.MaxBytes
 	case "blame":
 		if in.Path == "" {
 			return nil, info, argErr("blame needs path, the file to blame")

@@ -26,7 +26,7 @@ func TestRepoHistoryTool(t *testing.T) {
 	gitIn(t, e.root, "commit", "-qm", "second\n\nwith a body")
 	cs := e.client(t, e.serveHTTP(t))
 
-	out := structured[readRepoHistoryOut](t, e.call(t, cs, "read_repo_history", map[string]any{"workdir": "wd", "view": "log"}))
+	out := structured[readRepoHistoryOut](t, e.call(t, cs, "read_repo_history", map[string]any{"workdir": "wd", "view": "log", "files": true}))
 	if out.Log == nil || len(out.Log.Commits) != 2 {
 		t.Fatalf("log: %+v", out.Log)
 	}
@@ -75,6 +75,7 @@ func TestRepoHistoryTool(t *testing.T) {
 		{map[string]any{"workdir": "wd", "view": "show", "paths": []string{"id_rsa"}}, "DENIED_PATH: "},
 		{map[string]any{"workdir": "wd", "view": "show", "max_bytes": 1 << 40}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "blame"}, "INVALID_ARGUMENT: "},
+		{map[string]any{"workdir": "wd", "view": "show", "files": true}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "blame", "path": "id_rsa"}, "DENIED_PATH: "},
 		{map[string]any{"workdir": "wd", "view": "blame", "path": ".hidden.txt"}, "HIDDEN_PATH_NOT_ALLOWED: "},
 		{map[string]any{"workdir": "wd", "view": "blame", "path": "sub/a.txt", "rev": "-p"}, "INVALID_ARGUMENT: "},

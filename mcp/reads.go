@@ -40,6 +40,8 @@ type fileWindow struct {
 	Revision      string `json:"revision,omitempty"`
 	Compressed    bool   `json:"compressed,omitempty"`
 	CutAtCap      bool   `json:"cut_at_cap,omitempty"`
+	kind          string // as in readTextFileOut
+	tail          int
 }
 
 type readTextFilesOut struct {
@@ -49,6 +51,8 @@ type readTextFilesOut struct {
 	// Truncated: the call's total byte cap cut a file's window short or
 	// left files unread (their error says so).
 	Truncated bool `json:"truncated,omitempty"`
+	// unread counts the files the total left unread, of total bytes.
+	unread, total int
 }
 
 func readFilesTool(lim sfs.Limits, maxRead int) tool {
@@ -77,12 +81,13 @@ func readTextFiles(ctx context.Context, d *Deps, in readTextFilesIn) (*readTextF
 		return nil, info, err
 	}
 	total := d.FS.Limits().MaxReadBytes
-	out := &readTextFilesOut{Workdir: in.Workdir, Files: make([]fileWindow, 0, len(in.Paths))}
+	out := &readTextFilesOut{Workdir: in.Workdir, Files: make([]fileWindow, 0, len(in.Paths)), total: total}
 	for _, p := range in.Paths {
 		left := total - out.BytesReturned
 		fw := fileWindow{Path: p}
 		if left <= 0 {
 			out.Truncated = true
+			out.unread++
 			_, fw.Error = toolError(&sfs.Error{Code: sfs.CodeReadLimitExceeded, Msg: fmt.Sprintf("%q not read: this call's %d-byte total is used up; read it with read_text_file", p, total)})
 			out.Files = append(out.Files, fw)
 			continue
@@ -96,6 +101,7 @@ func readTextFiles(ctx context.Context, d *Deps, in readTextFilesIn) (*readTextF
 		case err != nil && sfs.CodeOf(err) == sfs.CodeLineTooLarge && left < total:
 			// The line may well fit in a call of its own.
 			out.Truncated = true
+			out.unread++
 			_, fw.Error = toolError(&sfs.Error{Code: sfs.CodeReadLimitExceeded, Msg: fmt.Sprintf("%q not read: its next line does not fit in the %d bytes left of this call's %d-byte total; read it with read_text_file", p, left, total)})
 		case err != nil:
 			if sfs.CodeOf(err) == sfs.CodeCanceled {
@@ -107,6 +113,7 @@ func readTextFiles(ctx context.Context, d *Deps, in readTextFilesIn) (*readTextF
 			fw.StartLine, fw.EndLine, fw.Content = w.StartLine, w.EndLine, w.Content
 			fw.HasMore, fw.NextStartLine, fw.TotalLines = w.HasMore, w.NextStartLine, w.TotalLines
 			fw.Revision, fw.Compressed, fw.CutAtCap = w.Revision, w.Compressed, w.CutAtCap
+			fw.kind, fw.tail = w.kind, w.tail
 			out.BytesReturned += w.BytesReturned
 			if w.CutByBytes && left < total {
 				out.Truncated = true

@@ -163,7 +163,11 @@ func TestTailThroughTools(t *testing.T) {
 	cs := e.client(t, e.serveHTTP(t))
 
 	// big.txt is over the 1000-byte count budget: numbered from the end.
-	w := structured[readTextFileOut](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "big.txt", "tail": 2}))
+	res := e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "big.txt", "tail": 2})
+	if text, want := resultText(res), fmt.Sprintf("==> wd:big.txt last 2 lines (-2 to -1 from the end) <==\nbig line %d\nbig line %d\n", bigLines-1, bigLines); text != want {
+		t.Errorf("tail text %q, want %q", text, want)
+	}
+	w := structured[readTextFileOut](t, res)
 	if w.Content != fmt.Sprintf("big line %d\nbig line %d\n", bigLines-1, bigLines) || w.StartLine != -2 || w.EndLine != -1 || w.TotalLines != nil {
 		t.Errorf("tail of big.txt: %+v", w)
 	}
@@ -177,7 +181,11 @@ func TestTailThroughTools(t *testing.T) {
 	}
 	// The cap (1000 decompressed bytes) ends the stream: the tail is the
 	// cap's, and the file's line count is not known.
-	w = structured[readTextFileOut](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "capped.log.gz", "tail": 1}))
+	res = e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "capped.log.gz", "tail": 1})
+	if text := resultText(res); !strings.HasPrefix(text, "==> wd:capped.log.gz (gzip) last 1 lines (") || !strings.Contains(text, "+) cut at byte cap <==\n") {
+		t.Errorf("capped tail text %q", text)
+	}
+	w = structured[readTextFileOut](t, res)
 	if !w.CutAtCap || w.TotalLines != nil || strings.Contains(w.Content, "l1000") {
 		t.Errorf("tail past the cap: %+v", w)
 	}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -17,7 +18,7 @@ import (
 type inspectRepoIn struct {
 	Workdir  string   `json:"workdir" jsonschema:"alias of a workdir with repo_ops true in list_workdirs"`
 	View     string   `json:"view"` // described by repoTools: the views depend on the bridge
-	Paths    []string `json:"paths,omitempty" jsonschema:"for diff and staged_diff: the files to diff (required, explicit paths only)"`
+	Paths    []string `json:"paths,omitempty" jsonschema:"for diff and staged_diff: the files to diff (required, explicit paths only); for changes: only these files or directories (optional)"`
 	Limit    int      `json:"limit,omitempty" jsonschema:"status: maximum entries to return"`
 	MaxBytes int      `json:"max_bytes,omitempty" jsonschema:"diff: maximum bytes of patch to return"`
 }
@@ -30,6 +31,10 @@ type inspectRepoOut struct {
 	// Actions are the operator's named actions: view actions only (an
 	// empty list there, absent from every other view).
 	Actions []bridge.ActionInfo `json:"actions,omitzero"`
+	// limit, maxBytes and asked (the paths diffed) are what the text
+	// says of truncation.
+	limit, maxBytes int
+	asked           []string
 }
 
 type commitRepoChangesIn struct {
@@ -51,12 +56,12 @@ func repoTools(lim sfs.Limits, s surface) []tool {
 		"limit":     {1, maxStatusEntries, defaultStatusEntries},
 		"max_bytes": {1024, git.MaxDiffBytes, git.DefaultDiffBytes},
 	})
-	views := []any{"status", "diff", "staged_diff"}
-	viewDesc := "status, diff (work tree against the index) or staged_diff (index against HEAD)"
+	views := []any{"status", "diff", "staged_diff", "changes"}
+	viewDesc := "status, diff (work tree against the index), staged_diff (index against HEAD) or changes (status and the whole patch against HEAD, untracked files' content included)"
 	actionsText := ""
 	if s.actions {
 		views = append(views, "actions")
-		viewDesc = "status, diff (work tree against the index), staged_diff (index against HEAD) or actions"
+		viewDesc = "status, diff (work tree against the index), staged_diff (index against HEAD), changes (status and the whole patch against HEAD, untracked files' content included) or actions"
 		actionsText = "view \"actions\": the administrator's named actions that run_repo_action runs. "
 	}
 	schema.Properties["view"].Enum = views
@@ -139,9 +144,13 @@ func inspectRepo(ctx context.Context, d *Deps, in inspectRepoIn) (*inspectRepoOu
 		out.Status, err = r.Status(ctx, in.Limit)
 	case "diff", "staged_diff":
 		out.Diff, err = r.Diff(ctx, in.View == "staged_diff", in.Paths, in.MaxBytes)
+		out.asked = in.Paths
+	case "changes":
+		err = changes(ctx, d, r, in, out)
 	default:
-		return nil, info, argErr("view must be status, diff, staged_diff or actions")
+		return nil, info, argErr("view must be status, diff, staged_diff, changes or actions")
 	}
+	out.limit, out.maxBytes = in.Limit, in.MaxBytes
 	if err != nil {
 		return nil, info, err
 	}
@@ -156,4 +165,52 @@ func commitRepoChanges(ctx context.Context, d *Deps, in commitRepoChangesIn) (*g
 	}
 	res, err := r.Commit(ctx, in.Paths, in.Message)
 	return res, info, err
+}
+
+// changes is view changes: the status (only of paths, when given) and
+// the patch of every path in it against HEAD, an untracked file as a new
+// file, in one answer bounded by limit and max_bytes.
+func changes(ctx context.Context, d *Deps, r *git.Repo, in inspectRepoIn, out *inspectRepoOut) error {
+	w, err := d.FS.Workdir(in.Workdir)
+	if err != nil {
+		return err
+	}
+	var only []string
+	for _, raw := range in.Paths {
+		p, err := w.CleanPath(raw)
+		if err != nil {
+			return err
+		}
+		only = append(only, p)
+	}
+	st, err := r.Status(ctx, in.Limit)
+	if err != nil {
+		return err
+	}
+	if len(only) > 0 {
+		kept := st.Entries[:0:0]
+		for _, e := range st.Entries {
+			for _, p := range only {
+				if p == "" || e.Path == p || strings.HasPrefix(e.Path, p+"/") {
+					kept = append(kept, e)
+					break
+				}
+			}
+		}
+		st.Entries = kept
+	}
+	out.Status = st
+	var paths []string
+	for _, e := range st.Entries {
+		// An untracked nested repository is named, never read (as git).
+		if !strings.HasSuffix(e.Path, "/") {
+			paths = append(paths, e.Path)
+		}
+	}
+	out.asked = paths
+	if len(paths) == 0 {
+		return nil
+	}
+	out.Diff, err = r.DiffHead(ctx, paths, in.MaxBytes)
+	return err
 }

@@ -74,7 +74,7 @@ func TestSubmitWorkspace(t *testing.T) {
 	if h := c.Hunks[0]; h.Base != "alpha\n" || h.Ours != "ALPHA three\n" || h.Theirs != "alpha four\n" || h.Line != 1 {
 		t.Fatalf("hunk: %+v", h)
 	}
-	if txt := resultText(res); !strings.Contains(txt, `"code":"MERGE_CONFLICT"`) {
+	if txt, want := resultText(res), "==> sub/a.txt line 1 <==\n<<<<<<< ours (branch main)\nALPHA three\n||||||| base\nalpha\n=======\nalpha four\n>>>>>>> theirs (workspace "+ws4+")\n"; !strings.HasPrefix(txt, "MERGE_CONFLICT: the branch main did not move") || !strings.HasSuffix(txt, want) {
 		t.Fatalf("text: %s", txt)
 	}
 

@@ -283,6 +283,10 @@ type readTextFileOut struct {
 	// CutAtCap: decompression stopped at SERVERFS_SEARCH_MAX_FILE_BYTES,
 	// so the window's end is the cap's, not the file's.
 	CutAtCap bool `json:"cut_at_cap,omitempty"`
+	// kind is the compression (search.CompressionOf) and tail the tail
+	// asked for: what the text header says of the window.
+	kind string
+	tail int
 }
 
 type statFileIn struct {
@@ -616,7 +620,7 @@ func readText(ctx context.Context, d *Deps, alias, path string, o sfs.ReadOption
 	if err != nil {
 		return nil, err
 	}
-	out := &readTextFileOut{TextWindow: *w, Compressed: kind != ""}
+	out := &readTextFileOut{TextWindow: *w, Compressed: kind != "", kind: kind, tail: o.Tail}
 	if capped != nil && capped.Capped() {
 		// The stream ended at the cap: the file's end, and so its line
 		// count, are not known.

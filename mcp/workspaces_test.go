@@ -173,7 +173,7 @@ func TestWorkspaceGitUnreachable(t *testing.T) {
 				if strings.Contains(text, gitText) || strings.Contains(text, "refs/heads") {
 					t.Errorf("%s %v shows .git content: %s", c.tool, c.args, text)
 				}
-				if c.tool == "read_text_files" && !strings.Contains(text, "error") {
+				if c.tool == "read_text_files" && structured[readTextFilesOut](t, res).Files[0].Error == "" {
 					t.Errorf("read_text_files .git/config: %s", text)
 				}
 			}

@@ -109,7 +109,7 @@ func run(r *git.Repo) {
 		if len(os.Args) > 4 {
 			paths = os.Args[4:]
 		}
-		res, err := r.Log(context.Background(), git.LogOptions{Limit: n, Paths: paths})
+		res, err := r.Log(context.Background(), git.LogOptions{Files: true, Limit: n, Paths: paths})
 		if err != nil {
 			fail(err)
 		}

@@ -1,0 +1,151 @@
+package mcp
+
+import (
+	"strconv"
+
+	sfs "github.com/serverfs/serverfs/fs"
+)
+
+// The text channel of content-bearing answers is plain text, not JSON:
+// most hosts hand a model only the text content, and code inside a JSON
+// string reaches it escaped (\n, \t, \u0026). structuredContent keeps the
+// JSON for programs. A file window is one header line and then the
+// window's bytes exactly as in the file (like head with several files:
+// the header is the separator, nothing is escaped or added).
+
+// compressionNames are the header's words for search.CompressionOf.
+var compressionNames = map[string]string{"gz": "gzip", "zst": "zstd"}
+
+// windowView is what a window's header needs besides the window.
+type windowView struct {
+	workdir, path string
+	w             *sfs.TextWindow
+	kind          string // search.CompressionOf of the path; "" plain
+	tail          int    // the tail asked for; 0: a start_line read
+	cutAtCap      bool
+}
+
+// appendHeader writes the window's header line (without its newline).
+func (v windowView) appendHeader(b []byte) []byte {
+	w := v.w
+	b = append(b, "==> "...)
+	b = append(b, v.workdir...)
+	b = append(b, ':')
+	b = append(b, v.path...)
+	if name := compressionNames[v.kind]; name != "" {
+		b = append(b, " ("+name+")"...)
+	}
+	n := w.EndLine - w.StartLine + 1
+	switch {
+	case n <= 0:
+		b = append(b, " empty"...)
+	case v.tail > 0:
+		b = append(b, " last "...)
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, " lines ("...)
+		if w.StartLine < 0 {
+			// A file too large to number: counted from its end.
+			b = strconv.AppendInt(b, int64(w.StartLine), 10)
+			b = append(b, " to "...)
+			b = strconv.AppendInt(b, int64(w.EndLine), 10)
+			b = append(b, " from the end"...)
+		} else {
+			b = appendRange(b, w)
+			b = v.appendTotal(b)
+		}
+		b = append(b, ')')
+	default:
+		b = append(b, " lines "...)
+		b = appendRange(b, w)
+		b = v.appendTotal(b)
+	}
+	if w.Revision != "" {
+		b = append(b, " revision "...)
+		b = append(b, w.Revision...)
+	}
+	if w.NextStartLine != nil {
+		b = append(b, " next start_line "...)
+		b = strconv.AppendInt(b, int64(*w.NextStartLine), 10)
+	}
+	if v.cutAtCap {
+		b = append(b, " cut at byte cap"...)
+	}
+	return append(b, " <=="...)
+}
+
+func appendRange(b []byte, w *sfs.TextWindow) []byte {
+	b = strconv.AppendInt(b, int64(w.StartLine), 10)
+	b = append(b, '-')
+	return strconv.AppendInt(b, int64(w.EndLine), 10)
+}
+
+// appendTotal writes " of N" when the file's line count is known, " of
+// N+" when only a lower bound is (decompression stopped at the cap),
+// nothing while more lines follow unread.
+func (v windowView) appendTotal(b []byte) []byte {
+	w := v.w
+	switch {
+	case w.TotalLines != nil:
+		b = append(b, " of "...)
+		b = strconv.AppendInt(b, int64(*w.TotalLines), 10)
+	case v.cutAtCap:
+		least := w.EndLine
+		if w.HasMore {
+			least++
+		}
+		b = append(b, " of "...)
+		b = strconv.AppendInt(b, int64(least), 10)
+		b = append(b, '+')
+	}
+	return b
+}
+
+// appendWindow writes the header line and the window's content.
+func (v windowView) appendWindow(b []byte) []byte {
+	b = v.appendHeader(b)
+	if v.w.EndLine >= v.w.StartLine {
+		b = append(b, '\n')
+		b = append(b, v.w.Content...)
+	}
+	return b
+}
+
+// Text is read_text_file's text content: the header line, then the
+// window's lines exactly as in the file.
+func (o *readTextFileOut) Text() string {
+	v := windowView{workdir: o.Workdir, path: o.Path, w: &o.TextWindow, kind: o.kind, tail: o.tail, cutAtCap: o.CutAtCap}
+	return string(v.appendWindow(make([]byte, 0, len(o.Content)+128)))
+}
+
+// Text is read_text_files' text content: each file's block in order, a
+// failed file as its header with its error; every block after the first
+// starts on a line of its own (one "\n" before its header, as head
+// writes it), so a window that does not end in a newline stays exact.
+func (o *readTextFilesOut) Text() string {
+	size := 128
+	for i := range o.Files {
+		size += len(o.Files[i].Content) + 128
+	}
+	b := make([]byte, 0, size)
+	for i := range o.Files {
+		f := &o.Files[i]
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		if f.Error != "" {
+			b = append(b, "==> "+o.Workdir+":"+f.Path+" "+f.Error+" <=="...)
+			continue
+		}
+		w := sfs.TextWindow{StartLine: f.StartLine, EndLine: f.EndLine, Content: f.Content, HasMore: f.HasMore, NextStartLine: f.NextStartLine, TotalLines: f.TotalLines, Revision: f.Revision}
+		b = windowView{workdir: o.Workdir, path: f.Path, w: &w, kind: f.kind, tail: f.tail, cutAtCap: f.CutAtCap}.appendWindow(b)
+	}
+	if o.unread > 0 {
+		files := "files"
+		if o.unread == 1 {
+			files = "file"
+		}
+		b = append(b, '\n')
+		b = append(b, "truncated: this call's "+strconv.Itoa(o.total)+"-byte total left "+strconv.Itoa(o.unread)+" "+files+" unread; read them with read_text_file"...)
+	}
+	return string(b)
+}
