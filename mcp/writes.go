@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -111,27 +113,66 @@ func writeInfo(workdir, path string, r *sfs.WriteResult) callInfo {
 	return info
 }
 
-func writeTextFile(ctx context.Context, d *Deps, in writeTextFileIn) (*sfs.WriteResult, callInfo, error) {
+func writeTextFile(ctx context.Context, d *Deps, in writeTextFileIn) (*writeOut, callInfo, error) {
 	r, err := d.FS.WriteFile(ctx, in.Workdir, in.Path, in.Content, in.ExpectedRevision)
-	return r, writeInfo(in.Workdir, in.Path, r), err
+	return &writeOut{r}, writeInfo(in.Workdir, in.Path, r), err
 }
 
-func editTextFile(ctx context.Context, d *Deps, in editTextFileIn) (*sfs.WriteResult, callInfo, error) {
+func editTextFile(ctx context.Context, d *Deps, in editTextFileIn) (*writeOut, callInfo, error) {
 	r, err := d.FS.EditFile(ctx, in.Workdir, in.Path, in.Edits, in.ExpectedRevision)
-	return r, writeInfo(in.Workdir, in.Path, r), err
+	return &writeOut{r}, writeInfo(in.Workdir, in.Path, r), err
 }
 
-func createDirectory(ctx context.Context, d *Deps, in createDirectoryIn) (*sfs.WriteResult, callInfo, error) {
+func createDirectory(ctx context.Context, d *Deps, in createDirectoryIn) (*writeOut, callInfo, error) {
 	r, err := d.FS.CreateDirectory(ctx, in.Workdir, in.Path)
-	return r, writeInfo(in.Workdir, in.Path, r), err
+	return &writeOut{r}, writeInfo(in.Workdir, in.Path, r), err
 }
 
-func movePath(ctx context.Context, d *Deps, in movePathIn) (*sfs.WriteResult, callInfo, error) {
+func movePath(ctx context.Context, d *Deps, in movePathIn) (*writeOut, callInfo, error) {
 	r, err := d.FS.MovePath(ctx, in.Workdir, in.Source, in.Destination, in.ExpectedRevision)
-	return r, writeInfo(in.Workdir, in.Source, r), err
+	return &writeOut{r}, writeInfo(in.Workdir, in.Source, r), err
 }
 
-func deletePath(ctx context.Context, d *Deps, in deletePathIn) (*sfs.WriteResult, callInfo, error) {
+func deletePath(ctx context.Context, d *Deps, in deletePathIn) (*writeOut, callInfo, error) {
 	r, err := d.FS.DeletePath(ctx, in.Workdir, in.Path, in.ExpectedRevision)
-	return r, writeInfo(in.Workdir, in.Path, r), err
+	return &writeOut{r}, writeInfo(in.Workdir, in.Path, r), err
+}
+
+// writeOut is a write's answer: its JSON is sfs.WriteResult's; its text
+// is one line saying what happened and the new revision, then the diff as
+// plain unified-diff text (not a JSON string a model reads escaped).
+type writeOut struct{ *sfs.WriteResult }
+
+// Text is "action workdir:path [from workdir:from] [revision R] [size N]",
+// then the diff and a line when it was cut or omitted.
+func (o *writeOut) Text() string {
+	r := o.WriteResult
+	if r == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(r.Action)
+	b.WriteByte(' ')
+	if r.FromPath != "" {
+		b.WriteString(r.Workdir + ":" + displayName(r.FromPath) + " -> ")
+	}
+	b.WriteString(r.Workdir + ":" + displayName(r.Path))
+	if r.Revision != "" {
+		b.WriteString(" revision " + r.Revision)
+	}
+	if r.Size != nil {
+		b.WriteString(" size " + strconv.FormatInt(*r.Size, 10))
+	}
+	b.WriteByte('\n')
+	b.WriteString(r.Diff)
+	if r.Diff != "" && !strings.HasSuffix(r.Diff, "\n") {
+		b.WriteByte('\n')
+	}
+	switch {
+	case r.DiffTruncated:
+		b.WriteString("diff truncated at " + strconv.Itoa(sfs.DiffMaxBytes) + " bytes\n")
+	case r.DiffOmitted:
+		b.WriteString("diff omitted: the content replaced was not UTF-8 text\n")
+	}
+	return b.String()
 }

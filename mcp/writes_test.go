@@ -73,10 +73,16 @@ func TestWriteChain(t *testing.T) {
 	if !strings.Contains(text, current) {
 		t.Fatalf("mismatch %q does not name the current revision", text)
 	}
-	res := structured[sfs.WriteResult](t, e.call(t, cs, "edit_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt", "expected_revision": current,
-		"edits": []map[string]any{{"old_text": "BETA", "new_text": "gamma"}}}))
+	edited := e.call(t, cs, "edit_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt", "expected_revision": current,
+		"edits": []map[string]any{{"old_text": "BETA", "new_text": "gamma"}}})
+	res := structured[sfs.WriteResult](t, edited)
 	if res.Action != "edited" || res.Revision != sfs.Revision([]byte("alpha\ngamma\n")) || !strings.Contains(res.Diff, "-BETA\n+gamma\n") {
 		t.Fatalf("edit: %+v", res)
+	}
+	// The text a model reads: what happened, the new revision, and the
+	// diff as plain unified-diff text.
+	if got, want := resultText(edited), "edited wd:sub/a.txt revision "+res.Revision+" size 12\n"+res.Diff; got != want {
+		t.Fatalf("edit text:\n%s\nwant:\n%s", got, want)
 	}
 	toolErr(t, e.call(t, cs, "edit_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt", "expected_revision": res.Revision,
 		"edits": []map[string]any{{"old_text": "a", "new_text": "b"}}}), "EDIT_AMBIGUOUS: wd:/sub/a.txt edit 1: old_text occurs 4 times")
