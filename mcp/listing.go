@@ -35,7 +35,7 @@ type listDirectoryIn struct {
 	Depth       int    `json:"depth,omitempty"`
 	DirsOnly    bool   `json:"dirs_only,omitempty"`
 	SkipIgnored bool   `json:"skip_ignored,omitempty" jsonschema:"omit .gitignored files and .git"`
-	Times       bool   `json:"times,omitempty"`
+	Times       bool   `json:"times,omitempty" jsonschema:"add modification times"`
 }
 
 // listOut is list_directory's answer.
