@@ -78,7 +78,7 @@ func repoTools(lim sfs.Limits, s surface) []tool {
 		tools = append(tools, tool{
 			def: &sdk.Tool{
 				Name: "commit_repo_changes",
-				Description: fmt.Sprintf("Commit exactly the named files as they are in the work tree (deletions too) to the current branch, (git add -- paths; git commit). " +
+				Description: fmt.Sprintf("Commit exactly the named files as they are in the work tree (deletions too) to the current branch (git add -- paths; git commit). " +
 					"Refused, changing nothing: other staged changes (REPO_STAGED_CHANGES), a merge in progress, ignored, hidden or filtered (LFS) paths, over 100 MiB, nothing to commit. " +
 					"The repository's identity is the author; no hook, no signing, no push."),
 				Annotations: &sdk.ToolAnnotations{Title: "Commit changes", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
