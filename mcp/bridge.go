@@ -14,11 +14,11 @@ import (
 // and some workdir has repo ops; push_repo only when one is also rw.
 
 type runRepoActionIn struct {
-	Workdir string `json:"workdir" jsonschema:"alias of a workdir with repo_ops true in list_workdirs"`
-	Action  string `json:"action" jsonschema:"the name of an action from inspect_repo view actions"`
-	Path    string `json:"path,omitempty" jsonschema:"only for actions whose argument is path or basename: an existing file relative to the workdir root, letters, digits and . _ / - only (unless the administrator allowed more), not starting with - @ +"`
+	Workdir string `json:"workdir"`
+	Action  string `json:"action" jsonschema:"a name from inspect_repo view actions"`
+	Path    string `json:"path,omitempty" jsonschema:"for actions taking path or basename: an existing file (letters, digits, . _ / - unless allowed more; not starting with - @ +)"`
 	// ReleaseTag is described by bridgeTools.
-	ReleaseTag string `json:"release_tag,omitempty" jsonschema:"only for actions whose argument is release_tag: the tag to create at HEAD and push, vMAJOR.MINOR.PATCH or vMAJOR.MINOR.PATCH-beta.N without leading zeros (v1.2.3, v1.3.0-beta.2); never with path"`
+	ReleaseTag string `json:"release_tag,omitempty" jsonschema:"for release_tag actions: vMAJOR.MINOR.PATCH or vMAJOR.MINOR.PATCH-beta.N (v1.2.3), tagged at HEAD; never with path"`
 }
 
 // runRepoActionOut is a command action's result (exit code, output
@@ -37,12 +37,12 @@ type runRepoActionOut struct {
 }
 
 type pushRepoIn struct {
-	Workdir string `json:"workdir" jsonschema:"alias of a read-write workdir with repo_ops true in list_workdirs"`
+	Workdir string `json:"workdir"`
 }
 
 // releaseDescription is run_repo_action's text on the release built-ins.
-const releaseDescription = "Actions whose argument is release_tag (kind release_tag or publish_npm) run no program of the repository: given release_tag, they tag HEAD of main with it and push exactly that tag to origin, never forced (publish_npm then starts the repository's fixed publish workflow on GitHub for the tag); they return release: the tag, the commit, status created or already_at_head (origin had it at HEAD: nothing changed) and the dispatch's run URL when gh printed one. " +
-	"Each requirement fails alone, changing nothing: main checked out (RELEASE_WRONG_BRANCH) tracking origin/main (NO_UPSTREAM), origin's URLs the administrator's (REMOTE_NOT_APPROVED), nothing staged (REPO_STAGED_CHANGES), modified or untracked (REPO_DIRTY), package.json's version equal to the tag without v (VERSION_MISMATCH), origin's main equal to HEAD (REMOTE_NOT_AT_HEAD: push_repo first), the pins. The tag at another commit, locally or on origin, is TAG_CONFLICT. DISPATCH_FAILED: the tag was pushed, the workflow not started; calling again retries."
+const releaseDescription = "Actions taking release_tag (release_tag, publish_npm) run no repository program: they tag HEAD of main with release_tag and push exactly that tag to origin, never forced (publish_npm then starts the repository's publish workflow); release answers the tag, commit, status created or already_at_head, and the run URL. " +
+	"Each requirement fails alone, changing nothing: main checked out (RELEASE_WRONG_BRANCH) tracking origin/main (NO_UPSTREAM), approved origin URLs (REMOTE_NOT_APPROVED), a clean tree (REPO_STAGED_CHANGES, REPO_DIRTY), package.json's version equal to the tag without v (VERSION_MISMATCH), origin's main at HEAD (REMOTE_NOT_AT_HEAD: push_repo first). The tag at another commit: TAG_CONFLICT. DISPATCH_FAILED: the tag was pushed, the workflow not started; call again to retry."
 
 func bridgeTools(push, workspaces bool) []tool {
 	// The release built-ins need a read-write workdir: described (and
@@ -56,14 +56,14 @@ func bridgeTools(push, workspaces bool) []tool {
 	}
 	workspaceText := ""
 	if workspaces {
-		workspaceText = " With workdir set to a workspace (ALIAS@ID from create_workspace) a command action of ALIAS runs on the workspace's files instead (the live tree is neither its directory nor readable), when the administrator gave the bridge the server's state directory (else INVALID_ARGUMENT)."
+		workspaceText = " With a workspace (ALIAS@ID) as workdir, a command action of ALIAS runs on the workspace's files, if the bridge has the server's state directory (else INVALID_ARGUMENT)."
 	}
 	tools := []tool{{
 		def: &sdk.Tool{
 			Name: "run_repo_action",
-			Description: "Run one of the operator's named actions (a lint or test gate: inspect_repo view actions lists them) in the repository at the root of a workdir, on the host. " +
-				"You choose only the action and, for actions that take one, a path; the program, its arguments and environment are the administrator's. The files the administrator pinned are checked against their SHA-256 first (INTEGRITY_MISMATCH: nothing ran). " +
-				"Returns the exit code (non-zero is a result, not an error), the ends of stdout and stderr, the duration and the sandbox level (enforced: the process could read only system paths and its workdir, write only there (never .git) and only if the action mutates, and open no TCP or Unix socket connection unless the action allows it); ACTION_TIMEOUT or OUTPUT_LIMIT_EXCEEDED when it was stopped, SANDBOX_UNAVAILABLE when the sandbox is required but missing (nothing ran). Actions never run at the same time as writes or commits on the same workdir." + workspaceText + releaseText,
+			Description: "Run one of the administrator's named actions (lint or test gates; inspect_repo view actions lists them) in a workdir's repository, on the host. " +
+				"You choose only the action and, if it takes one, a path; program, arguments and environment are the administrator's. Pinned files are checked first (INTEGRITY_MISMATCH: nothing ran). " +
+				"Answers the exit code (non-zero is a result), the ends of stdout and stderr, the duration and the sandbox level (enforced: reads only system paths and the workdir, writes there only if the action mutates, never .git; no sockets unless allowed); ACTION_TIMEOUT or OUTPUT_LIMIT_EXCEEDED when stopped; SANDBOX_UNAVAILABLE: nothing ran. Never at the same time as writes or commits on the workdir." + workspaceText + releaseText,
 			Annotations: &sdk.ToolAnnotations{Title: "Run repository action", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(push)},
 			InputSchema: schema,
 		},
@@ -73,8 +73,8 @@ func bridgeTools(push, workspaces bool) []tool {
 		tools = append(tools, tool{
 			def: &sdk.Tool{
 				Name: "push_repo",
-				Description: "Push the current branch of the repository at the root of a read-write workdir to its configured upstream branch, with the host user's own git credentials: exactly one ref (HEAD to the upstream branch), never forced, without hooks. " +
-					"Returns ok, or up_to_date; a refused push (not a fast-forward: pull and merge on the host first) is PUSH_REJECTED, and a detached HEAD or a branch without upstream is NO_UPSTREAM. There is no choice of remote, ref or force: an upstream branch or remote URL the administrator has not approved is PUSH_DESTINATION_DENIED, and nothing is pushed.",
+				Description: "Push the current branch of a read-write workdir's repository to its configured upstream with the host user's git credentials: exactly one ref, never forced, no hooks. " +
+					"Answers ok or up_to_date; not a fast-forward: PUSH_REJECTED (merge on the host first); a detached HEAD or no upstream: NO_UPSTREAM; an upstream or URL the administrator has not approved: PUSH_DESTINATION_DENIED, nothing pushed.",
 				Annotations: &sdk.ToolAnnotations{Title: "Push repository", ReadOnlyHint: false, IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
 				InputSchema: inputSchema[pushRepoIn](nil),
 			},

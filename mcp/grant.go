@@ -13,8 +13,8 @@ import (
 // grant: the bridge verifies it, runs it and logs it.
 
 type runGrantedCommandIn struct {
-	Workdir string `json:"workdir" jsonschema:"alias of the read-write workdir with repo_ops true that the grant names"`
-	Grant   string `json:"grant" jsonschema:"the grant token exactly as the administrator gave it (a JSON object of at most 8 KiB, from serverfs grant sign)"`
+	Workdir string `json:"workdir" jsonschema:"the workdir the grant names"`
+	Grant   string `json:"grant" jsonschema:"the token exactly as given (JSON, at most 8 KiB)"`
 }
 
 // runGrantedCommandOut is what ran and how it ended.
@@ -37,10 +37,10 @@ func grantTool() tool {
 	return tool{
 		def: &sdk.Tool{
 			Name: "run_granted_command",
-			Description: "Run the one command an administrator signed for you: a grant, the token they give you after running serverfs grant sign on the host for an exact argv, one workdir, a few minutes (at most 10) and usually one use. " +
-				"Pass the token unchanged with the workdir it names; you cannot change the program, its arguments or where it runs, and a command without a grant cannot run at all. If you need one, say exactly which argv, in which workdir and why, and ask the administrator to sign it. " +
-				"The bridge checks the token before anything runs; a refusal is a GRANT_* code and nothing ran: GRANT_EXPIRED (ask for a new grant), GRANT_REPLAY (used as often as allowed), GRANT_WRONG_WORKDIR (pass the workdir it names), GRANT_CONSTRAINT_VIOLATION (it asks for writes, network, Unix sockets or a directory the bridge does not allow); the others mean a token the bridge does not accept. " +
-				"It runs like a named action: no shell, an allowlisted environment, a timeout and output cap, never at the same time as writes or commits on the workdir, in the sandbox (read-only workdir unless the grant allows writes, no TCP or Unix socket unless it allows them). Returns the argv, the exit code (non-zero is a result, not an error), the ends of stdout and stderr, uses and max_uses, the duration and the sandbox level.",
+			Description: "Run the one command an administrator signed for you: a grant, the token from serverfs grant sign on the host, for an exact argv, one workdir, a few minutes (at most 10) and usually one use. " +
+				"Pass it unchanged with the workdir it names; you cannot change the program, its arguments or where it runs. Without a grant nothing runs: say which argv, in which workdir and why, and ask the administrator to sign it. " +
+				"A refusal is a GRANT_* code and nothing ran: GRANT_EXPIRED (ask for a new one), GRANT_REPLAY (used up), GRANT_WRONG_WORKDIR, GRANT_CONSTRAINT_VIOLATION (writes, network or a directory the bridge does not allow). " +
+				"It runs like a named action: no shell, an allowlisted environment, a timeout, an output cap, the sandbox, never beside writes or commits on the workdir. Answers the argv, exit code, output ends, uses and max_uses, duration and sandbox level.",
 			Annotations: &sdk.ToolAnnotations{Title: "Run granted command", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 			InputSchema: inputSchema[runGrantedCommandIn](nil),
 		},

@@ -28,14 +28,14 @@ const (
 )
 
 type listDirectoryIn struct {
-	Workdir     string `json:"workdir" jsonschema:"workdir alias from list_workdirs"`
-	Path        string `json:"path,omitempty" jsonschema:"directory relative to the workdir root; empty for the root"`
-	Offset      int    `json:"offset,omitempty" jsonschema:"number of entries to skip (use next_offset from the previous page)"`
-	Limit       int    `json:"limit,omitempty" jsonschema:"maximum entries to return"`
-	Depth       int    `json:"depth,omitempty" jsonschema:"levels to list: 1 is this directory's entries, 2 also the entries of its subdirectories, and so on"`
-	DirsOnly    bool   `json:"dirs_only,omitempty" jsonschema:"list directories only"`
-	SkipIgnored bool   `json:"skip_ignored,omitempty" jsonschema:"leave out what .gitignore rules exclude in git repositories, as search_text does (and .git)"`
-	Times       bool   `json:"times,omitempty" jsonschema:"also return modified_at (RFC 3339 UTC) of each entry"`
+	Workdir     string `json:"workdir"`
+	Path        string `json:"path,omitempty"`
+	Offset      int    `json:"offset,omitempty"`
+	Limit       int    `json:"limit,omitempty"`
+	Depth       int    `json:"depth,omitempty"`
+	DirsOnly    bool   `json:"dirs_only,omitempty"`
+	SkipIgnored bool   `json:"skip_ignored,omitempty" jsonschema:"omit .gitignored files and .git"`
+	Times       bool   `json:"times,omitempty" jsonschema:"add modification times"`
 }
 
 // listOut is list_directory's answer.

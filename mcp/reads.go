@@ -20,10 +20,10 @@ const maxReadPaths = 20
 // per-file error could not be the call's error.
 
 type readTextFilesIn struct {
-	Workdir  string   `json:"workdir" jsonschema:"workdir alias from list_workdirs"`
-	Paths    []string `json:"paths" jsonschema:"files relative to the workdir root, each read like read_text_file"`
-	MaxLines int      `json:"max_lines,omitempty" jsonschema:"maximum lines to return of each file"`
-	Tail     int      `json:"tail,omitempty" jsonschema:"when above 0, read the last tail lines of each file instead (like tail -n); max_lines does not apply"`
+	Workdir  string   `json:"workdir"`
+	Paths    []string `json:"paths"`
+	MaxLines int      `json:"max_lines,omitempty"`
+	Tail     int      `json:"tail,omitempty"`
 }
 
 // fileWindow is one file's part of a read_text_files answer: its window,
@@ -62,9 +62,8 @@ func readFilesTool(lim sfs.Limits, maxRead int) tool {
 	return tool{
 		def: &sdk.Tool{
 			Name: "read_text_files",
-			Description: fmt.Sprintf("Read up to %d text files of one workdir in one call, each like read_text_file (from line 1 up to max_lines lines, default %d, or with tail its last lines). "+
-				"Each file is answered in order with its own window or its own error (\"CODE: message\"): a missing, hidden or binary file does not fail the others. "+
-				"All windows together hold at most %d bytes; when that total cuts a file short or leaves files unread, truncated is true (unread files say READ_LIMIT_EXCEEDED): read those with read_text_file.", maxReadPaths, maxRead, lim.MaxReadBytes),
+			Description: fmt.Sprintf("Several files of one workdir in one call (max_lines each), each under its read_text_file header; a failing file is `==> wd:path CODE: message <==`, the others are read. "+
+				"At most %s in all; `truncated: ...` last when files were left unread.", sizeText(lim.MaxReadBytes)),
 			Annotations: readOnly("Read text files"),
 			InputSchema: schema,
 		},

@@ -16,11 +16,11 @@ import (
 // repo ops; commit_repo_changes only when one of those is also rw.
 
 type inspectRepoIn struct {
-	Workdir  string   `json:"workdir" jsonschema:"alias of a workdir with repo_ops true in list_workdirs"`
+	Workdir  string   `json:"workdir"`
 	View     string   `json:"view"` // described by repoTools: the views depend on the bridge
-	Paths    []string `json:"paths,omitempty" jsonschema:"for diff and staged_diff: the files to diff (required, explicit paths only); for changes: only these files or directories (optional)"`
-	Limit    int      `json:"limit,omitempty" jsonschema:"status: maximum entries to return"`
-	MaxBytes int      `json:"max_bytes,omitempty" jsonschema:"diff: maximum bytes of patch to return"`
+	Paths    []string `json:"paths,omitempty" jsonschema:"diffs: the files (required); changes: narrow to these"`
+	Limit    int      `json:"limit,omitempty" jsonschema:"status entries"`
+	MaxBytes int      `json:"max_bytes,omitempty"`
 }
 
 type inspectRepoOut struct {
@@ -38,9 +38,9 @@ type inspectRepoOut struct {
 }
 
 type commitRepoChangesIn struct {
-	Workdir string   `json:"workdir" jsonschema:"alias of a read-write workdir with repo_ops true in list_workdirs"`
-	Paths   []string `json:"paths" jsonschema:"the files to commit (added, modified or deleted), relative to the workdir root; nothing else is committed"`
-	Message string   `json:"message" jsonschema:"the commit message: a subject line, optionally a blank line and a body"`
+	Workdir string   `json:"workdir"`
+	Paths   []string `json:"paths"`
+	Message string   `json:"message" jsonschema:"subject, optionally a blank line and body"`
 }
 
 // maxStatusEntries bounds inspect_repo's status entries.
@@ -57,23 +57,21 @@ func repoTools(lim sfs.Limits, s surface) []tool {
 		"max_bytes": {1024, git.MaxDiffBytes, git.DefaultDiffBytes},
 	})
 	views := []any{"status", "diff", "staged_diff", "changes"}
-	viewDesc := "status, diff (work tree against the index), staged_diff (index against HEAD) or changes (status and the whole patch against HEAD, untracked files' content included)"
 	actionsText := ""
 	if s.actions {
 		views = append(views, "actions")
-		viewDesc = "status, diff (work tree against the index), staged_diff (index against HEAD), changes (status and the whole patch against HEAD, untracked files' content included) or actions"
-		actionsText = "view \"actions\": the administrator's named actions that run_repo_action runs. "
+		actionsText = "view \"actions\": the named actions run_repo_action runs. "
 	}
 	schema.Properties["view"].Enum = views
-	schema.Properties["view"].Description = viewDesc
 	schema.Properties["paths"].MaxItems = ptr(git.MaxDiffPaths)
 	tools := []tool{{
 		def: &sdk.Tool{
 			Name: "inspect_repo",
-			Description: fmt.Sprintf("Inspect the git repository at the root of a workdir (repo_ops true in list_workdirs); it never changes anything. "+
-				"view \"status\": branch (empty when HEAD is detached), HEAD commit, upstream with ahead/behind, and every changed path with staged (index vs HEAD) and unstaged (work tree vs index) codes as in git status --porcelain=v2: . unchanged, A added, M modified, D deleted, T type changed, U/A/D pairs unmerged, ? untracked (an untracked nested repository is one entry ending in /); a submodule is M when its checkout is at another commit (changes inside its own work tree are not looked for); renames show as D plus A; sorted by path; up to limit entries (default %d, at most %d); when truncated, raise limit. "+
-				"view \"diff\" / \"staged_diff\": a unified patch (git apply accepts it) of the explicit paths given (1 to %d; there is no whole-repository diff), work tree against the index or index against HEAD; binary files are reported as such; a file that is not UTF-8 is not_utf8 and left out of the patch (JSON cannot carry its bytes); a file over 8 MiB or 262,144 lines is too_large (never read). The patch stops at max_bytes (default %d, at most %d): when truncated, diff fewer paths or raise max_bytes. One call reads at most 64 MiB of content and stops at its time limit: the paths compared until then are answered, truncated_reason read_limit or timeout; diff the rest in another call. "+
-				"%sIt cannot show history, other commits or branches: read_repo_history does; read_text_file reads whole work-tree files. Hidden and credential paths never appear. Takes at most %s.", defaultStatusEntries, maxStatusEntries, git.MaxDiffPaths, git.DefaultDiffBytes, git.MaxDiffBytes, actionsText, lim.SearchTimeout),
+			Description: fmt.Sprintf("Uncommitted work in a workdir's git repository; changes nothing. view \"status\": a branch line, then `XY path` lines as git status --short. "+
+				"\"diff\" (work tree vs index) or \"staged_diff\" (index vs HEAD) of paths: unified diff as git diff writes it. "+
+				"\"changes\": all uncommitted work in one call: status, then the patch against HEAD, untracked files' contents included. "+
+				"Cut short: a last line `truncated: <reason>; <next step>`. "+
+				"%sHistory, other commits and branches: read_repo_history.", actionsText),
 			Annotations: readOnly("Inspect repository"),
 			InputSchema: schema,
 		},
@@ -85,11 +83,10 @@ func repoTools(lim sfs.Limits, s surface) []tool {
 		tools = append(tools, tool{
 			def: &sdk.Tool{
 				Name: "commit_repo_changes",
-				Description: fmt.Sprintf("Commit exactly the named files (up to %d; additions, modifications and deletions as they are in the work tree) to the current branch of the repository at the root of a read-write workdir with repo_ops, like git add -- paths && git commit -m message. "+
-					"A file that became a directory is committed by naming the files in it (the file is deleted, as git does); a directory that became a file by naming the file (the entries beneath it are deleted). "+
-					"Refused, changing nothing: changes already staged on paths not named (REPO_STAGED_CHANGES: the visible ones are listed, hidden ones only counted; staged changes on named paths are staged again from the work tree), a directory named where git would add all of it (name its files), a path inside a submodule, a merge or rebase in progress or unmerged paths (REPO_OPERATION_IN_PROGRESS), another git process holding the index (REPO_LOCKED), files whose git attributes would convert them (filters such as Git LFS, line-ending normalisation of CRLF content: REPO_UNSUPPORTED), ignored or hidden paths, names git refuses (GIT_PATH_REJECTED with git's rule: .git in a spelling Windows or macOS reads as it, such as a\\.git\\config or GIT~1, a symlinked .gitmodules, or a .gitmodules or .gitattributes git fsck rejects), a file over 100 MiB or more than 1 GiB in all (WRITE_LIMIT_EXCEEDED, from their sizes: nothing read), and a commit that would change nothing (NOTHING_TO_COMMIT). "+
-					"The author is the repository's configured identity (REPO_IDENTITY_MISSING if none). No hook runs, nothing is signed, nothing is pushed. Returns the commit id and the paths added, modified and deleted (hidden_deleted counts deleted paths the policy hides).", git.MaxCommitPaths),
-				Annotations: &sdk.ToolAnnotations{Title: "Commit repository changes", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+				Description: fmt.Sprintf("Commit exactly the named files as they are in the work tree (deletions too) to the current branch (git add -- paths; git commit). " +
+					"Refused, changing nothing: other staged changes (REPO_STAGED_CHANGES), a merge in progress, ignored, hidden or filtered (LFS) paths, over 100 MiB, nothing to commit. " +
+					"The repository's identity is the author; no hook, no signing, no push."),
+				Annotations: &sdk.ToolAnnotations{Title: "Commit changes", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 				InputSchema: cs,
 			},
 			register: register("commit_repo_changes", commitRepoChanges),

@@ -26,7 +26,7 @@ import (
 // tool.
 
 type searchIn struct {
-	Query string `json:"query" jsonschema:"a question or keywords, e.g. where is the database url configured; \"quoted phrases\" stay whole"`
+	Query string `json:"query" jsonschema:"a question or keywords"`
 }
 
 // searchHit is one search result, exactly as ChatGPT reads it.
@@ -41,7 +41,7 @@ type searchOut struct {
 }
 
 type fetchIn struct {
-	ID string `json:"id" jsonschema:"the id of a search result, e.g. projects:/src/db.go#L42 (alias:/path, optionally #L<line> or #L<first>-L<last>)"`
+	ID string `json:"id" jsonschema:"a search result's id"`
 }
 
 // fetchMeta is fetch's metadata: where the text comes from and how much
@@ -76,11 +76,8 @@ func researchTools(lim sfs.Limits, aliases string) []tool {
 		{
 			def: &sdk.Tool{
 				Name: "search",
-				Description: fmt.Sprintf("Search the files of the workdirs %s for a question or keywords, as ChatGPT's deep research asks: the query is split into words (\"quoted phrases\" stay whole; common words such as the, where, is are dropped; case and the endings -s, -es, -ed, -ing are ignored) and every file is scanned. "+
-					"Returns at most %d results, best first: files holding more distinct words, in their path or text, rank higher, then files with more of them on one line, then denser matches. "+
-					"Each result has an id for fetch (alias:/path#L<line>, the best line), a title (that path and line) and a url for citation. "+
-					"The scan stops after %s and answers with the best files found by then. Hidden, credential and binary files, files .gitignore excludes and .git are never searched. "+
-					"For literal text, regular expressions or every match, use search_text.", aliases, search.MaxRankResults, lim.SearchTimeout),
+				Description: fmt.Sprintf("Search the files of the workdirs %s for a question or keywords (ChatGPT deep research): at most %d results, best first, each with an id for fetch; the scan stops after %s. "+
+					"For literal text or every match, use search_text.", aliases, search.MaxRankResults, lim.SearchTimeout),
 				Annotations: readOnly("Search files"),
 				InputSchema: inputSchema[searchIn](nil),
 			},
@@ -88,10 +85,8 @@ func researchTools(lim sfs.Limits, aliases string) []tool {
 		},
 		{
 			def: &sdk.Tool{
-				Name: "fetch",
-				Description: fmt.Sprintf("Fetch a file a search result names, by its id: alias:/path, optionally #L<line> (the text around that line) or #L<first>-L<last> (those lines). "+
-					"Returns its text: the whole file when it fits in one read (%d lines, %d bytes), else a window of at most that size, with a title, a url for citation and metadata (workdir, path, lines returned, total_lines when known, revision in rw workdirs, compressed; next_id, when set, fetches what follows). "+
-					"Only files of the workdirs search covers; hidden, credential and binary files, other encodings, symlinks and paths outside a workdir are refused with an error code.", maxLines, lim.MaxReadBytes),
+				Name:        "fetch",
+				Description: fmt.Sprintf("Fetch a search result by id: the whole file when it fits in one read (%d lines, %s), else a window; metadata.next_id continues.", maxLines, sizeText(lim.MaxReadBytes)),
 				Annotations: readOnly("Fetch file"),
 				InputSchema: inputSchema[fetchIn](nil),
 			},

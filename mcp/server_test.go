@@ -400,8 +400,10 @@ func TestToolsList(t *testing.T) {
 		if a.Title == "" || len(tool.Description) < 80 {
 			t.Errorf("%s: title %q, description %q: want both, the description written for a model", tool.Name, a.Title, tool.Description)
 		}
-		if tool.OutputSchema == nil {
-			t.Errorf("%s: no output schema", tool.Name)
+		// structuredContent comes without an output schema: MCP allows
+		// it, and the schemas would cost more than the descriptions.
+		if tool.OutputSchema != nil {
+			t.Errorf("%s: an output schema in tools/list", tool.Name)
 		}
 	}
 	lim := e.deps.FS.Limits()

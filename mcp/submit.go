@@ -15,9 +15,9 @@ import (
 // branch's merge queue applies, one at a time per branch.
 
 type submitWorkspaceIn struct {
-	Workspace string `json:"workspace" jsonschema:"the workspace alias ALIAS@ID from create_workspace or list_workspaces"`
-	Message   string `json:"message" jsonschema:"commit message of the workspace's change"`
-	Mode      string `json:"mode,omitempty" jsonschema:"strict: merge only when the branch is still at the workspace's base (else BASE_MOVED); replay: merge each changed file onto the branch's current head (MERGE_CONFLICT when both sides changed the same lines)"`
+	Workspace string `json:"workspace" jsonschema:"ALIAS@ID"`
+	Message   string `json:"message" jsonschema:"commit message"`
+	Mode      string `json:"mode,omitempty"`
 }
 
 // submitWorkspaceOut is the queue's answer. Code is set when the branch
@@ -36,13 +36,10 @@ func submitTool() tool {
 	return tool{
 		def: &sdk.Tool{
 			Name: "submit_workspace",
-			Description: "Merge a workspace's changes into the branch it was created from (create_workspace base HEAD or a branch). " +
-				"Its files are committed on its base commit (a patch: sha256, base, head, files_changed, diffstat; hidden files keep their base version, new files the ignore rules exclude are not added) and queued: one merge at a time per branch. " +
-				"mode strict (default) fast-forwards the branch only if it is still at the base, else answers code BASE_MOVED; mode replay merges each changed file onto the branch's current head, as git merge-file does for text, and commits on the head, or answers code MERGE_CONFLICT with the files, the conflicting hunks (base, ours = the branch, theirs = the workspace) and a conflict artifact. " +
-				"On BASE_MOVED and MERGE_CONFLICT the branch does not move: change the workspace (or create one at the new head) and submit again. " +
-				"Status no_change: the workspace has no change; already_merged: this patch (or the same change) is in the branch already. A workspace holding a name git refuses (GIT_PATH_REJECTED, with git's rule) is not committed. " +
-				"When the branch is checked out in the live workdir and its work tree is clean, the work tree follows (checkout updated); otherwise checkout behind: the live files stay as they were. " +
-				"It writes the live repository's .git (objects, the branch, its reflog, the index) and, with checkout updated, the changed files; the workspace is kept (discard_workspace when done). It never force-moves a branch and runs no hook.",
+			Description: "Merge a workspace's changes into the branch it came from. " +
+				"strict: fast-forward only if the branch is still at the base, else code BASE_MOVED; replay: merge each changed file onto the branch head, or code MERGE_CONFLICT with the hunks. " +
+				"Then the branch did not move: change the workspace (or make one at the new head) and submit again. " +
+				"A clean live checkout of the branch follows (checkout updated, else behind). No force, no hook; the workspace is kept.",
 			Annotations: &sdk.ToolAnnotations{Title: "Submit workspace", ReadOnlyHint: false, IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 			InputSchema: schema,
 		},

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -42,6 +43,13 @@ type truthConfig struct {
 	environ []string
 	policy  func(e *testEnv) *bridge.Policy // nil: no bridge
 	tools   []string
+	// research are the workdirs search and fetch cover, as their texts
+	// name them.
+	research string
+	// budget is the most bytes its tools/list may cost: the compact JSON
+	// of the tools array, which a client pays for (in context) on every
+	// connection, before any work.
+	budget int
 }
 
 // roDir is the read-only workdir "ro" beside "wd" (TestServedTextsAreTrue
@@ -50,30 +58,35 @@ func roDir(e *testEnv) string { return filepath.Join(e.parent, "ro") }
 
 var truthConfigs = []truthConfig{
 	{
-		name:  "ro",
-		flags: func(e *testEnv) []string { return []string{"wd=" + e.root, "ro=" + roDir(e)} },
+		name:   "ro",
+		budget: 7000,
+		flags:  func(e *testEnv) []string { return []string{"wd=" + e.root, "ro=" + roDir(e)} },
 		// Lowered limits: every number a text states must follow them.
 		environ: []string{"SERVERFS_MAX_LIST_ENTRIES=50", "SERVERFS_MAX_SEARCH_RESULTS=20", "SERVERFS_MAX_READ_LINES=40", "SERVERFS_SEARCH_TIMEOUT_SECONDS=7", "SERVERFS_MAX_WALK_ENTRIES=9000"},
 		tools:   toolNames,
 	},
 	{
-		name:  "rw",
-		flags: func(e *testEnv) []string { return []string{"wd=" + e.root + ":rw", "ro=" + roDir(e)} },
-		tools: slices.Concat(toolNames, writeFamily),
+		name:   "rw",
+		budget: 10000,
+		flags:  func(e *testEnv) []string { return []string{"wd=" + e.root + ":rw", "ro=" + roDir(e)} },
+		tools:  slices.Concat(toolNames, writeFamily),
 	},
 	{
-		name:  "rw_repo",
-		flags: func(e *testEnv) []string { return []string{"wd=" + e.root + ":rw:repo"} },
-		tools: slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes"}),
+		name:   "rw_repo",
+		budget: 13500,
+		flags:  func(e *testEnv) []string { return []string{"wd=" + e.root + ":rw:repo"} },
+		tools:  slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes"}),
 	},
 	{
-		name:  "ro_repo",
-		flags: func(e *testEnv) []string { return []string{"wd=" + e.root + ":repo"} },
-		tools: slices.Concat(toolNames, []string{"inspect_repo", "read_repo_history"}),
+		name:   "ro_repo",
+		budget: 9500,
+		flags:  func(e *testEnv) []string { return []string{"wd=" + e.root + ":repo"} },
+		tools:  slices.Concat(toolNames, []string{"inspect_repo", "read_repo_history"}),
 	},
 	{
-		name:  "bridge",
-		flags: func(e *testEnv) []string { return []string{"wd=" + e.root + ":rw:repo", "ro=" + roDir(e)} },
+		name:   "bridge",
+		budget: 17000,
+		flags:  func(e *testEnv) []string { return []string{"wd=" + e.root + ":rw:repo", "ro=" + roDir(e)} },
 		policy: func(e *testEnv) *bridge.Policy {
 			return &bridge.Policy{Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, ReadWrite: true, RepoOps: true,
 				Actions: map[string]bridge.Action{"lint": {Argv: []string{"/bin/true"}, Argument: "none"}}}}}
@@ -81,8 +94,9 @@ var truthConfigs = []truthConfig{
 		tools: slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes", "run_repo_action", "push_repo"}),
 	},
 	{
-		name:  "bridge_grants",
-		flags: func(e *testEnv) []string { return []string{"wd=" + e.root + ":rw:repo", "ro=" + roDir(e)} },
+		name:   "bridge_grants",
+		budget: 18000,
+		flags:  func(e *testEnv) []string { return []string{"wd=" + e.root + ":rw:repo", "ro=" + roDir(e)} },
 		policy: func(e *testEnv) *bridge.Policy {
 			return &bridge.Policy{Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, ReadWrite: true, RepoOps: true}},
 				Grants: &bridge.GrantPolicy{HostID: "h1", PublicKeys: []string{testGrantKey}}}
@@ -90,26 +104,39 @@ var truthConfigs = []truthConfig{
 		tools: slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes", "run_repo_action", "push_repo", "run_granted_command"}),
 	},
 	{
-		name:  "ro_repo_bridge",
-		flags: func(e *testEnv) []string { return []string{"wd=" + e.root + ":repo"} },
+		name:   "ro_repo_bridge",
+		budget: 11000,
+		flags:  func(e *testEnv) []string { return []string{"wd=" + e.root + ":repo"} },
 		policy: func(e *testEnv) *bridge.Policy {
 			return &bridge.Policy{Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, RepoOps: true}}}
 		},
 		tools: slices.Concat(toolNames, []string{"inspect_repo", "read_repo_history", "run_repo_action"}),
 	},
 	{
-		name:  "workspaces",
-		flags: func(e *testEnv) []string { return []string{"wd=" + e.root + ":rw:repo", "ro=" + roDir(e)} },
+		name:   "workspaces",
+		budget: 15500,
+		flags:  func(e *testEnv) []string { return []string{"wd=" + e.root + ":rw:repo", "ro=" + roDir(e)} },
 		// Lowered workspace limits: the descriptions must follow them.
 		environ: []string{stateDirTemp, "SERVERFS_WORKSPACE_LIMIT=3", "SERVERFS_WORKSPACE_MAX_AGE_HOURS=36", "SERVERFS_WORKSPACE_MAX_FILES=5000", "SERVERFS_WORKSPACE_MAX_BYTES=10485760"},
 		tools:   slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes"}, workspaceFamily),
 	},
 	{
-		name:  "search_fetch",
-		flags: func(e *testEnv) []string { return []string{"wd=" + e.root, "ro=" + roDir(e)} },
+		name:   "search_fetch",
+		budget: 7500,
+		flags:  func(e *testEnv) []string { return []string{"wd=" + e.root, "ro=" + roDir(e)} },
 		// Over wd only; ro stays out.
-		environ: []string{"SERVERFS_SEARCH_FETCH=wd", "SERVERFS_SEARCH_TIMEOUT_SECONDS=9", "SERVERFS_MAX_READ_LINES=80"},
-		tools:   slices.Concat(toolNames, researchPair),
+		environ:  []string{"SERVERFS_SEARCH_FETCH=wd", "SERVERFS_SEARCH_TIMEOUT_SECONDS=9", "SERVERFS_MAX_READ_LINES=80"},
+		tools:    slices.Concat(toolNames, researchPair),
+		research: "wd",
+	},
+	{
+		// Every family but the bridge's, at the default limits.
+		name:     "full",
+		budget:   16000,
+		flags:    func(e *testEnv) []string { return []string{"wd=" + e.root + ":rw:repo", "ro=" + roDir(e)} },
+		environ:  []string{stateDirTemp, "SERVERFS_SEARCH_FETCH=true"},
+		tools:    slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes"}, workspaceFamily, researchPair),
+		research: "wd, ro",
 	},
 }
 
@@ -154,6 +181,9 @@ func schemaTexts(v any) []string {
 // tool texts claim nothing false for it. The checks are phrases a model
 // would act on; the snapshot shows every other change in review.
 func TestServedTextsAreTrue(t *testing.T) {
+	var table strings.Builder
+	fmt.Fprintf(&table, "%-16s %7s %7s %5s\n", "config", "bytes", "budget", "tools")
+	defer func() { t.Logf("tools/list sizes (compact JSON of the tools array):\n%s", table.String()) }()
 	for _, c := range truthConfigs {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -175,6 +205,12 @@ func TestServedTextsAreTrue(t *testing.T) {
 			}
 			if !slices.Equal(slices.Sorted(slices.Values(served)), slices.Sorted(slices.Values(c.tools))) {
 				t.Fatalf("served %v, want %v", served, c.tools)
+			}
+			size, perTool := toolsListBytes(t, tools)
+			fmt.Fprintf(&table, "%-16s %7d %7d %5d\n", c.name, size, c.budget, len(tools))
+			t.Logf("%s: %d bytes for %d tools: %s", c.name, size, len(tools), perTool)
+			if size > c.budget {
+				t.Errorf("tools/list is %d bytes, over this configuration's budget of %d: %s", size, c.budget, perTool)
 			}
 			has := func(name string) bool { return slices.Contains(c.tools, name) }
 			changes := has("write_text_file") || has("commit_repo_changes") || has("run_repo_action") || has("push_repo")
@@ -231,12 +267,12 @@ func TestServedTextsAreTrue(t *testing.T) {
 					t.Error("search and fetch are served; the instructions do not say what they are for")
 				}
 				sd, fd := byName["search"].Description, byName["fetch"].Description
-				for _, want := range []string{fmt.Sprintf("at most %d results", search.MaxRankResults), fmt.Sprintf("stops after %s", lim.SearchTimeout), "Search the files of the workdirs wd for", "use search_text"} {
+				for _, want := range []string{fmt.Sprintf("at most %d results", search.MaxRankResults), fmt.Sprintf("stops after %s", lim.SearchTimeout), "Search the files of the workdirs " + c.research + " for", "use search_text"} {
 					if !strings.Contains(sd, want) {
 						t.Errorf("search does not say %q: %s", want, sd)
 					}
 				}
-				if want := fmt.Sprintf("fits in one read (%d lines, %d bytes)", lim.MaxReadLines, lim.MaxReadBytes); !strings.Contains(fd, want) {
+				if want := fmt.Sprintf("fits in one read (%d lines, %s)", lim.MaxReadLines, sizeText(lim.MaxReadBytes)); !strings.Contains(fd, want) {
 					t.Errorf("fetch does not say %q: %s", want, fd)
 				}
 			} else {
@@ -287,66 +323,105 @@ func TestServedTextsAreTrue(t *testing.T) {
 				}
 			}
 
-			// The numbers the texts state are this configuration's.
-			for tool, want := range map[string]string{
-				"list_directory": fmt.Sprintf("up to limit entries (default %d, at most %d)", lim.DefaultListLimit, lim.MaxListEntries),
-				"find_files":     fmt.Sprintf("up to limit matches (default %d, at most %d)", lim.DefaultSearchResults, lim.MaxSearchResults),
-				"search_text":    fmt.Sprintf("up to limit matches (default %d, at most %d)", lim.DefaultSearchResults, lim.MaxSearchResults),
-				"read_text_file": fmt.Sprintf("up to max_lines lines (default %d, at most %d)", min(sfs.DefaultReadLines, lim.MaxReadLines), lim.MaxReadLines),
-			} {
-				if !strings.Contains(byName[tool].Description, want) {
-					t.Errorf("%s does not say %q: %q", tool, want, byName[tool].Description)
+			// The numbers the texts state are this configuration's, and
+			// so are the bounds of the schemas, where the other numbers
+			// live (a model reads default, minimum and maximum there).
+			says := func(tool string, want ...string) {
+				t.Helper()
+				tl := byName[tool]
+				if tl == nil {
+					t.Errorf("%s is not served", tool)
+					return
+				}
+				for _, w := range want {
+					if !strings.Contains(tl.Description, w) {
+						t.Errorf("%s does not say %q: %q", tool, w, tl.Description)
+					}
 				}
 			}
-			if d := byName["search_text"].Description; !strings.Contains(d, fmt.Sprintf("timeout (after %s)", lim.SearchTimeout)) || !strings.Contains(d, fmt.Sprintf("walk_limit (%d directory entries read)", lim.MaxWalkEntries)) {
-				t.Errorf("search_text states other limits: %q", d)
-			}
-			// After truncated: each tool that truncates says what to do.
-			for tool, want := range map[string]string{
-				"list_directory": "while has_more is true, call again with offset set to next_offset",
-				"read_text_file": "While has_more is true, call again with start_line set to next_start_line",
-				"find_files":     "limit (more matches exist: narrow path or pattern)",
-				"search_text":    "limit (more matches exist: narrow path or glob, or raise limit)",
-			} {
-				if !strings.Contains(byName[tool].Description, want) {
-					t.Errorf("%s does not say %q", tool, want)
+			bounds := func(tool, prop string, lo, hi, def int) {
+				t.Helper()
+				p := schemaProp(t, byName[tool], prop)
+				if p["minimum"] != float64(lo) || p["maximum"] != float64(hi) || p["default"] != float64(def) {
+					t.Errorf("%s.%s: minimum %v maximum %v default %v, want %d %d %d", tool, prop, p["minimum"], p["maximum"], p["default"], lo, hi, def)
 				}
 			}
-			if d := byName["search_text"].Description; !strings.Contains(d, "for literal text") || !strings.Contains(d, "with regex, an RE2 regular expression") {
-				t.Error("search_text does not say its query is literal unless regex is set")
+			maxItems := func(tool, prop string, n int) {
+				t.Helper()
+				if p := schemaProp(t, byName[tool], prop); p["maxItems"] != float64(n) {
+					t.Errorf("%s.%s: maxItems %v, want %d", tool, prop, p["maxItems"], n)
+				}
 			}
-			if ir := byName["inspect_repo"]; ir != nil {
+			maxRead := min(sfs.DefaultReadLines, lim.MaxReadLines)
+			bounds("list_directory", "limit", 1, lim.MaxListEntries, lim.DefaultListLimit)
+			bounds("find_files", "limit", 1, lim.MaxSearchResults, lim.DefaultSearchResults)
+			bounds("search_text", "limit", 1, lim.MaxSearchResults, lim.DefaultSearchResults)
+			bounds("read_text_file", "max_lines", 1, lim.MaxReadLines, maxRead)
+			bounds("read_text_file", "tail", 0, lim.MaxReadLines, 0)
+			bounds("read_text_files", "max_lines", 1, lim.MaxReadLines, maxRead)
+			maxItems("read_text_files", "paths", maxReadPaths)
+			// Each tool that cuts an answer short says how it reads and
+			// what to do next.
+			says("list_directory", fmt.Sprintf("Over %d entries: DIRECTORY_TOO_LARGE (use find_files); a tree stops after %d entries or %s (`truncated: ...`)", lim.MaxWalkEntries, lim.MaxWalkEntries, lim.SearchTimeout),
+				"`has_more: next_offset N`: call again with offset N", "`dir/`, `link@` (symlink), `name (other)`")
+			says("find_files", fmt.Sprintf("`truncated: limit` (narrow path or pattern), `walk_limit` (%d entries) or `timeout` (%s), then `next_cursor C`: pass C as cursor", lim.MaxWalkEntries, lim.SearchTimeout),
+				"Globs ignore case unless case_sensitive", "`0 matches` and why")
+			says("search_text", fmt.Sprintf("`truncated: limit` (narrow path or glob), `timeout` (%s) or `walk_limit` (%d entries), then `next_cursor C`: pass C as cursor", lim.SearchTimeout, lim.MaxWalkEntries),
+				fmt.Sprintf("lines over %d bytes end", search.MaxLineText), fmt.Sprintf("files over %s and .gitignored ones", sizeText(lim.SearchMaxFileBytes)),
+				"for literal text (grep -F) or, with regex, RE2", "`N:text` match lines; context adds `N-text` lines, `--` between blocks", "`total: N` (complete or not)")
+			says("read_text_file", fmt.Sprintf("At most %s (`cut at byte cap`: a compressed file past %s)", sizeText(lim.MaxReadBytes), sizeText(lim.SearchMaxFileBytes)),
+				"`next start_line 81`: call again with start_line 81", "then its lines exactly as in the file")
+			says("read_text_files", fmt.Sprintf("At most %s in all; `truncated: ...` last", sizeText(lim.MaxReadBytes)), "`==> wd:path CODE: message <==`")
+			// The revision: stated, with its size limit, exactly where a
+			// write tool can use it.
+			for tool, want := range map[string]string{
+				"read_text_file": fmt.Sprintf("In rw workdirs `revision R` (files up to %s)", sizeText(lim.MaxWriteBytes)),
+				"stat_file":      fmt.Sprintf("in rw workdirs a file's revision (up to %s)", sizeText(lim.MaxWriteBytes)),
+				"search_text":    "in rw workdirs, its revision for edit_text_file",
+			} {
+				if got := strings.Contains(byName[tool].Description, want); got != has("write_text_file") {
+					t.Errorf("%s says %q: %v, but write tools served: %v", tool, want, got, has("write_text_file"))
+				}
+			}
+			if has("write_text_file") {
+				says("write_text_file", fmt.Sprintf("At most %s, atomic", sizeText(lim.MaxWriteBytes)))
+				maxItems("edit_text_file", "edits", sfs.MaxEdits)
+				if strings.Contains(ins, "Every change is conditional") || !strings.Contains(ins, "creating a file, create_directory and move_path need none") {
+					t.Error("the instructions do not say which changes need no revision")
+				}
+			}
+			if has("inspect_repo") {
+				ir := byName["inspect_repo"]
 				enum := schemaProp(t, ir, "view")["enum"]
 				withActions := slices.Contains(enum.([]any), any("actions"))
 				if withActions != has("run_repo_action") || strings.Contains(ir.Description, `view "actions"`) != has("run_repo_action") {
 					t.Errorf("inspect_repo offers view actions (%v) though actions served is %v", withActions, has("run_repo_action"))
 				}
-				if !strings.Contains(ir.Description, "It cannot show history, other commits or branches: read_repo_history does") {
-					t.Error("inspect_repo does not say what it cannot show, and which tool does")
-				}
-				rh := byName["read_repo_history"]
-				if rh == nil {
+				says("inspect_repo", "History, other commits and branches: read_repo_history", "Cut short: a last line `truncated: <reason>; <next step>`", "`XY path` lines as git status --short")
+				bounds("inspect_repo", "limit", 1, maxStatusEntries, defaultStatusEntries)
+				bounds("inspect_repo", "max_bytes", 1024, git.MaxDiffBytes, git.DefaultDiffBytes)
+				maxItems("inspect_repo", "paths", git.MaxDiffPaths)
+				if !has("read_repo_history") {
 					t.Fatal("inspect_repo is served without read_repo_history")
 				}
-				for _, want := range []string{
-					fmt.Sprintf("Up to limit commits (default %d, at most %d); next_cursor continues", git.DefaultLogCommits, git.MaxLogCommits),
-					fmt.Sprintf("Every walk stops after %d commits or %s", git.MaxWalkCommits, lim.SearchTimeout),
-					"never named", "runs no git program",
-					fmt.Sprintf("The patch holds whole files up to max_bytes (default %d, at most %d)", git.DefaultDiffBytes, git.MaxDiffBytes),
-					fmt.Sprintf("for max_lines lines (default and at most %d) from start_line of path at rev", git.MaxBlameLines),
-				} {
-					if !strings.Contains(rh.Description, want) {
-						t.Errorf("read_repo_history does not say %q", want)
-					}
+				says("read_repo_history", fmt.Sprintf("A walk stops after %d commits or %s", git.MaxWalkCommits, lim.SearchTimeout), "runs no git program",
+					"`<short id> <date> <author> <subject>` lines", "last `next_cursor C`: pass C as cursor", "Uncommitted work: inspect_repo")
+				bounds("read_repo_history", "limit", 1, git.MaxLogCommits, git.DefaultLogCommits)
+				bounds("read_repo_history", "max_bytes", 1024, git.MaxDiffBytes, git.DefaultDiffBytes)
+				bounds("read_repo_history", "max_lines", 1, git.MaxBlameLines, git.MaxBlameLines)
+				maxItems("read_repo_history", "paths", git.MaxHistoryPaths)
+			}
+			if has("commit_repo_changes") {
+				maxItems("commit_repo_changes", "paths", git.MaxCommitPaths)
+			}
+			if has("create_workspace") {
+				wl, _ := e.deps.FS.Workspaces()
+				age := fmt.Sprintf("%d days", wl.MaxAge/(24*time.Hour))
+				if wl.MaxAge%(24*time.Hour) != 0 {
+					age = fmt.Sprintf("%d hours", wl.MaxAge/time.Hour)
 				}
-				for _, want := range []string{
-					fmt.Sprintf("up to limit entries (default %d, at most %d); when truncated, raise limit", defaultStatusEntries, maxStatusEntries),
-					fmt.Sprintf("The patch stops at max_bytes (default %d, at most %d): when truncated, diff fewer paths or raise max_bytes", git.DefaultDiffBytes, git.MaxDiffBytes),
-				} {
-					if !strings.Contains(ir.Description, want) {
-						t.Errorf("inspect_repo does not say %q", want)
-					}
-				}
+				says("create_workspace", fmt.Sprintf("At most %d per workdir (WORKSPACE_LIMIT); over %d files or %s: WORKSPACE_TOO_LARGE", wl.PerWorkdir, wl.MaxFiles, sizeText(wl.MaxBytes)),
+					fmt.Sprintf("older than %s", age))
 			}
 
 			// Schemas a model reads correctly: one plain type per property,
@@ -376,6 +451,25 @@ func TestServedTextsAreTrue(t *testing.T) {
 			compareSnapshot(t, filepath.Join("testdata", "surface", c.name+".json"), snap)
 		})
 	}
+}
+
+// toolsListBytes is the size of tools as a tools/list result carries
+// them (compact JSON of the array), and each tool's share, by name.
+func toolsListBytes(t *testing.T, tools []*sdk.Tool) (int, string) {
+	t.Helper()
+	b, err := json.Marshal(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var each []string
+	for _, tl := range tools {
+		tb, err := json.Marshal(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		each = append(each, fmt.Sprintf("%s %d", tl.Name, len(tb)))
+	}
+	return len(b), strings.Join(each, ", ")
 }
 
 // compareSnapshot compares v's indented JSON with file; with

@@ -20,16 +20,16 @@ import (
 // workdir is rw with repo ops.
 
 type createWorkspaceIn struct {
-	Workdir string `json:"workdir" jsonschema:"alias of an rw workdir with repo_ops (list_workdirs)"`
-	Base    string `json:"base,omitempty" jsonschema:"commit to start from: HEAD, a local branch, a tag or a commit id (at least 7 hex digits)"`
+	Workdir string `json:"workdir"`
+	Base    string `json:"base,omitempty" jsonschema:"a branch, tag or commit id"`
 }
 
 type listWorkspacesIn struct {
-	Workdir string `json:"workdir,omitempty" jsonschema:"only the workspaces of this workdir; omit for all"`
+	Workdir string `json:"workdir,omitempty" jsonschema:"only this workdir's"`
 }
 
 type discardWorkspaceIn struct {
-	Workspace string `json:"workspace" jsonschema:"the workspace alias ALIAS@ID from create_workspace or list_workspaces"`
+	Workspace string `json:"workspace" jsonschema:"ALIAS@ID"`
 }
 
 // workspaceOut is one workspace as the tools answer it.
@@ -71,11 +71,8 @@ func workspaceTools(cfg sfs.WorkspaceLimits) []tool {
 		{
 			def: &sdk.Tool{
 				Name: "create_workspace",
-				Description: fmt.Sprintf("Create an isolated workspace: a private checkout of commit base (default HEAD) of an rw workdir with repo_ops, stored by the server outside the workdir. "+
-					"It is served as its own rw workdir, the returned workspace alias ALIAS@ID, which every file tool (list_directory, find_files, search_text, read_text_file, write_text_file, edit_text_file, ...) takes as workdir, with the same hidden and credential rules, revisions and limits; list_workdirs lists it with its base, owner and age. "+
-					"Changes there never touch the live work tree or its repository. A workspace has no .git: the repository tools do not work in it. "+
-					"At most %d workspaces per workdir exist at a time (WORKSPACE_LIMIT: discard one first); a checkout of more than %d files or %d bytes is WORKSPACE_TOO_LARGE. "+
-					"Discard it with discard_workspace when done; the server removes workspaces older than %s when it starts.", cfg.PerWorkdir, cfg.MaxFiles, cfg.MaxBytes, ageText),
+				Description: fmt.Sprintf("A private checkout of commit base of an rw repository workdir, served as its own rw workdir ALIAS@ID to every file tool: changes there never touch the live work tree (no .git: no repository tools). "+
+					"At most %d per workdir (WORKSPACE_LIMIT); over %d files or %s: WORKSPACE_TOO_LARGE. Discard it when done; the server removes those older than %s when it starts.", cfg.PerWorkdir, cfg.MaxFiles, sizeText(cfg.MaxBytes), ageText),
 				Annotations: &sdk.ToolAnnotations{Title: "Create workspace", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 				InputSchema: createSchema,
 			},
@@ -84,7 +81,7 @@ func workspaceTools(cfg sfs.WorkspaceLimits) []tool {
 		{
 			def: &sdk.Tool{
 				Name:        "list_workspaces",
-				Description: "List the active workspaces (create_workspace), of one workdir or of all: each one's alias (ALIAS@ID, the workdir the file tools take), the workdir it came from, its base commit and branch, owner and creation time.",
+				Description: "List the workspaces, of one workdir or all: alias ALIAS@ID, source workdir, base commit, branch, owner, creation time.",
 				Annotations: readOnly("List workspaces"),
 				InputSchema: inputSchema[listWorkspacesIn](nil),
 			},
@@ -93,7 +90,7 @@ func workspaceTools(cfg sfs.WorkspaceLimits) []tool {
 		{
 			def: &sdk.Tool{
 				Name:        "discard_workspace",
-				Description: "Discard a workspace (ALIAS@ID): its files, and every change made in it, are deleted, and its alias stops working (WORKDIR_NOT_FOUND). The live workdir is not touched. It cannot be undone.",
+				Description: "Delete a workspace, every change in it and its alias. The live workdir is not touched. No undo.",
 				Annotations: change("Discard workspace", true),
 				InputSchema: inputSchema[discardWorkspaceIn](nil),
 			},

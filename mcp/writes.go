@@ -15,48 +15,52 @@ import (
 // definitions live in writeTools, part of the one inventory.
 
 type writeTextFileIn struct {
-	Workdir          string `json:"workdir" jsonschema:"alias of a read-write workdir (mode rw in list_workdirs)"`
-	Path             string `json:"path" jsonschema:"file relative to the workdir root; its parent directory must exist"`
-	Content          string `json:"content" jsonschema:"the complete new content of the file: UTF-8 text without NUL bytes"`
-	ExpectedRevision string `json:"expected_revision,omitempty" jsonschema:"revision of the file being replaced, from read_text_file or stat_file; omit it to create a new file"`
+	Workdir          string `json:"workdir"`
+	Path             string `json:"path"`
+	Content          string `json:"content"`
+	ExpectedRevision string `json:"expected_revision,omitempty"`
 }
 
 type editTextFileIn struct {
-	Workdir          string     `json:"workdir" jsonschema:"alias of a read-write workdir (mode rw in list_workdirs)"`
-	Path             string     `json:"path" jsonschema:"file relative to the workdir root"`
-	Edits            []sfs.Edit `json:"edits" jsonschema:"replacements applied together to the current content; each old_text must occur exactly once and edits must not overlap"`
-	ExpectedRevision string     `json:"expected_revision" jsonschema:"the file's current revision, from read_text_file or stat_file"`
+	Workdir          string     `json:"workdir"`
+	Path             string     `json:"path"`
+	Edits            []sfs.Edit `json:"edits"`
+	ExpectedRevision string     `json:"expected_revision"`
 }
 
 type createDirectoryIn struct {
-	Workdir string `json:"workdir" jsonschema:"alias of a read-write workdir (mode rw in list_workdirs)"`
-	Path    string `json:"path" jsonschema:"directory to create, relative to the workdir root; missing parents are created too"`
+	Workdir string `json:"workdir"`
+	Path    string `json:"path"`
 }
 
 type movePathIn struct {
-	Workdir          string `json:"workdir" jsonschema:"alias of a read-write workdir (mode rw in list_workdirs)"`
-	Source           string `json:"source" jsonschema:"file or directory to move, relative to the workdir root"`
-	Destination      string `json:"destination" jsonschema:"new path in the same workdir; it must not exist and its parent directory must"`
-	ExpectedRevision string `json:"expected_revision,omitempty" jsonschema:"optional: the source file's current revision, to move it only if unchanged"`
+	Workdir          string `json:"workdir"`
+	Source           string `json:"source"`
+	Destination      string `json:"destination"`
+	ExpectedRevision string `json:"expected_revision,omitempty" jsonschema:"move the file only if unchanged"`
 }
 
 type deletePathIn struct {
-	Workdir          string `json:"workdir" jsonschema:"alias of a read-write workdir (mode rw in list_workdirs)"`
-	Path             string `json:"path" jsonschema:"file or empty directory to delete, relative to the workdir root"`
-	ExpectedRevision string `json:"expected_revision,omitempty" jsonschema:"required for a file: its current revision from read_text_file or stat_file; omit it for a directory"`
+	Workdir          string `json:"workdir"`
+	Path             string `json:"path"`
+	ExpectedRevision string `json:"expected_revision,omitempty"`
 }
 
 func writeTools(lim sfs.Limits) []tool {
 	editSchema := inputSchema[editTextFileIn](nil)
 	edits := editSchema.Properties["edits"]
 	edits.MinItems, edits.MaxItems = ptr(1), ptr(sfs.MaxEdits)
+	// The description says what old_text and new_text must be.
+	for _, p := range edits.Items.Properties {
+		p.Description = ""
+	}
+	edits.Items.AdditionalProperties = nil
 	return []tool{
 		{
 			def: &sdk.Tool{
 				Name: "write_text_file",
-				Description: fmt.Sprintf("Create a text file, or replace the whole content of one, in a read-write workdir. To replace, pass the file's current revision as expected_revision (read_text_file and stat_file return it); to create, omit it (the file must not exist). "+
-					"A stale revision is refused with REVISION_MISMATCH and the current revision; nothing changes. Content is UTF-8 text of at most %d bytes. The write is atomic and keeps the file's permissions. "+
-					"Returns the new revision and a unified diff (at most %d bytes; none, diff_omitted, when the content replaced was not UTF-8 text). For small changes to a large file prefer edit_text_file.", lim.MaxWriteBytes, sfs.DiffMaxBytes),
+				Description: fmt.Sprintf("Create a text file (no expected_revision; its parent must exist, it must not) or replace its whole content (expected_revision: its current revision). "+
+					"At most %s, atomic. Answers the new revision and a unified diff.", sizeText(lim.MaxWriteBytes)),
 				Annotations: change("Write text file", true),
 				InputSchema: inputSchema[writeTextFileIn](nil),
 			},
@@ -65,9 +69,8 @@ func writeTools(lim sfs.Limits) []tool {
 		{
 			def: &sdk.Tool{
 				Name: "edit_text_file",
-				Description: fmt.Sprintf("Change parts of a text file in a read-write workdir: a list of exact old_text → new_text replacements (up to %d) applied together to the current content, which must have the revision expected_revision. "+
-					"Each old_text must occur exactly once, whitespace and line endings included (EDIT_NOT_FOUND, or EDIT_AMBIGUOUS with the count: add surrounding lines); if any edit fails nothing changes. "+
-					"Returns the new revision and a unified diff.", sfs.MaxEdits),
+				Description: fmt.Sprintf("Replace exact old_text with new_text (edits applied together) in the file at revision expected_revision. " +
+					"Each old_text must occur once (EDIT_NOT_FOUND; EDIT_AMBIGUOUS: add context); if one fails nothing changes. Answers the new revision and a diff."),
 				Annotations: change("Edit text file", true),
 				InputSchema: editSchema,
 			},
@@ -76,7 +79,7 @@ func writeTools(lim sfs.Limits) []tool {
 		{
 			def: &sdk.Tool{
 				Name:        "create_directory",
-				Description: "Create a directory, and any missing parents, in a read-write workdir. An existing directory is not an error (action \"exists\"). Never creates through a symlink or inside hidden or .git paths.",
+				Description: "Create a directory and missing parents; an existing one is answered with action \"exists\".",
 				Annotations: change("Create directory", false),
 				InputSchema: inputSchema[createDirectoryIn](nil),
 			},
@@ -84,9 +87,8 @@ func writeTools(lim sfs.Limits) []tool {
 		},
 		{
 			def: &sdk.Tool{
-				Name: "move_path",
-				Description: "Move or rename a file or directory within one read-write workdir. The destination must not exist (PATH_EXISTS: nothing is ever overwritten) and its parent directory must. " +
-					"A directory holding hidden or credential files is not moved. Pass expected_revision to move a file only if it is unchanged.",
+				Name:        "move_path",
+				Description: "Move or rename a file or directory within a workdir; no revision needed. Never overwrites (PATH_EXISTS); the destination's parent must exist. A directory holding hidden or credential files is not moved.",
 				Annotations: change("Move path", false),
 				InputSchema: inputSchema[movePathIn](nil),
 			},
@@ -94,9 +96,8 @@ func writeTools(lim sfs.Limits) []tool {
 		},
 		{
 			def: &sdk.Tool{
-				Name: "delete_path",
-				Description: "Delete a file (expected_revision required: its current revision, so that only the content you read is deleted) or an empty directory (DIRECTORY_NOT_EMPTY otherwise; it may hold hidden files) in a read-write workdir. " +
-					"There is no recursive delete and no undo.",
+				Name:        "delete_path",
+				Description: "Delete a file (expected_revision: its current revision) or an empty directory (else DIRECTORY_NOT_EMPTY; hidden files count). No recursive delete, no undo.",
 				Annotations: change("Delete path", true),
 				InputSchema: inputSchema[deletePathIn](nil),
 			},

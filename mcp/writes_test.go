@@ -33,7 +33,7 @@ func TestWriteToolsListed(t *testing.T) {
 		if a == nil || a.ReadOnlyHint || a.OpenWorldHint == nil || *a.OpenWorldHint || a.DestructiveHint == nil || *a.DestructiveHint != destructive {
 			t.Errorf("%s: annotations %+v, want readOnly=false, openWorld=false, destructive=%v, all present", tool.Name, a, destructive)
 		}
-		if len(tool.Description) < 150 && tool.Name != "create_directory" {
+		if len(tool.Description) < 80 {
 			t.Errorf("%s: description too thin for a model: %q", tool.Name, tool.Description)
 		}
 	}
