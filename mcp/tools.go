@@ -233,7 +233,18 @@ func register[In, Out any](name string, fn func(ctx context.Context, d *Deps, in
 		}
 		openObjects(out)
 		t.OutputSchema = out
-		s.AddTool(&t, instrument(d, name, costOf(name), newArgDecoder[In](def.InputSchema.(*jsonschema.Schema)), fn))
+		in := def.InputSchema.(*jsonschema.Schema)
+		// Served as its JSON, made once: on the stateless lane go-sdk
+		// re-marshals the input schema of every tools/call (looking for
+		// x-mcp-header annotations), which for a *jsonschema.Schema is a
+		// reflective encoding of every property, ~25 µs a call
+		// (bench/mcp/INVESTIGATION.md).
+		raw, err := json.Marshal(in)
+		if err != nil {
+			panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
+		}
+		t.InputSchema = json.RawMessage(raw)
+		s.AddTool(&t, instrument(d, name, costOf(name), newArgDecoder[In](in), fn))
 	}
 }
 
