@@ -905,8 +905,8 @@ const worstRegex = `(?:\w+\s*){249}[^\w\s]`
 // SEARCH_TIMEOUT, the slot freed for B's next call. On both lanes: two
 // sessions, and two client names on the stateless lane. How far past its
 // deadline the scan stops is logged, not asserted (machine speed); the
-// 16 KiB check interval is search's TestRegexLongLineChecksStop, the
-// figures bench/fair's.
+// check interval is search's TestRegexLongLineChecksStop and
+// TestRegexCheckScalesWithProgram, the figures bench/fair's.
 func TestHostileRegexBesideFindFiles(t *testing.T) {
 	parent := t.TempDir()
 	line := strings.Repeat("abc def ", 256<<10/8)
