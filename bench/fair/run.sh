@@ -14,6 +14,7 @@
 #   LANES      default "session stateless"
 #   PATTERN    client A's pattern (default: fairbench's)
 #   PORT       default 31950
+#   SERVER_BIN  a serverfs binary to measure instead of this checkout's
 #   SERVERFS_* passed to the server (e.g. SERVERFS_SEARCH_TIMEOUT_SECONDS)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,7 +22,9 @@ WORK=${BENCH_DIR:-$(mktemp -d /tmp/sfsfair.XXXXXX)}
 PORT=${PORT:-31950}
 mkdir -p "$WORK/bin"
 echo "bench/fair/run.sh: work dir $WORK" >&2
-(cd "$ROOT" && go build -o "$WORK/bin/serverfs" ./cmd/serverfs && go build -o "$WORK/bin/fairbench" ./bench/fair)
+(cd "$ROOT" && go build -o "$WORK/bin/fairbench" ./bench/fair)
+BIN=${SERVER_BIN:-$WORK/bin/serverfs}
+[ -n "${SERVER_BIN:-}" ] || (cd "$ROOT" && go build -o "$BIN" ./cmd/serverfs)
 
 if [ ! -d "$WORK/big" ]; then
 	mkdir -p "$WORK/big" "$WORK/small"
@@ -33,11 +36,11 @@ if [ ! -d "$WORK/big" ]; then
 	done
 fi
 
-SERVERFS_LISTEN=127.0.0.1:$PORT "$WORK/bin/serverfs" serve --workdir big="$WORK/big" --workdir small="$WORK/small" 2>"$WORK/server.log" &
+SERVERFS_LISTEN=127.0.0.1:$PORT "$BIN" serve --workdir big="$WORK/big" --workdir small="$WORK/small" 2>"$WORK/server.log" &
 PID=$!
 trap 'kill $PID 2>/dev/null || true; wait $PID 2>/dev/null || true' EXIT
 for _ in $(seq 150); do
-	SERVERFS_LISTEN=127.0.0.1:$PORT "$WORK/bin/serverfs" healthcheck 2>/dev/null && break
+	SERVERFS_LISTEN=127.0.0.1:$PORT "$BIN" healthcheck 2>/dev/null && break
 	sleep 0.1
 done
 
