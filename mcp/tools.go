@@ -237,7 +237,7 @@ func register[In, Out any](name string, fn func(ctx context.Context, d *Deps, in
 		// Served as its JSON, made once: on the stateless lane go-sdk
 		// re-marshals the input schema of every tools/call (looking for
 		// x-mcp-header annotations), which for a *jsonschema.Schema is a
-		// reflective encoding of every property, ~25 µs a call
+		// reflective encoding of every property: tens of µs a call
 		// (bench/mcp/INVESTIGATION.md).
 		raw, err := json.Marshal(in)
 		if err != nil {
