@@ -2,10 +2,12 @@ package mcp
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +26,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/search"
 )
 
 // heavyTools are the tools that always pass the admission gate, and
@@ -778,11 +781,15 @@ func TestAdmissionQueueShare(t *testing.T) {
 }
 
 // namedClient connects to url as an MCP client named name (the stateless
-// lane tells clients of one host apart by that name).
-func namedClient(t *testing.T, url, name string) *sdk.ClientSession {
+// lane tells clients of one host apart by that name) asking for protocol
+// (empty: go-sdk's newest, the stateless lane).
+func namedClient(t *testing.T, url, name, protocol string) *sdk.ClientSession {
 	t.Helper()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: name, Version: "0"}, nil).
-		Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+		Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: protocol})
+	if err == nil && protocol != "" && cs.InitializeResult().ProtocolVersion != protocol {
+		err = fmt.Errorf("negotiated %s, want %s", cs.InitializeResult().ProtocolVersion, protocol)
+	}
 	if err == nil {
 		err = listForHeaders(t.Context(), cs)
 	}
@@ -793,83 +800,182 @@ func namedClient(t *testing.T, url, name string) *sdk.ClientSession {
 	return cs
 }
 
-// TestAdmissionFairOverHTTP: two MCP clients (by name, on the stateless
-// lane) over real HTTP on
-// one heavy slot. A's search holds it and two more of A's wait; B's
-// find_files, queued after them, runs next; all of A's still run, and
-// nothing is refused. With the reserve slot (and no queue), B's
+// TestAdmissionFairOverHTTP: two MCP clients over real HTTP on one heavy
+// slot, on each lane: two sessions (2025-11-25), and on the stateless lane
+// two client names of one host. A's search holds the slot (held at a
+// gate) and two more of A's wait; B's find_files, queued after them, runs
+// next; all of A's still run, and nothing is refused. With the reserve
+// slot (and no queue, so a call that had to wait would be refused), B's
 // find_files answers while A's search still holds the only slot.
 func TestAdmissionFairOverHTTP(t *testing.T) {
-	for _, reserve := range []bool{false, true} {
-		e := newEnv(t)
-		cfg := AdmissionConfig{MaxHeavy: 1, Queue: 8, Wait: time.Hour}
-		if reserve {
-			// No queue: a call that had to wait is refused at once.
-			cfg.MemoryBudget, cfg.Queue = 2*HeavyCallBytes(), 0
+	for _, tc := range []struct {
+		protocol string
+		reserve  bool
+	}{{"2025-11-25", false}, {"2025-11-25", true}, {"", false}, {"", true}} {
+		t.Run(fmt.Sprintf("protocol=%s,reserve=%v", cmp.Or(tc.protocol, statelessVersion), tc.reserve), func(t *testing.T) { testAdmissionFair(t, tc.protocol, tc.reserve) })
+	}
+}
+
+func testAdmissionFair(t *testing.T, protocol string, reserve bool) {
+	e := newEnv(t)
+	cfg := AdmissionConfig{MaxHeavy: 1, Queue: 8, Wait: time.Hour}
+	if reserve {
+		// No queue: a call that had to wait is refused at once.
+		cfg.MemoryBudget, cfg.Queue = 2*HeavyCallBytes(), 0
+	}
+	e.deps.Admit = NewAdmission(cfg)
+	entered, searchGo, stop := make(chan string, 8), make(chan struct{}), make(chan struct{})
+	e.deps.testPanic = func(tool string) {
+		entered <- tool
+		if tool == "search_text" {
+			select {
+			case <-searchGo:
+			case <-stop:
+			}
 		}
-		e.deps.Admit = NewAdmission(cfg)
-		entered, searchGo, stop := make(chan string, 8), make(chan struct{}), make(chan struct{})
-		e.deps.testPanic = func(tool string) {
-			entered <- tool
-			if tool == "search_text" {
-				select {
-				case <-searchGo:
-				case <-stop:
+	}
+	url := e.serveHTTP(t)
+	t.Cleanup(func() { close(stop) }) // before the server closes: a failed test leaves no search blocked
+	csA, csB := namedClient(t, url, "client-a", protocol), namedClient(t, url, "client-b", protocol)
+	results := make(chan string, 8)
+	call := func(cs *sdk.ClientSession, tool string, args map[string]any) {
+		res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: tool, Arguments: args})
+		switch {
+		case err != nil:
+			results <- tool + ": " + err.Error()
+		case res.IsError:
+			results <- tool + ": " + resultText(res)
+		default:
+			results <- ""
+		}
+	}
+	search := map[string]any{"workdir": "wd", "query": "demo"}
+	go call(csA, "search_text", search)
+	if tool := <-entered; tool != "search_text" {
+		t.Fatalf("entered %s", tool)
+	}
+	if reserve {
+		call(csB, "find_files", map[string]any{"workdir": "wd", "pattern": "*.md"})
+		if r := <-results; r != "" || <-entered != "find_files" {
+			t.Fatalf("find_files beside the held slot: %q", r)
+		}
+		close(searchGo)
+		if r := <-results; r != "" {
+			t.Fatal(r)
+		}
+		return
+	}
+	go call(csA, "search_text", search)
+	untilWaiting(e.deps.Admit, 1)
+	go call(csA, "search_text", search)
+	untilWaiting(e.deps.Admit, 2)
+	go call(csB, "find_files", map[string]any{"workdir": "wd", "pattern": "*.md"})
+	untilWaiting(e.deps.Admit, 3)
+	var order []string
+	for range 3 {
+		searchGo <- struct{}{}
+		order = append(order, <-entered)
+	}
+	if want := []string{"find_files", "search_text", "search_text"}; !slices.Equal(order, want) {
+		t.Errorf("admitted %v after A's first search, want %v", order, want)
+	}
+	for range 4 {
+		if r := <-results; r != "" {
+			t.Errorf("a call failed: %s", r)
+		}
+	}
+	if s := e.deps.Admit.Stats(); s.Refused != 0 || s.Running != 0 {
+		t.Errorf("stats %+v, want none refused", s)
+	}
+}
+
+// worstRegex is the heaviest regular expression search_text accepts that
+// has no required literal (so no prefilter skips a line): 999 of the
+// 1,000 instructions search.MaxRegexInsts allows, ~16 µs a byte of
+// "abc def " text on a loaded 2-CPU machine, the costliest per byte of the
+// families tried (bench/mcp/INVESTIGATION.md, fairness). One more
+// repetition is refused.
+const worstRegex = `(?:\w+\s*){249}[^\w\s]`
+
+// TestHostileRegexBesideFindFiles: client A's search_text of worstRegex
+// over four 4 MiB files of 256 KiB lines holds the only heavy slot (held
+// at the gate until B has its answer); client B's find_files of 4 files
+// answers meanwhile, not SERVER_BUSY (the reserve slot); then A's scan
+// runs into its injected 1 s timeout mid-line and ends with
+// SEARCH_TIMEOUT, the slot freed for B's next call. On both lanes: two
+// sessions, and two client names on the stateless lane. How far past its
+// deadline the scan stops is logged, not asserted (machine speed); the
+// check interval is search's TestRegexLongLineChecksStop and
+// TestRegexCheckScalesWithProgram, the figures bench/fair's.
+func TestHostileRegexBesideFindFiles(t *testing.T) {
+	parent := t.TempDir()
+	line := strings.Repeat("abc def ", 256<<10/8)
+	line = line[:len(line)-1] + "\n"
+	for i := range 4 {
+		writeFile(t, filepath.Join(parent, "big", fmt.Sprintf("f%d.txt", i)), []byte(strings.Repeat(line, 16)))
+		writeFile(t, filepath.Join(parent, "small", fmt.Sprintf("s%d.txt", i)), []byte("small\n"))
+	}
+	cfg, err := sfs.LoadConfig([]string{"SERVERFS_SEARCH_TIMEOUT_SECONDS=1"}, []string{"big=" + filepath.Join(parent, "big"), "small=" + filepath.Join(parent, "small")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sfs.New(cfg, sfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	for _, protocol := range []string{"2025-11-25", ""} {
+		t.Run("protocol="+cmp.Or(protocol, statelessVersion), func(t *testing.T) {
+			d := &Deps{FS: f, Search: search.New(f), Log: &Logger{Logger: slog.New(slog.DiscardHandler)},
+				Admit: NewAdmission(AdmissionConfig{MemoryBudget: 2 * HeavyCallBytes(), MaxHeavy: 1, Queue: 8, Wait: time.Hour})}
+			entered, bAnswered := make(chan struct{}), make(chan struct{})
+			var armed atomic.Bool
+			d.testPanic = func(tool string) {
+				if tool == "search_text" && armed.Load() {
+					close(entered)
+					<-bAnswered
 				}
 			}
-		}
-		url := e.serveHTTP(t)
-		t.Cleanup(func() { close(stop) }) // before the server closes: a failed test leaves no search blocked
-		csA, csB := namedClient(t, url, "client-a"), namedClient(t, url, "client-b")
-		results := make(chan string, 8)
-		call := func(cs *sdk.ClientSession, tool string, args map[string]any) {
-			res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: tool, Arguments: args})
-			switch {
-			case err != nil:
-				results <- tool + ": " + err.Error()
-			case res.IsError:
-				results <- tool + ": " + resultText(res)
-			default:
-				results <- ""
+			httpCfg, _ := LoadHTTPConfig(nil)
+			ts := httptest.NewServer(NewHandler(d, httpCfg, testVer))
+			t.Cleanup(ts.Close)
+			csA, csB := namedClient(t, ts.URL+Path, "client-a", protocol), namedClient(t, ts.URL+Path, "client-b", protocol)
+			find := func() {
+				t.Helper()
+				res, err := csB.CallTool(t.Context(), &sdk.CallToolParams{Name: "find_files", Arguments: map[string]any{"workdir": "small", "pattern": "*"}})
+				if err != nil || res.IsError || !strings.Contains(resultText(res), "s3.txt") {
+					t.Fatalf("B's find_files: %v %v", err, res)
+				}
 			}
-		}
-		search := map[string]any{"workdir": "wd", "query": "demo"}
-		go call(csA, "search_text", search)
-		if tool := <-entered; tool != "search_text" {
-			t.Fatalf("entered %s", tool)
-		}
-		if reserve {
-			call(csB, "find_files", map[string]any{"workdir": "wd", "pattern": "*.md"})
-			if r := <-results; r != "" || <-entered != "find_files" {
-				t.Fatalf("find_files beside the held slot: %q", r)
+			type answer struct {
+				res *sdk.CallToolResult
+				err error
 			}
-			close(searchGo)
-			if r := <-results; r != "" {
-				t.Fatal(r)
+			// The worst accepted: one more repetition is refused.
+			res, err := csB.CallTool(t.Context(), &sdk.CallToolParams{Name: "search_text", Arguments: map[string]any{"workdir": "small", "query": strings.Replace(worstRegex, "249", "250", 1), "regex": true}})
+			if err != nil || !strings.HasPrefix(resultText(res), "INVALID_PATTERN: ") {
+				t.Fatalf("{250}: %v %v, want INVALID_PATTERN", err, res)
 			}
-			continue
-		}
-		go call(csA, "search_text", search)
-		untilWaiting(e.deps.Admit, 1)
-		go call(csA, "search_text", search)
-		untilWaiting(e.deps.Admit, 2)
-		go call(csB, "find_files", map[string]any{"workdir": "wd", "pattern": "*.md"})
-		untilWaiting(e.deps.Admit, 3)
-		var order []string
-		for range 3 {
-			searchGo <- struct{}{}
-			order = append(order, <-entered)
-		}
-		if want := []string{"find_files", "search_text", "search_text"}; !slices.Equal(order, want) {
-			t.Errorf("admitted %v after A's first search, want %v", order, want)
-		}
-		for range 4 {
-			if r := <-results; r != "" {
-				t.Errorf("a call failed: %s", r)
+			armed.Store(true)
+			aDone := make(chan answer, 1)
+			go func() {
+				res, err := csA.CallTool(t.Context(), &sdk.CallToolParams{Name: "search_text", Arguments: map[string]any{"workdir": "big", "query": worstRegex, "regex": true}})
+				aDone <- answer{res, err}
+			}()
+			<-entered
+			find() // A holds the only slot
+			released := time.Now()
+			close(bAnswered)
+			a := <-aDone
+			took := time.Since(released)
+			if a.err != nil || !a.res.IsError || !strings.HasPrefix(resultText(a.res), "SEARCH_TIMEOUT: ") {
+				t.Fatalf("A's search: %v %v, want SEARCH_TIMEOUT", a.err, a.res)
 			}
-		}
-		if s := e.deps.Admit.Stats(); s.Refused != 0 || s.Running != 0 {
-			t.Errorf("stats %+v, want none refused", s)
-		}
+			t.Logf("A's search ended %s after it was released (timeout 1s)", took)
+			find()
+			if s := d.Admit.Stats(); s.Running != 0 || s.Refused != 0 || s.Peak != 2 {
+				t.Errorf("gate %+v, want none running or refused, peak 2 (the slot and the reserve)", s)
+			}
+		})
 	}
 }

@@ -206,7 +206,18 @@ func readOnly(title string) *sdk.ToolAnnotations {
 func register[In, Out any](name string, fn func(ctx context.Context, d *Deps, in In) (Out, callInfo, error)) func(*sdk.Server, *Deps, *sdk.Tool) {
 	return func(s *sdk.Server, d *Deps, def *sdk.Tool) {
 		t := *def
-		s.AddTool(&t, instrument(d, name, costOf(name), newArgDecoder[In](def.InputSchema.(*jsonschema.Schema)), fn))
+		in := def.InputSchema.(*jsonschema.Schema)
+		// Served as its JSON, made once: on the stateless lane go-sdk
+		// re-marshals the input schema of every tools/call (looking for
+		// x-mcp-header annotations), which for a *jsonschema.Schema is a
+		// reflective encoding of every property: tens of µs a call
+		// (bench/mcp/INVESTIGATION.md).
+		raw, err := json.Marshal(in)
+		if err != nil {
+			panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
+		}
+		t.InputSchema = json.RawMessage(raw)
+		s.AddTool(&t, instrument(d, name, costOf(name), newArgDecoder[In](in), fn))
 	}
 }
 

@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"regexp"
@@ -32,9 +33,10 @@ const regexOverlap = 4096
 // first with the literal engine and the regexp runs only on the lines
 // holding it, ripgrep's "inner literal" prefilter.
 type regexMatcher struct {
-	re  *regexp.Regexp
-	pre chunkMatcher // nil: no literal every match must contain
-	lit string       // the prefilter literal, for tests
+	re    *regexp.Regexp
+	check int          // checkBytesFor the program: how often a long line's scan checks stopped
+	pre   chunkMatcher // nil: no literal every match must contain
+	lit   string       // the prefilter literal, for tests
 	// win, when set, bounds where a match can lie around an occurrence of
 	// the literal: the regexp runs on that window instead of the line.
 	win *litWindow
@@ -53,18 +55,41 @@ const regexSegment = 4 << 10
 
 // regexCheckBytes bounds the input one regexp call reads between two
 // checks of stopped: a line longer than this (up to the 256 KiB read
-// buffer) is fed to the regexp through a stoppableInput, so a pattern of
-// ~1000 instructions (~6 us a byte) sees its deadline within ~0.1 s
-// rather than after a whole buffer (~1.5 s); the match found is the same
-// as over the whole line, as the regexp still reads the line in one pass.
+// buffer) is fed to the regexp through a stoppableInput, so a pattern
+// sees its deadline within a fraction of a second rather than after a
+// whole buffer (~1.5 s for (\w+\s*){166}); the match found is the same as
+// over the whole line, as the regexp still reads the line in one pass.
+// A program of more than checkInsts instructions is checked more often
+// (checkBytesFor): Go's NFA pays per byte for each live thread, so the
+// cost of a byte grows with the program.
 const regexCheckBytes = 16 << 10
 
+// checkInsts and minCheckBytes scale the check interval: 16 KiB up to 250
+// instructions, then inversely to the program's size, at least 4 KiB.
+// (?:\w+\s*){249}[^\w\s] (999 instructions) reads "abc def " text at ~6
+// µs a byte on an idle 2-CPU machine and ~16 when loaded: 4 KiB is ~25-65
+// ms of it, where 16 KiB let a 1 s search end up to ~0.5 s late.
+const (
+	checkInsts    = 250
+	minCheckBytes = 4 << 10
+)
+
+// checkBytesFor is the check interval of a program of insts instructions.
+func checkBytesFor(insts int) int {
+	if insts <= checkInsts {
+		return regexCheckBytes
+	}
+	return max(minCheckBytes, regexCheckBytes*checkInsts/insts)
+}
+
 // stoppableInput is a line read rune by rune by one regexp call, which
-// checks stopped before every regexCheckBytes of it; once stopped, the
-// input ends there (the caller then discards the result).
+// checks stopped before every `every` bytes of it (0: regexCheckBytes);
+// once stopped, the input ends there (the caller then discards the
+// result).
 type stoppableInput struct {
 	b         []byte
 	off, next int // next: where stopped is checked again
+	every     int
 	stopped   func() bool
 	stop      bool
 }
@@ -74,7 +99,7 @@ func (in *stoppableInput) ReadRune() (rune, int, error) {
 		if in.stopped() {
 			in.stop, in.b = true, in.b[:in.off]
 		}
-		in.next = in.off + regexCheckBytes
+		in.next = in.off + cmp.Or(in.every, regexCheckBytes)
 	}
 	if in.off >= len(in.b) {
 		return 0, 0, io.EOF
@@ -88,13 +113,13 @@ func (in *stoppableInput) ReadRune() (rune, int, error) {
 	return r, n, nil
 }
 
-// findIndex is re.FindIndex(b), checking stopped at least every
-// regexCheckBytes; stopped true means it stopped early (loc is nil).
-func findIndex(re *regexp.Regexp, b []byte, stopped func() bool) (loc []int, stop bool) {
-	if len(b) <= regexCheckBytes {
+// findIndex is re.FindIndex(b), checking stopped at least every `every`
+// bytes; stopped true means it stopped early (loc is nil).
+func findIndex(re *regexp.Regexp, b []byte, every int, stopped func() bool) (loc []int, stop bool) {
+	if len(b) <= every {
 		return re.FindIndex(b), false
 	}
-	in := &stoppableInput{b: b, stopped: stopped}
+	in := &stoppableInput{b: b, every: every, stopped: stopped}
 	loc = re.FindReaderIndex(in)
 	if in.stop {
 		return nil, true
@@ -140,7 +165,7 @@ func compileRegex(pattern string, caseSensitive bool) (*regexMatcher, error) {
 	if err != nil {
 		return nil, bad("cannot be compiled: " + err.Error())
 	}
-	m := &regexMatcher{re: re}
+	m := &regexMatcher{re: re, check: checkBytesFor(len(prog.Inst))}
 	lits := requiredLiterals(ast)
 	if l, ok := bestLiteral(lits); ok {
 		m.lit = l.s
@@ -451,15 +476,16 @@ func (m *regexMatcher) forChunk(b []byte) matcher {
 		stopped = func() bool { return false }
 	}
 	if m.pre == nil {
-		return regexScan{m.re, stopped}
+		return regexScan{m.re, m.check, stopped}
 	}
-	return regexPre{re: m.re, pre: m.pre.forChunk(b), win: m.win, also: m.also, stopped: stopped}
+	return regexPre{re: m.re, check: m.check, pre: m.pre.forChunk(b), win: m.win, also: m.also, stopped: stopped}
 }
 
 // regexScan runs the regexp over the buffer (no prefilter), a segment of
 // whole lines at a time: a match lies within one line, see regexMatcher.
 type regexScan struct {
 	re      *regexp.Regexp
+	check   int // checkBytesFor the program
 	stopped func() bool
 }
 
@@ -471,7 +497,7 @@ func (m regexScan) index(b []byte, from int) int {
 				end = pos + regexSegment + j
 			}
 		}
-		loc, stop := findIndex(m.re, b[pos:end], m.stopped)
+		loc, stop := findIndex(m.re, b[pos:end], m.check, m.stopped)
 		if stop {
 			return -1
 		}
@@ -491,11 +517,11 @@ func (m regexScan) index(b []byte, from int) int {
 }
 
 // matchLine is re.Match(b) as findIndex is re.FindIndex(b).
-func matchLine(re *regexp.Regexp, b []byte, stopped func() bool) (ok, stop bool) {
-	if len(b) <= regexCheckBytes {
+func matchLine(re *regexp.Regexp, b []byte, every int, stopped func() bool) (ok, stop bool) {
+	if len(b) <= every {
 		return re.Match(b), false
 	}
-	in := &stoppableInput{b: b, stopped: stopped}
+	in := &stoppableInput{b: b, every: every, stopped: stopped}
 	ok = re.MatchReader(in)
 	return ok && !in.stop, in.stop
 }
@@ -504,6 +530,7 @@ func matchLine(re *regexp.Regexp, b []byte, stopped func() bool) (ok, stop bool)
 // holding it.
 type regexPre struct {
 	re      *regexp.Regexp
+	check   int // checkBytesFor the program
 	pre     matcher
 	win     *litWindow
 	also    []chunkMatcher
@@ -538,7 +565,7 @@ func (m regexPre) index(b []byte, from int) int {
 			le = i + j
 		}
 		if m.hasAlso(b[ls:le]) {
-			ok, stop := matchLine(m.re, b[ls:le], m.stopped)
+			ok, stop := matchLine(m.re, b[ls:le], m.check, m.stopped)
 			if stop {
 				return -1
 			}

@@ -405,13 +405,52 @@ func TestRegexLongLineSameMatch(t *testing.T) {
 		re := regexp.MustCompile(p)
 		for i, l := range lines {
 			want := re.FindIndex([]byte(l))
-			got, stop := findIndex(re, []byte(l), func() bool { return false })
+			got, stop := findIndex(re, []byte(l), regexCheckBytes, func() bool { return false })
 			if stop || fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("%s on line %d: %v (stop %v), want %v", p, i, got, stop, want)
 			}
-			if ok, _ := matchLine(re, []byte(l), func() bool { return false }); ok != (want != nil) {
+			if ok, _ := matchLine(re, []byte(l), regexCheckBytes, func() bool { return false }); ok != (want != nil) {
 				t.Errorf("%s on line %d: matchLine %v", p, i, ok)
 			}
 		}
+	}
+}
+
+// TestRegexCheckScalesWithProgram: a program of more than checkInsts
+// instructions checks stopped more often than every regexCheckBytes, down
+// to minCheckBytes for the largest accepted, and a long line's scan by the
+// matcher checks at that interval.
+func TestRegexCheckScalesWithProgram(t *testing.T) {
+	for _, c := range []struct {
+		pattern  string
+		min, max int
+	}{
+		{`(\w+\s*){3}x`, regexCheckBytes, regexCheckBytes},
+		{`(?:\w+\s*){40}[^\w\s]`, regexCheckBytes, regexCheckBytes},             // 163 instructions
+		{`(?:\w+\s*){125}[^\w\s]`, regexCheckBytes/2 - 64, regexCheckBytes / 2}, // 503
+		{`(?:\w+\s*){249}[^\w\s]`, minCheckBytes, minCheckBytes + 64},           // 999: the largest accepted
+	} {
+		m, err := compileRegex(c.pattern, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.check < c.min || m.check > c.max {
+			t.Errorf("%s: checks every %d bytes, want %d-%d", c.pattern, m.check, c.min, c.max)
+		}
+	}
+	m, err := compileRegex(`(?:\w+\s*){249}[^\w\s]`, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := []byte(strings.Repeat("abc def ", 64<<10/8) + "\n")
+	var checks int
+	m.stopped = func() bool { checks++; return checks == 3 }
+	if i := m.forChunk(buf).index(buf, 0); i != -1 || checks != 3 {
+		t.Fatalf("index %d after %d checks, want -1 after 3", i, checks)
+	}
+	in := &stoppableInput{b: buf, every: m.check}
+	in.stopped = func() bool { return in.off >= 2*m.check }
+	if m.re.MatchReader(in); !in.stop || in.off != 2*m.check {
+		t.Errorf("stopped after %d bytes (stop %v), want %d", in.off, in.stop, 2*m.check)
 	}
 }
