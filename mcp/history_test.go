@@ -65,7 +65,7 @@ func TestRepoHistoryTool(t *testing.T) {
 		{map[string]any{"workdir": "wd", "view": "log", "rev": "main..main"}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "log", "rev": "refs/remotes/origin/main"}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "log", "rev": "nosuchbranch"}, "REV_NOT_FOUND: "},
-		{map[string]any{"workdir": "wd", "view": "log", "limit": 1 << 40}, "INVALID_ARGUMENT: "},
+		{map[string]any{"workdir": "wd", "view": "log", "limit": 0}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "log", "paths": []string{"id_rsa"}}, "DENIED_PATH: "},
 		{map[string]any{"workdir": "wd", "view": "log", "paths": []string{".hidden.txt"}}, "HIDDEN_PATH_NOT_ALLOWED: "},
 		{map[string]any{"workdir": "wd", "view": "log", "paths": []string{".git/config"}}, "HIDDEN_PATH_NOT_ALLOWED: "},
@@ -73,12 +73,12 @@ func TestRepoHistoryTool(t *testing.T) {
 		{map[string]any{"workdir": "wd", "view": "show", "rev": "--output=probe-out"}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "show", "rev": "HEAD~1"}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "show", "paths": []string{"id_rsa"}}, "DENIED_PATH: "},
-		{map[string]any{"workdir": "wd", "view": "show", "max_bytes": 1 << 40}, "INVALID_ARGUMENT: "},
+		{map[string]any{"workdir": "wd", "view": "show", "max_bytes": 1}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "blame"}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "blame", "path": "id_rsa"}, "DENIED_PATH: "},
 		{map[string]any{"workdir": "wd", "view": "blame", "path": ".hidden.txt"}, "HIDDEN_PATH_NOT_ALLOWED: "},
 		{map[string]any{"workdir": "wd", "view": "blame", "path": "sub/a.txt", "rev": "-p"}, "INVALID_ARGUMENT: "},
-		{map[string]any{"workdir": "wd", "view": "blame", "path": "sub/a.txt", "start_line": 1, "max_lines": 100000}, "INVALID_ARGUMENT: "},
+		{map[string]any{"workdir": "wd", "view": "blame", "path": "sub/a.txt", "start_line": 1, "max_lines": 0}, "INVALID_ARGUMENT: "},
 	} {
 		toolErr(t, e.call(t, cs, "read_repo_history", c.args), c.prefix)
 	}
