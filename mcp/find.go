@@ -15,8 +15,8 @@ import (
 // each a list of names (a directory's ending in "/"), so no path prefix is
 // repeated and no type word is spent on files or directories; symlinks and
 // other entries, rare in a find, have maps of their own. The text content
-// is not the JSON again but one line per match, its path relative to the
-// searched path in walk order (as rg --files prints paths), for clients
+// is not the JSON again but one line per match, its workdir-relative path
+// in walk order (as rg --files prints paths), for clients
 // that show the model only the text; the README says why.
 
 // findOut is find_files' answer.
@@ -80,7 +80,9 @@ func compactFind(r *sfs.FindResult) *findOut {
 			*group = map[string][]string{}
 		}
 		(*group)[dir] = append((*group)[dir], name)
-		out.lines = append(out.lines, findLine(rel, m.Type)+suffix)
+		// The text's paths are workdir-relative, as every tool takes
+		// them, so that a line can be passed on as it is.
+		out.lines = append(out.lines, findLine(m.Path, m.Type)+suffix)
 	}
 	return out
 }
@@ -99,7 +101,7 @@ func findLine(rel string, t sfs.EntryType) string {
 }
 
 // Text is the text content of a find: a first line "workdir:/path
-// pattern", one line per match with its path relative to path ("dir/" for
+// pattern", one line per match with its workdir-relative path ("dir/" for
 // a directory, "link@" for a symlink, "name (other)" for anything else),
 // then, when truncated, why, the entries scanned and the next cursor.
 func (o *findOut) Text() string {

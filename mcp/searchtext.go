@@ -18,7 +18,8 @@ import (
 // The few flags (a cut text, a compressed file) are lists of their own.
 // The text content is not the JSON again but lines as rg prints them with
 // --heading: a file's path, then "line:text" for a match ("line-text" for
-// context, "--" between blocks), a blank line between files; the README
+// context, "--" between blocks), a blank line between files, each path
+// workdir-relative (as every tool takes them); the README
 // says why.
 
 // searchTextOut is search_text's answer.
@@ -136,7 +137,7 @@ func compactSearch(r *search.Result) *searchTextOut {
 }
 
 // Text is the text content of a search: a first line "workdir:/path
-// query", then each file's path (relative to path, quoted as in Go when a
+// query", then each file's workdir-relative path (quoted as in Go when a
 // line could misread it) followed by its lines, "line:text" for a match
 // and "line-text" for a context line ("--" between blocks, " […]" after a
 // cut text), a blank line between files; in the files and count modes one
@@ -147,12 +148,9 @@ func (o *searchTextOut) Text() string {
 	r := o.r
 	var b strings.Builder
 	writeHead(&b, o.Workdir, o.Path, o.Query)
-	rel := func(p string) string {
-		if o.Path != "" {
-			p = strings.TrimPrefix(p, o.Path+"/")
-		}
-		return displayName(p)
-	}
+	// Paths are workdir-relative, as every tool takes them, so that a
+	// heading can be passed on as it is.
+	rel := displayName
 	line := func(n int, sep byte, text string, cut bool) {
 		b.WriteString(strconv.Itoa(n))
 		b.WriteByte(sep)
