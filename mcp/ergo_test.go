@@ -5,7 +5,6 @@ import (
 	"testing"
 )
 
-
 // TestResultPathsWorkdirRelative: find_files and search_text below a
 // path print workdir-relative paths, which read_text_file takes as they
 // are.
