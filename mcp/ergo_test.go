@@ -23,3 +23,57 @@ func TestResultPathsWorkdirRelative(t *testing.T) {
 		}
 	}
 }
+
+// headingRevision is the revision on path's heading line of a search_text
+// text ("path revision R"), "" when it has none.
+func headingRevision(t *testing.T, text, path string) string {
+	t.Helper()
+	for _, l := range strings.Split(text, "\n") {
+		if l == path {
+			return ""
+		}
+		if rest, ok := strings.CutPrefix(l, path+" revision "); ok {
+			return rest
+		}
+	}
+	t.Fatalf("no heading line for %s in %q", path, text)
+	return ""
+}
+
+// TestSearchThenEdit: in a rw workdir search_text gives each file with
+// matching lines its revision (text heading and structured revisions),
+// which edit_text_file takes as it is; once the file changed, the same
+// revision is refused as stale. A read-only workdir's answer has none.
+func TestSearchThenEdit(t *testing.T) {
+	e := newRWEnv(t)
+	cs := e.client(t, e.serveHTTP(t))
+	res := e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "path": "sub", "query": "beta", "context": 1})
+	text := resultText(res)
+	rev := headingRevision(t, text, "sub/a.txt")
+	want := structured[map[string]any](t, e.call(t, cs, "stat_file", map[string]any{"workdir": "wd", "path": "sub/a.txt"}))["revision"]
+	if rev == "" || rev != want {
+		t.Fatalf("heading revision %q, stat_file's %v:\n%s", rev, want, text)
+	}
+	if o := structured[searchTextOut](t, res); o.Revisions["a.txt"] != rev || len(o.Revisions) != 1 {
+		t.Errorf("structured revisions %v, want a.txt: %s", o.Revisions, rev)
+	}
+	// Lines mode without context too.
+	if r2 := headingRevision(t, resultText(e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "alpha"})), "sub/a.txt"); r2 != rev {
+		t.Errorf("lines mode revision %q, want %q", r2, rev)
+	}
+	edit := map[string]any{"workdir": "wd", "path": "sub/a.txt", "edits": []map[string]any{{"old_text": "beta", "new_text": "gamma"}}, "expected_revision": rev}
+	if res := e.call(t, cs, "edit_text_file", edit); res.IsError {
+		t.Fatalf("edit with the search's revision: %s", resultText(res))
+	}
+	edit["edits"] = []map[string]any{{"old_text": "alpha", "new_text": "delta"}}
+	toolErr(t, e.call(t, cs, "edit_text_file", edit), "REVISION_MISMATCH: ")
+
+	// Read-only: no revision, no revisions.
+	res = e.call(t, cs, "search_text", map[string]any{"workdir": "ro", "query": "read"})
+	if rev := headingRevision(t, resultText(res), "ro.txt"); rev != "" {
+		t.Errorf("ro workdir heading has revision %q", rev)
+	}
+	if o := structured[map[string]any](t, res); o["revisions"] != nil {
+		t.Errorf("ro workdir revisions %v", o["revisions"])
+	}
+}
