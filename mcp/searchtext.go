@@ -45,15 +45,15 @@ type searchTextOut struct {
 	// Revisions (output lines, rw workdirs) maps each file with matching
 	// lines to its revision, the expected_revision edit_text_file takes.
 	Revisions       map[string]string `json:"revisions,omitempty"`
-	Total           int            `json:"total,omitempty"` // count mode: the sum of the counts
-	Returned        int            `json:"returned"`
-	Truncated       bool           `json:"truncated,omitempty"`
-	TruncatedReason string         `json:"truncated_reason,omitempty"`
-	NextCursor      string         `json:"next_cursor,omitempty"`
-	FilesScanned    int            `json:"files_scanned"`
-	FilesSkipped    int            `json:"files_skipped,omitempty"`
-	Skipped         search.Skipped `json:"skipped,omitzero"`
-	Hint            string         `json:"hint,omitempty"`
+	Total           int               `json:"total,omitempty"` // count mode: the sum of the counts
+	Returned        int               `json:"returned"`
+	Truncated       bool              `json:"truncated,omitempty"`
+	TruncatedReason string            `json:"truncated_reason,omitempty"`
+	NextCursor      string            `json:"next_cursor,omitempty"`
+	FilesScanned    int               `json:"files_scanned"`
+	FilesSkipped    int               `json:"files_skipped,omitempty"`
+	Skipped         search.Skipped    `json:"skipped,omitzero"`
+	Hint            string            `json:"hint,omitempty"`
 
 	r    *search.Result    // for the text content
 	revs map[string]string // Revisions by workdir-relative path
