@@ -1,8 +1,14 @@
 package mcp
 
 import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/search"
 )
 
 // TestResultPathsWorkdirRelative: find_files and search_text below a
@@ -75,5 +81,62 @@ func TestSearchThenEdit(t *testing.T) {
 	}
 	if o := structured[map[string]any](t, res); o["revisions"] != nil {
 		t.Errorf("ro workdir revisions %v", o["revisions"])
+	}
+}
+
+// newDirEnv serves dir as the workdir "wd" (flag suffix, e.g. ":rw") with
+// the environment settings env.
+func newDirEnv(t *testing.T, dir, suffix string, env ...string) *testEnv {
+	t.Helper()
+	cfg, err := sfs.LoadConfig(env, []string{"wd=" + dir + suffix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sfs.New(cfg, sfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	e := &testEnv{parent: dir, root: dir, log: &syncBuffer{}}
+	e.deps = &Deps{FS: f, Search: search.New(f), Log: &Logger{Logger: slog.New(slog.NewJSONHandler(e.log, nil))}}
+	return e
+}
+
+// TestCountTotalComplete: count mode's total is every file's when only
+// the page's file limit cut the answer, and says it is a lower bound, and
+// why, when the walk limit stopped the scan or it started at a cursor.
+func TestCountTotalComplete(t *testing.T) {
+	dir := t.TempDir()
+	want := 0
+	for i := range 12 {
+		n := 1 + i%3
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("d%d/f%02d.txt", i/3, i)), []byte(strings.Repeat("TODO x\n", n)))
+		want += n
+	}
+	e := newDirEnv(t, dir, "")
+	cs := e.client(t, e.serveHTTP(t))
+	res := e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "TODO", "output": "count", "limit": 2})
+	o := structured[map[string]any](t, res)
+	text := resultText(res)
+	if o["total"] != float64(want) || o["total_incomplete"] != nil || o["truncated_reason"] != "limit" || len(o["files"].(map[string]any)) != 2 {
+		t.Fatalf("count page: %v", o)
+	}
+	if !strings.Contains(text, fmt.Sprintf("\ntotal: %d\n", want)) {
+		t.Errorf("text does not say total: %d:\n%s", want, text)
+	}
+	// The next page counts from its cursor on: a lower bound.
+	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "TODO", "output": "count", "limit": 2, "cursor": o["next_cursor"]})
+	o = structured[map[string]any](t, res)
+	if o["total_incomplete"] != search.TotalFromCursor || !strings.Contains(resultText(res), "total: at least ") || !strings.Contains(resultText(res), "(incomplete: "+search.TotalFromCursor+")") {
+		t.Errorf("cursor page: %v\n%s", o, resultText(res))
+	}
+
+	// The walk stops after 9 entries: the total is of those read.
+	e = newDirEnv(t, dir, "", "SERVERFS_MAX_WALK_ENTRIES=9")
+	cs = e.client(t, e.serveHTTP(t))
+	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "TODO", "output": "count", "limit": 2})
+	o = structured[map[string]any](t, res)
+	if tot, _ := o["total"].(float64); o["total_incomplete"] != sfs.TruncatedWalkLimit || tot == 0 || tot >= float64(want) || !strings.Contains(resultText(res), "(incomplete: walk_limit)") {
+		t.Errorf("walk limit: %v\n%s", o, resultText(res))
 	}
 }

@@ -44,16 +44,20 @@ type searchTextOut struct {
 	Compressed []string `json:"compressed,omitempty"`
 	// Revisions (output lines, rw workdirs) maps each file with matching
 	// lines to its revision, the expected_revision edit_text_file takes.
-	Revisions       map[string]string `json:"revisions,omitempty"`
-	Total           int               `json:"total,omitempty"` // count mode: the sum of the counts
-	Returned        int               `json:"returned"`
-	Truncated       bool              `json:"truncated,omitempty"`
-	TruncatedReason string            `json:"truncated_reason,omitempty"`
-	NextCursor      string            `json:"next_cursor,omitempty"`
-	FilesScanned    int               `json:"files_scanned"`
-	FilesSkipped    int               `json:"files_skipped,omitempty"`
-	Skipped         search.Skipped    `json:"skipped,omitzero"`
-	Hint            string            `json:"hint,omitempty"`
+	Revisions map[string]string `json:"revisions,omitempty"`
+	// Total (count mode) is every file's matching lines, those past the
+	// page included, unless TotalIncomplete says why not (timeout,
+	// walk_limit, or counted from the cursor on).
+	Total           int            `json:"total,omitempty"`
+	TotalIncomplete string         `json:"total_incomplete,omitempty"`
+	Returned        int            `json:"returned"`
+	Truncated       bool           `json:"truncated,omitempty"`
+	TruncatedReason string         `json:"truncated_reason,omitempty"`
+	NextCursor      string         `json:"next_cursor,omitempty"`
+	FilesScanned    int            `json:"files_scanned"`
+	FilesSkipped    int            `json:"files_skipped,omitempty"`
+	Skipped         search.Skipped `json:"skipped,omitzero"`
+	Hint            string         `json:"hint,omitempty"`
 
 	r    *search.Result    // for the text content
 	revs map[string]string // Revisions by workdir-relative path
@@ -144,7 +148,7 @@ func (o *searchTextOut) rel(p string) string {
 
 // compactSearch groups a search's results by file below its path.
 func compactSearch(r *search.Result) *searchTextOut {
-	out := &searchTextOut{Workdir: r.Workdir, Path: r.Path, Query: r.Query, Total: r.Total, Returned: r.Returned, Truncated: r.Truncated,
+	out := &searchTextOut{Workdir: r.Workdir, Path: r.Path, Query: r.Query, Total: r.Total, TotalIncomplete: r.TotalIncomplete, Returned: r.Returned, Truncated: r.Truncated,
 		TruncatedReason: r.TruncatedReason, NextCursor: r.NextCursor, FilesScanned: r.FilesScanned, FilesSkipped: r.FilesSkipped,
 		Skipped: r.Skipped, Hint: r.Hint, r: r}
 	rel := func(p string) string {
@@ -275,9 +279,17 @@ func (o *searchTextOut) Text() string {
 	if len(r.Matches)+len(r.Blocks) > 0 {
 		b.WriteByte('\n')
 	}
-	if o.Total > 0 {
+	if o.Total > 0 || o.TotalIncomplete != "" {
 		b.WriteString("total: ")
+		if o.TotalIncomplete != "" {
+			b.WriteString("at least ")
+		}
 		b.WriteString(strconv.Itoa(o.Total))
+		if o.TotalIncomplete != "" {
+			b.WriteString(" (incomplete: ")
+			b.WriteString(o.TotalIncomplete)
+			b.WriteByte(')')
+		}
 		b.WriteByte('\n')
 	}
 	if o.Truncated {
