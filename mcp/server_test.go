@@ -474,7 +474,7 @@ func readChain(t *testing.T, e *testEnv, cs *sdk.ClientSession) {
 	if len(page.Entries) != 3 || page.Entries["compose.yml"] == nil || !page.HasMore || page.NextOffset != 5 {
 		t.Errorf("list_directory page = %+v", page)
 	}
-	if text, want := resultText(res), fmt.Sprintf("wd:/\ncompose.yml %d\nconfig/\nlink.txt@\nhas_more: next_offset 5\n", len(composeText)); text != want {
+	if text, want := resultText(res), fmt.Sprintf("wd:/\ncompose.yml %d\nconfig/\nlink.txt@\nhas_more: next_offset 5 of %d\n", len(composeText), len(wantEntries)); text != want {
 		t.Errorf("list_directory text %q, want %q", text, want)
 	}
 
@@ -504,16 +504,17 @@ func readChain(t *testing.T, e *testEnv, cs *sdk.ClientSession) {
 	if sr.Matches[1].Text != "DATABASE_URL = postgres://db/settings" {
 		t.Errorf("search_text line text %q", sr.Matches[1].Text)
 	}
-	// The text content is rg --heading's lines, paths relative to path.
+	// The text content is rg --heading's lines, paths workdir-relative.
 	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "path": "config", "query": "DATABASE_URL", "context": 1})
-	if text, want := resultText(res), "wd:/config DATABASE_URL\nsettings.ini\n2-host = db\n3:DATABASE_URL = postgres://db/settings\n\nfiles_scanned: 1\n"; text != want {
+	if text, want := resultText(res), "wd:/config DATABASE_URL\nconfig/settings.ini\n2-host = db\n3:DATABASE_URL = postgres://db/settings\n\nfiles_scanned: 1\n"; text != want {
 		t.Errorf("search_text text %q, want %q", text, want)
 	}
 	if so := structured[searchTextOut](t, res); fmt.Sprint(so.Blocks) != "map[settings.ini:[{2 [host = db DATABASE_URL = postgres://db/settings] [3]}]]" || so.Matches != nil {
 		t.Errorf("search_text context: %+v", so)
 	}
+	// The total is every file's, though the page holds one.
 	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "DATABASE_URL", "output": "count", "limit": 1})
-	if text, want := resultText(res), "wd:/ DATABASE_URL\ncompose.yml:1\ntotal: 1\ntruncated: limit; next_cursor "; !strings.HasPrefix(text, want) {
+	if text, want := resultText(res), "wd:/ DATABASE_URL\ncompose.yml:1\ntotal: 3\ntruncated: limit; next_cursor "; !strings.HasPrefix(text, want) {
 		t.Errorf("search_text count text %q, want %q...", text, want)
 	}
 	ci := searchResult(t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "database_url", "case_sensitive": false, "glob": "*.ini"}))
