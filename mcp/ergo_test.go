@@ -140,3 +140,34 @@ func TestCountTotalComplete(t *testing.T) {
 		t.Errorf("walk limit: %v\n%s", o, resultText(res))
 	}
 }
+
+// TestFindIgnoresCase: find_files matches either case unless
+// case_sensitive, and an empty answer says "0 matches" and why it may be.
+func TestFindIgnoresCase(t *testing.T) {
+	e := newEnv(t)
+	cs := e.client(t, e.serveHTTP(t))
+	res := e.call(t, cs, "find_files", map[string]any{"workdir": "wd", "pattern": "*COMPOSE*"})
+	if got := strings.Split(strings.TrimSpace(resultText(res)), "\n"); len(got) != 3 || got[1] != "compose.yml" || got[2] != "sub/docker-compose.yml" {
+		t.Errorf("*COMPOSE*: %q", got)
+	}
+	fo := structured[findOut](t, e.call(t, cs, "find_files", map[string]any{"workdir": "wd", "pattern": "SUB/*.TXT"}))
+	if got := fo.paths(); len(got) != 1 || got[0] != "sub/a.txt" {
+		t.Errorf("SUB/*.TXT: %v", got)
+	}
+	res = e.call(t, cs, "find_files", map[string]any{"workdir": "wd", "pattern": "*COMPOSE*", "case_sensitive": true})
+	text := resultText(res)
+	if !strings.Contains(text, "\n0 matches; ") || !strings.Contains(text, "case_sensitive false ignores case") || !strings.Contains(text, "hidden entries") {
+		t.Errorf("empty case-sensitive find: %q", text)
+	}
+	if o := structured[findOut](t, res); !strings.HasPrefix(o.Hint, "0 matches") || o.Returned != 0 {
+		t.Errorf("empty find structured: %+v", o)
+	}
+	// Not case-sensitive: the hint does not blame the case.
+	text = resultText(e.call(t, cs, "find_files", map[string]any{"workdir": "wd", "pattern": "nothing-like-this*"}))
+	if !strings.Contains(text, "0 matches") || strings.Contains(text, "case_sensitive") {
+		t.Errorf("empty find: %q", text)
+	}
+	if text := resultText(e.call(t, cs, "find_files", map[string]any{"workdir": "wd", "pattern": "*.yml"})); strings.Contains(text, "0 matches") {
+		t.Errorf("a find with matches says 0 matches: %q", text)
+	}
+}

@@ -39,17 +39,40 @@ type findOut struct {
 	// NextCursor, on a truncated answer that can be continued: pass it as
 	// cursor to resume right after the last match.
 	NextCursor string `json:"next_cursor,omitempty"`
+	// Hint, on an answer without matches, says "0 matches" and what the
+	// find left out that may have been meant.
+	Hint string `json:"hint,omitempty"`
 
 	lines []string // the text content's match lines, in walk order
 }
 
 func findFiles(ctx context.Context, d *Deps, in findFilesIn) (*findOut, callInfo, error) {
 	info := callInfo{workdir: in.Workdir, path: in.Path}
-	r, err := d.FS.FindFrom(ctx, in.Workdir, in.Path, in.Pattern, in.Limit, in.Cursor)
+	r, err := d.FS.FindWith(ctx, in.Workdir, in.Path, in.Pattern, sfs.FindOptions{Limit: in.Limit, Cursor: in.Cursor, IgnoreCase: !in.CaseSensitive})
 	if err != nil {
 		return nil, info, err
 	}
-	return compactFind(r), info, nil
+	out := compactFind(r)
+	if r.Returned == 0 && !r.Truncated {
+		out.Hint = emptyFindHint(in.CaseSensitive, d.FS.Policy().AllowHidden())
+	}
+	return out, info, nil
+}
+
+// emptyFindHint is the line of a find that matched nothing: "0 matches"
+// and what the search left out that the agent may have meant, each only
+// when true for this call and configuration.
+func emptyFindHint(caseSensitive, allowHidden bool) string {
+	s := "0 matches"
+	var why []string
+	if caseSensitive {
+		why = append(why, "the pattern matched case-sensitively (case_sensitive false ignores case)")
+	}
+	if !allowHidden {
+		why = append(why, "hidden entries (names starting with .) are never searched")
+	}
+	why = append(why, "credential files are never searched")
+	return s + "; " + strings.Join(why, "; ")
 }
 
 // compactFind groups a find's matches by directory below its path.
@@ -109,6 +132,10 @@ func (o *findOut) Text() string {
 	writeHead(&b, o.Workdir, o.Path, o.Pattern)
 	for _, l := range o.lines {
 		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	if o.Hint != "" {
+		b.WriteString(o.Hint)
 		b.WriteByte('\n')
 	}
 	if o.Truncated {

@@ -251,6 +251,9 @@ type findFilesIn struct {
 	Pattern string `json:"pattern" jsonschema:"glob: * ? [a-z] {a,b} and ** across directories; without / it matches file names (*.py), with / the path below path (src/**/*.go)"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"maximum matches to return"`
 	Cursor  string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous answer, to get the next page (same workdir, path and pattern)"`
+	// CaseSensitive defaults to false: an agent asking for *dial* means
+	// Dial.go too, as find -iname would find it.
+	CaseSensitive bool `json:"case_sensitive,omitempty" jsonschema:"true: letters of the pattern match only in their case; false (default): either case, as find -iname"`
 }
 
 type searchTextIn struct {
@@ -406,6 +409,8 @@ func readTools(lim sfs.Limits, s surface) []tool {
 	readSchema := inputSchema[readTextFileIn](map[string]bound{"start_line": {1, 1 << 30, 1}, "max_lines": {1, lim.MaxReadLines, maxRead}, "tail": {0, lim.MaxReadLines, 0}})
 	searchSchema := inputSchema[searchTextIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults},
 		"context": {0, search.MaxContext, 0}, "before": {0, search.MaxContext, 0}, "after": {0, search.MaxContext, 0}})
+	findSchema := inputSchema[findFilesIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults}})
+	findSchema.Properties["case_sensitive"].Default = json.RawMessage("false")
 	searchSchema.Properties["output"].Enum = []any{search.OutputLines, search.OutputFiles, search.OutputCount}
 	searchSchema.Properties["output"].Default = json.RawMessage(`"lines"`)
 	searchSchema.Properties["case_sensitive"].Default = json.RawMessage("true")
@@ -461,7 +466,7 @@ func readTools(lim sfs.Limits, s surface) []tool {
 					"Returns up to limit matches (default %d, at most %d) in path order. truncated is true when the answer is incomplete; truncated_reason says why: limit (more matches exist: narrow path or pattern), walk_limit (%d directory entries were read) or timeout: search a smaller path. "+
 					"When next_cursor is set, pass it as cursor to get the next page. Hidden and credential files never match; symlinks are reported, never followed.", lim.DefaultSearchResults, lim.MaxSearchResults, lim.MaxWalkEntries),
 				Annotations: readOnly("Find files"),
-				InputSchema: inputSchema[findFilesIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults}}),
+				InputSchema: findSchema,
 			},
 			register: register("find_files", findFiles),
 		},
