@@ -266,7 +266,7 @@ func (w *Workdir) CleanPath(raw string) (string, error) {
 func (w *Workdir) clean(raw string) (relPath, error) {
 	rp, e := cleanPath(raw)
 	if e != nil {
-		e.Workdir = w.alias
+		e.Workdir, e.Sent = w.alias, true
 		return relPath{}, e
 	}
 	if code, msg := w.policy.check(rp); code != "" {

@@ -171,3 +171,26 @@ func TestFindIgnoresCase(t *testing.T) {
 		t.Errorf("a find with matches says 0 matches: %q", text)
 	}
 }
+
+// TestPathEchoedAsSent: an absolute path or one climbing out of the
+// workdir is named in the error exactly as it was sent, never as a
+// workdir path ("wd://etc/passwd") nor a host path.
+func TestPathEchoedAsSent(t *testing.T) {
+	e := newEnv(t)
+	cs := e.client(t, e.serveHTTP(t))
+	for path, code := range map[string]string{
+		"/etc/passwd":   "INVALID_PATH",
+		"../secret.txt": "PATH_OUTSIDE_WORKDIR",
+		"sub/../../x":   "PATH_OUTSIDE_WORKDIR",
+		`C:\Windows\x`:  "INVALID_PATH",
+	} {
+		res := e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": path})
+		text := resultText(res)
+		if want := code + ": " + path + " "; !res.IsError || !strings.HasPrefix(text, want) {
+			t.Errorf("%s: %q, want prefix %q", path, text, want)
+		}
+		if strings.Contains(text, "wd:/") {
+			t.Errorf("%s: %q names a workdir path", path, text)
+		}
+	}
+}

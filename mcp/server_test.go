@@ -561,8 +561,8 @@ func TestToolErrors(t *testing.T) {
 		args   map[string]any
 		prefix string
 	}{
-		{"read_text_file", map[string]any{"workdir": "wd", "path": "../x"}, "PATH_OUTSIDE_WORKDIR: wd:/"},
-		{"read_text_file", map[string]any{"workdir": "wd", "path": "sub/../../secret.txt"}, "PATH_OUTSIDE_WORKDIR: wd:/"},
+		{"read_text_file", map[string]any{"workdir": "wd", "path": "../x"}, "PATH_OUTSIDE_WORKDIR: ../x "},
+		{"read_text_file", map[string]any{"workdir": "wd", "path": "sub/../../secret.txt"}, "PATH_OUTSIDE_WORKDIR: sub/../../secret.txt "},
 		{"read_text_file", map[string]any{"workdir": "wd", "path": "missing.txt"}, "PATH_NOT_FOUND: wd:/missing.txt"},
 		{"read_text_file", map[string]any{"workdir": "nope", "path": "a.txt"}, "WORKDIR_NOT_FOUND: "},
 		{"read_text_file", map[string]any{"workdir": "wd", "path": ".hidden.txt"}, "HIDDEN_PATH_NOT_ALLOWED: wd:/.hidden.txt"},
@@ -572,7 +572,7 @@ func TestToolErrors(t *testing.T) {
 		{"read_text_file", map[string]any{"workdir": "wd", "path": "sub"}, "NOT_A_FILE: wd:/sub"},
 		{"read_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt", "start_line": 99}, "LINE_OUT_OF_RANGE: wd:/sub/a.txt"},
 		{"list_directory", map[string]any{"workdir": "wd", "path": "README.md"}, "NOT_A_DIRECTORY: wd:/README.md"},
-		{"list_directory", map[string]any{"workdir": "wd", "path": ".."}, "PATH_OUTSIDE_WORKDIR: wd:/"},
+		{"list_directory", map[string]any{"workdir": "wd", "path": ".."}, "PATH_OUTSIDE_WORKDIR: .. "},
 		{"stat_file", map[string]any{"workdir": "wd", "path": ".hidden.txt"}, "HIDDEN_PATH_NOT_ALLOWED: wd:/.hidden.txt"},
 		{"stat_file", map[string]any{"workdir": "wd", "path": "sub\\a.txt"}, "PATH_NOT_FOUND: "}, // one name, not sub/a.txt
 		{"stat_file", map[string]any{"workdir": "wd", "path": "\\\\host\\share"}, "INVALID_PATH: "},
@@ -1036,7 +1036,7 @@ func TestStdio(t *testing.T) {
 	if rd.Content != aText {
 		t.Errorf("read_text_file = %+v", rd)
 	}
-	toolErr(t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "../secret.txt"}), "PATH_OUTSIDE_WORKDIR: wd:/")
+	toolErr(t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "../secret.txt"}), "PATH_OUTSIDE_WORKDIR: ../secret.txt ")
 	rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "serverfs://wd/sub/a.txt"})
 	if err != nil || rr.Contents[0].Text != aText {
 		t.Errorf("resource: %v %+v", err, rr)
