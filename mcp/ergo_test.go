@@ -194,3 +194,36 @@ func TestPathEchoedAsSent(t *testing.T) {
 		}
 	}
 }
+
+// TestNotFoundNearMisses: PATH_NOT_FOUND names up to three entries that
+// differ only in case from the missing component, never a denied one.
+func TestNotFoundNearMisses(t *testing.T) {
+	e := newEnv(t)
+	for _, n := range []string{"A.txt", "a.TXT", "A.TXT", "a.Txt"} {
+		writeFile(t, filepath.Join(e.root, "sub", n), []byte("x\n"))
+	}
+	cs := e.client(t, e.serveHTTP(t))
+	for _, c := range []struct {
+		tool, path, want string
+	}{
+		{"read_text_file", "readme.md", "PATH_NOT_FOUND: wd:/readme.md does not exist; differs only in case: README.md"},
+		{"stat_file", "SUB/a.txt", "PATH_NOT_FOUND: wd:/SUB/a.txt does not exist; differs only in case: sub/a.txt"},
+		{"list_directory", "Config", "PATH_NOT_FOUND: wd:/Config does not exist; differs only in case: config"},
+		// Five names differ only in case: three are named.
+		{"stat_file", "sub/a.txT", "PATH_NOT_FOUND: wd:/sub/a.txT does not exist; differs only in case: sub/A.TXT, sub/A.txt, sub/a.TXT"},
+		// No near miss: the message is as before.
+		{"stat_file", "nothing.md", "PATH_NOT_FOUND: wd:/nothing.md does not exist"},
+	} {
+		args := map[string]any{"workdir": "wd", "path": c.path}
+		if text := toolErr(t, e.call(t, cs, c.tool, args), "PATH_NOT_FOUND: "); text != c.want {
+			t.Errorf("%s %s: %q, want %q", c.tool, c.path, text, c.want)
+		}
+	}
+	// "id_rſa" (a long s) is not denied, and folds to id_rsa, which is:
+	// the denied name is not named. Hidden names start with ".", which
+	// has no other case, so no visible name folds to one.
+	text := toolErr(t, e.call(t, cs, "stat_file", map[string]any{"workdir": "wd", "path": "id_r\u017fa"}), "PATH_NOT_FOUND: ")
+	if strings.Contains(text, "differs") || strings.Contains(text, "id_rsa") {
+		t.Errorf("a denied sibling is named: %q", text)
+	}
+}
