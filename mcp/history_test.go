@@ -1,10 +1,13 @@
 package mcp
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/serverfs/serverfs/git"
 )
 
 // TestRepoHistoryTool: read_repo_history over HTTP answers git's log,
@@ -29,6 +32,10 @@ func TestRepoHistoryTool(t *testing.T) {
 	out := structured[readRepoHistoryOut](t, e.call(t, cs, "read_repo_history", map[string]any{"workdir": "wd", "view": "log"}))
 	if out.Log == nil || len(out.Log.Commits) != 2 {
 		t.Fatalf("log: %+v", out.Log)
+	}
+	// A limit above the maximum is clamped, with a note.
+	if res := e.call(t, cs, "read_repo_history", map[string]any{"workdir": "wd", "view": "log", "limit": 1 << 40}); !strings.Contains(resultText(res), fmt.Sprintf("limit clamped to %d", git.MaxLogCommits)) {
+		t.Errorf("log limit 1<<40: %s", resultText(res))
 	}
 	c := out.Log.Commits[0]
 	if head := strings.TrimSpace(gitIn(t, e.root, "rev-parse", "HEAD")); c.ID != head || c.Subject != "second" || c.Body != "with a body" || c.HiddenFiles != 2 ||
