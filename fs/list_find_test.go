@@ -304,7 +304,7 @@ func TestStat(t *testing.T) {
 func TestGlobFold(t *testing.T) {
 	for _, c := range []struct {
 		pattern, rel, base string
-		want              bool
+		want               bool
 	}{
 		{"*DIAL*", "net/dial.go", "dial.go", true},
 		{"*.GO", "a/B.go", "B.go", true},
