@@ -261,8 +261,12 @@ type Error struct {
 	Code    Code
 	Workdir string // workdir alias; empty when the error is not about one
 	Path    string // workdir-relative path, "" for the workdir root
-	Msg     string // short explanation, no host paths
-	Err     error  // underlying cause (an errno, ...); never shown to agents
+	// Sent: Path is the path as the agent sent it (absolute, climbing
+	// out, unusable), not a workdir-relative one, so it is shown alone:
+	// "wd:/" before "/etc/passwd" would name a path that was never sent.
+	Sent bool
+	Msg  string // short explanation, no host paths
+	Err  error  // underlying cause (an errno, ...); never shown to agents
 }
 
 // Error renders "CODE: alias:/rel/path message". The underlying cause is
@@ -281,11 +285,14 @@ func (e *Error) Error() string {
 	}
 }
 
-// Location renders the place an error is about as "alias:/rel/path", or ""
-// when it is not about a workdir.
+// Location renders the place an error is about as "alias:/rel/path" (a
+// path as sent alone, when Sent), or "" when it is not about a workdir.
 func (e *Error) Location() string {
 	if e.Workdir == "" {
 		return ""
+	}
+	if e.Sent {
+		return e.Path
 	}
 	return e.Workdir + ":/" + e.Path
 }

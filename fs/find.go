@@ -19,11 +19,25 @@ const maxPatternBytes = glob.MaxPatternBytes
 type Glob struct {
 	pattern string
 	full    bool // the pattern holds "/": match the relative path
+	fold    bool // letters match either case: pattern and names lower-cased
 	g       *glob.Pattern
 }
 
+// foldCase lower-cases s rune by rune (Unicode simple mapping, as
+// strings.ToLower): the glob's operators are ASCII punctuation, which it
+// leaves alone, and a name folds the same way, so a folded pattern
+// matches a folded name exactly when the two differ only in case. It
+// keeps the rune count, so matching stays linear in the name.
+func foldCase(s string) string { return strings.ToLower(s) }
+
 // CompileGlob compiles pattern, or returns INVALID_PATTERN. It never panics.
-func CompileGlob(pattern string) (g *Glob, err error) {
+func CompileGlob(pattern string) (g *Glob, err error) { return compileGlob(pattern, false) }
+
+// CompileGlobFold is CompileGlob for a pattern whose letters match either
+// case (as find -iname).
+func CompileGlobFold(pattern string) (*Glob, error) { return compileGlob(pattern, true) }
+
+func compileGlob(pattern string, fold bool) (g *Glob, err error) {
 	bad := func(msg string) error {
 		return newErr(CodeInvalidPattern, "", "", fmt.Sprintf("%q %s", displayValue(pattern), msg), nil)
 	}
@@ -42,14 +56,18 @@ func CompileGlob(pattern string) (g *Glob, err error) {
 			g, err = nil, bad("cannot be compiled")
 		}
 	}()
-	p, cerr := glob.Compile(pattern)
+	src := pattern
+	if fold {
+		src = foldCase(pattern)
+	}
+	p, cerr := glob.Compile(src)
 	if ge, ok := cerr.(*glob.Error); ok && ge.Limit {
 		return nil, bad(ge.Reason)
 	}
 	if cerr != nil {
 		return nil, bad(fmt.Sprintf("is malformed: %v", cerr))
 	}
-	return &Glob{pattern: pattern, full: strings.Contains(pattern, "/"), g: p}, nil
+	return &Glob{pattern: pattern, full: strings.Contains(pattern, "/"), fold: fold, g: p}, nil
 }
 
 // String returns the pattern text.
@@ -58,10 +76,14 @@ func (g *Glob) String() string { return g.pattern }
 // Match reports whether the entry with path rel (relative to the search
 // root) and base name matches.
 func (g *Glob) Match(rel, base string) bool {
+	s := base
 	if g.full {
-		return g.g.Match(rel)
+		s = rel
 	}
-	return g.g.Match(base)
+	if g.fold {
+		s = foldCase(s)
+	}
+	return g.g.Match(s)
 }
 
 // FindMatch is one entry found by Find.
@@ -96,10 +118,24 @@ func (f *FS) Find(ctx context.Context, alias, raw, pattern string, limit int) (*
 	return f.FindFrom(ctx, alias, raw, pattern, limit, "")
 }
 
+// FindOptions are the choices of FindWith beyond the path and pattern.
+type FindOptions struct {
+	Limit  int    // 0: the default
+	Cursor string // NextCursor of an earlier answer to the same find
+	// IgnoreCase: the pattern's letters match either case (find -iname).
+	IgnoreCase bool
+}
+
 // FindFrom is Find resuming after cursor, the NextCursor of an earlier
 // answer with the same workdir, path and pattern ("" starts at the top).
 // A truncated answer carries NextCursor when it can be continued.
 func (f *FS) FindFrom(ctx context.Context, alias, raw, pattern string, limit int, cursor string) (*FindResult, error) {
+	return f.FindWith(ctx, alias, raw, pattern, FindOptions{Limit: limit, Cursor: cursor})
+}
+
+// FindWith is Find with options.
+func (f *FS) FindWith(ctx context.Context, alias, raw, pattern string, o FindOptions) (*FindResult, error) {
+	limit, cursor := o.Limit, o.Cursor
 	w, err := f.Workdir(alias)
 	if err != nil {
 		return nil, err
@@ -110,7 +146,7 @@ func (f *FS) FindFrom(ctx context.Context, alias, raw, pattern string, limit int
 	if limit < 1 || limit > f.limits.MaxSearchResults {
 		return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("limit must be between 1 and %d", f.limits.MaxSearchResults), nil)
 	}
-	g, err := CompileGlob(pattern)
+	g, err := compileGlob(pattern, o.IgnoreCase)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +158,9 @@ func (f *FS) FindFrom(ctx context.Context, alias, raw, pattern string, limit int
 	defer cancel()
 	prefix := rp.String()
 	key := CursorKey("find", w.alias, prefix, pattern)
+	if o.IgnoreCase {
+		key = CursorKey("find", w.alias, prefix, pattern, "i")
+	}
 	var from *Cursor
 	if cursor != "" {
 		c, err := DecodeCursor(cursor, key)

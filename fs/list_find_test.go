@@ -298,3 +298,36 @@ func TestStat(t *testing.T) {
 		t.Fatalf("root: %+v %v", fi, err)
 	}
 }
+
+// TestGlobFold: a folded glob matches names differing only in case, its
+// operators unchanged; the plain glob does not.
+func TestGlobFold(t *testing.T) {
+	for _, c := range []struct {
+		pattern, rel, base string
+		want               bool
+	}{
+		{"*DIAL*", "net/dial.go", "dial.go", true},
+		{"*.GO", "a/B.go", "B.go", true},
+		{"[A-C]*.md", "b.md", "b.md", true},
+		{"{readme,notes}.MD", "NOTES.md", "NOTES.md", true},
+		{"SRC/**/*.go", "src/x/y.go", "y.go", true},
+		{"\u212Aelvin", "kelvin", "kelvin", true}, // the Kelvin sign folds to k
+		{"*.md", "a.txt", "a.txt", false},
+		{"a?c", "a/c", "c", false},
+	} {
+		g, err := CompileGlobFold(c.pattern)
+		if err != nil {
+			t.Fatalf("%s: %v", c.pattern, err)
+		}
+		if got := g.Match(c.rel, c.base); got != c.want {
+			t.Errorf("fold %s on %s: %v, want %v", c.pattern, c.rel, got, c.want)
+		}
+	}
+	g, err := CompileGlob("*DIAL*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Match("dial.go", "dial.go") {
+		t.Error("a case-sensitive glob matched another case")
+	}
+}

@@ -266,7 +266,7 @@ func (w *Workdir) CleanPath(raw string) (string, error) {
 func (w *Workdir) clean(raw string) (relPath, error) {
 	rp, e := cleanPath(raw)
 	if e != nil {
-		e.Workdir = w.alias
+		e.Workdir, e.Sent = w.alias, true
 		return relPath{}, e
 	}
 	if code, msg := w.policy.check(rp); code != "" {
@@ -304,6 +304,9 @@ func (w *Workdir) openAs(raw string, want EntryType) (int, relPath, unix.Stat_t,
 		return -1, rp, unix.Stat_t{}, newErr(CodeNotAFile, w.alias, rp.String(), "ends with '/' but a file was expected", nil)
 	}
 	fd, st, err := w.openVerified(w.rootFD, rp.comps, rp, want)
+	if err != nil {
+		err = w.withNearMisses(err, rp)
+	}
 	return fd, rp, st, err
 }
 
@@ -424,7 +427,7 @@ func (w *Workdir) lstatPath(raw string) (relPath, unix.Stat_t, error) {
 	}
 	st, err := w.lstatAt(w.rootFD, rp.comps, rp)
 	if err != nil {
-		return rp, st, err
+		return rp, st, w.withNearMisses(err, rp)
 	}
 	if rp.wantDir && typeOfMode(st.Mode) != TypeDirectory {
 		return rp, st, newErr(CodeNotADirectory, w.alias, rp.String(), "ends with '/' but is not a directory", nil)

@@ -15,8 +15,8 @@ import (
 // each a list of names (a directory's ending in "/"), so no path prefix is
 // repeated and no type word is spent on files or directories; symlinks and
 // other entries, rare in a find, have maps of their own. The text content
-// is not the JSON again but one line per match, its path relative to the
-// searched path in walk order (as rg --files prints paths), for clients
+// is not the JSON again but one line per match, its workdir-relative path
+// in walk order (as rg --files prints paths), for clients
 // that show the model only the text; the README says why.
 
 // findOut is find_files' answer.
@@ -39,17 +39,40 @@ type findOut struct {
 	// NextCursor, on a truncated answer that can be continued: pass it as
 	// cursor to resume right after the last match.
 	NextCursor string `json:"next_cursor,omitempty"`
+	// Hint, on an answer without matches, says "0 matches" and what the
+	// find left out that may have been meant.
+	Hint string `json:"hint,omitempty"`
 
 	lines []string // the text content's match lines, in walk order
 }
 
 func findFiles(ctx context.Context, d *Deps, in findFilesIn) (*findOut, callInfo, error) {
 	info := callInfo{workdir: in.Workdir, path: in.Path}
-	r, err := d.FS.FindFrom(ctx, in.Workdir, in.Path, in.Pattern, in.Limit, in.Cursor)
+	r, err := d.FS.FindWith(ctx, in.Workdir, in.Path, in.Pattern, sfs.FindOptions{Limit: in.Limit, Cursor: in.Cursor, IgnoreCase: !in.CaseSensitive})
 	if err != nil {
 		return nil, info, err
 	}
-	return compactFind(r), info, nil
+	out := compactFind(r)
+	if r.Returned == 0 && !r.Truncated {
+		out.Hint = emptyFindHint(in.CaseSensitive, d.FS.Policy().AllowHidden())
+	}
+	return out, info, nil
+}
+
+// emptyFindHint is the line of a find that matched nothing: "0 matches"
+// and what the search left out that the agent may have meant, each only
+// when true for this call and configuration.
+func emptyFindHint(caseSensitive, allowHidden bool) string {
+	s := "0 matches"
+	var why []string
+	if caseSensitive {
+		why = append(why, "the pattern matched case-sensitively (case_sensitive false ignores case)")
+	}
+	if !allowHidden {
+		why = append(why, "hidden entries (names starting with .) are never searched")
+	}
+	why = append(why, "credential files are never searched")
+	return s + "; " + strings.Join(why, "; ")
 }
 
 // compactFind groups a find's matches by directory below its path.
@@ -80,7 +103,9 @@ func compactFind(r *sfs.FindResult) *findOut {
 			*group = map[string][]string{}
 		}
 		(*group)[dir] = append((*group)[dir], name)
-		out.lines = append(out.lines, findLine(rel, m.Type)+suffix)
+		// The text's paths are workdir-relative, as every tool takes
+		// them, so that a line can be passed on as it is.
+		out.lines = append(out.lines, findLine(m.Path, m.Type)+suffix)
 	}
 	return out
 }
@@ -99,7 +124,7 @@ func findLine(rel string, t sfs.EntryType) string {
 }
 
 // Text is the text content of a find: a first line "workdir:/path
-// pattern", one line per match with its path relative to path ("dir/" for
+// pattern", one line per match with its workdir-relative path ("dir/" for
 // a directory, "link@" for a symlink, "name (other)" for anything else),
 // then, when truncated, why, the entries scanned and the next cursor.
 func (o *findOut) Text() string {
@@ -107,6 +132,10 @@ func (o *findOut) Text() string {
 	writeHead(&b, o.Workdir, o.Path, o.Pattern)
 	for _, l := range o.lines {
 		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	if o.Hint != "" {
+		b.WriteString(o.Hint)
 		b.WriteByte('\n')
 	}
 	if o.Truncated {

@@ -1,10 +1,13 @@
 package mcp
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/serverfs/serverfs/git"
 )
 
 // TestRepoHistoryTool: read_repo_history over HTTP answers git's log,
@@ -29,6 +32,10 @@ func TestRepoHistoryTool(t *testing.T) {
 	out := structured[readRepoHistoryOut](t, e.call(t, cs, "read_repo_history", map[string]any{"workdir": "wd", "view": "log", "files": true}))
 	if out.Log == nil || len(out.Log.Commits) != 2 {
 		t.Fatalf("log: %+v", out.Log)
+	}
+	// A limit above the maximum is clamped, with a note.
+	if res := e.call(t, cs, "read_repo_history", map[string]any{"workdir": "wd", "view": "log", "limit": 1 << 40}); !strings.Contains(resultText(res), fmt.Sprintf("limit clamped to %d", git.MaxLogCommits)) {
+		t.Errorf("log limit 1<<40: %s", resultText(res))
 	}
 	c := out.Log.Commits[0]
 	if head := strings.TrimSpace(gitIn(t, e.root, "rev-parse", "HEAD")); c.ID != head || c.Subject != "second" || c.Body != "with a body" || c.HiddenFiles != 2 ||
@@ -65,7 +72,7 @@ func TestRepoHistoryTool(t *testing.T) {
 		{map[string]any{"workdir": "wd", "view": "log", "rev": "main..main"}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "log", "rev": "refs/remotes/origin/main"}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "log", "rev": "nosuchbranch"}, "REV_NOT_FOUND: "},
-		{map[string]any{"workdir": "wd", "view": "log", "limit": 1 << 40}, "INVALID_ARGUMENT: "},
+		{map[string]any{"workdir": "wd", "view": "log", "limit": 0}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "log", "paths": []string{"id_rsa"}}, "DENIED_PATH: "},
 		{map[string]any{"workdir": "wd", "view": "log", "paths": []string{".hidden.txt"}}, "HIDDEN_PATH_NOT_ALLOWED: "},
 		{map[string]any{"workdir": "wd", "view": "log", "paths": []string{".git/config"}}, "HIDDEN_PATH_NOT_ALLOWED: "},
@@ -73,13 +80,13 @@ func TestRepoHistoryTool(t *testing.T) {
 		{map[string]any{"workdir": "wd", "view": "show", "rev": "--output=probe-out"}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "show", "rev": "HEAD~1"}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "show", "paths": []string{"id_rsa"}}, "DENIED_PATH: "},
-		{map[string]any{"workdir": "wd", "view": "show", "max_bytes": 1 << 40}, "INVALID_ARGUMENT: "},
+		{map[string]any{"workdir": "wd", "view": "show", "max_bytes": 1}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "blame"}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "show", "files": true}, "INVALID_ARGUMENT: "},
 		{map[string]any{"workdir": "wd", "view": "blame", "path": "id_rsa"}, "DENIED_PATH: "},
 		{map[string]any{"workdir": "wd", "view": "blame", "path": ".hidden.txt"}, "HIDDEN_PATH_NOT_ALLOWED: "},
 		{map[string]any{"workdir": "wd", "view": "blame", "path": "sub/a.txt", "rev": "-p"}, "INVALID_ARGUMENT: "},
-		{map[string]any{"workdir": "wd", "view": "blame", "path": "sub/a.txt", "start_line": 1, "max_lines": 100000}, "INVALID_ARGUMENT: "},
+		{map[string]any{"workdir": "wd", "view": "blame", "path": "sub/a.txt", "start_line": 1, "max_lines": 0}, "INVALID_ARGUMENT: "},
 	} {
 		toolErr(t, e.call(t, cs, "read_repo_history", c.args), c.prefix)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"runtime/debug"
 	"slices"
@@ -121,7 +122,7 @@ func instrument[In, Out any](d *Deps, name string, cost costFn, args *argDecoder
 			}
 			d.Log.toolCall(name, time.Since(start), code, info)
 		}()
-		in, err := args.decode(req.Params.Arguments)
+		in, notes, err := args.decodeNotes(req.Params.Arguments)
 		if err != nil {
 			return nil, nil
 		}
@@ -150,12 +151,47 @@ func instrument[In, Out any](d *Deps, name string, cost costFn, args *argDecoder
 		if info.bytes == 0 {
 			info.bytes = len(b)
 		}
+		b = addNotes(b, notes)
 		text := string(b)
 		if t, ok := any(out).(texter); ok {
 			text = t.Text()
+			if len(notes) > 0 && text != "" && !strings.HasSuffix(text, "\n") {
+				text += "\n"
+			}
+			text += noteLines(notes)
 		}
 		return &sdk.CallToolResult{StructuredContent: encodedJSON(b), Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
 	}
+}
+
+// addNotes adds notes (what the server changed in the arguments, such as
+// a clamped limit) to the JSON object b as "notes".
+func addNotes(b []byte, notes []string) []byte {
+	if len(notes) == 0 || len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+		return b
+	}
+	nb, err := json.Marshal(notes)
+	if err != nil {
+		return b
+	}
+	out := append(make([]byte, 0, len(b)+len(nb)+12), b[:len(b)-1]...)
+	if len(b) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, `"notes":`...)
+	out = append(out, nb...)
+	return append(out, '}')
+}
+
+// noteLines are notes as the last lines of a text content: "note: ...".
+func noteLines(notes []string) string {
+	var b strings.Builder
+	for _, n := range notes {
+		b.WriteString("note: ")
+		b.WriteString(n)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // texter is an output whose text content is its own rendering rather
@@ -342,44 +378,72 @@ func flatStruct(t reflect.Type) bool {
 }
 
 func (a *argDecoder[In]) decode(raw json.RawMessage) (In, error) {
+	in, _, err := a.decodeNotes(raw)
+	return in, err
+}
+
+// decodeNotes is decode that clamps a number above its maximum to the
+// maximum instead of refusing it, with a note saying so for the answer.
+func (a *argDecoder[In]) decodeNotes(raw json.RawMessage) (In, []string, error) {
 	if in, ok := a.plainStrings(raw); ok {
-		return in, nil
+		return in, nil, nil
 	}
-	var in In
+	in, notes, err := a.decodeAll(raw)
+	return in, notes, err
+}
+
+func (a *argDecoder[In]) decodeAll(raw json.RawMessage) (in In, notes []string, _ error) {
 	var m map[string]json.RawMessage
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &m); err != nil {
-			return in, argErr("validating \"arguments\": %v", err)
+			return in, nil, argErr("validating \"arguments\": %v", err)
 		}
 	}
+	var clamped map[string]float64
 	for k, v := range m {
 		p, ok := a.props[k]
 		if !ok {
-			return in, argErr("validating \"arguments\": unexpected additional property %q", k)
+			return in, nil, argErr("validating \"arguments\": unexpected additional property %q", k)
 		}
 		if !p.nullable && string(v) == "null" {
-			return in, argErr("validating \"arguments\": property %q: null is not allowed", k)
+			return in, nil, argErr("validating \"arguments\": property %q: null is not allowed", k)
 		}
 		if p.min != nil || p.max != nil {
 			f, err := strconv.ParseFloat(string(v), 64)
-			if err != nil {
-				return in, argErr("validating \"arguments\": property %q: %s is not a number", k, v)
+			if err != nil && !(errors.Is(err, strconv.ErrRange) && f > 0) {
+				return in, nil, argErr("validating \"arguments\": property %q: %s is not a number", k, v)
 			}
 			if p.min != nil && f < *p.min {
-				return in, argErr("validating \"arguments\": property %q: %s is below the minimum %v", k, v, *p.min)
+				return in, nil, argErr("validating \"arguments\": property %q: %s is below the minimum %v", k, v, *p.min)
 			}
 			if p.max != nil && f > *p.max {
-				return in, argErr("validating \"arguments\": property %q: %s is above the maximum %v", k, v, *p.max)
+				// Every bounded property is a read limit: its maximum
+				// gives what the call can, which is what the agent
+				// wanted, where a refusal would only cost a retry.
+				if clamped == nil {
+					clamped = map[string]float64{}
+				}
+				clamped[k] = *p.max
 			}
+		}
+	}
+	if len(clamped) > 0 {
+		for _, k := range slices.Sorted(maps.Keys(clamped)) {
+			m[k] = json.RawMessage(strconv.FormatFloat(clamped[k], 'f', -1, 64))
+			notes = append(notes, k+" clamped to "+strconv.FormatFloat(clamped[k], 'f', -1, 64))
+		}
+		var err error
+		if raw, err = json.Marshal(m); err != nil {
+			return in, nil, argErr("%v", err)
 		}
 	}
 	for _, r := range a.required {
 		if _, ok := m[r]; !ok {
-			return in, argErr("validating \"arguments\": missing required property %q", r)
+			return in, nil, argErr("validating \"arguments\": missing required property %q", r)
 		}
 	}
 	if len(m) == 0 && len(a.defaults) == 0 {
-		return in, nil
+		return in, notes, nil
 	}
 	if a.defaultsJSON != nil {
 		// The arguments decoded over the defaults: each present property
@@ -388,7 +452,7 @@ func (a *argDecoder[In]) decode(raw json.RawMessage) (In, error) {
 			dec := json.NewDecoder(bytes.NewReader(raw))
 			dec.DisallowUnknownFields()
 			if len(m) == 0 || dec.Decode(&in) == nil {
-				return in, nil
+				return in, notes, nil
 			}
 		}
 		// A type error: the merged decode below words it as before
@@ -405,14 +469,14 @@ func (a *argDecoder[In]) decode(raw json.RawMessage) (In, error) {
 	}
 	merged, err := json.Marshal(m)
 	if err != nil {
-		return in, argErr("%v", err)
+		return in, nil, argErr("%v", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(merged))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return in, argErr("%s", describeDecodeError(err))
+		return in, nil, argErr("%s", describeDecodeError(err))
 	}
-	return in, nil
+	return in, notes, nil
 }
 
 // describeDecodeError words a JSON decoding error for an agent, in terms

@@ -191,7 +191,8 @@ func treeOut(t *sfs.Tree, times bool) *listOut {
 // "name@" for a symlink and "name (other)" for anything else, then the
 // modification time with times. A name that could be misread (spaces at
 // its ends, control characters, a leading quote, bytes that are not UTF-8)
-// is quoted as in Go. A last line says how to continue.
+// is quoted as in Go. A last line says how to continue ("has_more:
+// next_offset N of TOTAL", the total when known).
 func (o *listOut) Text() string {
 	var b strings.Builder
 	writeHead(&b, o.Workdir, o.Path)
@@ -226,6 +227,12 @@ func (o *listOut) Text() string {
 	case o.HasMore:
 		b.WriteString("has_more: next_offset ")
 		b.WriteString(strconv.Itoa(o.NextOffset))
+		if o.Total > 0 {
+			// Known for a one-level listing; a tree stops reading at the
+			// page's end.
+			b.WriteString(" of ")
+			b.WriteString(strconv.Itoa(o.Total))
+		}
 		b.WriteByte('\n')
 	case o.Truncated != "":
 		writeTruncated(&b, o.Truncated, "")

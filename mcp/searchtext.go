@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/search"
 )
 
@@ -18,7 +19,8 @@ import (
 // The few flags (a cut text, a compressed file) are lists of their own.
 // The text content is not the JSON again but lines as rg prints them with
 // --heading: a file's path, then "line:text" for a match ("line-text" for
-// context, "--" between blocks), a blank line between files; the README
+// context, "--" between blocks), a blank line between files, each path
+// workdir-relative (as every tool takes them); the README
 // says why.
 
 // searchTextOut is search_text's answer.
@@ -39,8 +41,15 @@ type searchTextOut struct {
 	// line-text limit.
 	TextTruncated map[string][]int `json:"text_truncated,omitempty"`
 	// Compressed lists the .gz and .zst files among the results.
-	Compressed      []string       `json:"compressed,omitempty"`
-	Total           int            `json:"total,omitempty"` // count mode: the sum of the counts
+	Compressed []string `json:"compressed,omitempty"`
+	// Revisions (output lines, rw workdirs) maps each file with matching
+	// lines to its revision, the expected_revision edit_text_file takes.
+	Revisions map[string]string `json:"revisions,omitempty"`
+	// Total (count mode) is every file's matching lines, those past the
+	// page included, unless TotalIncomplete says why not (timeout,
+	// walk_limit, or counted from the cursor on).
+	Total           int            `json:"total,omitempty"`
+	TotalIncomplete string         `json:"total_incomplete,omitempty"`
 	Returned        int            `json:"returned"`
 	Truncated       bool           `json:"truncated,omitempty"`
 	TruncatedReason string         `json:"truncated_reason,omitempty"`
@@ -50,7 +59,8 @@ type searchTextOut struct {
 	Skipped         search.Skipped `json:"skipped,omitzero"`
 	Hint            string         `json:"hint,omitempty"`
 
-	r *search.Result // for the text content
+	r    *search.Result    // for the text content
+	revs map[string]string // Revisions by workdir-relative path
 }
 
 // searchBlock is a run of consecutive lines of a file: the first line's
@@ -68,12 +78,77 @@ func searchText(ctx context.Context, d *Deps, in searchTextIn) (*searchTextOut, 
 	if err != nil {
 		return nil, info, err
 	}
-	return compactSearch(r), info, nil
+	out := compactSearch(r)
+	if err := addRevisions(ctx, d, out); err != nil {
+		return nil, info, err
+	}
+	return out, info, nil
+}
+
+// addRevisions gives each file with matching lines of a search in a rw
+// workdir its revision, as stat_file computes it, so that an edit can
+// follow the search without a stat_file: once per file with results,
+// none for a file only scanned. The files and count modes have none: an
+// edit needs the lines, and reading them gives the revision. Compressed
+// files have none either: no text edit applies to them. The revision is
+// of the file when it is hashed, after the search read it: if it changed
+// in between, the edit's old_text is checked against that newer content,
+// which the revision names.
+func addRevisions(ctx context.Context, d *Deps, out *searchTextOut) error {
+	r := out.r
+	if r.Matches == nil && r.Blocks == nil {
+		return nil
+	}
+	w, err := d.FS.Workdir(r.Workdir)
+	if err != nil || w.Mode() != sfs.ModeReadWrite {
+		return nil
+	}
+	add := func(p string, compressed bool) error {
+		if _, done := out.revs[p]; done || compressed {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if out.revs == nil {
+			out.revs, out.Revisions = map[string]string{}, map[string]string{}
+		}
+		fi, err := d.FS.Stat(r.Workdir, p)
+		out.revs[p] = "" // tried: a file gone or too large has none
+		if err == nil && fi.Revision != "" {
+			out.revs[p] = fi.Revision
+			out.Revisions[out.rel(p)] = fi.Revision
+		}
+		return nil
+	}
+	for _, m := range r.Matches {
+		if err := add(m.Path, m.Compressed); err != nil {
+			return err
+		}
+	}
+	for _, b := range r.Blocks {
+		if err := add(b.Path, b.Compressed); err != nil {
+			return err
+		}
+	}
+	if len(out.Revisions) == 0 {
+		out.Revisions = nil
+	}
+	return nil
+}
+
+// rel is a workdir-relative path relative to the searched path, as the
+// structured content's keys are.
+func (o *searchTextOut) rel(p string) string {
+	if o.Path != "" {
+		return strings.TrimPrefix(p, o.Path+"/")
+	}
+	return p
 }
 
 // compactSearch groups a search's results by file below its path.
 func compactSearch(r *search.Result) *searchTextOut {
-	out := &searchTextOut{Workdir: r.Workdir, Path: r.Path, Query: r.Query, Total: r.Total, Returned: r.Returned, Truncated: r.Truncated,
+	out := &searchTextOut{Workdir: r.Workdir, Path: r.Path, Query: r.Query, Total: r.Total, TotalIncomplete: r.TotalIncomplete, Returned: r.Returned, Truncated: r.Truncated,
 		TruncatedReason: r.TruncatedReason, NextCursor: r.NextCursor, FilesScanned: r.FilesScanned, FilesSkipped: r.FilesSkipped,
 		Skipped: r.Skipped, Hint: r.Hint, r: r}
 	rel := func(p string) string {
@@ -136,8 +211,9 @@ func compactSearch(r *search.Result) *searchTextOut {
 }
 
 // Text is the text content of a search: a first line "workdir:/path
-// query", then each file's path (relative to path, quoted as in Go when a
-// line could misread it) followed by its lines, "line:text" for a match
+// query", then each file's workdir-relative path (quoted as in Go when a
+// line could misread it; then " revision R" where it has one) followed by
+// its lines, "line:text" for a match
 // and "line-text" for a context line ("--" between blocks, " […]" after a
 // cut text), a blank line between files; in the files and count modes one
 // line per file, "path" or "path:count". Last lines give the total, why
@@ -147,12 +223,9 @@ func (o *searchTextOut) Text() string {
 	r := o.r
 	var b strings.Builder
 	writeHead(&b, o.Workdir, o.Path, o.Query)
-	rel := func(p string) string {
-		if o.Path != "" {
-			p = strings.TrimPrefix(p, o.Path+"/")
-		}
-		return displayName(p)
-	}
+	// Paths are workdir-relative, as every tool takes them, so that a
+	// heading can be passed on as it is.
+	rel := displayName
 	line := func(n int, sep byte, text string, cut bool) {
 		b.WriteString(strconv.Itoa(n))
 		b.WriteByte(sep)
@@ -172,6 +245,10 @@ func (o *searchTextOut) Text() string {
 		}
 		prev = p
 		b.WriteString(rel(p))
+		if rev := o.revs[p]; rev != "" {
+			b.WriteString(" revision ")
+			b.WriteString(rev)
+		}
 		b.WriteByte('\n')
 		return true
 	}
@@ -202,9 +279,17 @@ func (o *searchTextOut) Text() string {
 	if len(r.Matches)+len(r.Blocks) > 0 {
 		b.WriteByte('\n')
 	}
-	if o.Total > 0 {
+	if o.Total > 0 || o.TotalIncomplete != "" {
 		b.WriteString("total: ")
+		if o.TotalIncomplete != "" {
+			b.WriteString("at least ")
+		}
 		b.WriteString(strconv.Itoa(o.Total))
+		if o.TotalIncomplete != "" {
+			b.WriteString(" (incomplete: ")
+			b.WriteString(o.TotalIncomplete)
+			b.WriteByte(')')
+		}
 		b.WriteByte('\n')
 	}
 	if o.Truncated {

@@ -428,14 +428,13 @@ func TestToolsList(t *testing.T) {
 	}
 	// The bounds are enforced, not only advertised.
 	for _, args := range []map[string]any{
-		{"workdir": "wd", "path": "big.txt", "max_lines": lim.MaxReadLines + 1},
 		{"workdir": "wd", "path": "big.txt", "start_line": 0},
 		{"workdir": "wd", "path": 5},
 		{"workdir": "wd"},
 	} {
 		toolErr(t, e.call(t, cs, "read_text_file", args), "INVALID_ARGUMENT: ")
 	}
-	toolErr(t, e.call(t, cs, "list_directory", map[string]any{"workdir": "wd", "limit": lim.MaxListEntries + 1}), "INVALID_ARGUMENT: ")
+	toolErr(t, e.call(t, cs, "list_directory", map[string]any{"workdir": "wd", "limit": 0}), "INVALID_ARGUMENT: ")
 	toolErr(t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "x", "limit": 0}), "INVALID_ARGUMENT: ")
 	if _, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "write_file", Arguments: map[string]any{}}); err == nil {
 		t.Error("an unknown tool was called")
@@ -477,7 +476,7 @@ func readChain(t *testing.T, e *testEnv, cs *sdk.ClientSession) {
 	if len(page.Entries) != 3 || page.Entries["compose.yml"] == nil || !page.HasMore || page.NextOffset != 5 {
 		t.Errorf("list_directory page = %+v", page)
 	}
-	if text, want := resultText(res), fmt.Sprintf("wd:/\ncompose.yml %d\nconfig/\nlink.txt@\nhas_more: next_offset 5\n", len(composeText)); text != want {
+	if text, want := resultText(res), fmt.Sprintf("wd:/\ncompose.yml %d\nconfig/\nlink.txt@\nhas_more: next_offset 5 of %d\n", len(composeText), len(wantEntries)); text != want {
 		t.Errorf("list_directory text %q, want %q", text, want)
 	}
 
@@ -507,16 +506,17 @@ func readChain(t *testing.T, e *testEnv, cs *sdk.ClientSession) {
 	if sr.Matches[1].Text != "DATABASE_URL = postgres://db/settings" {
 		t.Errorf("search_text line text %q", sr.Matches[1].Text)
 	}
-	// The text content is rg --heading's lines, paths relative to path.
+	// The text content is rg --heading's lines, paths workdir-relative.
 	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "path": "config", "query": "DATABASE_URL", "context": 1})
-	if text, want := resultText(res), "wd:/config DATABASE_URL\nsettings.ini\n2-host = db\n3:DATABASE_URL = postgres://db/settings\n\nfiles_scanned: 1\n"; text != want {
+	if text, want := resultText(res), "wd:/config DATABASE_URL\nconfig/settings.ini\n2-host = db\n3:DATABASE_URL = postgres://db/settings\n\nfiles_scanned: 1\n"; text != want {
 		t.Errorf("search_text text %q, want %q", text, want)
 	}
 	if so := structured[searchTextOut](t, res); fmt.Sprint(so.Blocks) != "map[settings.ini:[{2 [host = db DATABASE_URL = postgres://db/settings] [3]}]]" || so.Matches != nil {
 		t.Errorf("search_text context: %+v", so)
 	}
+	// The total is every file's, though the page holds one.
 	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "DATABASE_URL", "output": "count", "limit": 1})
-	if text, want := resultText(res), "wd:/ DATABASE_URL\ncompose.yml:1\ntotal: 1\ntruncated: limit; next_cursor "; !strings.HasPrefix(text, want) {
+	if text, want := resultText(res), "wd:/ DATABASE_URL\ncompose.yml:1\ntotal: 3\ntruncated: limit; next_cursor "; !strings.HasPrefix(text, want) {
 		t.Errorf("search_text count text %q, want %q...", text, want)
 	}
 	ci := searchResult(t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "database_url", "case_sensitive": false, "glob": "*.ini"}))
@@ -563,8 +563,8 @@ func TestToolErrors(t *testing.T) {
 		args   map[string]any
 		prefix string
 	}{
-		{"read_text_file", map[string]any{"workdir": "wd", "path": "../x"}, "PATH_OUTSIDE_WORKDIR: wd:/"},
-		{"read_text_file", map[string]any{"workdir": "wd", "path": "sub/../../secret.txt"}, "PATH_OUTSIDE_WORKDIR: wd:/"},
+		{"read_text_file", map[string]any{"workdir": "wd", "path": "../x"}, "PATH_OUTSIDE_WORKDIR: ../x "},
+		{"read_text_file", map[string]any{"workdir": "wd", "path": "sub/../../secret.txt"}, "PATH_OUTSIDE_WORKDIR: sub/../../secret.txt "},
 		{"read_text_file", map[string]any{"workdir": "wd", "path": "missing.txt"}, "PATH_NOT_FOUND: wd:/missing.txt"},
 		{"read_text_file", map[string]any{"workdir": "nope", "path": "a.txt"}, "WORKDIR_NOT_FOUND: "},
 		{"read_text_file", map[string]any{"workdir": "wd", "path": ".hidden.txt"}, "HIDDEN_PATH_NOT_ALLOWED: wd:/.hidden.txt"},
@@ -574,7 +574,7 @@ func TestToolErrors(t *testing.T) {
 		{"read_text_file", map[string]any{"workdir": "wd", "path": "sub"}, "NOT_A_FILE: wd:/sub"},
 		{"read_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt", "start_line": 99}, "LINE_OUT_OF_RANGE: wd:/sub/a.txt"},
 		{"list_directory", map[string]any{"workdir": "wd", "path": "README.md"}, "NOT_A_DIRECTORY: wd:/README.md"},
-		{"list_directory", map[string]any{"workdir": "wd", "path": ".."}, "PATH_OUTSIDE_WORKDIR: wd:/"},
+		{"list_directory", map[string]any{"workdir": "wd", "path": ".."}, "PATH_OUTSIDE_WORKDIR: .. "},
 		{"stat_file", map[string]any{"workdir": "wd", "path": ".hidden.txt"}, "HIDDEN_PATH_NOT_ALLOWED: wd:/.hidden.txt"},
 		{"stat_file", map[string]any{"workdir": "wd", "path": "sub\\a.txt"}, "PATH_NOT_FOUND: "}, // one name, not sub/a.txt
 		{"stat_file", map[string]any{"workdir": "wd", "path": "\\\\host\\share"}, "INVALID_PATH: "},
@@ -960,7 +960,7 @@ func TestCallLog(t *testing.T) {
 	do("read_text_file", map[string]any{"workdir": "wd", "path": "../x"}, want{workdir: "wd", path: "../x", code: "PATH_OUTSIDE_WORKDIR"})
 	do("list_directory", map[string]any{"workdir": "nope"}, want{workdir: "nope", code: "WORKDIR_NOT_FOUND"})
 	// Refused by the input schema before the handler runs: logged too.
-	do("read_text_file", map[string]any{"workdir": "wd", "path": "marker.txt", "max_lines": 100000}, want{code: "INVALID_ARGUMENT"})
+	do("read_text_file", map[string]any{"workdir": "wd", "path": "marker.txt", "max_lines": 0}, want{code: "INVALID_ARGUMENT"})
 	if _, err := cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "serverfs://wd/marker.txt"}); err != nil {
 		t.Fatal(err)
 	}
@@ -1038,7 +1038,7 @@ func TestStdio(t *testing.T) {
 	if rd.Content != aText {
 		t.Errorf("read_text_file = %+v", rd)
 	}
-	toolErr(t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "../secret.txt"}), "PATH_OUTSIDE_WORKDIR: wd:/")
+	toolErr(t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "../secret.txt"}), "PATH_OUTSIDE_WORKDIR: ../secret.txt ")
 	rr, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "serverfs://wd/sub/a.txt"})
 	if err != nil || rr.Contents[0].Text != aText {
 		t.Errorf("resource: %v %+v", err, rr)

@@ -235,6 +235,9 @@ type findFilesIn struct {
 	Pattern string `json:"pattern" jsonschema:"glob: * ? [a-z] {a,b}, ** across directories; without / it matches names (*.py), with / paths below path (src/**/*.go)"`
 	Limit   int    `json:"limit,omitempty"`
 	Cursor  string `json:"cursor,omitempty"`
+	// CaseSensitive defaults to false: an agent asking for *dial* means
+	// Dial.go too, as find -iname would find it.
+	CaseSensitive bool `json:"case_sensitive,omitempty"`
 }
 
 type searchTextIn struct {
@@ -413,6 +416,8 @@ func readTools(lim sfs.Limits, s surface) []tool {
 	readSchema := inputSchema[readTextFileIn](map[string]bound{"start_line": {1, 1 << 30, 1}, "max_lines": {1, lim.MaxReadLines, maxRead}, "tail": {0, lim.MaxReadLines, 0}})
 	searchSchema := inputSchema[searchTextIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults},
 		"context": {0, search.MaxContext, 0}, "before": {0, search.MaxContext, 0}, "after": {0, search.MaxContext, 0}})
+	findSchema := inputSchema[findFilesIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults}})
+	findSchema.Properties["case_sensitive"].Default = json.RawMessage("false")
 	searchSchema.Properties["output"].Enum = []any{search.OutputLines, search.OutputFiles, search.OutputCount}
 	searchSchema.Properties["output"].Default = json.RawMessage(`"lines"`)
 	searchSchema.Properties["case_sensitive"].Default = json.RawMessage("true")
@@ -466,7 +471,7 @@ func readTools(lim sfs.Limits, s surface) []tool {
 				Description: fmt.Sprintf("Find files and directories by name, never contents: a path per line (`dir/`, `link@`, `name (other)`). Globs ignore case unless case_sensitive. None: `0 matches` and why. "+
 					"`truncated: limit` (narrow path or pattern), `walk_limit` (%d entries) or `timeout` (%s), then `next_cursor C`: pass C as cursor.", lim.MaxWalkEntries, lim.SearchTimeout),
 				Annotations: readOnly("Find files"),
-				InputSchema: inputSchema[findFilesIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults}}),
+				InputSchema: findSchema,
 			},
 			register: register("find_files", findFiles),
 		},

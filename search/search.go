@@ -118,16 +118,21 @@ type Skipped struct {
 // Matches (lines), Blocks (lines with context) and Files (files, count)
 // is set.
 type Result struct {
-	Workdir         string    `json:"workdir"`
-	Path            string    `json:"path"`
-	Query           string    `json:"query"`
-	Matches         []Match   `json:"matches,omitzero"`
-	Blocks          []Block   `json:"blocks,omitzero"`
-	Files           []FileHit `json:"files,omitzero"`
-	Total           int       `json:"total,omitempty"`            // count mode: the sum of the counts listed
-	Returned        int       `json:"returned"`                   // matching lines, or files in the files and count modes
-	Truncated       bool      `json:"truncated"`                  // false: complete (in count mode: every count is exact and final)
-	TruncatedReason string    `json:"truncated_reason,omitempty"` // limit, bytes, timeout, walk_limit, depth
+	Workdir string    `json:"workdir"`
+	Path    string    `json:"path"`
+	Query   string    `json:"query"`
+	Matches []Match   `json:"matches,omitzero"`
+	Blocks  []Block   `json:"blocks,omitzero"`
+	Files   []FileHit `json:"files,omitzero"`
+	// Total (count mode) is the number of matching lines of every file
+	// the search read, those past the limit included; TotalIncomplete
+	// says why that is not every file's, when it is not: the walk or the
+	// timeout stopped the scan, or it started at a cursor.
+	Total           int    `json:"total,omitempty"`
+	TotalIncomplete string `json:"total_incomplete,omitempty"`
+	Returned        int    `json:"returned"`                   // matching lines, or files in the files and count modes
+	Truncated       bool   `json:"truncated"`                  // false: complete (in count mode: every count is exact and final)
+	TruncatedReason string `json:"truncated_reason,omitempty"` // limit, bytes, timeout, walk_limit, depth
 	// NextCursor, on a truncated answer that can be continued, resumes
 	// right after its last result when passed back as cursor.
 	NextCursor   string  `json:"next_cursor,omitempty"`
@@ -460,6 +465,16 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	res := col.res
 	limited := col.reason == sfs.TruncatedLimit || col.reason == TruncatedBytes
 	timedOut := !limited && ctx.Err() != nil
+	if req.Output == OutputCount {
+		switch {
+		case col.partial || ctx.Err() != nil: // in count mode only the timeout (or the client) cancels
+			res.TotalIncomplete = sfs.TruncatedTimeout
+		case walkRes.Truncated:
+			res.TotalIncomplete = walkRes.TruncatedReason
+		case cursor != nil:
+			res.TotalIncomplete = TotalFromCursor
+		}
+	}
 	res.Skipped.Ignored += walkSkipped.Ignored
 	res.FilesSkipped = res.Skipped.Binary + res.Skipped.TooLarge + res.Skipped.Unreadable + res.Skipped.Corrupt + res.Skipped.WindowTooLarge + res.Skipped.Ignored
 	res.Returned = col.returned
@@ -508,6 +523,10 @@ func (req Request) after() int {
 	return req.Context
 }
 
+// TotalFromCursor is why a count mode total that started at a cursor is
+// not every file's: the files before it are not counted.
+const TotalFromCursor = "counted from the cursor on"
+
 // collector builds the answer from file results taken in walk order.
 type collector struct {
 	req      Request
@@ -518,6 +537,11 @@ type collector struct {
 	done     bool       // nothing more is taken
 	reason   string     // why done: limit, bytes or "" (a partial file: timeout)
 	last     sfs.Cursor // the position after the last result taken
+	// paged (count mode): the page is full, but files are still read,
+	// counted in the total only, so that it is every file's.
+	paged bool
+	// partial (count mode): a file's count was cut (timeout).
+	partial bool
 }
 
 func newCollector(alias, rootPath string, req Request, lim sfs.Limits) *collector {
@@ -557,11 +581,19 @@ func (c *collector) take(r fileResult) {
 	switch {
 	case c.req.Output == OutputCount:
 		if r.partial {
-			c.done = true // a partial count is not a count: resume at this file
+			c.done, c.partial = true, true // a partial count is not a count: resume at this file
+			return
+		}
+		if c.paged {
+			c.res.Total += r.count
 			return
 		}
 		if r.count > 0 {
 			if c.full() {
+				// The page ends here (reason and last stay its own),
+				// the scan does not: the total counts on.
+				c.done, c.paged = false, true
+				c.res.Total += r.count
 				return
 			}
 			c.res.Files = append(c.res.Files, FileHit{Path: r.path, Count: r.count, Compressed: r.compressed})
