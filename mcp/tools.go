@@ -492,7 +492,7 @@ func readTools(lim sfs.Limits, s surface) []tool {
 			def: &sdk.Tool{
 				Name: "read_text_file",
 				Description: fmt.Sprintf("Read a UTF-8 text file (.gz, .zst too): a header line, then its lines exactly as in the file. "+
-					"Header `==> wd:path lines 41-80 of 120 <==`; `next start_line 81`: call again with start_line 81 for more.%s "+
+					"Header `==> wd:path lines 1-40 next start_line 41 <==`: call again with start_line 41 for more; `of N` once the end is read.%s "+
 					"At most %s (`cut at byte cap`: a compressed file past %s).", readRevision, sizeText(lim.MaxReadBytes), sizeText(lim.SearchMaxFileBytes)),
 				Annotations: readOnly("Read text file"),
 				InputSchema: readSchema,

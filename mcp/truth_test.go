@@ -370,7 +370,7 @@ func TestServedTextsAreTrue(t *testing.T) {
 				fmt.Sprintf("lines over %d bytes end", search.MaxLineText), fmt.Sprintf("files over %s and .gitignored ones", sizeText(lim.SearchMaxFileBytes)),
 				"for literal text (grep -F) or, with regex, RE2", "`N:text` match lines; context adds `N-text` lines, `--` between blocks", "`total: N` (complete or not)")
 			says("read_text_file", fmt.Sprintf("At most %s (`cut at byte cap`: a compressed file past %s)", sizeText(lim.MaxReadBytes), sizeText(lim.SearchMaxFileBytes)),
-				"`next start_line 81`: call again with start_line 81", "then its lines exactly as in the file")
+				"next start_line 41 <==`: call again with start_line 41", "then its lines exactly as in the file")
 			says("read_text_files", fmt.Sprintf("At most %s in all; `truncated: ...` last", sizeText(lim.MaxReadBytes)), "`==> wd:path CODE: message <==`")
 			// The revision: stated, with its size limit, exactly where a
 			// write tool can use it.
