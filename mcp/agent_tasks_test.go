@@ -33,6 +33,11 @@ func TestAgentTasks(t *testing.T) {
 	w(proj, "net/dialer_test.go", "package net\n\nimport \"testing\"\n\n// TODO: a real listener\nfunc TestDial(t *testing.T) {}\n")
 	w(proj, "docs/DIAL_NOTES.md", "Dialing notes.\nTODO: document retries\nTODO: document timeouts\n")
 	w(proj, "config/relay.toml", "upstream = \"upstream:80\"\n")
+	// A root commit of some size, as real ones are: a log must not list
+	// its files unless asked.
+	for i := range 45 {
+		w(proj, fmt.Sprintf("internal/gen/table%02d.go", i), fmt.Sprintf("package gen\n\n// Table%02d is generated.\nvar Table%02d = []int{%d}\n", i, i, i))
+	}
 	gitIn(t, proj, "init", "-q", "-b", "main")
 	gitIn(t, proj, "config", "user.name", "Dev One")
 	gitIn(t, proj, "config", "user.email", "dev@example.invalid")
@@ -141,7 +146,7 @@ func TestAgentTasks(t *testing.T) {
 	edit := call("edit_text_file", map[string]any{"workdir": "proj", "path": "README.md", "expected_revision": rev[1],
 		"edits": []map[string]any{{"old_text": "teh requests", "new_text": "the requests"}}})
 	has("edit", edit, "-Relay forwards teh requests", "+Relay forwards the requests")
-	has("commit", call("commit_repo_changes", map[string]any{"workdir": "proj", "paths": []string{"README.md"}, "message": "Fix a typo in the README"}), "Fix a typo in the README")
+	has("commit", call("commit_repo_changes", map[string]any{"workdir": "proj", "paths": []string{"README.md"}, "message": "Fix a typo in the README"}), "[main ", "] Fix a typo in the README\n  M README.md\n")
 	if got := gitIn(t, proj, "log", "-1", "--format=%s"); strings.TrimSpace(got) != "Fix a typo in the README" {
 		t.Errorf("git log -1: %q", got)
 	}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -10,6 +11,7 @@ import (
 	"github.com/serverfs/serverfs/bridge"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git"
+	"github.com/serverfs/serverfs/unidiff"
 )
 
 // The repository tools (issue 7), served only when some workdir enables
@@ -154,14 +156,56 @@ func inspectRepo(ctx context.Context, d *Deps, in inspectRepoIn) (*inspectRepoOu
 	return out, info, nil
 }
 
-func commitRepoChanges(ctx context.Context, d *Deps, in commitRepoChangesIn) (*git.CommitResult, callInfo, error) {
+func commitRepoChanges(ctx context.Context, d *Deps, in commitRepoChangesIn) (*commitOut, callInfo, error) {
 	info := callInfo{workdir: in.Workdir}
 	r, err := openRepo(d, in.Workdir)
 	if err != nil {
 		return nil, info, err
 	}
 	res, err := r.Commit(ctx, in.Paths, in.Message)
-	return res, info, err
+	if err != nil {
+		return nil, info, err
+	}
+	subject, _, _ := strings.Cut(in.Message, "\n")
+	return &commitOut{res, subject}, info, nil
+}
+
+// commitOut is a commit's answer: git.CommitResult's JSON; as text, what
+// git commit prints: the branch, the short id and the subject, then a
+// line per path changed.
+type commitOut struct {
+	*git.CommitResult
+	subject string
+}
+
+// Text is "[branch shortid] subject", then "  A path", "  M path",
+// "  D path" lines.
+func (o *commitOut) Text() string {
+	r := o.CommitResult
+	var b strings.Builder
+	b.WriteByte('[')
+	if r.Branch != "" {
+		b.WriteString(r.Branch)
+	} else {
+		b.WriteString("detached HEAD")
+	}
+	b.WriteByte(' ')
+	b.WriteString(r.Commit[:min(len(r.Commit), 10)])
+	b.WriteString("] ")
+	b.WriteString(o.subject)
+	b.WriteByte('\n')
+	for _, l := range []struct {
+		status string
+		paths  []string
+	}{{"A", r.Added}, {"M", r.Modified}, {"D", r.Deleted}} {
+		for _, p := range l.paths {
+			b.WriteString("  " + l.status + " " + unidiff.QuotePath(p) + "\n")
+		}
+	}
+	if r.HiddenDeleted > 0 {
+		b.WriteString("  and " + strconv.Itoa(r.HiddenDeleted) + " hidden paths deleted\n")
+	}
+	return b.String()
 }
 
 // changes is view changes: the status (only of paths, when given) and
