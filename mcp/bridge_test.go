@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -167,9 +168,14 @@ func TestBridgeAcceptanceFlow(t *testing.T) {
 	win := structured[sfs.TextWindow](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt"}))
 	structured[sfs.WriteResult](t, e.call(t, cs, "edit_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt", "expected_revision": win.Revision,
 		"edits": []map[string]any{{"old_text": "beta", "new_text": "beta TODO"}}}))
-	res := structured[bridge.ActionResult](t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": "wd", "action": "lint"}))
+	lintRes := e.call(t, cs, "run_repo_action", map[string]any{"workdir": "wd", "action": "lint"})
+	res := structured[bridge.ActionResult](t, lintRes)
 	if res.ExitCode == 0 || !strings.Contains(res.Stdout, "sub/a.txt") {
 		t.Fatalf("lint on a TODO: %+v", res)
+	}
+	// The text a model reads: how it ended, then the output as written.
+	if txt := resultText(lintRes); !strings.HasPrefix(txt, fmt.Sprintf("action lint: exit %d in ", res.ExitCode)) || !strings.Contains(txt, "\n--- stdout ---\n"+res.Stdout) {
+		t.Fatalf("lint text:\n%s", txt)
 	}
 	win = structured[sfs.TextWindow](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt"}))
 	structured[sfs.WriteResult](t, e.call(t, cs, "edit_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt", "expected_revision": win.Revision,
