@@ -18,7 +18,7 @@ import (
 // The few flags (a cut text, a compressed file) are lists of their own.
 // The text content is not the JSON again but lines as rg prints them with
 // --heading: a file's path, then "line:text" for a match ("line-text" for
-// context, "--" between blocks), a blank line between files; the README
+// context, "--" between blocks), a blank line between files; docs/search.md
 // says why.
 
 // searchTextOut is search_text's answer.
