@@ -191,7 +191,7 @@ func TestCancelOnDisconnect(t *testing.T) {
 			}
 			t.Logf("%s lane: the search ended %s after its request went away (it ran %v ms)", lane, took.Round(time.Millisecond), l["duration_ms"])
 			// Without -race on an idle machine this is tens of
-			// milliseconds (README, protocol); the bound leaves room for
+			// milliseconds (docs/protocol.md); the bound leaves room for
 			// -race on two busy cores, far below the search's own end
 			// (SEARCH_TIMEOUT, 15 s).
 			if took > 3*time.Second {

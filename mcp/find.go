@@ -17,7 +17,7 @@ import (
 // other entries, rare in a find, have maps of their own. The text content
 // is not the JSON again but one line per match, its workdir-relative path
 // in walk order (as rg --files prints paths), for clients
-// that show the model only the text; the README says why.
+// that show the model only the text; docs/files.md says why.
 
 // findOut is find_files' answer.
 type findOut struct {

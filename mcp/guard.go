@@ -29,7 +29,7 @@ type GuardConfig struct {
 	WriteTimeout time.Duration
 }
 
-// Guard defaults. An idle session holds ~40 KB (README, limits): 1,000
+// Guard defaults. An idle session holds ~40 KB (docs/limits.md): 1,000
 // of them ~40 MB.
 const (
 	DefaultMaxSessions         = 1000

@@ -159,7 +159,7 @@ func TestHeavyCallsWithinBudget(t *testing.T) {
 
 // TestInitializeFlood: 5,000 initialize calls against a cap of 100
 // sessions: the server holds at most 100 (the longest idle evicted) and
-// its RSS grows by less than the bound the README documents for the cap
+// its RSS grows by less than the bound docs/limits.md documents for the cap
 // (100 x 64 KiB, plus 32 MiB of slack for the runtime); without the cap the
 // same flood holds 5,000 sessions (~190 MB at the issue's ~38 KB each).
 func TestInitializeFlood(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 // requests: the tunnel client (initialize 2025-06-18, the session id on
 // every POST, DELETE at the end) and the older clients' session lifecycle
 // need the stateful one. So two go-sdk handlers serve one *sdk.Server, and
-// this dispatcher picks one per request (README, protocol).
+// this dispatcher picks one per request (docs/protocol.md).
 
 // protocolVersionHeader is the streamable HTTP version header; every
 // request of a 2026-07-28 client carries it.

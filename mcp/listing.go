@@ -18,7 +18,7 @@ import (
 // no path repeated where the parent is known, no type word for files, no
 // times unless asked. The text content is not the JSON again but the same
 // listing as indented lines (see listText), for clients that show the
-// model only the text; the README says why.
+// model only the text; docs/files.md says why.
 
 // Entry values of a compact listing that are not sizes or maps.
 const (

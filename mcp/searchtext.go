@@ -20,7 +20,7 @@ import (
 // The text content is not the JSON again but lines as rg prints them with
 // --heading: a file's path, then "line:text" for a match ("line-text" for
 // context, "--" between blocks), a blank line between files, each path
-// workdir-relative (as every tool takes them); the README
+// workdir-relative (as every tool takes them); docs/search.md
 // says why.
 
 // searchTextOut is search_text's answer.

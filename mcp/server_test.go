@@ -337,7 +337,7 @@ func TestToolSnapshot(t *testing.T) {
 	}
 	want, err := os.ReadFile(file)
 	if err != nil {
-		t.Fatalf("%v (run UPDATE_TOOLSNAPS=true go test ./mcp -run TestToolSnapshot)", err)
+		t.Fatalf("%v (run UPDATE_TOOLSNAPS=true go test ./mcp -run 'TestToolSnapshot|TestToolsReference')", err)
 	}
 	if !bytes.Equal(got, want) {
 		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
@@ -350,7 +350,7 @@ func TestToolSnapshot(t *testing.T) {
 				w = wl[i]
 			}
 			if g != w {
-				t.Fatalf("the tool surface differs from %s at line %d:\n got: %s\nwant: %s\nIf the change is intended, run UPDATE_TOOLSNAPS=true go test ./mcp -run TestToolSnapshot and review the diff.", file, i+1, g, w)
+				t.Fatalf("the tool surface differs from %s at line %d:\n got: %s\nwant: %s\nIf the change is intended, run UPDATE_TOOLSNAPS=true go test ./mcp -run 'TestToolSnapshot|TestServedTextsAreTrue|TestToolsReference' and review the diff.", file, i+1, g, w)
 			}
 		}
 	}

@@ -491,7 +491,7 @@ func compareSnapshot(t *testing.T, file string, v any) {
 	}
 	want, err := os.ReadFile(file)
 	if err != nil {
-		t.Fatalf("%v (run UPDATE_TOOLSNAPS=true go test ./mcp -run 'TestToolSnapshot|TestServedTextsAreTrue')", err)
+		t.Fatalf("%v (run UPDATE_TOOLSNAPS=true go test ./mcp -run 'TestToolSnapshot|TestServedTextsAreTrue|TestToolsReference')", err)
 	}
 	if bytes.Equal(got, want) {
 		return
@@ -506,7 +506,7 @@ func compareSnapshot(t *testing.T, file string, v any) {
 			w = wl[i]
 		}
 		if g != w {
-			t.Fatalf("the served surface differs from %s at line %d:\n got: %s\nwant: %s\nIf the change is intended, run UPDATE_TOOLSNAPS=true go test ./mcp -run 'TestToolSnapshot|TestServedTextsAreTrue' and review the diff.", file, i+1, g, w)
+			t.Fatalf("the served surface differs from %s at line %d:\n got: %s\nwant: %s\nIf the change is intended, run UPDATE_TOOLSNAPS=true go test ./mcp -run 'TestToolSnapshot|TestServedTextsAreTrue|TestToolsReference' and review the diff.", file, i+1, g, w)
 		}
 	}
 }

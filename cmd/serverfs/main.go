@@ -10,7 +10,7 @@
 //	serverfs version                      print the version
 //
 // Configuration comes from the environment (WORKDIR_NN_* slots and
-// SERVERFS_* limits, see README) or, on a bare-metal host, from repeatable
+// SERVERFS_* limits, see docs/configuration.md) or, on a bare-metal host, from repeatable
 // --workdir ALIAS=/abs/path[:ro|:rw][:repo], --description ALIAS=TEXT and
 // --url-template ALIAS=URL flags, and --search-fetch.
 package main

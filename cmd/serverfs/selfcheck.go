@@ -201,7 +201,7 @@ func effectiveCaps() (uint64, error) {
 	return uint64(data[1].Effective)<<32 | uint64(data[0].Effective), nil
 }
 
-// clientsLines reports who can connect (README "Who can reach the
+// clientsLines reports who can connect (docs/security.md, "Who can reach the
 // server"): a listener without the client token is a warning, not a
 // failure, since Compose's internal network or a 0660 socket may be all
 // the operator wants.
