@@ -17,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/indexfile"
 	"github.com/serverfs/serverfs/unidiff"
 )
 
@@ -159,9 +160,9 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 	if err != nil {
 		return nil, err
 	}
-	entries := map[string]*indexEntry{}
+	entries := map[string]*indexfile.Entry{}
 	for p, e := range baseFlat {
-		entries[p] = &indexEntry{Entry: &index.Entry{Name: p, Hash: e.hash, Mode: e.mode}}
+		entries[p] = &indexfile.Entry{Entry: &index.Entry{Name: p, Hash: e.hash, Mode: e.mode}}
 	}
 	sortedBase := make([]string, 0, len(baseFlat))
 	for p := range baseFlat {
@@ -325,8 +326,8 @@ func fileDirClash(flat map[string]treeEntry) string {
 // workspaceEntry is the tree entry of a workspace file: its blob (stored
 // only when it differs from the base version), mode and the executable
 // bit as git records them.
-func (r *Repo) workspaceEntry(ctx context.Context, wsAlias string, wctl *sfs.Control, we *sfs.WalkEntry, old treeEntry, tracked bool, budget *int64) (*indexEntry, error) {
-	e := &indexEntry{Entry: &index.Entry{Name: we.Path}}
+func (r *Repo) workspaceEntry(ctx context.Context, wsAlias string, wctl *sfs.Control, we *sfs.WalkEntry, old treeEntry, tracked bool, budget *int64) (*indexfile.Entry, error) {
+	e := &indexfile.Entry{Entry: &index.Entry{Name: we.Path}}
 	if we.Type == sfs.TypeSymlink {
 		target, err := wctl.Readlink(we.Path)
 		if err != nil {
