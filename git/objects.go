@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/pack"
 )
 
 // maxBlobBytes bounds one file a commit stores (GitHub's own per-file
@@ -86,10 +87,10 @@ func (r *Repo) open(id plumbing.Hash, limit int64, keep bool) (*objReader, error
 		if hd.size > limit {
 			return nil, &objectTooLarge{hd.size}
 		}
-		if r.pack != nil && hd.size <= maxPackObject {
-			o, ok, err := r.pack.read(id, keep)
-			if err == nil && ok && int64(len(o.data)) == hd.size {
-				return &objReader{typ: o.typ, size: hd.size, data: o.data}, nil
+		if r.pack != nil && hd.size <= pack.MaxObject {
+			o, ok, err := r.pack.Load(id, keep)
+			if err == nil && ok && int64(len(o.Data)) == hd.size {
+				return &objReader{typ: o.Type, size: hd.size, data: o.Data}, nil
 			}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/pack"
 )
 
 // deltaRepo is a repository whose big.txt (about 9 MiB of lines, more
@@ -91,7 +92,7 @@ func TestOpenBlobMatchesGit(t *testing.T) {
 				}
 				blobs++
 				check(plumbing.NewHash(id), size)
-				if size <= maxPackObject {
+				if size <= pack.MaxObject {
 					done := r.packScope()
 					check(plumbing.NewHash(id), size)
 					done()

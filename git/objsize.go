@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/pack"
 )
 
 // Objects located and sized from their headers alone, as git's own
@@ -51,19 +52,16 @@ type objHeader struct {
 	baseID   plumbing.Hash
 }
 
-// errObjectDamaged marks an object whose stored form cannot be read:
-// a bad header, data that does not inflate, a short or overlong stream,
-// a delta that does not apply.
-var errObjectDamaged = errors.New("damaged object")
+// errObjectDamaged marks an object whose stored form cannot be read
+// (pack.ErrDamaged, which the pack reader answers too).
+var errObjectDamaged = pack.ErrDamaged
 
-func damaged(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errObjectDamaged, fmt.Sprintf(format, args...))
-}
+func damaged(format string, args ...any) error { return pack.Damaged(format, args...) }
 
 // repoPack is one pack of the object store, its index read on first use.
 type repoPack struct {
 	base   string // ".git/objects/pack/pack-<id>", without .idx or .pack
-	idx    *rawIndex
+	idx    *pack.Index
 	idxErr error
 	loaded bool
 }
@@ -90,17 +88,17 @@ func (r *Repo) packList() []*repoPack {
 }
 
 // index is the pack's index (from the indexes history requests keep).
-func (r *Repo) packIndex(p *repoPack) (*rawIndex, error) {
+func (r *Repo) packIndex(p *repoPack) (*pack.Index, error) {
 	if !p.loaded {
 		p.loaded = true
 		f, err := r.ctl.Open(p.base + ".idx")
 		if err != nil {
 			p.idxErr = err
 		} else {
-			p.idx, p.idxErr = readIndex(f)
+			p.idx, p.idxErr = pack.ReadIndex(f)
 			f.Close()
 		}
-		if errors.Is(p.idxErr, errPackIndex) {
+		if errors.Is(p.idxErr, pack.ErrIndex) {
 			p.idxErr = repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), fmt.Sprintf("has a pack index that is not a version 2 index (%s.idx); git index-pack writes one", p.base[len(".git/"):]))
 		}
 	}
@@ -128,7 +126,7 @@ func (r *Repo) locate(id plumbing.Hash) (objectLoc, error) {
 		if err != nil {
 			return objectLoc{}, err
 		}
-		if off, ok := idx.find(id); ok {
+		if off, ok := idx.Find(id); ok {
 			return objectLoc{pack: i, off: off}, nil
 		}
 	}
@@ -183,8 +181,8 @@ func (r *Repo) objectType(id plumbing.Hash) (plumbing.ObjectType, error) {
 		switch {
 		case hd.typ != plumbing.OFSDeltaObject && hd.typ != plumbing.REFDeltaObject:
 			return hd.typ, nil
-		case depth == maxDeltaDepth:
-			return 0, damaged("a delta chain deeper than %d", maxDeltaDepth)
+		case depth == pack.MaxDeltaDepth:
+			return 0, damaged("a delta chain deeper than %d", pack.MaxDeltaDepth)
 		case hd.typ == plumbing.OFSDeltaObject:
 			loc = objectLoc{pack: loc.pack, off: hd.baseOff}
 		default:

@@ -2,6 +2,7 @@ package git
 
 import (
 	"bufio"
+	"bytes"
 	"compress/flate"
 	"compress/zlib"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/pack"
 )
 
 // maxStructObjectBytes bounds a commit, tree or tag read (a tree of
@@ -74,7 +76,7 @@ func (s *sizedStorage) EncodedObject(t plumbing.ObjectType, id plumbing.Hash) (p
 	if t != plumbing.AnyObject && o.typ != t {
 		return nil, plumbing.ErrObjectNotFound // as go-git answers
 	}
-	return knownObject{id, &packObject{typ: o.typ, data: data}}, nil
+	return knownObject{id, &pack.Object{Type: o.typ, Data: data}}, nil
 }
 
 func (s *sizedStorage) HasEncodedObject(id plumbing.Hash) error {
@@ -184,4 +186,34 @@ func (r *Repo) loadReplaced() error {
 		}
 	}
 	return nil
+}
+
+// packScope gives the request a pack reader (r.pack, with its caches,
+// its packs open) until done; within a scope, a scope is the same one.
+func (r *Repo) packScope() (done func()) {
+	if r.pack != nil {
+		return func() {}
+	}
+	r.pack = pack.Open(r.ctl)
+	return func() {
+		r.pack.Close()
+		r.pack = nil
+	}
+}
+
+// knownObject is a pack.Object as a go-git EncodedObject whose id is the
+// one it was looked up by (not computed again).
+type knownObject struct {
+	id plumbing.Hash
+	*pack.Object
+}
+
+func (o knownObject) Hash() plumbing.Hash             { return o.id }
+func (o knownObject) Type() plumbing.ObjectType       { return o.Object.Type }
+func (o knownObject) SetType(plumbing.ObjectType)     {}
+func (o knownObject) Size() int64                     { return int64(len(o.Data)) }
+func (o knownObject) SetSize(int64)                   {}
+func (o knownObject) Writer() (io.WriteCloser, error) { return nil, errReadOnly }
+func (o knownObject) Reader() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(o.Data)), nil
 }

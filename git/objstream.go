@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/pack"
 )
 
 // Object content as a stream: a loose object's zlib data after its
@@ -198,8 +199,8 @@ func (r *Repo) openStream(loc objectLoc, hd objHeader, depth int, reread *int64)
 	if delta {
 		// The base first (a base read whole holds no file open after):
 		// at loc's pack and offset (OFS), or anywhere (REF).
-		if depth >= maxDeltaDepth {
-			return nil, damaged("a delta chain deeper than %d", maxDeltaDepth)
+		if depth >= pack.MaxDeltaDepth {
+			return nil, damaged("a delta chain deeper than %d", pack.MaxDeltaDepth)
 		}
 		if reread == nil {
 			reread = new(int64)

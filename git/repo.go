@@ -11,6 +11,7 @@ import (
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/pack"
 )
 
 // maxConfigBytes bounds every config, ignore and HEAD file read.
@@ -47,7 +48,7 @@ type Repo struct {
 	replaced map[plumbing.Hash]bool
 	// pack reads small objects of the packs while a request holds it
 	// open (history requests), else nil.
-	pack *packReader
+	pack *pack.Reader
 
 	attrMu    sync.Mutex
 	attrCache map[string][]attrRule // directory -> the attribute rules in force there
