@@ -337,9 +337,7 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 	// A lease shared through the host bridge guards the commit: if this
 	// process dies before finishing, the bridge completes or undoes it
 	// (from the lock and the ref) before the next holder gets the lease.
-	if g, ok := r.fs.Lease().(interface {
-		GuardCommit(ctx context.Context, workdir, ref, old string) error
-	}); ok {
+	if g, ok := r.fs.Lease().(sfs.CommitGuard); ok {
 		ref, old := "HEAD", ""
 		if h.branch != "" {
 			ref = "refs/heads/" + h.branch

@@ -26,8 +26,12 @@ type Client struct {
 	leases map[string]string // workdir -> lease id held by this process
 }
 
-// The server's writes take the Client as their lease.
-var _ sfs.WriterLease = (*Client)(nil)
+// The server's writes take the Client as their lease, and commits are
+// guarded through it: a lost method would silently drop the guard.
+var (
+	_ sfs.WriterLease = (*Client)(nil)
+	_ sfs.CommitGuard = (*Client)(nil)
+)
 
 // NewClient reads the shared token from tokenFile (a compose secret) and
 // returns a client for the bridge's socket. Nothing is dialled yet.
