@@ -17,6 +17,7 @@ import (
 
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/indexfile"
+	"github.com/serverfs/serverfs/git/internal/pathrule"
 	"github.com/serverfs/serverfs/gitignore"
 )
 
@@ -558,8 +559,8 @@ func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
 	case sfs.TypeDirectory:
 		kind = filemode.Submodule // all a named directory can become
 	}
-	if r := commitPathRule(p, kind); r != nil {
-		return gitPathErr(alias, p, r)
+	if r := pathrule.Commit(p, kind); r != nil {
+		return pathrule.Err(alias, p, r)
 	}
 	old := entries[p]
 	if old == nil {
@@ -772,10 +773,10 @@ func (r *Repo) writeTrees(entries map[string]*indexfile.Entry) (plumbing.Hash, *
 		if e.IntentToAdd {
 			continue
 		}
-		// (A named path passed commitPathRule when staged; one the
+		// (A named path passed pathrule.Commit when staged; one the
 		// commit leaves as it was must not carry .git in either.)
-		if dotGitComponent(p) {
-			return plumbing.ZeroHash, nil, gitPathErr(r.w.Alias(), p, &ruleHasDotgit)
+		if pathrule.DotGitComponent(p) {
+			return plumbing.ZeroHash, nil, pathrule.Err(r.w.Alias(), p, &pathrule.RuleHasDotgit)
 		}
 		comps := strings.Split(p, "/")
 		n := root

@@ -27,6 +27,7 @@ import (
 	"github.com/serverfs/serverfs/diff3"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/indexfile"
+	"github.com/serverfs/serverfs/git/internal/pathrule"
 )
 
 // The merge queue (issue 24, seed M3 §6–§7): one worker per (repository,
@@ -934,8 +935,8 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 	for _, c := range changes {
 		// Never write a name git refuses into the live tree, whatever
 		// merged.
-		if rule := commitPathRule(c.path, c.newMode); !c.new.IsZero() && rule != nil {
-			return gitPathErr(r.w.Alias(), c.path, rule)
+		if rule := pathrule.Commit(c.path, c.newMode); !c.new.IsZero() && rule != nil {
+			return pathrule.Err(r.w.Alias(), c.path, rule)
 		}
 		if !isFileMode(c.newMode) && !c.new.IsZero() || !isFileMode(c.oldMode) && !c.old.IsZero() {
 			return errors.New("checkout: not a regular file")

@@ -1,8 +1,12 @@
-// Package git is ServerFS's repository logic: status, diff and commit of
-// the repository whose work tree is a workdir's root, on go-git's
-// plumbing, faithful to the git CLI (which the tests use as the oracle).
-// Every file it reads goes through fs's resolver; paths the policy hides
-// never appear in an answer.
+// Package git is ServerFS's repository logic for the repository whose
+// work tree is a workdir's root: status and diff, commit, history (log,
+// show, blame), checkout into a workspace, and the merge queue that
+// submits a workspace's changes; faithful to the git CLI (which the tests
+// use as the oracle). Its low-level parts live below it in git/internal:
+// the index file codec (indexfile), the pack reader (pack) and git's
+// path and dotfile refusals (pathrule); loose objects, object streams and
+// refs are here, on go-git's plumbing. Every file it reads goes through
+// fs's resolver; paths the policy hides never appear in an answer.
 package git
 
 import (

@@ -18,6 +18,7 @@ import (
 
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/indexfile"
+	"github.com/serverfs/serverfs/git/internal/pathrule"
 	"github.com/serverfs/serverfs/unidiff"
 )
 
@@ -193,8 +194,8 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 		// refused, not skipped: on case-insensitive file systems they are
 		// the live repository's metadata (hooks), and skipping would hide
 		// what the workspace holds.
-		if hasDotGit(we.Name) {
-			return fail(gitPathErr(ws.Alias(), we.Path, &ruleHasDotgit))
+		if pathrule.HasDotGit(we.Name) {
+			return fail(pathrule.Err(ws.Alias(), we.Path, &pathrule.RuleHasDotgit))
 		}
 		old, tracked := baseFlat[we.Path]
 		if tracked && old.mode == filemode.Submodule {
@@ -264,8 +265,8 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 		if c.new.IsZero() {
 			continue
 		}
-		if rule := commitPathRule(c.path, c.newMode); rule != nil {
-			return nil, gitPathErr(ws.Alias(), c.path, rule)
+		if rule := pathrule.Commit(c.path, c.newMode); rule != nil {
+			return nil, pathrule.Err(ws.Alias(), c.path, rule)
 		}
 		if err := r.dotfileContentErr(ws.Alias(), c.path, c.newMode, c.new); err != nil {
 			return nil, err
@@ -425,8 +426,8 @@ func (r *Repo) verifyPatch(ctx context.Context, p *Patch) ([]patchChange, error)
 		if p.FilesChanged[i] != c.path {
 			return nil, bad("files_changed is not the list of its changes")
 		}
-		if rule := commitPathRule(c.path, c.newMode); !c.new.IsZero() && rule != nil {
-			return nil, gitPathErr(alias, c.path, rule)
+		if rule := pathrule.Commit(c.path, c.newMode); !c.new.IsZero() && rule != nil {
+			return nil, pathrule.Err(alias, c.path, rule)
 		}
 	}
 	return changes, nil
