@@ -18,6 +18,7 @@ import (
 
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/pack"
+	"github.com/serverfs/serverfs/git/internal/refs"
 )
 
 // History (issue 18): log, show and blame, read in process from the object
@@ -526,7 +527,7 @@ func (h *history) resolveRev(rev string) (plumbing.Hash, error) {
 		names = []string{"refs/tags/" + rev, "refs/heads/" + rev}
 	}
 	for _, n := range names {
-		if !validRefName(n) {
+		if !refs.ValidName(n) {
 			return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q is not a valid branch or tag name", rev))
 		}
 		ref, err := h.r.storage.Reference(plumbing.ReferenceName(n))

@@ -28,6 +28,7 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/indexfile"
 	"github.com/serverfs/serverfs/git/internal/pathrule"
+	"github.com/serverfs/serverfs/git/internal/refs"
 )
 
 // The merge queue (issue 24, seed M3 §6–§7): one worker per (repository,
@@ -197,7 +198,7 @@ func (r *Repo) Submit(ctx context.Context, branch string, p *Patch, mode, messag
 	if mode != MergeStrict && mode != MergeReplay {
 		return nil, argError(`mode must be "strict" or "replay"`)
 	}
-	if !validRefName("refs/heads/" + branch) {
+	if !refs.ValidName("refs/heads/" + branch) {
 		return nil, argError("branch is not a valid branch name")
 	}
 	if r.w.Mode() != sfs.ModeReadWrite {
@@ -884,7 +885,7 @@ func (r *Repo) updateBranch(branch string, old, next plumbing.Hash, headOnIt boo
 		}
 		return nil
 	}
-	return r.moveRef("refs/heads/"+branch, next, unchanged, headOnIt, reflogLine(old, next, who, msg))
+	return r.moveRef("refs/heads/"+branch, next, unchanged, headOnIt, refs.Line(old, next, who, msg))
 }
 
 // pruneConflicts keeps the newest bundles in dir (by modification time)
