@@ -595,7 +595,7 @@ func isHex(s string) bool {
 func (h *history) peel(id plumbing.Hash, rev string) (plumbing.Hash, error) {
 	for range 10 {
 		// The type from the object's header: a blob is named, not read.
-		typ, err := h.r.objectType(id)
+		typ, err := h.r.objs.ObjectType(id)
 		if err != nil {
 			if errors.Is(err, plumbing.ErrObjectNotFound) && !h.r.hasAlternates() {
 				return plumbing.ZeroHash, &sfs.Error{Code: sfs.CodeRevNotFound, Workdir: h.alias, Msg: fmt.Sprintf("has no commit %s", rev)}
