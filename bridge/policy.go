@@ -821,7 +821,7 @@ func walkObject(dec *json.Decoder, schema *jsonSchema, where string, errs *[]str
 			}
 		}
 		seen[key] = true
-		child := leafSchema
+		var child *jsonSchema
 		switch {
 		case schema == nil:
 			child = nil

@@ -614,9 +614,7 @@ func pushTrustArgs(ctx context.Context, g *gitRunner, remote string, urls []stri
 			return nil, err
 		}
 		if pr.exitCode == 0 {
-			for _, u := range strings.Split(strings.TrimSuffix(string(pr.stdout), "\x00"), "\x00") {
-				raw = append(raw, u)
-			}
+			raw = append(raw, strings.Split(strings.TrimSuffix(string(pr.stdout), "\x00"), "\x00")...)
 		}
 	}
 	if len(raw) == 0 {

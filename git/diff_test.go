@@ -225,10 +225,7 @@ func TestDiffAppliesWithGit(t *testing.T) {
 // NotUTF8 (x and x/...: git apply would not add one without the other's
 // removal).
 func dropBinary(patch string, files []DiffFile) string {
-	var secs []string
-	for _, sec := range strings.SplitAfter(patch, "\ndiff --git ") {
-		secs = append(secs, sec)
-	}
+	secs := strings.SplitAfter(patch, "\ndiff --git ")
 	// Re-attach the separators: each section but the first starts with
 	// "diff --git ", which SplitAfter left on the previous one.
 	var clean []string

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	sfs "github.com/serverfs/serverfs/fs"
 )
@@ -34,17 +35,16 @@ type genFile struct {
 }
 
 type genRepo struct {
-	rng      *rand.Rand
-	buf      bytes.Buffer
-	mark     int
-	blobs    map[string]int // content -> mark
-	heads    []string       // branch names
-	state    map[string]map[string]genFile
-	tip      map[string]int // branch -> commit mark
-	when     int64
-	lineSeq  int
-	commits  int
-	branches int
+	rng     *rand.Rand
+	buf     bytes.Buffer
+	mark    int
+	blobs   map[string]int // content -> mark
+	heads   []string       // branch names
+	state   map[string]map[string]genFile
+	tip     map[string]int // branch -> commit mark
+	when    int64
+	lineSeq int
+	commits int
 	// rich adds the edits the blame and show differentials need most
 	// (richEdit); the seeds without it keep their repositories.
 	rich bool
@@ -87,7 +87,7 @@ func textFiles(st map[string]genFile) []string {
 	var out []string
 	for _, p := range sortedKeys(st) {
 		f := st[p]
-		if (f.mode == "100644" || f.mode == "100755") && !strings.ContainsAny(f.content, "\x00\xe9") {
+		if (f.mode == "100644" || f.mode == "100755") && strings.IndexByte(f.content, 0) < 0 && utf8.ValidString(f.content) {
 			out = append(out, p)
 		}
 	}
@@ -640,9 +640,7 @@ func TestLogMatchesGit(t *testing.T) {
 		dir, r := historyRepo(t, seed, int(sn[1]))
 		rng := rand.New(rand.NewSource(seed))
 		revs := []string{"", "main", "v1", "v1a"}
-		for _, l := range strings.Fields(orcGit(t, dir, "for-each-ref", "--format=%(refname:short)", "refs/heads")) {
-			revs = append(revs, l)
-		}
+		revs = append(revs, strings.Fields(orcGit(t, dir, "for-each-ref", "--format=%(refname:short)", "refs/heads"))...)
 		allIDs := strings.Fields(orcGit(t, dir, "rev-list", "--all"))
 		revs = append(revs, allIDs[rng.Intn(len(allIDs))][:9])
 		check := func(o LogOptions, args ...string) {

@@ -36,13 +36,13 @@ func TestMergeQueueKill(t *testing.T) {
 		queueChild(t, dir)
 		return
 	}
-	dir, base := queueRepo(t)
+	dir, _ := queueRepo(t)
 	for i := range 8 {
 		write(t, filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), strings.Repeat(fmt.Sprintf("line %d\n", i), 12))
 	}
 	gitCLI(t, dir, "add", "-A")
 	gitCLI(t, dir, "commit", "-qm", "files")
-	base = strings.TrimSpace(gitCLI(t, dir, "rev-parse", "HEAD"))
+	base := strings.TrimSpace(gitCLI(t, dir, "rev-parse", "HEAD"))
 	ws := filepath.Join(t.TempDir(), "ws")
 	os.MkdirAll(ws, 0o755)
 
