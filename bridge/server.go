@@ -104,17 +104,6 @@ func NewServer(policy *Policy, token []byte, allowUIDs []uint32, stateDir string
 // Close releases the workdir descriptors.
 func (s *Server) Close() error { return s.fs.Close() }
 
-// Listen creates the Unix socket at path (ListenSocket) and serves until
-// ctx ends. Every connection is handled on its own goroutine; Serve
-// returns only after all of them ended.
-func (s *Server) Listen(ctx context.Context, path string) error {
-	ln, err := ListenSocket(path)
-	if err != nil {
-		return err
-	}
-	return s.Serve(ctx, ln)
-}
-
 // ListenSocket creates the bridge's Unix socket at path, replacing a
 // stale one, with mode 0660 (the directory and the peer-uid check decide
 // who gets further).

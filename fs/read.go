@@ -187,15 +187,11 @@ func (f *FS) readWith(alias, raw string, decode Decoder, seq bool, read func(src
 	return win, nil
 }
 
-// ReadLines is the line pager behind ReadText, on any stream positioned at
-// the start of the text (a file, or a decompressing reader). The returned
-// window and errors have Workdir and Path unset.
-func ReadLines(ctx context.Context, r io.Reader, startLine, maxLines, maxBytes int) (*TextWindow, error) {
-	return readLines(ctx, r, startLine, maxLines, maxBytes, -1)
-}
-
-// readLines is ReadLines with the stream's size when known (sizeHint >= 0):
-// a small file gets buffers its size, not 128 KiB per read.
+// readLines is the line pager behind ReadText, on any stream positioned
+// at the start of the text (a file, or a decompressing reader), with the
+// stream's size when known (sizeHint >= 0): a small file gets buffers its
+// size, not 128 KiB per read. The returned window and errors have Workdir
+// and Path unset.
 func readLines(ctx context.Context, r io.Reader, startLine, maxLines, maxBytes int, sizeHint int64) (*TextWindow, error) {
 	bufSize, outCap := 64<<10, min(maxBytes, 64<<10)
 	if sizeHint >= 0 && sizeHint < int64(bufSize) {

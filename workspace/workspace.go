@@ -196,9 +196,6 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// Config returns the configuration in force (defaults applied).
-func (m *Manager) Config() Config { return m.cfg }
-
 func (m *Manager) readMeta(name string) (*Workspace, error) {
 	b, err := os.ReadFile(filepath.Join(m.root, name, metaFile))
 	if err != nil {
@@ -289,10 +286,6 @@ func (m *Manager) eligible(alias string) error {
 	}
 	return nil
 }
-
-// Eligible reports whether workspaces of the workdir alias can be
-// created (configured, rw, repo ops), with the error create would give.
-func (m *Manager) Eligible(alias string) error { return m.eligible(alias) }
 
 // newID returns a fresh random workspace ID (80 bits).
 func newID() string {
@@ -423,15 +416,6 @@ func (m *Manager) Get(ws string) (Workspace, *sfs.Workdir, error) {
 		return Workspace{}, nil, err
 	}
 	return *w, wd, nil
-}
-
-// Parent returns the live workdir the workspace ws was created from.
-func (m *Manager) Parent(ws string) (*sfs.Workdir, error) {
-	w, err := m.lookup(ws)
-	if err != nil {
-		return nil, err
-	}
-	return m.fs.Workdir(w.Parent)
 }
 
 // Discard detaches the workspace ws (every tool answers WORKDIR_NOT_FOUND
