@@ -22,7 +22,7 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
-// Grants (issue 23, seed 002 M2): the operator signs one exact argv for
+// Grants: the operator signs one exact argv for
 // one host, one workdir and a few minutes with an Ed25519 key the bridge
 // policy pins; the bridge verifies the grant and runs that argv like a
 // named action (no shell, allowlisted environment, lease, timeout, output

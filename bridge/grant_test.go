@@ -95,7 +95,7 @@ func (f *grantFixture) lastLedger(t *testing.T) LedgerEntry {
 	return l[len(l)-1]
 }
 
-// TestGrantNegativeMatrix is seed M2 §8: each bad grant is refused with
+// TestGrantNegativeMatrix: each bad grant is refused with
 // its code, the command it carries never runs (its canary file stays
 // absent), and the ledger has a line with that code.
 func TestGrantNegativeMatrix(t *testing.T) {

@@ -112,7 +112,8 @@ func grantErr(code sfs.Code, alias, msg string) *sfs.Error {
 	return &sfs.Error{Code: code, Workdir: alias, Msg: msg}
 }
 
-// verifyGrant is the seed's verification (M2 §4.3) in its order: size
+// verifyGrant verifies a grant in an order where the cheap checks come
+// first and nothing is trusted before the signature is: size
 // and shape, protocol, a known key, the signature, the time window (±
 // GrantClockSkew), the lifetime, the host, the workdir, the argv hash.
 // The persisted checks (uses, nonce, revocation) and the constraints

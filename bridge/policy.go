@@ -26,7 +26,7 @@ import (
 const MaxPolicyFileBytes = 1 << 20
 
 var (
-	// policyAliasRE is the server's alias rule (fs.aliasRE, seed v0.1 §7).
+	// policyAliasRE is the server's alias rule (fs.aliasRE).
 	policyAliasRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`)
 	actionNameRE  = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 	sha256HexRE   = regexp.MustCompile(`^[0-9a-f]{64}$`)

@@ -14,7 +14,7 @@ const (
 	hashB = "d000277a4df531e25f4247ac10c8c979cfb31bd3b9d6b20c1f67c73fd755ac21"
 )
 
-// seedActions is the example of seed §4 (trimmed to two pins).
+// seedActions is a typical policy's actions (two pins).
 const seedActions = `{"wiki_lint":{"argv":["uv","run","--frozen","--no-sync","python","-I","tools/wiki-lint.py"],"mutates":false,"argument":"none","integrity":{"tools/wiki-lint.py":"` + hashA + `","pyproject.toml":"` + hashB + `"}}}`
 
 // policyDirs makes two workdir roots under a fresh temp dir.

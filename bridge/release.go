@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The release built-ins (issue 22, seed v0.23 §3): release_tag creates
+// The release built-ins: release_tag creates
 // the caller's release tag at HEAD and pushes exactly that tag to
 // origin; publish_npm then dispatches the repository's fixed GitHub
 // Actions workflow for the tag with the operator's gh login. No argv, no

@@ -13,7 +13,7 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
-// Named actions in workspaces (issue 24). The MCP server keeps its
+// Named actions in workspaces. The MCP server keeps its
 // workspaces in its state directory (SERVERFS_STATE_DIR); the policy's
 // workspaces_dir is that directory as the host sees it. An action run
 // in the workspace ALIAS@ID runs exactly as in the workdir ALIAS (the

@@ -26,7 +26,8 @@ const DisabledSentinel = ".serverfs-disabled"
 // DefaultWorkdirsRoot is where compose mounts the slots.
 const DefaultWorkdirsRoot = "/workdirs"
 
-// aliasRE is the alias rule of seed v0.1 §7.
+// aliasRE is the alias rule: a letter or digit, then letters, digits,
+// _ and -, as operators name workdirs in URLs and logs.
 var aliasRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`)
 
 // maxDescriptionBytes bounds WORKDIR_NN_DESCRIPTION.
@@ -46,7 +47,7 @@ type Limits struct {
 	MaxWriteBytes        int           // SERVERFS_MAX_WRITE_BYTES: largest file a write creates or changes, and has a revision
 }
 
-// DefaultLimits returns the defaults of seed v0.1 §8.
+// DefaultLimits returns the documented defaults (docs/limits.md).
 func DefaultLimits() Limits {
 	return Limits{
 		MaxReadBytes:         512 << 10,
@@ -191,7 +192,8 @@ func LoadConfig(environ []string, workdirFlags []string) (*Config, error) {
 //
 // With no --workdir flags the 16 container slots are read
 // ($SERVERFS_WORKDIRS_ROOT/NN, WORKDIR_NN_*), and each slot's
-// .serverfs-disabled sentinel is checked (seed v0.1 §11 cases A–D). With
+// .serverfs-disabled sentinel is checked (an empty, disabled, missing
+// or mounted slot). With
 // flags the slots are not used, and any WORKDIR_NN_* variable present is a
 // problem naming it; descriptions then come from --description.
 func LoadConfigFlags(environ []string, flags Flags) (*Config, error) {

@@ -179,7 +179,7 @@ func validEnv(t *testing.T, kv ...string) (*slotsRoot, []string) {
 
 func TestLoadConfigValidAliases(t *testing.T) {
 	valid := []string{
-		"projects", "logs", "app-logs", "bioinfo", "paper_db", "ProjectA", // seed v0.1 §7
+		"projects", "logs", "app-logs", "bioinfo", "paper_db", "ProjectA", // the alias forms operators use
 		"a", "Z", "a1", "a_", "a-", "x-_-9",
 		"A" + strings.Repeat("b", 31), // 32 characters: the maximum
 	}
@@ -276,7 +276,8 @@ func TestLoadConfigAliasesAreCaseSensitive(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// slots and the disabled sentinel (seed v0.1 §11 cases A–D)
+// slots and the disabled sentinel (an empty slot, a disabled one, a
+// missing one, a mounted one)
 
 func TestLoadConfigSlots(t *testing.T) {
 	enabled1 := wd{Alias: "main", Mode: ModeReadOnly, Source: "slot 01"}
@@ -755,7 +756,7 @@ func TestLoadConfigDefaultLimits(t *testing.T) {
 		MaxWriteBytes:        1048576,
 	}
 	if cfg.Limits != want {
-		t.Fatalf("limits %+v, want %+v (seed v0.1 §8)", cfg.Limits, want)
+		t.Fatalf("limits %+v, want %+v (the documented defaults)", cfg.Limits, want)
 	}
 	if cfg.Limits != DefaultLimits() {
 		t.Fatalf("limits %+v differ from DefaultLimits()", cfg.Limits)

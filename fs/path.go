@@ -38,7 +38,7 @@ func (p relPath) base() string {
 	return p.comps[len(p.comps)-1]
 }
 
-// cleanPath applies the textual rules of SPEC §4 to an agent-supplied path:
+// cleanPath applies the textual path rules to an agent-supplied path:
 // relative only, valid UTF-8, no NUL, nothing Windows reads as absolute
 // (a leading backslash, as in "\\host\share" and "\x", or a drive
 // letter, as in "C:\x" and "C:/x"), bounded length; "." and

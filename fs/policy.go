@@ -7,8 +7,8 @@ import (
 	"github.com/serverfs/serverfs/glob"
 )
 
-// DefaultDenyGlobs is the built-in deny list (seed v0.1 §39 plus common
-// credential files). It applies whatever SERVERFS_ALLOW_HIDDEN says and
+// DefaultDenyGlobs is the built-in deny list: secrets and common
+// credential files. It applies whatever SERVERFS_ALLOW_HIDDEN says and
 // cannot be switched off; SERVERFS_EXTRA_DENY_GLOBS only adds to it.
 //
 // A pattern without "/" is matched against every path component; a pattern

@@ -317,8 +317,8 @@ func TestUnknownWorkdir(t *testing.T) {
 	}
 }
 
-// TestResolverProbe: on this kernel the probe selects openat2 (SPEC §4
-// measured it); if this fails, the machine lost openat2 and the fallback is
+// TestResolverProbe: on this kernel the probe selects openat2 (every
+// kernel since 5.6 has it); if this fails, the machine lost openat2 and the fallback is
 // what runs in production.
 func TestResolverProbe(t *testing.T) {
 	if got := ProbeResolver(); got != ResolverOpenat2 {

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Workspaces (issue 24) are private checkouts of a repository workdir,
+// Workspaces are private checkouts of a repository workdir,
 // served as workdirs of their own, "ALIAS@ID". Package workspace creates
 // and stores them; this file only makes one reachable through the same
 // resolver, policy and limits as every configured workdir, so that every

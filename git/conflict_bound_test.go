@@ -14,7 +14,7 @@ import (
 
 // Conflict bundles are bounded: past the file/byte caps files are named
 // without their text (artifact truncated), and only the newest
-// maxConflictArtifacts bundles stay on disk (issue 24 review).
+// maxConflictArtifacts bundles stay on disk.
 func TestConflictBundleBounded(t *testing.T) {
 	oldB, oldF, oldK := maxConflictBundleBytes, maxConflictBundleFiles, maxConflictArtifacts
 	maxConflictBundleBytes, maxConflictBundleFiles, maxConflictArtifacts = 1<<20, 1, 3

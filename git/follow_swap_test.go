@@ -9,7 +9,7 @@ import (
 
 // A merge where a file replaces a directory (or a directory a file) leaves
 // the live tree exactly at the old commit, reported behind, never half
-// updated: a.txt not rewritten while the index is old (issue 24 review).
+// updated: a.txt not rewritten while the index is old.
 func TestSubmitFollowFileDirSwapNotMixed(t *testing.T) {
 	for _, tc := range []struct {
 		name string

@@ -21,7 +21,7 @@ import (
 	"github.com/serverfs/serverfs/git/internal/refs"
 )
 
-// History (issue 18): log, show and blame, read in process from the object
+// History: log, show and blame, read in process from the object
 // store with go-git's plumbing, never by running git. Every walk is bounded
 // by a commit cap and by the search timeout; what was found by then is
 // answered with truncated set.

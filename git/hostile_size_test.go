@@ -30,7 +30,7 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
-// Issue 12, item 2: repository diffs and commits learn a file's size
+// Repository diffs and commits learn a file's size
 // before reading it, stream what they read, and keep to the call's time
 // cap. The 1 GiB cases run in a re-executed test binary so that the peak
 // RSS (VmHWM) of the operation alone can be read.

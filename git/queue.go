@@ -31,7 +31,7 @@ import (
 	"github.com/serverfs/serverfs/git/internal/refs"
 )
 
-// The merge queue (issue 24, seed M3 §6–§7): one worker per (repository,
+// The merge queue: one worker per (repository,
 // branch) applies submitted patches one at a time. strict fast-forwards
 // only a patch whose base is the branch head; replay merges each changed
 // file onto the head (text three-way as git merge-file; binary, mode and

@@ -1,6 +1,6 @@
 package git
 
-// Regression tests of issue 14: the repository shapes real work trees
+// Regression tests of the repository shapes real work trees
 // have (backslash names, files replaced by directories, git rm --cached,
 // submodules, staged hidden files), each checked against the git CLI.
 

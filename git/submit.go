@@ -22,7 +22,7 @@ import (
 	"github.com/serverfs/serverfs/unidiff"
 )
 
-// The patch artifact of a workspace (issue 24, seed M3 §5): the change from
+// The patch artifact of a workspace: the change from
 // a base commit to the commit made of the workspace's files, named by a
 // content address that the merge queue recomputes from the objects before
 // it trusts anything else in it.

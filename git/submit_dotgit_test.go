@@ -40,7 +40,7 @@ func dotGitCommit(t *testing.T, dir, base, name string) string {
 // A workspace holding .git in another case or spelling is refused by
 // CommitWorkspace (GIT_PATH_REJECTED naming the path), never merged into the
 // live tree: on case-insensitive file systems .GIT/hooks is the live
-// repository's hooks (issue 24 review, HIGH).
+// repository's hooks.
 func TestCommitWorkspaceRefusesDotGitSpellings(t *testing.T) {
 	dir, base := queueRepo(t)
 	for _, name := range []string{".GIT", ".Git", ".git.", ".git ", "GIT~1", "sub/.gIT", `a\.git`, ".git\u200c"} {

@@ -4,7 +4,7 @@
 // it whole, each time a call would run past its end. A request handler
 // that go-sdk starts in a fresh goroutine for every call reaches its
 // depth through several doublings, each deeper and dearer to copy than
-// the last (about 5 µs of a 270 µs call at one client, issue 19). Grow
+// the last (about 5 µs of a 270 µs call at one client). Grow
 // makes the room in one step, while the stack is still shallow.
 package growstack
 

@@ -95,7 +95,7 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 		// cheap calls (stat_file) waiting behind busy CPUs run within a
 		// buffer's time, not after several 10 ms preemption slices
 		// (measured with a .zst search on 2 CPUs: stat_file p99 83-132 ms
-		// without, 55-80 ms with; issue 12). It counts bytes across files,
+		// without, 55-80 ms with). It counts bytes across files,
 		// so that a tree of small files yields as often as one big file
 		// (once per buffer's worth), not once per file: that was 11,000
 		// trips through the scheduler for a GOROOT/src search.

@@ -1,4 +1,4 @@
-// Package workspace keeps isolated workspaces (issue 24): private
+// Package workspace keeps isolated workspaces: private
 // checkouts of a repository workdir's commit, each served by every file
 // tool as a workdir of its own, "ALIAS@ID", so that one agent's task never
 // edits the live tree another agent or a service reads.

@@ -1,6 +1,5 @@
 // Command loadbench drives a running ServerFS with a mixed, partly hostile
-// load and reports the server's memory and the latency of a cheap call
-// (issue 12):
+// load and reports the server's memory and the latency of a cheap call:
 //
 //	loadbench -url http://127.0.0.1:8000/mcp -pid PID -c 100 -d 60s
 //

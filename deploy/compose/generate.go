@@ -60,8 +60,8 @@ const (
 	TokenOneLiner = "mkdir -p secrets && head -c 32 /dev/urandom | base64 | sudo install -m 0640 -g " + DefaultGID + " /dev/stdin secrets/mcp_token"
 )
 
-// Limit is one numeric SERVERFS_* limit with its built-in default (seed
-// v0.1 §8, fs.DefaultLimits).
+// Limit is one numeric SERVERFS_* limit with its built-in default
+// (fs.DefaultLimits).
 type Limit struct {
 	Name, Default, Help string
 }

@@ -5,7 +5,7 @@
 //
 // Two workdirs are mounted: the read-only fixture at slot 01 (the read
 // tools and the refusals) and a read-write scratch directory at slot 02,
-// owned by the server's uid 10001 (the write tools of issue 6, checked on
+// owned by the server's uid 10001 (the write tools, checked on
 // the host file system afterwards).
 //
 // Requirements (.ci/run installs them): podman, runc and busybox-static from
@@ -16,7 +16,7 @@
 //
 // Podman runs as root (as CI does) with its own configuration written per
 // test run (runc, cgroupfs, no default ulimits, file events logger, vfs
-// storage; SPEC §8), passed in CONTAINERS_CONF and CONTAINERS_STORAGE_CONF,
+// storage: what works on a host without systemd), passed in CONTAINERS_CONF and CONTAINERS_STORAGE_CONF,
 // so the host's podman setup is neither needed nor touched. Its images,
 // state and buildah's cache mounts (TMPDIR) live in /var/tmp/serverfs-podman
 // (override with SERVERFS_PODMAN_DIR). The directory survives between runs,
@@ -66,7 +66,8 @@ const (
 	// it holds, so it is remade when the machine's toolchain changes. An
 	// image without the label (a real one, pulled elsewhere) is kept.
 	builderLabel = "org.serverfs.builder.go"
-	// maxImageBytes is the image size budget of issue 5 (15 MB).
+	// maxImageBytes is the image size budget (15 MB): a scratch image of
+	// one static binary has no reason to be bigger.
 	maxImageBytes = 15_000_000
 	// hostGoRoot is the machine's Go toolchain copied into the builder.
 	hostGoRoot = "/usr/local/go"
@@ -140,7 +141,7 @@ func newPodman(t *testing.T) *podman {
 	conf := t.TempDir()
 	containersConf := filepath.Join(conf, "containers.conf")
 	storageConf := filepath.Join(conf, "storage.conf")
-	// The settings SPEC §8 measured working on this machine kind (no
+	// The settings measured working on a CI machine (no
 	// systemd, no journald): runc, cgroupfs, no default ulimits, events to
 	// a file, vfs storage.
 	writeFile(t, containersConf, fmt.Sprintf(`[containers]
@@ -895,7 +896,7 @@ func hostContent(t *testing.T, dir, rel, want string) {
 	}
 }
 
-// writeChain drives the write tools (issue 6) in the real image: the
+// writeChain drives the write tools in the real image: the
 // revision-guarded cycle on the rw workdir, checked on the host, and the
 // refusal on the ro one.
 func writeChain(t *testing.T, ctx context.Context, cs *sdk.ClientSession, fixtureDir, scratchDir string) {
