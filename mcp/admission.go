@@ -10,6 +10,7 @@ import (
 	"time"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/rawjson"
 	"github.com/serverfs/serverfs/search"
 )
 
@@ -111,7 +112,7 @@ func displayNumber(s string) string {
 	if strings.Contains(s, "/") {
 		return "<not shown: contains '/'>"
 	}
-	return logString(s)
+	return rawjson.LogString(s)
 }
 
 // Admission is the gate. Its zero value is not usable: use NewAdmission.

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/rawjson"
 )
 
 // Path is where the MCP endpoint is served.
@@ -212,7 +213,7 @@ func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
 		w := &rpcErrorWriter{ResponseWriter: rw}
 		defer w.finish()
 		if !allowed[hostOnly(r.Host)] {
-			d.Log.Warn("refused request", "event", "http_refused", "reason", "host not allowed", "host", logString(r.Host))
+			d.Log.Warn("refused request", "event", "http_refused", "reason", "host not allowed", "host", rawjson.LogString(r.Host))
 			http.Error(w, "host not allowed", http.StatusForbidden)
 			return
 		}
