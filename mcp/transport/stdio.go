@@ -1,4 +1,4 @@
-package mcp
+package transport
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/serverfs/serverfs/rawjson"
 )
 
-// StdioTransport is the transport of serve --stdio: one MCP session on
+// Stdio is the transport of serve --stdio: one MCP session on
 // newline-delimited JSON over stdin and stdout, through go-sdk's public
 // Transport interface.
 //
@@ -51,7 +51,7 @@ import (
 // After notifications/cancelled the cancelled request's answer is not
 // written (go-sdk writes it; the specification says a server should not),
 // as on HTTP (calls.go).
-func StdioTransport(stdin io.Reader, stdout io.Writer) sdk.Transport {
+func Stdio(stdin io.Reader, stdout io.Writer) sdk.Transport {
 	return &stdioTransport{r: stdin, w: stdout}
 }
 
