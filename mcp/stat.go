@@ -1,11 +1,42 @@
 package mcp
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/rawjson"
 )
+
+type statFileIn struct {
+	Workdir string `json:"workdir"`
+	Path    string `json:"path"`
+}
+
+// statFileTool is stat_file; in rw workdirs (s.write) it gives a file's
+// revision too.
+func statFileTool(lim sfs.Limits, s surface) tool {
+	revision := ""
+	if s.write {
+		revision = fmt.Sprintf("; in rw workdirs a file's revision (up to %s)", sizeText(lim.MaxWriteBytes))
+	}
+	return tool{
+		def: &sdk.Tool{
+			Name:        "stat_file",
+			Description: fmt.Sprintf("A file's or directory's type (file, directory, symlink, other), size, modified_at and MIME type, without reading it%s.", revision),
+			Annotations: readOnly("Stat file"),
+			InputSchema: inputSchema[statFileIn](nil),
+		},
+		register: register("stat_file", statFile),
+	}
+}
+
+func statFile(_ context.Context, d *Deps, in statFileIn) (sfs.FileInfo, callInfo, error) {
+	fi, err := d.FS.Stat(in.Workdir, in.Path)
+	return fi, callInfo{workdir: in.Workdir, path: in.Path}, err
+}
 
 // appendFileInfo appends stat_file's output as json.Marshal writes it
 // (same field order, omissions and escaping) without reflection: stat_file
