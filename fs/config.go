@@ -481,6 +481,31 @@ func checkVariableNames(env map[string]string, add func(string, ...any)) {
 // or a problem worded for the operator.
 func ParseLimit(raw string, min, max int64) (int64, string) { return parseLimit(raw, min, max) }
 
+// LoadLimit reads the numeric variable name of env, for the layers that
+// read their own (mcp and its transport): def when unset; def and a problem
+// line on probs when it is not a plain decimal integer in [min, max]. The
+// line shows at most 300 bytes of the value, and none of a value with a
+// '/' (likely a host path put in the wrong variable).
+func LoadLimit(env map[string]string, probs *[]string, name string, min, max, def int64) int64 {
+	raw := env[name]
+	if raw == "" {
+		return def
+	}
+	n, prob := parseLimit(raw, min, max)
+	if prob == "" {
+		return n
+	}
+	shown := raw
+	switch {
+	case strings.Contains(raw, "/"):
+		shown = "<not shown: contains '/'>"
+	case len(raw) > 300:
+		shown = raw[:300] + "..."
+	}
+	*probs = append(*probs, fmt.Sprintf("%s=%q: %s", name, strings.ToValidUTF8(shown, "\uFFFD"), prob))
+	return def
+}
+
 // parseLimit accepts a plain decimal integer in [min, max]: no sign, no
 // spaces, no units, no hex, no exponent.
 func parseLimit(raw string, min, max int64) (int64, string) {

@@ -83,35 +83,12 @@ func DefaultAdmissionConfig() AdmissionConfig {
 // loadAdmissionConfig reads the admission variables of env, adding one
 // problem line per bad value.
 func loadAdmissionConfig(env map[string]string, probs *[]string) AdmissionConfig {
-	num := func(name string, min, max, def int64) int64 { return loadNumber(env, probs, name, min, max, def) }
+	num := func(name string, min, max, def int64) int64 { return sfs.LoadLimit(env, probs, name, min, max, def) }
 	c := AdmissionConfig{MemoryBudget: num("SERVERFS_MEMORY_BUDGET_MB", 64, 1<<20, DefaultMemoryBudgetMB) << 20}
 	c.MaxHeavy = int(num("SERVERFS_MAX_HEAVY_CALLS", 1, 1024, int64(DefaultMaxHeavy(c.MemoryBudget))))
 	c.Queue = int(num("SERVERFS_HEAVY_QUEUE", 0, 4096, DefaultHeavyQueue))
 	c.Wait = time.Duration(num("SERVERFS_HEAVY_WAIT_SECONDS", 1, 60, DefaultHeavyWaitSeconds)) * time.Second
 	return c
-}
-
-// loadNumber reads the numeric variable name of env: def when unset, a
-// problem line (and def) when out of [min, max].
-func loadNumber(env map[string]string, probs *[]string, name string, min, max, def int64) int64 {
-	raw := env[name]
-	if raw == "" {
-		return def
-	}
-	n, prob := sfs.ParseLimit(raw, min, max)
-	if prob != "" {
-		*probs = append(*probs, fmt.Sprintf("%s=%q: %s", name, displayNumber(raw), prob))
-		return def
-	}
-	return n
-}
-
-// displayNumber bounds a bad numeric value for a problem line.
-func displayNumber(s string) string {
-	if strings.Contains(s, "/") {
-		return "<not shown: contains '/'>"
-	}
-	return logString(s)
 }
 
 // Admission is the gate. Its zero value is not usable: use NewAdmission.
@@ -187,12 +164,7 @@ func (a *Admission) Stats() AdmissionStats {
 // clientKey is the context key of the client a call comes from.
 type clientKey struct{}
 
-// withClient records in ctx the client a call comes from, for the gate.
-func withClient(ctx context.Context, client string) context.Context {
-	return context.WithValue(ctx, clientKey{}, client)
-}
-
-// clientOf is the client recorded by withClient: "" (one client, as on
+// clientOf is the client recorded by WithClient: "" (one client, as on
 // stdio) when none.
 func clientOf(ctx context.Context) string {
 	c, _ := ctx.Value(clientKey{}).(string)

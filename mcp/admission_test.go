@@ -26,6 +26,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/mcp/transport"
 	"github.com/serverfs/serverfs/search"
 )
 
@@ -370,13 +371,13 @@ func TestBatchRefused(t *testing.T) {
 // open GET stream), a new one is refused with SERVER_BUSY.
 func TestSessionCap(t *testing.T) {
 	e := newEnv(t)
-	cfg, _ := LoadHTTPConfig([]string{"SERVERFS_MAX_SESSIONS=3"})
-	ts := httptest.NewServer(NewHandler(e.deps, cfg, testVer))
+	cfg, _ := loadHTTPConfig([]string{"SERVERFS_MAX_SESSIONS=3"})
+	ts := httptest.NewServer(newHandler(e.deps, cfg, testVer))
 	t.Cleanup(func() {
 		ts.CloseClientConnections()
 		ts.Close()
 	})
-	url := ts.URL + Path
+	url := ts.URL + transport.Path
 	statusOf := func(sid string) int {
 		resp, err := rawRPC(t.Context(), url, sid, "2025-06-18", `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
 		if err != nil {
@@ -436,13 +437,13 @@ func TestSlowReadersDropped(t *testing.T) {
 	e := newEnv(t)
 	line := strings.Repeat("x", 1000) + "\n"
 	writeFile(t, filepath.Join(e.root, "large.txt"), []byte(strings.Repeat(line, 30)))
-	cfg, probs := LoadHTTPConfig([]string{"SERVERFS_WRITE_TIMEOUT_SECONDS=1"})
+	cfg, probs := loadHTTPConfig([]string{"SERVERFS_WRITE_TIMEOUT_SECONDS=1"})
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
-	h := NewHandler(e.deps, cfg, testVer)
+	h := newHandler(e.deps, cfg, testVer)
 	ts := httptest.NewUnstartedServer(h)
-	ts.Config = NewHTTPServer("", h)
+	ts.Config = transport.NewHTTPServer("", h)
 	var open atomic.Int64
 	allClosed := make(chan struct{})
 	var started atomic.Bool
@@ -467,7 +468,7 @@ func TestSlowReadersDropped(t *testing.T) {
 		ts.CloseClientConnections()
 		ts.Close()
 	})
-	url := ts.URL + Path
+	url := ts.URL + transport.Path
 	sid := rawSession(t, url, "2025-06-18")
 	http.DefaultClient.CloseIdleConnections()
 
@@ -475,7 +476,7 @@ func TestSlowReadersDropped(t *testing.T) {
 	request := func(i int) string {
 		// Distinct ids: go-sdk refuses an id already in flight.
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read_text_file","arguments":{"workdir":"wd","path":"large.txt"}}}`, 100+i)
-		return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s: %s\r\nMcp-Protocol-Version: 2025-06-18\r\nContent-Length: %d\r\n\r\n%s", Path, sessionHeader, sid, len(body), body)
+		return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s: %s\r\nMcp-Protocol-Version: 2025-06-18\r\nContent-Length: %d\r\n\r\n%s", transport.Path, sessionHeader, sid, len(body), body)
 	}
 	dialer := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		// A small receive window, as a client that reads nothing.
@@ -530,32 +531,32 @@ func (l sndbufListener) Accept() (net.Conn, error) {
 // values, and one problem line per bad value; the fs loader knows the
 // variables (no "unknown variable").
 func TestAdmissionConfig(t *testing.T) {
-	cfg, probs := LoadHTTPConfig(nil)
+	cfg, probs := loadHTTPConfig(nil)
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
 	if a := cfg.Admission; a.MaxHeavy != DefaultMaxHeavy(a.MemoryBudget) || a.MaxHeavy < 1 || a.Queue != DefaultHeavyQueue || a.Wait != 5*time.Second || a.MemoryBudget != 1<<30 {
 		t.Errorf("defaults: %+v", a)
 	}
-	if g := cfg.Guard; g.MaxSessions != DefaultMaxSessions || g.WriteTimeout != 30*time.Second {
+	if g := cfg.Guard; g.MaxSessions != transport.DefaultMaxSessions || g.WriteTimeout != 30*time.Second {
 		t.Errorf("guard defaults: %+v", g)
 	}
 	if n := DefaultMaxHeavy(64 << 20); n != 1 {
 		t.Errorf("a budget below one heavy call: %d slots, want 1", n)
 	}
 	env := []string{"SERVERFS_MEMORY_BUDGET_MB=512", "SERVERFS_MAX_HEAVY_CALLS=3", "SERVERFS_HEAVY_QUEUE=0", "SERVERFS_HEAVY_WAIT_SECONDS=2", "SERVERFS_MAX_SESSIONS=10", "SERVERFS_WRITE_TIMEOUT_SECONDS=7"}
-	cfg, probs = LoadHTTPConfig(env)
+	cfg, probs = loadHTTPConfig(env)
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
 	want := AdmissionConfig{MemoryBudget: 512 << 20, MaxHeavy: 3, Queue: 0, Wait: 2 * time.Second}
-	if cfg.Admission != want || cfg.Guard != (GuardConfig{MaxSessions: 10, WriteTimeout: 7 * time.Second}) {
+	if cfg.Admission != want || cfg.Guard != (transport.GuardConfig{MaxSessions: 10, WriteTimeout: 7 * time.Second}) {
 		t.Errorf("explicit: %+v %+v", cfg.Admission, cfg.Guard)
 	}
 	if _, err := sfs.LoadConfig(env, []string{"wd=" + t.TempDir()}); err != nil {
 		t.Errorf("fs.LoadConfig: %v", err)
 	}
-	_, probs = LoadHTTPConfig([]string{"SERVERFS_MEMORY_BUDGET_MB=1", "SERVERFS_MAX_HEAVY_CALLS=0", "SERVERFS_HEAVY_QUEUE=-1", "SERVERFS_HEAVY_WAIT_SECONDS=5s", "SERVERFS_MAX_SESSIONS=/etc", "SERVERFS_WRITE_TIMEOUT_SECONDS=99999"})
+	_, probs = loadHTTPConfig([]string{"SERVERFS_MEMORY_BUDGET_MB=1", "SERVERFS_MAX_HEAVY_CALLS=0", "SERVERFS_HEAVY_QUEUE=-1", "SERVERFS_HEAVY_WAIT_SECONDS=5s", "SERVERFS_MAX_SESSIONS=/etc", "SERVERFS_WRITE_TIMEOUT_SECONDS=99999"})
 	if len(probs) != 6 {
 		t.Errorf("%d problems, want 6: %q", len(probs), probs)
 	}
@@ -563,35 +564,6 @@ func TestAdmissionConfig(t *testing.T) {
 		if strings.Contains(p, "/etc") {
 			t.Errorf("problem echoes a path: %s", p)
 		}
-	}
-}
-
-// TestWriteDeadlineSparesIdleStreams: the deadline runs per write, so a
-// stream that is idle for longer than the write timeout (an event stream
-// between events) still delivers its next event.
-func TestWriteDeadlineSparesIdleStreams(t *testing.T) {
-	e := newEnv(t)
-	const timeout = 200 * time.Millisecond
-	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, "event: one\n\n")
-		w.(http.Flusher).Flush()
-		time.Sleep(3 * timeout) // idle, as between two events
-		io.WriteString(w, "event: two\n\n")
-		w.(http.Flusher).Flush()
-	})
-	g := newGuard(e.deps, GuardConfig{MaxSessions: 10, WriteTimeout: timeout}, nil, next).(*guard)
-	g.sessionless = true
-	ts := httptest.NewServer(g)
-	defer ts.Close()
-	resp, err := http.Get(ts.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || string(b) != "event: one\n\nevent: two\n\n" {
-		t.Errorf("stream: %q, %v", b, err)
 	}
 }
 
@@ -604,7 +576,7 @@ func TestStdioBatchRefused(t *testing.T) {
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- NewServer(e.deps, testVer).Run(ctx, StdioTransport(inR, outW)) }()
+	go func() { done <- NewServer(e.deps, testVer).Run(ctx, transport.Stdio(inR, outW)) }()
 	lines := bufio.NewScanner(outR)
 	lines.Buffer(nil, 1<<20)
 	send := func(s string) {
@@ -660,7 +632,7 @@ type admitted struct {
 
 func acquireAsync(t *testing.T, a *Admission, client string, out chan<- admitted) {
 	go func() {
-		r, err := a.Acquire(withClient(t.Context(), client))
+		r, err := a.Acquire(WithClient(t.Context(), client))
 		out <- admitted{client, r, err}
 	}()
 }
@@ -681,7 +653,7 @@ func TestAdmissionFairOrder(t *testing.T) {
 	if a.reserve != 0 {
 		t.Fatal("a gate without memory budget has a reserve slot")
 	}
-	first, err := a.Acquire(withClient(t.Context(), "A"))
+	first, err := a.Acquire(WithClient(t.Context(), "A"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -714,7 +686,7 @@ func TestAdmissionFairOrder(t *testing.T) {
 // gets it before the holder's own waiting call.
 func TestAdmissionReserveSlot(t *testing.T) {
 	a := NewAdmission(AdmissionConfig{MemoryBudget: 2 * HeavyCallBytes(), MaxHeavy: 1, Queue: 8, Wait: time.Hour})
-	holdA, err := a.Acquire(withClient(t.Context(), "A"))
+	holdA, err := a.Acquire(WithClient(t.Context(), "A"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -722,7 +694,7 @@ func TestAdmissionReserveSlot(t *testing.T) {
 	acquireAsync(t, a, "A", got)
 	untilWaiting(a, 1)
 	// Cancelled already: admitted only if it need not wait.
-	ended, cancel := context.WithCancel(withClient(t.Context(), "B"))
+	ended, cancel := context.WithCancel(WithClient(t.Context(), "B"))
 	cancel()
 	b, err := a.Acquire(ended)
 	if err != nil {
@@ -754,7 +726,7 @@ func TestAdmissionReserveSlot(t *testing.T) {
 // refusing the newest waiting call of the client with the most waiting.
 func TestAdmissionQueueShare(t *testing.T) {
 	a := NewAdmission(AdmissionConfig{MaxHeavy: 1, Queue: 2, Wait: time.Hour})
-	hold, err := a.Acquire(withClient(t.Context(), "A"))
+	hold, err := a.Acquire(WithClient(t.Context(), "A"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -762,7 +734,7 @@ func TestAdmissionQueueShare(t *testing.T) {
 	acquireAsync(t, a, "A", got)
 	acquireAsync(t, a, "A", got)
 	untilWaiting(a, 2)
-	if _, err := a.Acquire(withClient(t.Context(), "A")); sfs.CodeOf(err) != sfs.CodeServerBusy {
+	if _, err := a.Acquire(WithClient(t.Context(), "A")); sfs.CodeOf(err) != sfs.CodeServerBusy {
 		t.Fatalf("A's third waiting call: %v, want SERVER_BUSY", err)
 	}
 	acquireAsync(t, a, "B", got)
@@ -936,10 +908,10 @@ func TestHostileRegexBesideFindFiles(t *testing.T) {
 					<-bAnswered
 				}
 			}
-			httpCfg, _ := LoadHTTPConfig(nil)
-			ts := httptest.NewServer(NewHandler(d, httpCfg, testVer))
+			httpCfg, _ := loadHTTPConfig(nil)
+			ts := httptest.NewServer(newHandler(d, httpCfg, testVer))
 			t.Cleanup(ts.Close)
-			csA, csB := namedClient(t, ts.URL+Path, "client-a", protocol), namedClient(t, ts.URL+Path, "client-b", protocol)
+			csA, csB := namedClient(t, ts.URL+transport.Path, "client-a", protocol), namedClient(t, ts.URL+transport.Path, "client-b", protocol)
 			find := func() {
 				t.Helper()
 				res, err := csB.CallTool(t.Context(), &sdk.CallToolParams{Name: "find_files", Arguments: map[string]any{"workdir": "small", "pattern": "*"}})

@@ -2,20 +2,18 @@ package mcp
 
 import (
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/mcp/transport"
 )
 
 // testToken is what "head -c 32 /dev/urandom | base64" gives: 44
@@ -35,96 +33,6 @@ func writeToken(t *testing.T, content string, perm os.FileMode) string {
 	return p
 }
 
-func TestLoadTokenFile(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	short := "abcDEF0123456789abcDEF012345678" // 31 characters
-	for _, c := range []struct {
-		name, path, problem, warning string
-	}{
-		{"good, with the newline base64 writes", writeToken(t, testToken+"\n", 0o600), "", ""},
-		{"good, CRLF", writeToken(t, testToken+"\r\n", 0o640), "", ""},
-		{"good, no line ending", writeToken(t, testToken, 0o400), "", ""},
-		{"relative path", "secrets/mcp_token", "absolute path", ""},
-		{"missing", filepath.Join(dir, "nope"), "no such file", ""},
-		{"directory", dir, "not a regular file", ""},
-		{"FIFO (must not block)", fifo, "not a regular file", ""},
-		{"empty", writeToken(t, "", 0o600), "is empty", ""},
-		{"only a newline", writeToken(t, "\n", 0o600), "is empty", ""},
-		{"too short", writeToken(t, short+"\n", 0o600), "32 to 1024 characters", ""},
-		{"too long", writeToken(t, strings.Repeat("a", 1025), 0o600), "32 to 1024 characters", ""},
-		{"larger than 4 KiB", writeToken(t, strings.Repeat("a", 5000), 0o600), "larger than 4096", ""},
-		{"two lines", writeToken(t, testToken+"\n"+testToken+"\n", 0o600), "may hold only", ""},
-		{"inner space", writeToken(t, testToken[:20]+" "+testToken[20:], 0o600), "may hold only", ""},
-		{"comma (splits the tunnel's header list)", writeToken(t, testToken+",x", 0o600), "may hold only", ""},
-		{"world-writable", writeToken(t, testToken, 0o602), "writable by every user", ""},
-		{"world-readable: a warning", writeToken(t, testToken, 0o644), "", "readable by every user"},
-	} {
-		done := make(chan struct{})
-		var cfg HTTPConfig
-		var probs []string
-		go func() {
-			defer close(done)
-			cfg, probs = LoadHTTPConfig([]string{"SERVERFS_AUTH_TOKEN_FILE=" + c.path})
-		}()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: loading the token file blocked", c.name)
-		}
-		all := strings.Join(probs, "\n") + strings.Join(cfg.Warnings, "\n")
-		if strings.Contains(all, testToken[:16]) || strings.Contains(all, short) {
-			t.Errorf("%s: a message holds the token: %s", c.name, all)
-		}
-		if c.path != "secrets/mcp_token" && strings.Contains(all, c.path) {
-			t.Errorf("%s: a message holds the host path: %s", c.name, all)
-		}
-		switch {
-		case c.problem == "":
-			if len(probs) > 0 || !cfg.AuthToken.Set() || !cfg.AuthToken.Matches(testToken) {
-				t.Errorf("%s: problems %q, token set %v", c.name, probs, cfg.AuthToken.Set())
-			}
-		case len(probs) != 1 || !strings.Contains(probs[0], c.problem) || !strings.HasPrefix(probs[0], "SERVERFS_AUTH_TOKEN_FILE"):
-			t.Errorf("%s: problems %q, want one with %q", c.name, probs, c.problem)
-		}
-		if (c.warning == "") != (len(cfg.Warnings) == 0) || (c.warning != "" && !strings.Contains(cfg.Warnings[0], c.warning)) {
-			t.Errorf("%s: warnings %q, want %q", c.name, cfg.Warnings, c.warning)
-		}
-	}
-	// Unset: no authentication.
-	if cfg, probs := LoadHTTPConfig(nil); len(probs) > 0 || cfg.AuthToken.Set() || cfg.AuthToken.Matches("") {
-		t.Fatalf("unset: %v %v", probs, cfg.AuthToken.Set())
-	}
-}
-
-// TestTokenNeverPrinted formats a configuration holding a token every way a
-// log line or an error could.
-func TestTokenNeverPrinted(t *testing.T) {
-	cfg, probs := LoadHTTPConfig([]string{"SERVERFS_AUTH_TOKEN_FILE=" + writeToken(t, testToken, 0o600)})
-	if len(probs) > 0 {
-		t.Fatal(probs)
-	}
-	var out strings.Builder
-	fmt.Fprintf(&out, "%v %+v %#v %s %q %x %X %d\n", cfg, cfg, cfg, cfg.AuthToken, cfg.AuthToken, cfg.AuthToken, cfg.AuthToken, cfg.AuthToken)
-	b, _ := json.Marshal(cfg)
-	out.Write(b)
-	slog.New(slog.NewJSONHandler(&out, nil)).Info("x", "cfg", cfg, "tok", cfg.AuthToken)
-	slog.New(slog.NewTextHandler(&out, nil)).Info("x", "cfg", cfg, "tok", cfg.AuthToken)
-	s := out.String()
-	digest := cfg.AuthToken.digest
-	for _, bad := range []string{testToken[:12], fmt.Sprintf("%x", digest[:6]), fmt.Sprint(digest[0], " ", digest[1], " ", digest[2])} {
-		if strings.Contains(s, bad) {
-			t.Fatalf("printed configuration holds %q:\n%s", bad, s)
-		}
-	}
-	if !strings.Contains(s, "[redacted]") {
-		t.Fatalf("no redaction marker:\n%s", s)
-	}
-}
-
 // headerRT adds static headers to every request, as the tunnel client's
 // MCP_EXTRA_HEADERS does.
 type headerRT struct {
@@ -140,19 +48,19 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.base.RoundTrip(r)
 }
 
-// serveHTTPEnv is serveHTTP with extra environment for LoadHTTPConfig.
+// serveHTTPEnv is serveHTTP with extra environment for loadHTTPConfig.
 func (e *testEnv) serveHTTPEnv(t *testing.T, environ []string) string {
 	t.Helper()
-	cfg, probs := LoadHTTPConfig(environ)
+	cfg, probs := loadHTTPConfig(environ)
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
-	ts := httptest.NewServer(NewHandler(e.deps, cfg, testVer))
+	ts := httptest.NewServer(newHandler(e.deps, cfg, testVer))
 	t.Cleanup(func() {
 		ts.CloseClientConnections()
 		ts.Close()
 	})
-	return ts.URL + Path
+	return ts.URL + transport.Path
 }
 
 func TestClientToken(t *testing.T) {
@@ -163,7 +71,7 @@ func TestClientToken(t *testing.T) {
 
 	// The tunnel-style header passes: a real go-sdk client whose transport
 	// adds it to every request (initialize, the GET stream, calls, DELETE).
-	tunnel := &http.Client{Transport: headerRT{http.DefaultTransport, map[string]string{AuthHeader: testToken}}}
+	tunnel := &http.Client{Transport: headerRT{http.DefaultTransport, map[string]string{transport.AuthHeader: testToken}}}
 	c := sdk.NewClient(&sdk.Implementation{Name: "tunnel-like", Version: "0"}, nil)
 	cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: tunnel, MaxRetries: -1}, nil)
 	if err != nil {
@@ -183,12 +91,12 @@ func TestClientToken(t *testing.T) {
 		headers map[string]string
 	}{
 		{"no token", nil},
-		{"wrong token", map[string]string{AuthHeader: strings.Replace(testToken, "q", "Q", 1)}},
-		{"token with a suffix", map[string]string{AuthHeader: testToken + "x"}},
-		{"token prefix", map[string]string{AuthHeader: testToken[:len(testToken)-1]}},
+		{"wrong token", map[string]string{transport.AuthHeader: strings.Replace(testToken, "q", "Q", 1)}},
+		{"token with a suffix", map[string]string{transport.AuthHeader: testToken + "x"}},
+		{"token prefix", map[string]string{transport.AuthHeader: testToken[:len(testToken)-1]}},
 		{"token in Authorization", map[string]string{"Authorization": "Bearer " + testToken}},
 		{"token in another header", map[string]string{"X-Token": testToken}},
-		{"token with its newline", map[string]string{AuthHeader: testToken + "\n"}},
+		{"token with its newline", map[string]string{transport.AuthHeader: testToken + "\n"}},
 	} {
 		hc := &http.Client{Transport: headerRT{http.DefaultTransport, c.headers}}
 		cl := sdk.NewClient(&sdk.Implementation{Name: "intruder", Version: "0"}, nil)
@@ -204,21 +112,21 @@ func TestClientToken(t *testing.T) {
 		mod  func(*http.Request)
 		want int
 	}{
-		{"tunnel-style header", func(r *http.Request) { r.Header.Set(AuthHeader, testToken) }, http.StatusOK},
+		{"tunnel-style header", func(r *http.Request) { r.Header.Set(transport.AuthHeader, testToken) }, http.StatusOK},
 		{"header name in lower case", func(r *http.Request) { r.Header["x-serverfs-token"] = []string{testToken} }, http.StatusOK},
 		{"no token", nil, http.StatusUnauthorized},
-		{"empty token", func(r *http.Request) { r.Header.Set(AuthHeader, "") }, http.StatusUnauthorized},
-		{"wrong token", func(r *http.Request) { r.Header.Set(AuthHeader, "x"+testToken[1:]) }, http.StatusUnauthorized},
+		{"empty token", func(r *http.Request) { r.Header.Set(transport.AuthHeader, "") }, http.StatusUnauthorized},
+		{"wrong token", func(r *http.Request) { r.Header.Set(transport.AuthHeader, "x"+testToken[1:]) }, http.StatusUnauthorized},
 		{"Authorization: Bearer", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+testToken) }, http.StatusUnauthorized},
 		{"token as a query parameter", func(r *http.Request) { r.URL.RawQuery = "token=" + testToken }, http.StatusUnauthorized},
 		{"two token headers, one right", func(r *http.Request) {
-			r.Header.Add(AuthHeader, testToken)
-			r.Header.Add(AuthHeader, "wrong")
+			r.Header.Add(transport.AuthHeader, testToken)
+			r.Header.Add(transport.AuthHeader, "wrong")
 		}, http.StatusUnauthorized},
 		{"another path without the token", func(r *http.Request) { r.URL.Path = "/.well-known/oauth-protected-resource" }, http.StatusUnauthorized},
 		{"another path with the token", func(r *http.Request) {
 			r.URL.Path = "/.well-known/oauth-protected-resource"
-			r.Header.Set(AuthHeader, testToken)
+			r.Header.Set(transport.AuthHeader, testToken)
 		}, http.StatusNotFound},
 	} {
 		code, body := rawPost(t, url, c.mod)
@@ -233,7 +141,7 @@ func TestClientToken(t *testing.T) {
 					Message string `json:"message"`
 				} `json:"error"`
 			}
-			if err := json.Unmarshal([]byte(body), &msg); err != nil || msg.JSONRPC != "2.0" || !strings.HasPrefix(msg.Error.Message, string(sfs.CodeUnauthorized)+": ") || !strings.Contains(msg.Error.Message, AuthHeader) {
+			if err := json.Unmarshal([]byte(body), &msg); err != nil || msg.JSONRPC != "2.0" || !strings.HasPrefix(msg.Error.Message, string(sfs.CodeUnauthorized)+": ") || !strings.Contains(msg.Error.Message, transport.AuthHeader) {
 				t.Errorf("%s: 401 body %q (%v)", c.name, body, err)
 			}
 		}

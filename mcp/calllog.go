@@ -8,6 +8,7 @@ import (
 	"time"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/rawjson"
 )
 
 // NewJSONLogger is the server's Logger: JSON lines to w, from level up.
@@ -41,25 +42,25 @@ func (lw *lineWriter) writeToolCall(now time.Time, tool string, d time.Duration,
 	b := append(lw.buf[:0], `{"time":"`...)
 	b = now.Round(0).AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","level":"INFO","msg":"tool_call","event":"tool_call","tool":`...)
-	b = appendLogString(b, tool)
+	b = rawjson.AppendLogString(b, tool)
 	b = append(b, `,"duration_ms":`...)
 	b = strconv.AppendInt(b, d.Milliseconds(), 10)
 	b = append(b, `,"success":`...)
 	b = strconv.AppendBool(b, code == "")
 	if info.workdir != "" {
 		b = append(b, `,"workdir":`...)
-		b = appendLogString(b, logString(info.workdir))
+		b = rawjson.AppendLogString(b, rawjson.LogString(info.workdir))
 	}
 	if info.path != "" {
 		b = append(b, `,"path":`...)
-		b = appendLogString(b, logString(info.path))
+		b = rawjson.AppendLogString(b, rawjson.LogString(info.path))
 	}
 	if code == "" {
 		b = append(b, `,"bytes_returned":`...)
 		b = strconv.AppendInt(b, int64(info.bytes), 10)
 	} else {
 		b = append(b, `,"error_code":`...)
-		b = appendLogString(b, string(code))
+		b = rawjson.AppendLogString(b, string(code))
 	}
 	b = append(b, "}\n"...)
 	if cap(b) <= 4<<10 {

@@ -22,9 +22,10 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/serverfs/serverfs/bridge"
+	"github.com/serverfs/serverfs/mcp/transport"
 )
 
-// Cancellation and progress (calls.go, progress.go) over real HTTP, on a
+// Cancellation and progress (transport/calls.go, progress.go) over real HTTP, on a
 // search that runs for seconds: 16 .gz logs of 40 MB of text each (a 1 MB
 // gzip member repeated), searched with a regular expression that every
 // line's literal ("x") lets through to the automaton and none matches.
@@ -468,7 +469,7 @@ func TestStdioCancelNotification(t *testing.T) {
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- NewServer(e.deps, testVer).Run(ctx, StdioTransport(inR, outW)) }()
+	go func() { done <- NewServer(e.deps, testVer).Run(ctx, transport.Stdio(inR, outW)) }()
 	msgs := make(chan rpcMsg, 64)
 	go func() {
 		defer close(msgs)

@@ -13,15 +13,15 @@ import (
 	"testing"
 	"time"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/mcp/transport"
 )
 
-// serveLimited serves NewHandler through NewHTTPServer on a loopback
+// serveLimited serves the tools through transport.NewHandler and NewHTTPServer on a loopback
 // listener capped at maxConns, as serve does; tune changes the server's
 // timeouts or the listener's log interval before it serves. It returns the listener and the server's address.
-func (e *testEnv) serveLimited(t *testing.T, environ []string, maxConns int, tune func(*http.Server, *ConnLimitListener)) (*ConnLimitListener, string) {
+func (e *testEnv) serveLimited(t *testing.T, environ []string, maxConns int, tune func(*http.Server, *transport.ConnLimitListener)) (*transport.ConnLimitListener, string) {
 	t.Helper()
-	cfg, probs := LoadHTTPConfig(environ)
+	cfg, probs := loadHTTPConfig(environ)
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
@@ -29,8 +29,8 @@ func (e *testEnv) serveLimited(t *testing.T, environ []string, maxConns int, tun
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := LimitConnections(inner, maxConns, cfg.Guard.WriteTimeout, e.deps.Log)
-	srv := NewHTTPServer("", NewHandler(e.deps, cfg, testVer))
+	ln := transport.LimitConnections(inner, maxConns, cfg.Guard.WriteTimeout, e.deps.Log.Logger)
+	srv := transport.NewHTTPServer("", newHandler(e.deps, cfg, testVer))
 	tune(srv, ln)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -60,7 +60,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 func rawStatelessCall(tool, args string) string {
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args +
 		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	return "POST " + Path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
+	return "POST " + transport.Path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
 		protocolVersionHeader + ": 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: " + tool + "\r\n" +
 		fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body)) + body
 }
@@ -77,7 +77,7 @@ func TestNonReadersClosedWhenIdle(t *testing.T) {
 	e := newEnv(t)
 	line := strings.Repeat("y", 999) + "\n"
 	writeFile(t, filepath.Join(e.root, "large.txt"), []byte(strings.Repeat(line, 400)))
-	ln, addr := e.serveLimited(t, []string{"SERVERFS_WRITE_TIMEOUT_SECONDS=3600"}, 1000, func(s *http.Server, _ *ConnLimitListener) { s.IdleTimeout = 200 * time.Millisecond })
+	ln, addr := e.serveLimited(t, []string{"SERVERFS_WRITE_TIMEOUT_SECONDS=3600"}, 1000, func(s *http.Server, _ *transport.ConnLimitListener) { s.IdleTimeout = 200 * time.Millisecond })
 	call := rawStatelessCall("read_text_file", `{"workdir":"wd","path":"large.txt"}`)
 	conns := make([]net.Conn, clients)
 	for i := range conns {
@@ -124,9 +124,9 @@ func TestNonReadersClosedWhenIdle(t *testing.T) {
 func TestConnectionCap(t *testing.T) {
 	e := newEnv(t)
 	// Connections that send nothing stay open as long as the test needs.
-	ln, addr := e.serveLimited(t, nil, 3, func(s *http.Server, l *ConnLimitListener) {
+	ln, addr := e.serveLimited(t, nil, 3, func(s *http.Server, l *transport.ConnLimitListener) {
 		s.ReadHeaderTimeout, s.IdleTimeout = time.Hour, time.Hour
-		l.logEvery = time.Hour
+		l.LogEvery = time.Hour
 	})
 	var held []net.Conn
 	for range 3 {
@@ -188,49 +188,12 @@ func TestConnectionCap(t *testing.T) {
 		c.Close()
 	}
 	waitUntil(t, "the held connections closed", func() bool { return ln.Open() == 0 })
-	cs := e.client(t, "http://"+addr+Path)
+	cs := e.client(t, "http://"+addr+transport.Path)
 	if res := e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt"}); res.IsError || !strings.Contains(resultText(res), "alpha") {
 		t.Fatalf("a client after the held connections closed: %s", resultText(res))
 	}
 	if ln.Refused() != 5 {
 		t.Errorf("refused %d after room was made, want 5", ln.Refused())
-	}
-}
-
-// TestConnectionConfig: the default cap is half the open-file limit, at
-// most 4096; SERVERFS_MAX_CONNECTIONS sets it, a bad value is one problem
-// line, one at or past the open-file limit a start-up warning, and the fs
-// loader knows the variable.
-func TestConnectionConfig(t *testing.T) {
-	for nofile, want := range map[uint64]int{1: 1, 2: 1, 1024: 512, 8192: 4096, 1 << 20: 4096} {
-		if got := connectionsForFileLimit(nofile); got != want {
-			t.Errorf("open-file limit %d: default cap %d, want %d", nofile, got, want)
-		}
-	}
-	cfg, probs := LoadHTTPConfig(nil)
-	if len(probs) > 0 || cfg.MaxConnections != connectionsForFileLimit(openFileLimit()) || len(cfg.Warnings) > 0 {
-		t.Errorf("default: %d connections, %q %q", cfg.MaxConnections, probs, cfg.Warnings)
-	}
-	env := []string{"SERVERFS_MAX_CONNECTIONS=7"}
-	if cfg, probs = LoadHTTPConfig(env); len(probs) > 0 || cfg.MaxConnections != 7 {
-		t.Errorf("explicit: %d, %q", cfg.MaxConnections, probs)
-	}
-	if _, err := sfs.LoadConfig(env, []string{"wd=" + t.TempDir()}); err != nil {
-		t.Errorf("fs.LoadConfig: %v", err)
-	}
-	for _, bad := range []string{"0", "-1", "1000001", "10k"} {
-		if _, probs := LoadHTTPConfig([]string{"SERVERFS_MAX_CONNECTIONS=" + bad}); len(probs) != 1 || !strings.Contains(probs[0], "SERVERFS_MAX_CONNECTIONS") {
-			t.Errorf("SERVERFS_MAX_CONNECTIONS=%s: %q", bad, probs)
-		}
-	}
-	if limit := openFileLimit(); limit <= 1_000_000 {
-		cfg, _ := LoadHTTPConfig([]string{fmt.Sprintf("SERVERFS_MAX_CONNECTIONS=%d", limit)})
-		if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "open-file limit") {
-			t.Errorf("a cap at the open-file limit %d: warnings %q", limit, cfg.Warnings)
-		}
-	}
-	if srv := NewHTTPServer("", http.NotFoundHandler()); srv.IdleTimeout <= 0 || srv.IdleTimeout > 50*time.Second {
-		t.Errorf("idle timeout %v: a non-reader's connection must close well within a minute", srv.IdleTimeout)
 	}
 }
 
@@ -244,7 +207,7 @@ func TestUnreadAnswerDroppedByKernel(t *testing.T) {
 	e := newEnv(t)
 	line := strings.Repeat("y", 999) + "\n"
 	writeFile(t, filepath.Join(e.root, "large.txt"), []byte(strings.Repeat(line, 400)))
-	ln, addr := e.serveLimited(t, []string{"SERVERFS_WRITE_TIMEOUT_SECONDS=1"}, 1000, func(s *http.Server, _ *ConnLimitListener) { s.IdleTimeout = 200 * time.Millisecond })
+	ln, addr := e.serveLimited(t, []string{"SERVERFS_WRITE_TIMEOUT_SECONDS=1"}, 1000, func(s *http.Server, _ *transport.ConnLimitListener) { s.IdleTimeout = 200 * time.Millisecond })
 	_, port, _ := net.SplitHostPort(addr)
 	call := rawStatelessCall("read_text_file", `{"workdir":"wd","path":"large.txt"}`)
 	for range clients {

@@ -2,9 +2,12 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -18,6 +21,32 @@ import (
 // is not the JSON again but one line per match, its workdir-relative path
 // in walk order (as rg --files prints paths), for clients
 // that show the model only the text; docs/files.md says why.
+
+type findFilesIn struct {
+	Workdir string `json:"workdir"`
+	Path    string `json:"path,omitempty"`
+	Pattern string `json:"pattern" jsonschema:"glob: * ? [a-z] {a,b}, ** across directories; without / it matches names (*.py), with / paths below path (src/**/*.go)"`
+	Limit   int    `json:"limit,omitempty"`
+	Cursor  string `json:"cursor,omitempty"`
+	// CaseSensitive defaults to false: an agent asking for *dial* means
+	// Dial.go too, as find -iname would find it.
+	CaseSensitive bool `json:"case_sensitive,omitempty"`
+}
+
+func findFilesTool(lim sfs.Limits) tool {
+	schema := inputSchema[findFilesIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults}})
+	schema.Properties["case_sensitive"].Default = json.RawMessage("false")
+	return tool{
+		def: &sdk.Tool{
+			Name: "find_files",
+			Description: fmt.Sprintf("Find files and directories by name, never contents: a path per line (`dir/`, `link@`, `name (other)`). Globs ignore case unless case_sensitive. None: `0 matches` and why. "+
+				"`truncated: limit` (narrow path or pattern), `walk_limit` (%d entries) or `timeout` (%s), then `next_cursor C`: pass C as cursor.", lim.MaxWalkEntries, lim.SearchTimeout),
+			Annotations: readOnly("Find files"),
+			InputSchema: schema,
+		},
+		register: register("find_files", findFiles),
+	}
+}
 
 // findOut is find_files' answer.
 type findOut struct {

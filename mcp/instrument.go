@@ -20,6 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/rawjson"
 )
 
 // Logger writes ServerFS's structured log: one JSON line per tool call.
@@ -55,10 +56,10 @@ func (l *Logger) toolCallAt(now time.Time, tool string, d time.Duration, code sf
 	var buf [7]slog.Attr
 	attrs := append(buf[:0], slog.String("event", "tool_call"), slog.String("tool", tool), slog.Int64("duration_ms", d.Milliseconds()), slog.Bool("success", code == ""))
 	if info.workdir != "" {
-		attrs = append(attrs, slog.String("workdir", logString(info.workdir)))
+		attrs = append(attrs, slog.String("workdir", rawjson.LogString(info.workdir)))
 	}
 	if info.path != "" {
-		attrs = append(attrs, slog.String("path", logString(info.path)))
+		attrs = append(attrs, slog.String("path", rawjson.LogString(info.path)))
 	}
 	if code == "" {
 		attrs = append(attrs, slog.Int("bytes_returned", info.bytes))
@@ -307,19 +308,19 @@ func (a *argDecoder[In]) plainStrings(raw json.RawMessage) (In, bool) {
 	var keys [8]string
 	var vals [8]string
 	n := 0
-	p := jsonScan{b: raw}
-	if !p.consume('{') {
+	p := rawjson.Scanner{B: raw}
+	if !p.Consume('{') {
 		return in, false
 	}
-	for first := true; !p.consume('}'); first = false {
-		if n == len(keys) || !first && !p.consume(',') {
+	for first := true; !p.Consume('}'); first = false {
+		if n == len(keys) || !first && !p.Consume(',') {
 			return in, false
 		}
-		k, ok := p.plain()
-		if !ok || !p.consume(':') {
+		k, ok := p.Plain()
+		if !ok || !p.Consume(':') {
 			return in, false
 		}
-		v, ok := p.plain()
+		v, ok := p.Plain()
 		if !ok {
 			return in, false
 		}
@@ -334,8 +335,8 @@ func (a *argDecoder[In]) plainStrings(raw json.RawMessage) (In, bool) {
 		keys[n], vals[n] = string(k), string(v)
 		n++
 	}
-	p.space()
-	if p.i != len(p.b) {
+	p.Space()
+	if p.I != len(p.B) {
 		return in, false
 	}
 	for _, r := range a.required {
@@ -491,12 +492,4 @@ func describeDecodeError(err error) string {
 		return fmt.Sprintf("validating \"arguments\": property %q must be %s, not %s", te.Field, want, te.Value)
 	}
 	return "validating \"arguments\": " + err.Error()
-}
-
-// logString bounds an agent-supplied string for the log.
-func logString(s string) string {
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
 }

@@ -12,9 +12,10 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/serverfs/serverfs/mcp/transport"
 )
 
-// The two protocol lanes (lanes.go) over real HTTP.
+// The two protocol lanes (transport/lanes.go) over real HTTP.
 
 // protocolVersions are the revisions ServerFS serves, oldest first.
 var protocolVersions = []string{"2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
@@ -184,7 +185,7 @@ func TestTunnelClient(t *testing.T) {
 // TestLanesNeedBoth is why there are two handlers: go-sdk's stateless
 // handler alone gives an initializing client no session (no id, DELETE and
 // GET refused), and its stateful handler alone refuses 2026-07-28 requests
-// (-32022). Through NewHandler both work.
+// (-32022). Through transport.NewHandler both work.
 func TestLanesNeedBoth(t *testing.T) {
 	e := newEnv(t)
 	srv := NewServer(e.deps, testVer)
@@ -216,11 +217,11 @@ func TestLanesNeedBoth(t *testing.T) {
 	}
 
 	if status, h, msgs := rpcPost(t, both, initBody); status != http.StatusOK || h.Get(sessionHeader) == "" || len(msgs) != 1 {
-		t.Errorf("NewHandler: initialize %d, session %q, %+v", status, h.Get(sessionHeader), msgs)
+		t.Errorf("transport.NewHandler: initialize %d, session %q, %+v", status, h.Get(sessionHeader), msgs)
 	}
 	status, h, msgs := rpcPost(t, both, modern, modernHdr...)
 	if status != http.StatusOK || h.Get(sessionHeader) != "" || len(msgs) != 1 || !strings.Contains(string(msgs[0].Result), `"list_workdirs"`) {
-		t.Errorf("NewHandler: 2026-07-28 tools/list %d, session %q, %+v", status, h.Get(sessionHeader), msgs)
+		t.Errorf("transport.NewHandler: 2026-07-28 tools/list %d, session %q, %+v", status, h.Get(sessionHeader), msgs)
 	}
 	status, _, msgs = rpcPost(t, both, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, protocolVersionHeader, "2026-07-28", "Mcp-Method", "server/discover")
 	var disc struct {
@@ -309,7 +310,7 @@ func TestStatelessLaneChecks(t *testing.T) {
 	url := e.serveHTTPEnv(t, []string{"SERVERFS_AUTH_TOKEN_FILE=" + writeToken(t, testToken+"\n", 0o600)})
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stat_file","arguments":{"workdir":"wd","path":"sub/a.txt"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	hdr := []string{protocolVersionHeader, "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "stat_file", "Mcp-Param-Workdir", "wd"}
-	withToken := append(slices.Clone(hdr), AuthHeader, testToken)
+	withToken := append(slices.Clone(hdr), transport.AuthHeader, testToken)
 	if status, _, msgs := rpcPost(t, url, call, withToken...); status != http.StatusOK || len(msgs) != 1 || msgs[0].Error != nil || !strings.Contains(string(msgs[0].Result), `"modified_at"`) {
 		t.Fatalf("2026-07-28 stat_file with the token: %d %+v", status, msgs)
 	}
@@ -479,7 +480,7 @@ func TestParamHeadersSetting(t *testing.T) {
 		{[]string{"SERVERFS_MCP_PARAM_HEADERS=TRUE"}, true, false},
 		{[]string{"SERVERFS_MCP_PARAM_HEADERS=yes"}, false, true},
 	} {
-		cfg, probs := LoadHTTPConfig(c.env)
+		cfg, probs := loadHTTPConfig(c.env)
 		named := len(probs) == 1 && strings.Contains(probs[0], "SERVERFS_MCP_PARAM_HEADERS")
 		if cfg.ParamHeaders != c.want || named != c.prob || (!c.prob && len(probs) > 0) {
 			t.Errorf("%v: ParamHeaders %v, problems %q", c.env, cfg.ParamHeaders, probs)

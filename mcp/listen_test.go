@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/serverfs/serverfs/mcp/transport"
 )
 
 // unixHTTP is an HTTP transport that dials the socket at path whatever the
@@ -63,7 +64,7 @@ func TestUnixSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "mcp.sock")
-	cfg, probs := LoadHTTPConfig([]string{
+	cfg, probs := loadHTTPConfig([]string{
 		"SERVERFS_LISTEN=unix:" + sock,
 		fmt.Sprintf("SERVERFS_LISTEN_GROUP=%d", testGroup),
 		"SERVERFS_AUTH_TOKEN_FILE=" + writeToken(t, testToken+"\n", 0o600),
@@ -74,11 +75,11 @@ func TestUnixSocket(t *testing.T) {
 	if cfg.Network != "unix" || cfg.Listen != sock || cfg.SocketGroup != testGroup {
 		t.Fatalf("config %+v", cfg)
 	}
-	ln, err := Listen(cfg)
+	ln, err := transport.Listen(cfg.transportConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewHTTPServer(cfg.Listen, NewHandler(e.deps, cfg, testVer))
+	srv := transport.NewHTTPServer(cfg.Listen, newHandler(e.deps, cfg, testVer))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	t.Cleanup(func() {
@@ -91,8 +92,8 @@ func TestUnixSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	sys := st.Sys().(*syscall.Stat_t)
-	if st.Mode().Type() != os.ModeSocket || st.Mode().Perm() != SocketMode || sys.Gid != testGroup || int(sys.Uid) != os.Geteuid() {
-		t.Fatalf("socket %v uid %d gid %d, want socket %v gid %d", st.Mode(), sys.Uid, sys.Gid, os.FileMode(SocketMode), testGroup)
+	if st.Mode().Type() != os.ModeSocket || st.Mode().Perm() != transport.SocketMode || sys.Gid != testGroup || int(sys.Uid) != os.Geteuid() {
+		t.Fatalf("socket %v uid %d gid %d, want socket %v gid %d", st.Mode(), sys.Uid, sys.Gid, os.FileMode(transport.SocketMode), testGroup)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Fatalf("the socket's directory holds %d entries (the private one left behind?)", len(ents))
@@ -103,9 +104,9 @@ func TestUnixSocket(t *testing.T) {
 
 	// A real MCP client, tunnel-style: the logical URL, the socket dialed,
 	// the token header added.
-	hc := &http.Client{Transport: headerRT{unixHTTP(sock), map[string]string{AuthHeader: testToken}}}
+	hc := &http.Client{Transport: headerRT{unixHTTP(sock), map[string]string{transport.AuthHeader: testToken}}}
 	c := sdk.NewClient(&sdk.Implementation{Name: "tunnel-like", Version: "0"}, nil)
-	cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: "http://localhost" + Path, HTTPClient: hc, MaxRetries: -1}, nil)
+	cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: "http://localhost" + transport.Path, HTTPClient: hc, MaxRetries: -1}, nil)
 	if err == nil {
 		err = listForHeaders(t.Context(), cs)
 	}
@@ -124,10 +125,10 @@ func TestUnixSocket(t *testing.T) {
 		want    int
 	}{
 		{"no token", "localhost", nil, http.StatusUnauthorized},
-		{"foreign Host", "evil.example", map[string]string{AuthHeader: testToken}, http.StatusForbidden},
-		{"token, allowed Host", "localhost", map[string]string{AuthHeader: testToken}, http.StatusOK},
+		{"foreign Host", "evil.example", map[string]string{transport.AuthHeader: testToken}, http.StatusForbidden},
+		{"token, allowed Host", "localhost", map[string]string{transport.AuthHeader: testToken}, http.StatusOK},
 	} {
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+c.host+Path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`))
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+c.host+transport.Path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		resp, err := (&http.Client{Transport: headerRT{unixHTTP(sock), c.headers}}).Do(req)
@@ -193,95 +194,4 @@ func copyTestBinary(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return bin
-}
-
-// TestUnixSocketPath covers what is at the socket's path before Listen:
-// a stale socket is replaced, a live one and any other file are refused
-// and left alone.
-func TestUnixSocketPath(t *testing.T) {
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "mcp.sock")
-	cfg := HTTPConfig{Network: "unix", Listen: sock, SocketGroup: -1}
-
-	// Stale: a socket nobody accepts on any more.
-	stale, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stale.SetUnlinkOnClose(false)
-	stale.Close()
-	ln, err := Listen(cfg)
-	if err != nil {
-		t.Fatalf("over a stale socket: %v", err)
-	}
-	// Live: refused, and the live socket still works.
-	if ln2, err := Listen(cfg); err == nil || !strings.Contains(err.Error(), "another server") {
-		if ln2 != nil {
-			ln2.Close()
-		}
-		t.Fatalf("over a live socket: %v", err)
-	}
-	// (The kernel completes a connect into the backlog.)
-	if c, err := net.Dial("unix", sock); err != nil {
-		t.Fatalf("the live socket broke: %v", err)
-	} else {
-		c.Close()
-	}
-	ln.Close()
-	// Not a socket: refused, untouched.
-	if err := os.WriteFile(sock, []byte("keep"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Listen(cfg); err == nil || !strings.Contains(err.Error(), "not a socket") {
-		t.Fatalf("over a regular file: %v", err)
-	}
-	if b, _ := os.ReadFile(sock); string(b) != "keep" {
-		t.Fatal("the regular file was changed")
-	}
-	// A socket that replaced ours is not removed by our Close.
-	os.Remove(sock)
-	ln, err = Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(sock)
-	other, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	ln.Close()
-	if _, err := os.Lstat(sock); err != nil {
-		t.Fatalf("Close removed a socket it did not make: %v", err)
-	}
-}
-
-func TestListenConfig(t *testing.T) {
-	dir := t.TempDir()
-	long := "/" + strings.Repeat("d", 95) + "/s.sock"
-	for _, c := range []struct {
-		env  []string
-		want string
-	}{
-		{[]string{"SERVERFS_LISTEN=unix:relative.sock"}, "must be absolute"},
-		{[]string{"SERVERFS_LISTEN=unix:" + dir + "/x/../mcp.sock"}, "must be clean"},
-		{[]string{"SERVERFS_LISTEN=unix:" + long}, "too long"},
-		{[]string{"SERVERFS_LISTEN=unix:" + dir + "/missing/mcp.sock"}, "directory does not exist"},
-		{[]string{"SERVERFS_LISTEN=unix:"}, "must be absolute"},
-		{[]string{"SERVERFS_LISTEN=127.0.0.1:8000", "SERVERFS_LISTEN_GROUP=0"}, "only a unix: listener"},
-		{[]string{"SERVERFS_LISTEN=unix:" + dir + "/mcp.sock", "SERVERFS_LISTEN_GROUP=no-such-group-xyz"}, "no such group"},
-		{[]string{"SERVERFS_LISTEN=/run/x.sock"}, "unix:/absolute/path.sock"},
-	} {
-		_, probs := LoadHTTPConfig(c.env)
-		if len(probs) != 1 || !strings.Contains(probs[0], c.want) {
-			t.Errorf("%q: problems %q, want %q", c.env, probs, c.want)
-		}
-	}
-	cfg, probs := LoadHTTPConfig([]string{"SERVERFS_LISTEN=unix:" + dir + "/mcp.sock", "SERVERFS_LISTEN_GROUP=root"})
-	if len(probs) > 0 || cfg.SocketGroup != 0 || cfg.Network != "unix" {
-		t.Fatalf("group by name: %+v %q", cfg, probs)
-	}
-	if cfg, _ := LoadHTTPConfig(nil); cfg.Network != "tcp" || cfg.Listen != DefaultListen || cfg.SocketGroup != -1 {
-		t.Fatalf("defaults %+v", cfg)
-	}
 }

@@ -2,11 +2,14 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/search"
 )
@@ -36,6 +39,23 @@ type listDirectoryIn struct {
 	DirsOnly    bool   `json:"dirs_only,omitempty"`
 	SkipIgnored bool   `json:"skip_ignored,omitempty" jsonschema:"omit .gitignored files and .git"`
 	Times       bool   `json:"times,omitempty" jsonschema:"add modification times"`
+}
+
+func listDirectoryTool(lim sfs.Limits) tool {
+	schema := inputSchema[listDirectoryIn](map[string]bound{"offset": {0, 1 << 30, 0}, "limit": {1, lim.MaxListEntries, lim.DefaultListLimit}, "depth": {1, sfs.MaxTreeDepth, 1}})
+	for _, b := range []string{"dirs_only", "skip_ignored", "times"} {
+		schema.Properties[b].Default = json.RawMessage("false")
+	}
+	return tool{
+		def: &sdk.Tool{
+			Name: "list_directory",
+			Description: fmt.Sprintf("List a directory, a line per entry: `name size`, `dir/`, `link@` (symlink), `name (other)`. depth: a tree, indented. "+
+				"`has_more: next_offset N`: call again with offset N. Over %d entries: DIRECTORY_TOO_LARGE (use find_files); a tree stops after %d entries or %s (`truncated: ...`).", lim.MaxWalkEntries, lim.MaxWalkEntries, lim.SearchTimeout),
+			Annotations: readOnly("List directory"),
+			InputSchema: schema,
+		},
+		register: register("list_directory", listDirectory),
+	}
 }
 
 // listOut is list_directory's answer.

@@ -3,11 +3,108 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/search"
 )
+
+type readTextFileIn struct {
+	Workdir   string `json:"workdir"`
+	Path      string `json:"path"`
+	StartLine int    `json:"start_line,omitempty"`
+	MaxLines  int    `json:"max_lines,omitempty"`
+	Tail      int    `json:"tail,omitempty" jsonschema:"last lines instead (not with start_line)"`
+}
+
+type readTextFileOut struct {
+	sfs.TextWindow
+	Compressed bool `json:"compressed,omitempty"`
+	// CutAtCap: decompression stopped at SERVERFS_SEARCH_MAX_FILE_BYTES,
+	// so the window's end is the cap's, not the file's.
+	CutAtCap bool `json:"cut_at_cap,omitempty"`
+	// kind is the compression (search.CompressionOf) and tail the tail
+	// asked for: what the text header says of the window.
+	kind string
+	tail int
+}
+
+// readTextFileTool is read_text_file; only rw workdirs (s.write) have a
+// revision (no write can use it on a read-only workdir, and it costs a
+// pass over the file).
+func readTextFileTool(lim sfs.Limits, s surface, maxRead int) tool {
+	revision := ""
+	if s.write {
+		revision = fmt.Sprintf(" In rw workdirs `revision R` (files up to %s): R is the expected_revision of a change.", sizeText(lim.MaxWriteBytes))
+	}
+	return tool{
+		def: &sdk.Tool{
+			Name: "read_text_file",
+			Description: fmt.Sprintf("Read a UTF-8 text file (.gz, .zst too): a header line, then its lines exactly as in the file. "+
+				"Header `==> wd:path lines 1-40 next start_line 41 <==`: call again with start_line 41 for more; `of N` once the end is read.%s "+
+				"At most %s (`cut at byte cap`: a compressed file past %s).", revision, sizeText(lim.MaxReadBytes), sizeText(lim.SearchMaxFileBytes)),
+			Annotations: readOnly("Read text file"),
+			InputSchema: inputSchema[readTextFileIn](map[string]bound{"start_line": {1, 1 << 30, 1}, "max_lines": {1, lim.MaxReadLines, maxRead}, "tail": {0, lim.MaxReadLines, 0}}),
+		},
+		register: register("read_text_file", readTextFile),
+	}
+}
+
+func readTextFile(ctx context.Context, d *Deps, in readTextFileIn) (*readTextFileOut, callInfo, error) {
+	info := callInfo{workdir: in.Workdir, path: in.Path}
+	o := sfs.ReadOptions{StartLine: in.StartLine, MaxLines: in.MaxLines}
+	if in.Tail > 0 {
+		// start_line and max_lines hold their defaults unless sent.
+		if in.StartLine != 1 {
+			return nil, info, argErr("tail reads the last lines: it cannot be combined with start_line")
+		}
+		o = sfs.ReadOptions{Tail: in.Tail}
+	}
+	w, err := readText(ctx, d, in.Workdir, in.Path, o)
+	if err != nil {
+		return nil, info, err
+	}
+	info.bytes = w.BytesReturned
+	return w, info, nil
+}
+
+// readText is read_text_file's, read_text_files' and the resource
+// template's reader: plain files through fs.ReadWindow, .gz/.zst through a
+// decompressor capped at SERVERFS_SEARCH_MAX_FILE_BYTES of output and the
+// same line pager (o.Decode is set here).
+func readText(ctx context.Context, d *Deps, alias, path string, o sfs.ReadOptions) (*readTextFileOut, error) {
+	kind := search.CompressionOf(path[strings.LastIndexByte(path, '/')+1:])
+	var capped interface{ Capped() bool }
+	if kind != "" {
+		capBytes := d.FS.Limits().SearchMaxFileBytes
+		o.Decode = func(r io.Reader) (io.ReadCloser, error) {
+			dec, err := search.NewDecompressor(ctx, kind, r)
+			if err != nil {
+				return nil, err
+			}
+			cr := search.CapReader(dec, capBytes)
+			capped, _ = cr.(interface{ Capped() bool })
+			return struct {
+				io.Reader
+				io.Closer
+			}{cr, dec}, nil
+		}
+	}
+	w, err := d.FS.ReadWindow(ctx, alias, path, o)
+	if err != nil {
+		return nil, err
+	}
+	out := &readTextFileOut{TextWindow: *w, Compressed: kind != "", kind: kind, tail: o.Tail}
+	if capped != nil && capped.Capped() {
+		// The stream ended at the cap: the file's end, and so its line
+		// count, are not known.
+		out.CutAtCap, out.TotalLines = true, nil
+	}
+	return out, nil
+}
 
 // maxReadPaths bounds the paths of one read_text_files call.
 const maxReadPaths = 20

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/rawjson"
 	"github.com/serverfs/serverfs/search"
 )
 
@@ -130,7 +131,7 @@ func fetchRange(alias, path string, first, last int) string {
 // without a window, last equals first for one line.
 func parseFetchID(id string) (alias, path string, first, last int, err error) {
 	bad := func(msg string) error {
-		return argErr("id %q: %s; ids look like projects:/src/db.go or projects:/src/db.go#L42, as search returns them", logString(id), msg)
+		return argErr("id %q: %s; ids look like projects:/src/db.go or projects:/src/db.go#L42, as search returns them", rawjson.LogString(id), msg)
 	}
 	alias, rest, ok := strings.Cut(id, ":")
 	if !ok || alias == "" || !strings.HasPrefix(rest, "/") {

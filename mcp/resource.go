@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/rawjson"
 )
 
 // ResourceTemplate is the URI template of workdir files. go-sdk's {path*}
@@ -76,12 +77,12 @@ func readResource(ctx context.Context, d *Deps, uri string) (*sdk.ReadResourceRe
 			err = &sfs.Error{Code: sfs.CodeReadLimitExceeded, Workdir: alias, Path: w.Path, Msg: "is larger than one read window; use the read_text_file tool with start_line and max_lines"}
 		}
 		if err == nil {
-			d.Log.Info("resource_read", "event", "resource_read", "workdir", logString(alias), "path", logString(path), "bytes_returned", w.BytesReturned, "success", true)
+			d.Log.Info("resource_read", "event", "resource_read", "workdir", rawjson.LogString(alias), "path", rawjson.LogString(path), "bytes_returned", w.BytesReturned, "success", true)
 			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: sfs.MIMEType(w.Path[strings.LastIndexByte(w.Path, '/')+1:]), Text: w.Content}}}, nil
 		}
 	}
 	code, text := toolError(err)
-	d.Log.Info("resource_read", "event", "resource_read", "workdir", logString(alias), "path", logString(path), "success", false, "error_code", string(code))
+	d.Log.Info("resource_read", "event", "resource_read", "workdir", rawjson.LogString(alias), "path", rawjson.LogString(path), "success", false, "error_code", string(code))
 	rpcCode := int64(jsonrpc.CodeInvalidParams)
 	if code == sfs.CodePathNotFound || code == sfs.CodeWorkdirNotFound {
 		rpcCode = sdk.CodeResourceNotFound

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/serverfs/serverfs/rawjson"
 )
 
 // Tool results leave the server as go-sdk marshals a *sdk.CallToolResult:
@@ -98,7 +100,7 @@ func (r *encodedResult) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, len(eb)+len(tc.Text)+len(tc.Text)/8+len(sc)+64)
 	b = append(b, eb[:start]...)
 	b = append(b, `[{"type":"text","text":`...)
-	b = appendJSONString(b, tc.Text)
+	b = rawjson.AppendString(b, tc.Text)
 	b = append(b, "}]"...)
 	if x.StructuredContent != nil {
 		b = append(b, `,"structuredContent":`...)
@@ -114,34 +116,34 @@ func (r *encodedResult) MarshalJSON() ([]byte, error) {
 // memberValue finds the value of the top-level member key of the JSON
 // object b (compact encoding/json output): b[start:end].
 func memberValue(b []byte, key string) (start, end int, ok bool) {
-	p := jsonScan{b: b}
-	if !p.consume('{') {
+	p := rawjson.Scanner{B: b}
+	if !p.Consume('{') {
 		return 0, 0, false
 	}
-	for first := true; !p.consume('}'); first = false {
-		if !first && !p.consume(',') {
+	for first := true; !p.Consume('}'); first = false {
+		if !first && !p.Consume(',') {
 			return 0, 0, false
 		}
-		p.space()
-		if p.i >= len(p.b) || p.b[p.i] != '"' {
+		p.Space()
+		if p.I >= len(p.B) || p.B[p.I] != '"' {
 			return 0, 0, false
 		}
-		kEnd := stringEnd(p.b, p.i)
+		kEnd := rawjson.StringEnd(p.B, p.I)
 		if kEnd < 0 {
 			return 0, 0, false
 		}
-		k := p.b[p.i+1 : kEnd]
-		p.i = kEnd + 1
-		if !p.consume(':') {
+		k := p.B[p.I+1 : kEnd]
+		p.I = kEnd + 1
+		if !p.Consume(':') {
 			return 0, 0, false
 		}
-		p.space()
-		start := p.i
-		if !p.skipValue() {
+		p.Space()
+		start := p.I
+		if !p.SkipValue() {
 			return 0, 0, false
 		}
 		if string(k) == key {
-			return start, p.i, true
+			return start, p.I, true
 		}
 	}
 	return 0, 0, false

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/serverfs/serverfs/mcp/transport"
 )
 
 // TestEncodedResultMatches: encodedResult writes the bytes go-sdk's
@@ -114,7 +115,7 @@ func TestEncodedResultsOnTheWire(t *testing.T) {
 	for i := range modern {
 		mixed = append(mixed, modern[i], session[2+i])
 	}
-	ours := func(r, w *os.File) sdk.Transport { return StdioTransport(r, w) }
+	ours := func(r, w *os.File) sdk.Transport { return transport.Stdio(r, w) }
 	for name, steps := range map[string][]stdioStep{"2025-11-25": session, "2026-07-28": modern, "mixed": mixed} {
 		t.Run(name, func(t *testing.T) {
 			want, _ := serverTranscript(t, newServer(e.deps, testVer), ours, steps)

@@ -2,9 +2,12 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/search"
 )
@@ -22,6 +25,51 @@ import (
 // context, "--" between blocks), a blank line between files, each path
 // workdir-relative (as every tool takes them); docs/search.md
 // says why.
+
+type searchTextIn struct {
+	Workdir        string `json:"workdir"`
+	Path           string `json:"path,omitempty"`
+	Query          string `json:"query" jsonschema:"one line, literal unless regex"`
+	Regex          bool   `json:"regex,omitempty"`
+	Glob           string `json:"glob,omitempty" jsonschema:"*.py, src/**/*.ts"`
+	CaseSensitive  bool   `json:"case_sensitive,omitempty"`
+	Limit          int    `json:"limit,omitempty" jsonschema:"lines (files for files, count)"`
+	IncludeIgnored bool   `json:"include_ignored,omitempty"`
+	Output         string `json:"output,omitempty"`
+	Context        int    `json:"context,omitempty"`
+	Before         int    `json:"before,omitempty"`
+	After          int    `json:"after,omitempty"`
+	Cursor         string `json:"cursor,omitempty"`
+}
+
+// searchTextTool is search_text; in rw workdirs (s.write) a file's
+// heading gives its revision too.
+func searchTextTool(lim sfs.Limits, s surface) tool {
+	schema := inputSchema[searchTextIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults},
+		"context": {0, search.MaxContext, 0}, "before": {0, search.MaxContext, 0}, "after": {0, search.MaxContext, 0}})
+	schema.Properties["output"].Enum = []any{search.OutputLines, search.OutputFiles, search.OutputCount}
+	schema.Properties["output"].Default = json.RawMessage(`"lines"`)
+	schema.Properties["case_sensitive"].Default = json.RawMessage("true")
+	schema.Properties["include_ignored"].Default = json.RawMessage("false")
+	schema.Properties["regex"].Default = json.RawMessage("false")
+	revision := ""
+	if s.write {
+		revision = " and, in rw workdirs, its revision for edit_text_file"
+	}
+	return tool{
+		def: &sdk.Tool{
+			Name: "search_text",
+			Description: fmt.Sprintf("Search contents for literal text (grep -F) or, with regex, RE2. "+
+				"Per file a heading, its path%s, then `N:text` match lines; context adds `N-text` lines, `--` between blocks; lines over %d bytes end ` […]`. "+
+				"output files: paths; count: `path:N` and `total: N` (complete or not). "+
+				"`truncated: limit` (narrow path or glob), `timeout` (%s) or `walk_limit` (%d entries), then `next_cursor C`: pass C as cursor. "+
+				"Skips binary files, files over %s and .gitignored ones (include_ignored). Searches .gz and .zst.", revision, search.MaxLineText, lim.SearchTimeout, lim.MaxWalkEntries, sizeText(lim.SearchMaxFileBytes)),
+			Annotations: readOnly("Search text"),
+			InputSchema: schema,
+		},
+		register: register("search_text", searchText),
+	}
+}
 
 // searchTextOut is search_text's answer.
 type searchTextOut struct {

@@ -23,10 +23,11 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/mcp/transport"
 	"github.com/serverfs/serverfs/search"
 )
 
-// Integration tests: go-sdk's client against NewHandler over real HTTP
+// Integration tests: go-sdk's client against transport.NewHandler over real HTTP
 // (httptest), and against NewServer over in-memory transports for stdio.
 
 const (
@@ -178,20 +179,20 @@ func (e *testEnv) assertNoLeak(t testing.TB, what, s string) {
 	}
 }
 
-// serveHTTP starts NewHandler with the default HTTP configuration on a real
+// serveHTTP starts transport.NewHandler with the default HTTP configuration on a real
 // listener and returns the MCP endpoint's URL.
 func (e *testEnv) serveHTTP(t testing.TB) string {
 	t.Helper()
-	cfg, probs := LoadHTTPConfig(nil)
+	cfg, probs := loadHTTPConfig(nil)
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
-	ts := httptest.NewServer(NewHandler(e.deps, cfg, testVer))
+	ts := httptest.NewServer(newHandler(e.deps, cfg, testVer))
 	t.Cleanup(func() {
 		ts.CloseClientConnections()
 		ts.Close()
 	})
-	return ts.URL + Path
+	return ts.URL + transport.Path
 }
 
 func connectHTTP(ctx context.Context, url string) (*sdk.ClientSession, error) {
@@ -764,7 +765,7 @@ func TestHostAndOrigin(t *testing.T) {
 		}
 	}
 	// Nothing but /mcp is served.
-	if code, _ := rawPost(t, strings.TrimSuffix(url, Path)+"/other", nil); code != http.StatusNotFound {
+	if code, _ := rawPost(t, strings.TrimSuffix(url, transport.Path)+"/other", nil); code != http.StatusNotFound {
 		t.Errorf("POST /other: %d", code)
 	}
 	// A body over the cap is refused.

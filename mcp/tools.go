@@ -1,17 +1,20 @@
-// Package mcp is ServerFS's MCP surface: the tool inventory, the resource
-// template, the error mapping and the HTTP handler around go-sdk.
+// Package mcp is ServerFS's MCP surface: the tools, the resource template,
+// the error mapping and the call log, built into one go-sdk server
+// (NewServer). It knows nothing of how the server is reached: package
+// mcp/transport serves it over HTTP and stdio.
 //
-// Every tool is declared once, in inventory, with its definition (name,
-// description written for a model, annotations set explicitly, input
-// schema bounds) and its handler. testdata/tools.json snapshots the whole
-// surface; UPDATE_TOOLSNAPS=true go test ./mcp refreshes it.
+// Every tool is defined once, in the file of its handler (find_files in
+// find.go: findFilesTool, its input type and findFiles), with its name,
+// description written for a model, annotations set explicitly and input
+// schema bounds; inventory is the one list of those constructors.
+// testdata/tools.json snapshots the whole surface; UPDATE_TOOLSNAPS=true
+// go test ./mcp refreshes it.
 package mcp
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -221,65 +224,8 @@ func register[In, Out any](name string, fn func(ctx context.Context, d *Deps, in
 	}
 }
 
-// Input and output types. Field descriptions become the schema's.
-
-type listWorkdirsIn struct{}
-
-type listWorkdirsOut struct {
-	Workdirs []sfs.WorkdirInfo `json:"workdirs"`
-}
-
-type findFilesIn struct {
-	Workdir string `json:"workdir"`
-	Path    string `json:"path,omitempty"`
-	Pattern string `json:"pattern" jsonschema:"glob: * ? [a-z] {a,b}, ** across directories; without / it matches names (*.py), with / paths below path (src/**/*.go)"`
-	Limit   int    `json:"limit,omitempty"`
-	Cursor  string `json:"cursor,omitempty"`
-	// CaseSensitive defaults to false: an agent asking for *dial* means
-	// Dial.go too, as find -iname would find it.
-	CaseSensitive bool `json:"case_sensitive,omitempty"`
-}
-
-type searchTextIn struct {
-	Workdir        string `json:"workdir"`
-	Path           string `json:"path,omitempty"`
-	Query          string `json:"query" jsonschema:"one line, literal unless regex"`
-	Regex          bool   `json:"regex,omitempty"`
-	Glob           string `json:"glob,omitempty" jsonschema:"*.py, src/**/*.ts"`
-	CaseSensitive  bool   `json:"case_sensitive,omitempty"`
-	Limit          int    `json:"limit,omitempty" jsonschema:"lines (files for files, count)"`
-	IncludeIgnored bool   `json:"include_ignored,omitempty"`
-	Output         string `json:"output,omitempty"`
-	Context        int    `json:"context,omitempty"`
-	Before         int    `json:"before,omitempty"`
-	After          int    `json:"after,omitempty"`
-	Cursor         string `json:"cursor,omitempty"`
-}
-
-type readTextFileIn struct {
-	Workdir   string `json:"workdir"`
-	Path      string `json:"path"`
-	StartLine int    `json:"start_line,omitempty"`
-	MaxLines  int    `json:"max_lines,omitempty"`
-	Tail      int    `json:"tail,omitempty" jsonschema:"last lines instead (not with start_line)"`
-}
-
-type readTextFileOut struct {
-	sfs.TextWindow
-	Compressed bool `json:"compressed,omitempty"`
-	// CutAtCap: decompression stopped at SERVERFS_SEARCH_MAX_FILE_BYTES,
-	// so the window's end is the cap's, not the file's.
-	CutAtCap bool `json:"cut_at_cap,omitempty"`
-	// kind is the compression (search.CompressionOf) and tail the tail
-	// asked for: what the text header says of the window.
-	kind string
-	tail int
-}
-
-type statFileIn struct {
-	Workdir string `json:"workdir"`
-	Path    string `json:"path"`
-}
+// Input types: field descriptions become the schema's. Each tool's
+// types, definition and handler are in its own file.
 
 // sizeText is n bytes as a description states it: in KiB, MiB or GiB
 // when that is exact.
@@ -409,106 +355,14 @@ func toolsFor(f *sfs.FS, bridged bool) []tool {
 // the write tools only when s serves them.
 func readTools(lim sfs.Limits, s surface) []tool {
 	maxRead := min(sfs.DefaultReadLines, lim.MaxReadLines)
-	listSchema := inputSchema[listDirectoryIn](map[string]bound{"offset": {0, 1 << 30, 0}, "limit": {1, lim.MaxListEntries, lim.DefaultListLimit}, "depth": {1, sfs.MaxTreeDepth, 1}})
-	for _, b := range []string{"dirs_only", "skip_ignored", "times"} {
-		listSchema.Properties[b].Default = json.RawMessage("false")
-	}
-	readSchema := inputSchema[readTextFileIn](map[string]bound{"start_line": {1, 1 << 30, 1}, "max_lines": {1, lim.MaxReadLines, maxRead}, "tail": {0, lim.MaxReadLines, 0}})
-	searchSchema := inputSchema[searchTextIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults},
-		"context": {0, search.MaxContext, 0}, "before": {0, search.MaxContext, 0}, "after": {0, search.MaxContext, 0}})
-	findSchema := inputSchema[findFilesIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults}})
-	findSchema.Properties["case_sensitive"].Default = json.RawMessage("false")
-	searchSchema.Properties["output"].Enum = []any{search.OutputLines, search.OutputFiles, search.OutputCount}
-	searchSchema.Properties["output"].Default = json.RawMessage(`"lines"`)
-	searchSchema.Properties["case_sensitive"].Default = json.RawMessage("true")
-	searchSchema.Properties["include_ignored"].Default = json.RawMessage("false")
-	searchSchema.Properties["regex"].Default = json.RawMessage("false")
-	workdirsText := "List the workdirs: alias, mode (ro or rw"
-	if s.write {
-		workdirsText += ": changeable"
-	}
-	workdirsText += ")"
-	if s.inspect {
-		workdirsText += ", repo_ops (git repository tools work)"
-	}
-	workdirsText += ", description"
-	if s.workspaces {
-		workdirsText += "; workspaces (ALIAS@ID) too"
-	}
-	workdirsText += ". Every other tool's workdir is an alias from here."
-	// readRevision, searchRevision and statRevision are what the read
-	// tools say of the revision: only rw workdirs have one (no write can
-	// use it on a read-only workdir, and it costs a pass over the file).
-	readRevision, searchRevision, statRevision := "", "", ""
-	if s.write {
-		readRevision = fmt.Sprintf(" In rw workdirs `revision R` (files up to %s): R is the expected_revision of a change.", sizeText(lim.MaxWriteBytes))
-		searchRevision = " and, in rw workdirs, its revision for edit_text_file"
-		statRevision = fmt.Sprintf("; in rw workdirs a file's revision (up to %s)", sizeText(lim.MaxWriteBytes))
-	}
 	return []tool{
-		{
-			def: &sdk.Tool{
-				Name:        "list_workdirs",
-				Description: workdirsText,
-				Annotations: readOnly("List workdirs"),
-				InputSchema: inputSchema[listWorkdirsIn](nil),
-			},
-			register: register("list_workdirs", listWorkdirs),
-		},
-		{
-			def: &sdk.Tool{
-				Name: "list_directory",
-				Description: fmt.Sprintf("List a directory, a line per entry: `name size`, `dir/`, `link@` (symlink), `name (other)`. depth: a tree, indented. "+
-					"`has_more: next_offset N`: call again with offset N. Over %d entries: DIRECTORY_TOO_LARGE (use find_files); a tree stops after %d entries or %s (`truncated: ...`).", lim.MaxWalkEntries, lim.MaxWalkEntries, lim.SearchTimeout),
-				Annotations: readOnly("List directory"),
-				InputSchema: listSchema,
-			},
-			register: register("list_directory", listDirectory),
-		},
-		{
-			def: &sdk.Tool{
-				Name: "find_files",
-				Description: fmt.Sprintf("Find files and directories by name, never contents: a path per line (`dir/`, `link@`, `name (other)`). Globs ignore case unless case_sensitive. None: `0 matches` and why. "+
-					"`truncated: limit` (narrow path or pattern), `walk_limit` (%d entries) or `timeout` (%s), then `next_cursor C`: pass C as cursor.", lim.MaxWalkEntries, lim.SearchTimeout),
-				Annotations: readOnly("Find files"),
-				InputSchema: findSchema,
-			},
-			register: register("find_files", findFiles),
-		},
-		{
-			def: &sdk.Tool{
-				Name: "search_text",
-				Description: fmt.Sprintf("Search contents for literal text (grep -F) or, with regex, RE2. "+
-					"Per file a heading, its path%s, then `N:text` match lines; context adds `N-text` lines, `--` between blocks; lines over %d bytes end ` […]`. "+
-					"output files: paths; count: `path:N` and `total: N` (complete or not). "+
-					"`truncated: limit` (narrow path or glob), `timeout` (%s) or `walk_limit` (%d entries), then `next_cursor C`: pass C as cursor. "+
-					"Skips binary files, files over %s and .gitignored ones (include_ignored). Searches .gz and .zst.", searchRevision, search.MaxLineText, lim.SearchTimeout, lim.MaxWalkEntries, sizeText(lim.SearchMaxFileBytes)),
-				Annotations: readOnly("Search text"),
-				InputSchema: searchSchema,
-			},
-			register: register("search_text", searchText),
-		},
-		{
-			def: &sdk.Tool{
-				Name: "read_text_file",
-				Description: fmt.Sprintf("Read a UTF-8 text file (.gz, .zst too): a header line, then its lines exactly as in the file. "+
-					"Header `==> wd:path lines 1-40 next start_line 41 <==`: call again with start_line 41 for more; `of N` once the end is read.%s "+
-					"At most %s (`cut at byte cap`: a compressed file past %s).", readRevision, sizeText(lim.MaxReadBytes), sizeText(lim.SearchMaxFileBytes)),
-				Annotations: readOnly("Read text file"),
-				InputSchema: readSchema,
-			},
-			register: register("read_text_file", readTextFile),
-		},
+		listWorkdirsTool(s),
+		listDirectoryTool(lim),
+		findFilesTool(lim),
+		searchTextTool(lim, s),
+		readTextFileTool(lim, s, maxRead),
 		readFilesTool(lim, maxRead),
-		{
-			def: &sdk.Tool{
-				Name:        "stat_file",
-				Description: fmt.Sprintf("A file's or directory's type (file, directory, symlink, other), size, modified_at and MIME type, without reading it%s.", statRevision),
-				Annotations: readOnly("Stat file"),
-				InputSchema: inputSchema[statFileIn](nil),
-			},
-			register: register("stat_file", statFile),
-		},
+		statFileTool(lim, s),
 	}
 }
 
@@ -566,69 +420,4 @@ func ToolNamesFor(d *Deps) []string {
 		names = append(names, t.def.Name)
 	}
 	return names
-}
-
-// The handlers. Each returns its output, what the call log needs, or an
-// error that instrument maps to a tool error.
-
-func listWorkdirs(_ context.Context, d *Deps, _ listWorkdirsIn) (listWorkdirsOut, callInfo, error) {
-	return listWorkdirsOut{Workdirs: d.FS.Workdirs()}, callInfo{}, nil
-}
-
-func readTextFile(ctx context.Context, d *Deps, in readTextFileIn) (*readTextFileOut, callInfo, error) {
-	info := callInfo{workdir: in.Workdir, path: in.Path}
-	o := sfs.ReadOptions{StartLine: in.StartLine, MaxLines: in.MaxLines}
-	if in.Tail > 0 {
-		// start_line and max_lines hold their defaults unless sent.
-		if in.StartLine != 1 {
-			return nil, info, argErr("tail reads the last lines: it cannot be combined with start_line")
-		}
-		o = sfs.ReadOptions{Tail: in.Tail}
-	}
-	w, err := readText(ctx, d, in.Workdir, in.Path, o)
-	if err != nil {
-		return nil, info, err
-	}
-	info.bytes = w.BytesReturned
-	return w, info, nil
-}
-
-func statFile(_ context.Context, d *Deps, in statFileIn) (sfs.FileInfo, callInfo, error) {
-	fi, err := d.FS.Stat(in.Workdir, in.Path)
-	return fi, callInfo{workdir: in.Workdir, path: in.Path}, err
-}
-
-// readText is read_text_file's, read_text_files' and the resource
-// template's reader: plain files through fs.ReadWindow, .gz/.zst through a
-// decompressor capped at SERVERFS_SEARCH_MAX_FILE_BYTES of output and the
-// same line pager (o.Decode is set here).
-func readText(ctx context.Context, d *Deps, alias, path string, o sfs.ReadOptions) (*readTextFileOut, error) {
-	kind := search.CompressionOf(path[strings.LastIndexByte(path, '/')+1:])
-	var capped interface{ Capped() bool }
-	if kind != "" {
-		capBytes := d.FS.Limits().SearchMaxFileBytes
-		o.Decode = func(r io.Reader) (io.ReadCloser, error) {
-			dec, err := search.NewDecompressor(ctx, kind, r)
-			if err != nil {
-				return nil, err
-			}
-			cr := search.CapReader(dec, capBytes)
-			capped, _ = cr.(interface{ Capped() bool })
-			return struct {
-				io.Reader
-				io.Closer
-			}{cr, dec}, nil
-		}
-	}
-	w, err := d.FS.ReadWindow(ctx, alias, path, o)
-	if err != nil {
-		return nil, err
-	}
-	out := &readTextFileOut{TextWindow: *w, Compressed: kind != "", kind: kind, tail: o.Tail}
-	if capped != nil && capped.Capped() {
-		// The stream ended at the cap: the file's end, and so its line
-		// count, are not known.
-		out.CutAtCap, out.TotalLines = true, nil
-	}
-	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/mcp"
+	"github.com/serverfs/serverfs/mcp/transport"
 	"github.com/serverfs/serverfs/workspace"
 )
 
@@ -54,8 +55,10 @@ func (c *configFlags) register(fset *flag.FlagSet) {
 // setup is a validated configuration with its workdirs opened: everything
 // serve needs before it listens.
 type setup struct {
-	cfg  *sfs.Config
-	http mcp.HTTPConfig
+	cfg *sfs.Config
+	// tools and http are the tool layer's and the transport's settings.
+	tools mcp.Config
+	http  transport.Config
 	// bridge is the host bridge's client; nil when none is configured.
 	bridge *wire.Client
 	fs     *sfs.FS
@@ -74,7 +77,7 @@ type setup struct {
 // workdir roots. The caller closes s.fs.
 func configure(environ []string, flags configFlags) (*setup, error) {
 	cfg, err := sfs.LoadConfigFlags(environ, sfs.Flags{Workdirs: flags.workdirs, Descriptions: flags.descriptions, URLTemplates: flags.urlTemplates, SearchFetch: string(flags.searchFetch)})
-	httpCfg, probs := mcp.LoadHTTPConfig(environ)
+	toolsCfg, httpCfg, probs := loadServeConfig(environ)
 	var ce *sfs.ConfigError
 	if errors.As(err, &ce) {
 		probs = append(ce.Problems, probs...)
@@ -100,7 +103,7 @@ func configure(environ []string, flags configFlags) (*setup, error) {
 	if err != nil {
 		return nil, &sfs.ConfigError{Problems: []string{err.Error()}}
 	}
-	su := &setup{cfg: cfg, http: httpCfg, bridge: bc, fs: f, workspaces: wsCfg}
+	su := &setup{cfg: cfg, tools: toolsCfg, http: httpCfg, bridge: bc, fs: f, workspaces: wsCfg}
 	if bc != nil {
 		// What the bridge offers decides the tool list, once: grants are
 		// served only when it pins grant keys now (start the bridge
@@ -152,10 +155,18 @@ func bridgeClient(environ []string) (*wire.Client, error) {
 	return c, nil
 }
 
+// loadServeConfig reads the tool layer's and the transport's variables,
+// the tools' problems first.
+func loadServeConfig(environ []string) (mcp.Config, transport.Config, []string) {
+	toolsCfg, probs := mcp.LoadConfig(environ)
+	httpCfg, httpProbs := transport.LoadConfig(environ)
+	return toolsCfg, httpCfg, append(probs, httpProbs...)
+}
+
 // deps are the MCP dependencies the setup decides: the workdirs, the
 // bridge and whether it offered grants.
 func (su *setup) deps() *mcp.Deps {
-	d := &mcp.Deps{FS: su.fs, Grants: su.grants, ParamHeaders: su.http.ParamHeaders}
+	d := &mcp.Deps{FS: su.fs, Grants: su.grants, ParamHeaders: su.tools.ParamHeaders}
 	if su.bridge != nil {
 		d.Bridge = su.bridge
 	}

@@ -17,8 +17,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/serverfs/serverfs/mcp"
+	"github.com/serverfs/serverfs/mcp/transport"
 )
 
 // cmdTestToken is a token as "head -c 32 /dev/urandom | base64" makes one.
@@ -132,7 +131,7 @@ func TestServeUnixSocketWithToken(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	hc := &http.Client{Transport: headerRT{unixTransport(sock), mcp.AuthHeader, cmdTestToken}}
+	hc := &http.Client{Transport: headerRT{unixTransport(sock), transport.AuthHeader, cmdTestToken}}
 	c := sdk.NewClient(&sdk.Implementation{Name: "tunnel-like", Version: "0"}, nil)
 	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://localhost/mcp", HTTPClient: hc, MaxRetries: -1}, nil)
 	if err != nil {
@@ -150,7 +149,7 @@ func TestServeUnixSocketWithToken(t *testing.T) {
 	cs.Close()
 	for _, rt := range []http.RoundTripper{
 		headerRT{unixTransport(sock), "", ""},
-		headerRT{unixTransport(sock), mcp.AuthHeader, "wrong" + cmdTestToken[5:]},
+		headerRT{unixTransport(sock), transport.AuthHeader, "wrong" + cmdTestToken[5:]},
 		headerRT{unixTransport(sock), "Authorization", "Bearer " + cmdTestToken},
 	} {
 		intruder := sdk.NewClient(&sdk.Implementation{Name: "intruder", Version: "0"}, nil)

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	sfs "github.com/serverfs/serverfs/fs"
-	"github.com/serverfs/serverfs/mcp"
+	"github.com/serverfs/serverfs/mcp/transport"
 )
 
 // Selfcheck verdicts, padded to one column so the lines align.
@@ -205,17 +205,17 @@ func effectiveCaps() (uint64, error) {
 // server"): a listener without the client token is a warning, not a
 // failure, since Compose's internal network or a 0660 socket may be all
 // the operator wants.
-func clientsLines(line func(verdict, format string, a ...any), c mcp.HTTPConfig) {
+func clientsLines(line func(verdict, format string, a ...any), c transport.Config) {
 	for _, w := range c.Warnings {
 		line(scWarn, "%s", w)
 	}
 	switch {
 	case c.Network == "unix" && c.AuthToken.Set():
-		line(scOK, "clients: a unix socket of mode %04o, and the client token in %s", mcp.SocketMode, mcp.AuthHeader)
+		line(scOK, "clients: a unix socket of mode %04o, and the client token in %s", transport.SocketMode, transport.AuthHeader)
 	case c.Network == "unix":
-		line(scOK, "clients: a unix socket of mode %04o: only its owner and its group can connect", mcp.SocketMode)
+		line(scOK, "clients: a unix socket of mode %04o: only its owner and its group can connect", transport.SocketMode)
 	case c.AuthToken.Set():
-		line(scOK, "clients: every request must carry the client token in %s", mcp.AuthHeader)
+		line(scOK, "clients: every request must carry the client token in %s", transport.AuthHeader)
 	default:
 		line(scWarn, "clients: no client token (SERVERFS_AUTH_TOKEN_FILE): whoever can connect to %s can use the server", c.Listen)
 	}

@@ -16,6 +16,7 @@ import (
 
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/mcp"
+	"github.com/serverfs/serverfs/mcp/transport"
 	"github.com/serverfs/serverfs/search"
 	"github.com/serverfs/serverfs/workspace"
 )
@@ -44,9 +45,9 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	cfg, httpCfg, f := su.cfg, su.http, su.fs
+	cfg, toolsCfg, httpCfg, f := su.cfg, su.tools, su.http, su.fs
 	defer f.Close()
-	log := mcp.NewJSONLogger(stderr, httpCfg.LogLevel)
+	log := mcp.NewJSONLogger(stderr, toolsCfg.LogLevel)
 	// GOGC=400 lets garbage grow to four times the live heap: with heavy
 	// calls live (decompressor windows), that alone would pass the memory
 	// budget. The runtime's soft limit keeps the heap, garbage included,
@@ -54,17 +55,17 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	// count (the binary's pages) and its overshoot. An operator's
 	// GOMEMLIMIT wins.
 	if _, set := sfs.EnvMap(environ)["GOMEMLIMIT"]; !set {
-		debug.SetMemoryLimit(mcp.RuntimeMemoryLimit(httpCfg.Admission.MemoryBudget))
+		debug.SetMemoryLimit(mcp.RuntimeMemoryLimit(toolsCfg.Admission.MemoryBudget))
 	}
 	deps := su.deps()
-	deps.Search, deps.Log, deps.Admit = search.New(f), log, mcp.NewAdmission(httpCfg.Admission)
+	deps.Search, deps.Log, deps.Admit = search.New(f), log, mcp.NewAdmission(toolsCfg.Admission)
 	if su.offerErr != nil {
 		log.Warn("the host bridge did not answer at start-up; run_granted_command is not served", "event", "startup", "error_code", string(sfs.CodeOf(su.offerErr)))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	attrs := []any{"event", "startup", "version", version, "workdirs", len(cfg.Workdirs), "resolver", f.Resolver().String(),
-		"max_heavy_calls", httpCfg.Admission.MaxHeavy, "heavy_queue", httpCfg.Admission.Queue, "memory_budget_mb", httpCfg.Admission.MemoryBudget >> 20}
+		"max_heavy_calls", toolsCfg.Admission.MaxHeavy, "heavy_queue", toolsCfg.Admission.Queue, "memory_budget_mb", toolsCfg.Admission.MemoryBudget >> 20}
 	if su.workspaces.StateDir != "" {
 		m, rep, err := workspace.Open(f, su.workspaces)
 		if err != nil {
@@ -89,7 +90,7 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 
 	if *stdio {
 		log.Info("serving over stdio", attrs...)
-		err := mcp.NewServer(deps, version).Run(ctx, mcp.StdioTransport(stdin, stdout))
+		err := mcp.NewServer(deps, version).Run(ctx, transport.Stdio(stdin, stdout))
 		if err != nil && ctx.Err() == nil {
 			log.Error("stdio session ended", "event", "shutdown", "error", err.Error())
 			return 1
@@ -100,20 +101,23 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	for _, w := range httpCfg.Warnings {
 		log.Warn("configuration warning", "event", "startup", "warning", w)
 	}
-	ln, err := mcp.Listen(httpCfg)
+	ln, err := transport.Listen(httpCfg)
 	if err != nil {
 		log.Error("cannot listen", "event", "startup", "listen", listenName(httpCfg, nil), "error", err.Error())
 		return 1
 	}
 	// A listener that is never served still removes its socket.
 	defer ln.Close()
-	ln = mcp.LimitConnections(ln, httpCfg.MaxConnections, httpCfg.Guard.WriteTimeout, log)
-	srv := mcp.NewHTTPServer(httpCfg.Listen, mcp.NewHandler(deps, httpCfg, version))
+	ln = transport.LimitConnections(ln, httpCfg.MaxConnections, httpCfg.Guard.WriteTimeout, log.Logger)
+	// The transport applies the tools' body cap and names each call's
+	// client for their heavy-call gate.
+	httpCfg.MaxRequestBytes, httpCfg.CallContext = mcp.RequestBytes(deps), mcp.WithClient
+	srv := transport.NewHTTPServer(httpCfg.Listen, transport.NewHandler(mcp.NewServer(deps, version), httpCfg, log.Logger))
 	clientAuth := "none"
 	if httpCfg.AuthToken.Set() {
-		clientAuth = "token header " + mcp.AuthHeader
+		clientAuth = "token header " + transport.AuthHeader
 	}
-	log.Info("serving streamable HTTP", append(attrs, "listen", listenName(httpCfg, ln), "path", mcp.Path, "allowed_hosts", strings.Join(httpCfg.AllowedHosts, ","), "client_auth", clientAuth, "max_connections", httpCfg.MaxConnections)...)
+	log.Info("serving streamable HTTP", append(attrs, "listen", listenName(httpCfg, ln), "path", transport.Path, "allowed_hosts", strings.Join(httpCfg.AllowedHosts, ","), "client_auth", clientAuth, "max_connections", httpCfg.MaxConnections)...)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -138,7 +142,7 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 // scratch image has no shell or curl, so the container's HEALTHCHECK runs
 // this. It needs no client token: it does not speak HTTP.
 func healthcheck(environ []string, stderr io.Writer) int {
-	httpCfg, probs := mcp.LoadHTTPConfig(environ)
+	_, httpCfg, probs := loadServeConfig(environ)
 	if len(probs) > 0 {
 		fmt.Fprintln(stderr, strings.Join(probs, "\n"))
 		return 1
@@ -159,7 +163,7 @@ func healthcheck(environ []string, stderr io.Writer) int {
 
 // listenName is the listener as the start-up log names it: IP:PORT (the
 // bound port when ln is open), or unix:PATH.
-func listenName(c mcp.HTTPConfig, ln net.Listener) string {
+func listenName(c transport.Config, ln net.Listener) string {
 	switch {
 	case c.Network == "unix":
 		return "unix:" + c.Listen

@@ -150,8 +150,8 @@ func TestServerEnvMatchesConfig(t *testing.T) {
 		t.Errorf("limits: fs/config.go has %v, the generator %v", names, ours)
 	}
 	for _, s := range append(ServerSettings, Limit{Name: "SERVERFS_LISTEN"}, Limit{Name: "SERVERFS_AUTH_TOKEN_FILE"}) {
-		if !strings.Contains(src, `"`+s.Name+`"`) && !strings.Contains(readRepoFile(t, "mcp/http.go"), s.Name) {
-			t.Errorf("%s is passed to the server but neither fs/config.go nor mcp/http.go mentions it", s.Name)
+		if !strings.Contains(src, `"`+s.Name+`"`) && !strings.Contains(readRepoFile(t, "mcp/transport/http.go"), s.Name) {
+			t.Errorf("%s is passed to the server but neither fs/config.go nor mcp/transport/http.go mentions it", s.Name)
 		}
 	}
 	for _, suffix := range []string{"ALIAS", "DESCRIPTION", "READ_ONLY", "REPO_OPS_ENABLED", "URL_TEMPLATE"} {
@@ -445,8 +445,8 @@ func TestComposeLoads(t *testing.T) {
 // tunnel client parses it (entries split at ',' and ';', then "Key: value",
 // a "file:" value read from that path).
 func TestTunnelHeaderMatchesServer(t *testing.T) {
-	if !strings.Contains(readRepoFile(t, "mcp/auth.go"), `const AuthHeader = "`+AuthHeader+`"`) {
-		t.Errorf("mcp/auth.go does not define AuthHeader as %q", AuthHeader)
+	if !strings.Contains(readRepoFile(t, "mcp/transport/auth.go"), `const AuthHeader = "`+AuthHeader+`"`) {
+		t.Errorf("mcp/transport/auth.go does not define AuthHeader as %q", AuthHeader)
 	}
 	tun := service(t, mustLoad(t, ""), TunnelService)
 	v, _ := env(tun, "MCP_EXTRA_HEADERS")

@@ -1,4 +1,4 @@
-package mcp
+package transport
 
 import (
 	"bytes"
@@ -64,6 +64,8 @@ type calls struct {
 	mu    sync.Mutex
 	m     map[uint64]*httpCall
 	store *eventStore // the session lane's, or nil
+	// callContext is Config.CallContext.
+	callContext func(context.Context, string) context.Context
 }
 
 // track registers r's record; its writer (hc.writer) is the one go-sdk
@@ -119,7 +121,10 @@ func (c *calls) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		// A plain cancellation (cause context.Canceled): the tools tell it
 		// from their own deadlines by that cause.
-		callCtx, cancel := context.WithCancel(withClient(ctx, hc.client(req)))
+		if c.callContext != nil {
+			ctx = c.callContext(ctx, hc.client(req))
+		}
+		callCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		stop := context.AfterFunc(hc.ctx, cancel)
 		defer stop()

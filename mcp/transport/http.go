@@ -1,6 +1,16 @@
-package mcp
+// Package transport serves an MCP server (a go-sdk *sdk.Server, built by
+// package mcp with its tools) to clients: streamable HTTP in two protocol
+// lanes behind one endpoint (lanes.go), the request checks in front of
+// go-sdk (Host allowlist, cross-origin, body cap, the client token, the
+// guard), call cancellation and stream resumption (calls.go, events.go),
+// the TCP and Unix-socket listeners and the connection cap, and the stdio
+// transport of serve --stdio. It knows nothing of the tools: what it needs
+// from them (the body cap, how a call's context names its client) comes in
+// Config.
+package transport
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -11,6 +21,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/rawjson"
 )
 
 // Path is where the MCP endpoint is served.
@@ -24,68 +35,53 @@ const (
 	DefaultAllowedHosts = "serverfs-mcp,localhost,127.0.0.1,[::1]"
 )
 
-// maxRequestBytes caps a request body when no workdir takes writes: tool
-// arguments are small. requestCap raises it for file content.
-const maxRequestBytes = 1 << 20
-
-// requestCap is the request body cap: with writes, room for content of
-// SERVERFS_MAX_WRITE_BYTES twice over (JSON escaping) plus the rest.
-func requestCap(d *Deps) int64 {
-	if !writable(d.FS) {
-		return maxRequestBytes
-	}
-	return int64(2*d.FS.Limits().MaxWriteBytes + maxRequestBytes)
-}
+// DefaultMaxRequestBytes caps a request body when Config.MaxRequestBytes
+// is unset: tool arguments are small (the tools raise it for file content).
+const DefaultMaxRequestBytes = 1 << 20
 
 // sessionIdleTimeout closes sessions a client abandoned (go-sdk keeps them
 // forever otherwise).
 const sessionIdleTimeout = 30 * time.Minute
 
-// HTTPConfig is the protocol layer's configuration.
-type HTTPConfig struct {
+// Config is the transport's configuration.
+type Config struct {
 	// Network is "tcp" (Listen is IP:PORT) or "unix" (Listen is the
 	// socket's absolute path, from SERVERFS_LISTEN=unix:/path).
 	Network      string
 	Listen       string
 	SocketGroup  int      // SERVERFS_LISTEN_GROUP's gid, -1 when unset
 	AllowedHosts []string // lower-case host names, without ports
-	LogLevel     slog.Level
 	// AuthToken is the client token from SERVERFS_AUTH_TOKEN_FILE; unset:
 	// no client authentication.
 	AuthToken Token
 	// Warnings are configuration smells start-up logs (a world-readable
 	// token file); they do not stop it.
 	Warnings []string
-	// Admission sizes the gate of heavy tool calls (HTTP and stdio).
-	Admission AdmissionConfig
 	// Guard bounds sessions, batches and slow readers.
 	Guard GuardConfig
 	// MaxConnections caps open HTTP connections (SERVERFS_MAX_CONNECTIONS,
 	// LimitConnections): one past it is answered 503 and closed at once.
 	MaxConnections int
-	// ParamHeaders (SERVERFS_MCP_PARAM_HEADERS=true) declares every tool's
-	// workdir argument as x-mcp-header (Deps.ParamHeaders).
-	ParamHeaders bool
+	// MaxRequestBytes caps a request body (0: DefaultMaxRequestBytes);
+	// the tools size it (mcp.RequestBytes: room for write content).
+	MaxRequestBytes int64
+	// CallContext, when set, gives the context of a tools/call or
+	// resources/read the name of its client (its session; on the
+	// stateless lane its host and clientInfo name): the tools' heavy-call
+	// gate orders calls by it (mcp.WithClient).
+	CallContext func(ctx context.Context, client string) context.Context
 }
 
-// LoadHTTPConfig reads SERVERFS_LISTEN, SERVERFS_LISTEN_GROUP,
-// SERVERFS_ALLOWED_HOSTS, SERVERFS_AUTH_TOKEN_FILE, SERVERFS_LOG_LEVEL and
-// the admission, session, write-timeout and connection variables, returning one
-// problem line per bad value. Problems never hold the token.
-func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
+// LoadConfig reads SERVERFS_LISTEN, SERVERFS_LISTEN_GROUP,
+// SERVERFS_ALLOWED_HOSTS, SERVERFS_AUTH_TOKEN_FILE and the session,
+// write-timeout and connection variables, returning one problem line per
+// bad value. Problems never hold the token.
+func LoadConfig(environ []string) (Config, []string) {
 	env := sfs.EnvMap(environ)
-	cfg := HTTPConfig{Network: "tcp", Listen: DefaultListen, SocketGroup: -1, LogLevel: slog.LevelInfo}
+	cfg := Config{Network: "tcp", Listen: DefaultListen, SocketGroup: -1}
 	var probs []string
-	cfg.Admission = loadAdmissionConfig(env, &probs)
 	cfg.Guard = loadGuardConfig(env, &probs)
-	cfg.MaxConnections = int(loadNumber(env, &probs, "SERVERFS_MAX_CONNECTIONS", 1, 1_000_000, int64(defaultMaxConnections())))
-	switch v := strings.ToLower(env["SERVERFS_MCP_PARAM_HEADERS"]); v {
-	case "", "false":
-	case "true":
-		cfg.ParamHeaders = true
-	default:
-		probs = append(probs, "SERVERFS_MCP_PARAM_HEADERS must be true or false")
-	}
+	cfg.MaxConnections = int(sfs.LoadLimit(env, &probs, "SERVERFS_MAX_CONNECTIONS", 1, 1_000_000, int64(defaultMaxConnections())))
 	if v := env["SERVERFS_LISTEN"]; strings.HasPrefix(v, "unix:") {
 		if p := unixSocketProblem(strings.TrimPrefix(v, "unix:")); p != "" {
 			probs = append(probs, fmt.Sprintf("SERVERFS_LISTEN=%q: %s", v, p))
@@ -139,17 +135,6 @@ func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
 	if len(cfg.AllowedHosts) == 0 && len(probs) == 0 {
 		probs = append(probs, "SERVERFS_ALLOWED_HOSTS is empty: no request could be served")
 	}
-	switch strings.ToUpper(env["SERVERFS_LOG_LEVEL"]) {
-	case "", "INFO":
-	case "DEBUG":
-		cfg.LogLevel = slog.LevelDebug
-	case "WARN", "WARNING":
-		cfg.LogLevel = slog.LevelWarn
-	case "ERROR":
-		cfg.LogLevel = slog.LevelError
-	default:
-		probs = append(probs, fmt.Sprintf("SERVERFS_LOG_LEVEL=%q: must be DEBUG, INFO, WARN or ERROR", env["SERVERFS_LOG_LEVEL"]))
-	}
 	return cfg, probs
 }
 
@@ -171,12 +156,17 @@ func LoadHTTPConfig(environ []string) (HTTPConfig, []string) {
 // cap on live sessions, a deadline on every response write. go-sdk's
 // plain-text refusals become JSON-RPC errors (calls.go), and a call stops
 // when its HTTP request ends or the client cancels it.
-func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
-	srv := NewServer(d, version)
+//
+// NewHandler adds its receiving middleware to srv (calls.go): srv must
+// not be served by another handler. log takes the refusals.
+func NewHandler(srv *sdk.Server, cfg Config, log *slog.Logger) http.Handler {
 	store := newEventStore(eventStoreBytes, eventSessionBytes, eventSessionStreams)
-	tracked := &calls{store: store}
+	tracked := &calls{store: store, callContext: cfg.CallContext}
 	srv.AddReceivingMiddleware(tracked.middleware)
-	bodyCap := requestCap(d)
+	bodyCap := cfg.MaxRequestBytes
+	if bodyCap <= 0 {
+		bodyCap = DefaultMaxRequestBytes
+	}
 	getServer := func(*http.Request) *sdk.Server { return srv }
 	stateful := sdk.NewStreamableHTTPHandler(getServer, &sdk.StreamableHTTPOptions{
 		SessionTimeout:      sessionIdleTimeout,
@@ -198,21 +188,21 @@ func NewHandler(d *Deps, cfg HTTPConfig, version string) http.Handler {
 	})
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d.Log.Warn("refused request", "event", "http_refused", "reason", "cross-origin")
+		log.Warn("refused request", "event", "http_refused", "reason", "cross-origin")
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 	}))
 	allowed := map[string]bool{}
 	for _, h := range cfg.AllowedHosts {
 		allowed[h] = true
 	}
-	statelessGuard := newGuard(d, cfg.Guard, srv, stateless).(*guard)
+	statelessGuard := newGuard(log, cfg.Guard, srv, stateless).(*guard)
 	statelessGuard.sessionless = true
-	protected := cop.Handler(&lanes{stateful: newGuard(d, cfg.Guard, srv, stateful), stateless: statelessGuard, calls: tracked})
-	return requireToken(cfg.AuthToken, d.Log, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	protected := cop.Handler(&lanes{stateful: newGuard(log, cfg.Guard, srv, stateful), stateless: statelessGuard, calls: tracked})
+	return requireToken(cfg.AuthToken, log, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w := &rpcErrorWriter{ResponseWriter: rw}
 		defer w.finish()
 		if !allowed[hostOnly(r.Host)] {
-			d.Log.Warn("refused request", "event", "http_refused", "reason", "host not allowed", "host", logString(r.Host))
+			log.Warn("refused request", "event", "http_refused", "reason", "host not allowed", "host", rawjson.LogString(r.Host))
 			http.Error(w, "host not allowed", http.StatusForbidden)
 			return
 		}

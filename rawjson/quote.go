@@ -1,50 +1,21 @@
-package mcp
+package rawjson
 
 import (
-	"strconv"
+	"strings"
 	"unicode/utf8"
-
-	sfs "github.com/serverfs/serverfs/fs"
 )
 
-// appendFileInfo appends stat_file's output as json.Marshal writes it
-// (same field order, omissions and escaping) without reflection: stat_file
-// is the cheapest call and the most frequent one.
-func appendFileInfo(b []byte, fi *sfs.FileInfo) []byte {
-	b = append(b, `{"workdir":`...)
-	b = appendJSONString(b, fi.Workdir)
-	b = append(b, `,"path":`...)
-	b = appendJSONString(b, fi.Path)
-	b = append(b, `,"type":`...)
-	b = appendJSONString(b, string(fi.Type))
-	if fi.Size != nil {
-		b = append(b, `,"size":`...)
-		b = strconv.AppendInt(b, *fi.Size, 10)
-	}
-	b = append(b, `,"modified_at":`...)
-	b = appendJSONString(b, fi.ModifiedAt)
-	if fi.MIMEType != "" {
-		b = append(b, `,"mime_type":`...)
-		b = appendJSONString(b, fi.MIMEType)
-	}
-	if fi.Revision != "" {
-		b = append(b, `,"revision":`...)
-		b = appendJSONString(b, fi.Revision)
-	}
-	return append(b, '}')
-}
-
-// appendJSONString appends s quoted as encoding/json quotes a string
+// AppendString appends s quoted as encoding/json quotes a string
 // (HTML-safe: <, > and & escaped; U+2028 and U+2029 escaped; invalid
 // UTF-8 as U+FFFD).
-func appendJSONString(b []byte, s string) []byte { return appendQuoted(b, s, true) }
+func AppendString(b []byte, s string) []byte { return appendQuoted(b, s, true) }
 
-// appendLogString appends s quoted as log/slog's JSON handler quotes a
+// AppendLogString appends s quoted as log/slog's JSON handler quotes a
 // string: as encoding/json does, but without the HTML escapes, and \b and
 // \f as \u0008 and \u000c.
-func appendLogString(b []byte, s string) []byte { return appendQuoted(b, s, false) }
+func AppendLogString(b []byte, s string) []byte { return appendQuoted(b, s, false) }
 
-// appendQuoted is appendJSONString (html) or appendLogString.
+// appendQuoted is AppendString (html) or AppendLogString.
 func appendQuoted(b []byte, s string, html bool) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
@@ -94,4 +65,13 @@ func appendQuoted(b []byte, s string, html bool) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// LogString bounds a client-supplied string for a log line: at most 300
+// bytes and an ellipsis, valid UTF-8.
+func LogString(s string) string {
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }

@@ -1,7 +1,6 @@
-package mcp
+package transport
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,9 +12,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/serverfs/serverfs/rawjson"
 )
 
-// StdioTransport is the transport of serve --stdio: one MCP session on
+// Stdio is the transport of serve --stdio: one MCP session on
 // newline-delimited JSON over stdin and stdout, through go-sdk's public
 // Transport interface.
 //
@@ -50,7 +51,7 @@ import (
 // After notifications/cancelled the cancelled request's answer is not
 // written (go-sdk writes it; the specification says a server should not),
 // as on HTTP (calls.go).
-func StdioTransport(stdin io.Reader, stdout io.Writer) sdk.Transport {
+func Stdio(stdin io.Reader, stdout io.Writer) sdk.Transport {
 	return &stdioTransport{r: stdin, w: stdout}
 }
 
@@ -213,7 +214,7 @@ func decodeMessage(raw json.RawMessage) (jsonrpc.Message, error) {
 	if string(raw) == "null" {
 		return nil, errors.New("empty batch")
 	}
-	if !tooDeep(raw) {
+	if !rawjson.TooDeep(raw) {
 		if req, ok := parseRequest(raw); ok {
 			return req, nil
 		}
@@ -256,7 +257,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // integer or plain string id and a compact result (go-sdk's results are
 // encoding/json output, so compact; encoding/json would only re-scan it).
 func appendResponse(dst []byte, resp *jsonrpc.Response) ([]byte, bool) {
-	if resp.Error != nil || len(resp.Result) == 0 || !compactJSON(resp.Result) {
+	if resp.Error != nil || len(resp.Result) == 0 || !rawjson.Compact(resp.Result) {
 		return nil, false
 	}
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
@@ -264,7 +265,7 @@ func appendResponse(dst []byte, resp *jsonrpc.Response) ([]byte, bool) {
 	case int64:
 		dst = strconv.AppendInt(dst, id, 10)
 	case string:
-		if !plainString(id) {
+		if !rawjson.PlainString(id) {
 			return nil, false
 		}
 		dst = append(append(append(dst, '"'), id...), '"')
@@ -276,83 +277,6 @@ func appendResponse(dst []byte, resp *jsonrpc.Response) ([]byte, bool) {
 	return append(dst, '}', '\n'), true
 }
 
-// plainString: printable ASCII without quotes or backslashes, which JSON
-// encodes as itself.
-func plainString[T string | []byte](s T) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
-}
-
-// compactJSON reports whether the valid JSON b has no whitespace outside
-// its strings.
-func compactJSON(b []byte) bool {
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			return false
-		case '"':
-			end := stringEnd(b, i)
-			if end < 0 {
-				return false
-			}
-			i = end
-		}
-	}
-	return true
-}
-
-// stringEnd is the index of the quote closing the string whose opening
-// quote is b[i], or -1.
-func stringEnd(b []byte, i int) int {
-	for j := i + 1; ; {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return -1
-		}
-		q := j + k
-		bs := 0
-		for p := q - 1; p > i && b[p] == '\\'; p-- {
-			bs++
-		}
-		if bs%2 == 0 {
-			return q
-		}
-		j = q + 1
-	}
-}
-
-// maxDepth is go-sdk's nesting limit for decoded JSON.
-const maxDepth = 1000
-
-// tooDeep reports whether b nests objects and arrays deeper than go-sdk's
-// decoder accepts (counted as go-sdk counts them).
-func tooDeep(b []byte) bool {
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			end := stringEnd(b, i)
-			if end < 0 {
-				return false
-			}
-			i = end
-		case '{', '[':
-			if depth++; depth > maxDepth {
-				return true
-			}
-		case '}', ']':
-			if depth > 0 {
-				depth--
-			}
-		}
-	}
-	return false
-}
-
 // parseRequest takes apart a request or notification of the usual shape,
 // giving the message jsonrpc.DecodeMessage would: an object of "jsonrpc"
 // ("2.0"), "method" (printable ASCII, no escapes), optionally "id" (an
@@ -360,32 +284,32 @@ func tooDeep(b []byte) bool {
 // value but null), each once. Anything else is not ok (DecodeMessage
 // decides). raw is valid JSON (the framing decoder checked it).
 func parseRequest(raw []byte) (*jsonrpc.Request, bool) {
-	p := jsonScan{b: raw}
-	if !p.consume('{') {
+	p := rawjson.Scanner{B: raw}
+	if !p.Consume('{') {
 		return nil, false
 	}
 	var req jsonrpc.Request
 	var seenVersion, seenMethod, seenID, seenParams bool
 	for first := true; ; first = false {
-		if p.consume('}') {
+		if p.Consume('}') {
 			break
 		}
-		if !first && !p.consume(',') {
+		if !first && !p.Consume(',') {
 			return nil, false
 		}
-		key, ok := p.plain()
-		if !ok || !p.consume(':') {
+		key, ok := p.Plain()
+		if !ok || !p.Consume(':') {
 			return nil, false
 		}
 		switch string(key) {
 		case "jsonrpc":
-			v, ok := p.plain()
+			v, ok := p.Plain()
 			if !ok || seenVersion || string(v) != "2.0" {
 				return nil, false
 			}
 			seenVersion = true
 		case "method":
-			v, ok := p.plain()
+			v, ok := p.Plain()
 			if !ok || seenMethod {
 				return nil, false
 			}
@@ -395,24 +319,24 @@ func parseRequest(raw []byte) (*jsonrpc.Request, bool) {
 				return nil, false
 			}
 			seenID = true
-			p.space()
-			if p.i < len(p.b) && p.b[p.i] == '"' {
-				v, ok := p.plain()
+			p.Space()
+			if p.I < len(p.B) && p.B[p.I] == '"' {
+				v, ok := p.Plain()
 				if !ok {
 					return nil, false
 				}
 				req.ID, _ = jsonrpc.MakeID(string(v))
 				continue
 			}
-			start := p.i
-			if p.i < len(p.b) && p.b[p.i] == '-' {
-				p.i++
+			start := p.I
+			if p.I < len(p.B) && p.B[p.I] == '-' {
+				p.I++
 			}
-			for p.i < len(p.b) && '0' <= p.b[p.i] && p.b[p.i] <= '9' {
-				p.i++
+			for p.I < len(p.B) && '0' <= p.B[p.I] && p.B[p.I] <= '9' {
+				p.I++
 			}
-			digits := p.b[start:p.i]
-			if len(digits) == 0 || len(digits) > 15 || digits[len(digits)-1] == '-' || (p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E')) {
+			digits := p.B[start:p.I]
+			if len(digits) == 0 || len(digits) > 15 || digits[len(digits)-1] == '-' || (p.I < len(p.B) && (p.B[p.I] == '.' || p.B[p.I] == 'e' || p.B[p.I] == 'E')) {
 				return nil, false
 			}
 			n, err := strconv.ParseInt(string(digits), 10, 64)
@@ -425,105 +349,19 @@ func parseRequest(raw []byte) (*jsonrpc.Request, bool) {
 				return nil, false
 			}
 			seenParams = true
-			p.space()
-			start := p.i
-			if !p.skipValue() || string(p.b[start:p.i]) == "null" {
+			p.Space()
+			start := p.I
+			if !p.SkipValue() || string(p.B[start:p.I]) == "null" {
 				return nil, false
 			}
-			req.Params = json.RawMessage(p.b[start:p.i])
+			req.Params = json.RawMessage(p.B[start:p.I])
 		default:
 			return nil, false
 		}
 	}
-	p.space()
-	if p.i != len(p.b) || !seenVersion || !seenMethod {
+	p.Space()
+	if p.I != len(p.B) || !seenVersion || !seenMethod {
 		return nil, false
 	}
 	return &req, true
-}
-
-// jsonScan walks valid JSON.
-type jsonScan struct {
-	b []byte
-	i int
-}
-
-func (p *jsonScan) space() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
-
-func (p *jsonScan) consume(c byte) bool {
-	p.space()
-	if p.i < len(p.b) && p.b[p.i] == c {
-		p.i++
-		return true
-	}
-	return false
-}
-
-// plain reads a string of printable ASCII without escapes and returns its
-// bytes.
-func (p *jsonScan) plain() ([]byte, bool) {
-	if !p.consume('"') {
-		return nil, false
-	}
-	start := p.i
-	k := bytes.IndexByte(p.b[start:], '"')
-	if k < 0 {
-		return nil, false
-	}
-	s := p.b[start : start+k]
-	if !plainString(s) {
-		return nil, false
-	}
-	p.i = start + k + 1
-	return s, true
-}
-
-// skipValue moves past one value.
-func (p *jsonScan) skipValue() bool {
-	depth := 0
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		switch c {
-		case '"':
-			end := stringEnd(p.b, p.i)
-			if end < 0 {
-				return false
-			}
-			p.i = end + 1
-		case '{', '[':
-			depth++
-			p.i++
-		case '}', ']':
-			if depth == 0 {
-				return true
-			}
-			depth--
-			p.i++
-		case ',':
-			if depth == 0 {
-				return true
-			}
-			p.i++
-		case ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return true
-			}
-			p.i++
-		default:
-			p.i++
-		}
-		if depth == 0 && (c == '"' || c == '}' || c == ']') {
-			return true
-		}
-	}
-	return depth == 0
 }

@@ -1,6 +1,7 @@
-package mcp
+package transport
 
 import (
+	"log/slog"
 	"net"
 	"sync/atomic"
 	"syscall"
@@ -80,9 +81,10 @@ type ConnLimitListener struct {
 	// sockets and ~52 MB of send queue a minute after the server closed
 	// them, with no end in sight.
 	stall time.Duration
-	log   *Logger
-	// logEvery is connRefusalLogInterval; tests lengthen it.
-	logEvery time.Duration
+	log   *slog.Logger
+	// LogEvery is the least time between two refusal log lines
+	// (connRefusalLogInterval); tests lengthen it before serving.
+	LogEvery time.Duration
 	open     atomic.Int64
 	refused  atomic.Int64 // since the last log line
 	lastLog  atomic.Int64 // UnixNano of the last log line
@@ -94,8 +96,8 @@ type ConnLimitListener struct {
 // unacknowledged for stall (serve: SERVERFS_WRITE_TIMEOUT_SECONDS, the
 // bound of a response write; 0: the kernel's default); log (may be nil)
 // gets the refusals, at most one line per 10 s.
-func LimitConnections(ln net.Listener, max int, stall time.Duration, log *Logger) *ConnLimitListener {
-	return &ConnLimitListener{Listener: ln, max: int64(max), stall: stall, log: log, logEvery: connRefusalLogInterval}
+func LimitConnections(ln net.Listener, max int, stall time.Duration, log *slog.Logger) *ConnLimitListener {
+	return &ConnLimitListener{Listener: ln, max: int64(max), stall: stall, log: log, LogEvery: connRefusalLogInterval}
 }
 
 // Accept returns the next connection that fits under the cap. One past it
@@ -128,7 +130,7 @@ func (l *ConnLimitListener) refuse(c net.Conn) {
 	n := l.refused.Add(1)
 	now := time.Now().UnixNano()
 	last := l.lastLog.Load()
-	if l.log == nil || now-last < int64(l.logEvery) || !l.lastLog.CompareAndSwap(last, now) {
+	if l.log == nil || now-last < int64(l.LogEvery) || !l.lastLog.CompareAndSwap(last, now) {
 		return
 	}
 	l.refused.Add(-n)

@@ -1,4 +1,4 @@
-package mcp
+package transport
 
 import (
 	"errors"
@@ -70,7 +70,7 @@ func lookupGroup(v string) (int, string) {
 // (nothing accepts on it) is replaced; a live one, or any other file, is an
 // error. Closing the listener removes the socket if it is still the one
 // this listener made.
-func Listen(cfg HTTPConfig) (net.Listener, error) {
+func Listen(cfg Config) (net.Listener, error) {
 	if cfg.Network != "unix" {
 		return net.Listen("tcp", cfg.Listen)
 	}

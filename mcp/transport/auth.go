@@ -1,4 +1,4 @@
-package mcp
+package transport
 
 import (
 	"crypto/sha256"
@@ -160,7 +160,7 @@ var unauthorizedBody = fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":-
 // AuthHeader; every other request gets 401 and unauthorizedBody, and a log
 // line that says why but holds neither the presented value nor the token.
 // With an unset tok it returns next unchanged.
-func requireToken(tok Token, log *Logger, next http.Handler) http.Handler {
+func requireToken(tok Token, log *slog.Logger, next http.Handler) http.Handler {
 	if !tok.Set() {
 		return next
 	}

@@ -1,8 +1,9 @@
-package mcp
+package transport
 
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -95,31 +96,6 @@ func (d *dataThenError) Read(p []byte) (int, error) {
 	return copy(p, d.data), d.err
 }
 
-// TestBatchBehindWhiteSpaceRefused: a batch behind more than 64 KiB of
-// white space is refused as a parse error, not handed on to go-sdk (which
-// would run it); no tool call runs.
-func TestBatchBehindWhiteSpaceRefused(t *testing.T) {
-	e := newEnv(t)
-	url := e.serveHTTP(t)
-	sid := rawSession(t, url, "2025-06-18")
-	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stat_file","arguments":{"workdir":"wd","path":"README.md"}}}`
-	body := strings.Repeat(" ", 64<<10+1) + strings.Repeat("\n", 1024) + "[" + call + "," + call + "]"
-	resp, err := rawRPC(t.Context(), url, sid, "2025-03-26", body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "-32700") {
-		t.Errorf("batch behind 65 KiB of white space: %s %s", resp.Status, b)
-	}
-	for _, m := range logLines(t, e.log.String()) {
-		if m["event"] == "tool_call" {
-			t.Errorf("a batch behind 65 KiB of white space ran a tool call: %v", m)
-		}
-	}
-}
-
 // deadlineRecorder is a response writer that records the write deadlines
 // set on it, as http.ResponseController sets them.
 type deadlineRecorder struct {
@@ -168,5 +144,33 @@ func TestDeadlineWriterAhead(t *testing.T) {
 	}
 	if rec.sets < 4 || rec.sets*10 > writes {
 		t.Errorf("%d writes over %v set the deadline %d times", writes, time.Since(start), rec.sets)
+	}
+}
+
+// TestWriteDeadlineSparesIdleStreams: the deadline runs per write, so a
+// stream that is idle for longer than the write timeout (an event stream
+// between events) still delivers its next event.
+func TestWriteDeadlineSparesIdleStreams(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: one\n\n")
+		w.(http.Flusher).Flush()
+		time.Sleep(3 * timeout) // idle, as between two events
+		io.WriteString(w, "event: two\n\n")
+		w.(http.Flusher).Flush()
+	})
+	g := newGuard(slog.New(slog.DiscardHandler), GuardConfig{MaxSessions: 10, WriteTimeout: timeout}, nil, next).(*guard)
+	g.sessionless = true
+	ts := httptest.NewServer(g)
+	defer ts.Close()
+	resp, err := http.Get(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(b) != "event: one\n\nevent: two\n\n" {
+		t.Errorf("stream: %q, %v", b, err)
 	}
 }

@@ -1,16 +1,19 @@
-package mcp
+package transport
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	sfs "github.com/serverfs/serverfs/fs"
 )
 
 // The HTTP guard (issue 12), between the request checks of NewHandler and
@@ -39,8 +42,8 @@ const (
 // loadGuardConfig reads the guard's variables of env.
 func loadGuardConfig(env map[string]string, probs *[]string) GuardConfig {
 	c := GuardConfig{MaxSessions: DefaultMaxSessions, WriteTimeout: DefaultWriteTimeoutSeconds * time.Second}
-	c.MaxSessions = int(loadNumber(env, probs, "SERVERFS_MAX_SESSIONS", 1, 1_000_000, DefaultMaxSessions))
-	c.WriteTimeout = time.Duration(loadNumber(env, probs, "SERVERFS_WRITE_TIMEOUT_SECONDS", 1, 3600, DefaultWriteTimeoutSeconds)) * time.Second
+	c.MaxSessions = int(sfs.LoadLimit(env, probs, "SERVERFS_MAX_SESSIONS", 1, 1_000_000, DefaultMaxSessions))
+	c.WriteTimeout = time.Duration(sfs.LoadLimit(env, probs, "SERVERFS_WRITE_TIMEOUT_SECONDS", 1, 3600, DefaultWriteTimeoutSeconds)) * time.Second
 	return c
 }
 
@@ -48,7 +51,7 @@ func loadGuardConfig(env map[string]string, probs *[]string) GuardConfig {
 type guard struct {
 	cfg  GuardConfig
 	srv  *sdk.Server
-	log  *Logger
+	log  *slog.Logger
 	next http.Handler
 	// sessionless: next is the stateless lane (lanes.go), which holds no
 	// sessions to count: only batches and write deadlines apply.
@@ -66,8 +69,8 @@ type guard struct {
 }
 
 // newGuard wraps next, go-sdk's handler serving srv.
-func newGuard(d *Deps, cfg GuardConfig, srv *sdk.Server, next http.Handler) http.Handler {
-	return &guard{cfg: cfg, srv: srv, log: d.Log, next: next, lastSeen: map[string]time.Time{}, inFlight: map[string]int{}}
+func newGuard(log *slog.Logger, cfg GuardConfig, srv *sdk.Server, next http.Handler) http.Handler {
+	return &guard{cfg: cfg, srv: srv, log: log, next: next, lastSeen: map[string]time.Time{}, inFlight: map[string]int{}}
 }
 
 const sessionHeader = "Mcp-Session-Id"

@@ -1,4 +1,4 @@
-package mcp
+package transport
 
 // ilist is an intrusive doubly linked list: each element holds its own
 // place (no allocation per entry, unlike container/list), and one element
