@@ -8,6 +8,8 @@
 # Minimising a new interesting input may take -fuzzminimizetime (default
 # 60 s, seen here on FuzzSearcher); bounded so that the run stays short.
 GO       ?= go
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+DEADCODE    ?= golang.org/x/tools/cmd/deadcode@v0.52.0
 FUZZTIME ?= 100000x
 FUZZMINIMIZETIME ?= 10s
 
@@ -15,10 +17,16 @@ FUZZMINIMIZETIME ?= 10s
 
 test: check unit fuzz
 
+# staticcheck with its default checks, and deadcode with -test: a
+# function only tests reach is still reached; one nothing reaches is
+# removed, not kept for later. Both are pinned and run with go run (no
+# tool in go.mod).
 check:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd deploy/compose && $(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	@out="$$($(GO) run $(DEADCODE) -test ./...)"; if [ -n "$$out" ]; then echo "unreachable code:"; echo "$$out"; exit 1; fi
 
 # deploy/compose is a nested module (compose-go stays out of the product's
 # go.mod), so ./... above does not reach it. growstack's portable Grow is

@@ -10,8 +10,9 @@ import (
 // "CODE: message". This file is the one place codes are defined.
 type Code string
 
-// The error codes. The first block is seed v0.1 §41; the rest are the codes
-// later features added.
+// The error codes, by domain: paths and reads first, then writes,
+// repositories, history, the bridge, releases, workspaces, grants, HTTP,
+// admission and the merge queue.
 const (
 	CodeWorkdirNotFound         Code = "WORKDIR_NOT_FOUND"
 	CodePathNotFound            Code = "PATH_NOT_FOUND"
@@ -45,7 +46,7 @@ const (
 	// CodeCanceled: the request was cancelled or ran out of time.
 	CodeCanceled Code = "CANCELED"
 
-	// Write codes (issue 6).
+	// Write codes.
 
 	// CodeWorkdirReadOnly: a write on a workdir the operator did not mark rw.
 	CodeWorkdirReadOnly Code = "WORKDIR_READ_ONLY"
@@ -71,7 +72,7 @@ const (
 	// longer than a request may wait.
 	CodeLeaseBusy Code = "LEASE_BUSY"
 
-	// Repository codes (issue 7).
+	// Repository codes.
 
 	// CodeRepoOpsDisabled: the operator did not enable the repository
 	// tools on this workdir (WORKDIR_NN_REPO_OPS_ENABLED).
@@ -104,7 +105,7 @@ const (
 	// git fsck rejects; the message names the rule. Nothing changed.
 	CodeGitPathRejected Code = "GIT_PATH_REJECTED"
 
-	// History codes (issue 18).
+	// History codes.
 
 	// CodeRevNotFound: a log, show or blame revision names no branch,
 	// tag or commit (or a commit id prefix is ambiguous, or HEAD is
@@ -114,7 +115,7 @@ const (
 	// repository (a partial clone, or a damaged object store).
 	CodeRepoIncomplete Code = "REPO_INCOMPLETE"
 
-	// Host bridge codes (issue 8).
+	// Host bridge codes.
 
 	// CodeBridgeUnavailable: the host bridge is not configured, not
 	// running, or did not answer in time.
@@ -147,7 +148,7 @@ const (
 	// nothing was pushed.
 	CodePushDestinationDenied Code = "PUSH_DESTINATION_DENIED"
 
-	// Release action codes (issue 22): the preconditions of release_tag
+	// Release action codes: the preconditions of release_tag
 	// and publish_npm, each failing before anything changed.
 
 	// CodeReleaseWrongBranch: HEAD is not the branch main.
@@ -174,7 +175,7 @@ const (
 	// dispatch the workflow; the same call again retries the dispatch.
 	CodeDispatchFailed Code = "DISPATCH_FAILED"
 
-	// Workspace codes (issue 24).
+	// Workspace codes.
 
 	// CodeWorkspaceLimit: the workdir has as many active workspaces as
 	// SERVERFS_WORKSPACE_LIMIT allows; discard one first. Nothing was
@@ -185,7 +186,7 @@ const (
 	// not finish in time; nothing was kept.
 	CodeWorkspaceTooLarge Code = "WORKSPACE_TOO_LARGE"
 
-	// Grant codes (issue 23): an operator-signed grant
+	// Grant codes: an operator-signed grant
 	// (run_granted_command) refused by the bridge, checked in this
 	// order; nothing ran.
 
@@ -219,21 +220,21 @@ const (
 	// the workdir, a change on a read-only workdir).
 	CodeGrantConstraintViolation Code = "GRANT_CONSTRAINT_VIOLATION"
 
-	// HTTP codes (issue 13).
+	// HTTP codes.
 
 	// CodeUnauthorized: an HTTP request without the client token
 	// (SERVERFS_AUTH_TOKEN_FILE) in its X-ServerFS-Token header, or with a
 	// wrong one; the body of the 401 answer carries this code.
 	CodeUnauthorized Code = "UNAUTHORIZED"
 
-	// Admission codes (issue 12).
+	// Admission codes.
 
 	// CodeServerBusy: the server is at its limit of concurrent heavy
 	// calls (or sessions) and the short wait for a slot passed; nothing
 	// ran. Retrying after a few seconds is safe.
 	CodeServerBusy Code = "SERVER_BUSY"
 
-	// Merge queue codes (issue 24).
+	// Merge queue codes.
 
 	// CodeBaseMoved: a strict submit whose base is no longer the head of
 	// the target branch; the branch did not move. Resubmit with replay,

@@ -13,7 +13,7 @@ import (
 	"github.com/serverfs/serverfs/search"
 )
 
-// Admission control (issue 12): the one gate every heavy tool call passes
+// Admission control: the one gate every heavy tool call passes
 // before it runs. Heavy calls are those whose memory or CPU grows with the
 // data they touch (a search's workers and decompressors, a walk of a whole
 // tree, a repository status, diff or commit, the listing of a huge
@@ -48,7 +48,7 @@ const (
 	workerBytes = 16 << 20
 	// minHeavyCallBytes is the least a heavy call is budgeted at: a
 	// listing or walk of SERVERFS_MAX_WALK_ENTRIES (200,000) names held
-	// ~23-38 MB per call (issue 12).
+	// ~23-38 MB per call (measured).
 	minHeavyCallBytes = 64 << 20
 )
 
@@ -144,9 +144,6 @@ func NewAdmission(c AdmissionConfig) *Admission {
 	}
 	return a
 }
-
-// Config is the gate's configuration.
-func (a *Admission) Config() AdmissionConfig { return a.cfg }
 
 // AdmissionStats are counters for logs and tests.
 type AdmissionStats struct {

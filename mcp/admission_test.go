@@ -30,13 +30,11 @@ import (
 	"github.com/serverfs/serverfs/search"
 )
 
-// heavyTools are the tools that always pass the admission gate, and
-// byArgs those that do for some arguments; every other served tool is
+// heavyTools are the tools that always pass the admission gate (inspect_repo,
+// list_directory, read_text_file, read_text_files and fetch do for some
+// arguments); every other served tool is
 // cheap. Changing a tool's class is a decision: change this list with it.
-var (
-	heavyTools = []string{"commit_repo_changes", "create_workspace", "find_files", "read_repo_history", "search_text", "search", "submit_workspace"}
-	byArgs     = []string{"inspect_repo", "list_directory", "read_text_file", "read_text_files", "fetch"}
-)
+var heavyTools = []string{"commit_repo_changes", "create_workspace", "find_files", "read_repo_history", "search_text", "search", "submit_workspace"}
 
 // TestEveryToolClassified enumerates the tools every configuration serves
 // (the whole surface: read, write, repo and bridge tools, search and

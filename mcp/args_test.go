@@ -32,11 +32,11 @@ func TestArgDecoderDefaultsAreNotShared(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			in, err := a.decode(json.RawMessage(`{"workdir":"w","query":"q","case_sensitive":false}`))
+			in, _, err := a.decodeNotes(json.RawMessage(`{"workdir":"w","query":"q","case_sensitive":false}`))
 			if err != nil || in.CaseSensitive {
 				t.Errorf("explicit false: %+v %v", in, err)
 			}
-			in, err = a.decode(json.RawMessage(`{"workdir":"w","query":"q"}`))
+			in, _, err = a.decodeNotes(json.RawMessage(`{"workdir":"w","query":"q"}`))
 			if err != nil || !in.CaseSensitive || in.Limit != 50 {
 				t.Errorf("defaults: case_sensitive %v limit %d, %v", in.CaseSensitive, in.Limit, err)
 			}
@@ -44,7 +44,7 @@ func TestArgDecoderDefaultsAreNotShared(t *testing.T) {
 	}
 	wg.Wait()
 	for _, bad := range []string{`{"workdir":"w","query":"q","limit":0}`, `{"workdir":"w","query":"q","extra":1}`, `{"query":"q"}`, `{"workdir":"w","query":"q","limit":"5"}`, `[1]`} {
-		if _, err := a.decode(json.RawMessage(bad)); err == nil {
+		if _, _, err := a.decodeNotes(json.RawMessage(bad)); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
 	}
@@ -66,7 +66,7 @@ func TestArgDecoderWording(t *testing.T) {
 		`{"workdir":7}`:                `property "workdir" must be a string, not number`,
 		`{"workdir":"w","path":["x"]}`: `property "path" must be a string, not array`,
 	} {
-		_, err := a.decode(json.RawMessage(raw))
+		_, _, err := a.decodeNotes(json.RawMessage(raw))
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "listDirectoryIn") {
 			t.Errorf("%s: %v (want %q)", raw, err, want)
 		}

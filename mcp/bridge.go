@@ -11,7 +11,7 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
-// The host-bridge tools (issue 8): served when a bridge is configured
+// The host-bridge tools: served when a bridge is configured
 // and some workdir has repo ops; push_repo only when one is also rw.
 
 type runRepoActionIn struct {

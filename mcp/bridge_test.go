@@ -127,7 +127,7 @@ const testGrantKey = "41wIYQnE2LwzbVVFNlAufgdkYL2hrSqGDfYId9Y9Ugg="
 
 func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
 
-// TestBridgeAcceptanceFlow is seed v0.23's acceptance flow against a real
+// TestBridgeAcceptanceFlow is the bridge's acceptance flow against a real
 // bare remote: inspect_repo(actions) -> inspect_repo(status) -> a named
 // lint action -> edit -> commit_repo_changes -> push_repo -> clean status.
 func TestBridgeAcceptanceFlow(t *testing.T) {

@@ -20,6 +20,7 @@ const listTTLMillis = 10 * 60 * 1000
 // declare.
 func serverCapabilities() *sdk.ServerCapabilities {
 	return &sdk.ServerCapabilities{
+		//lint:ignore SA1019 clients before 2026-07-28 expect logging declared; it stays in force through the deprecation window
 		Logging:   &sdk.LoggingCapabilities{},
 		Tools:     &sdk.ToolCapabilities{},
 		Resources: &sdk.ResourceCapabilities{},

@@ -13,7 +13,7 @@ import (
 
 // NewJSONLogger is the server's Logger: JSON lines to w, from level up.
 // Every call's tool_call line is encoded here instead of by the handler
-// (~3 µs of a call at one client, issue 19); TestCallLineMatchesHandler
+// (~3 µs of a call at one client); TestCallLineMatchesHandler
 // holds the two encodings equal.
 func NewJSONLogger(w io.Writer, level slog.Leveler) *Logger {
 	lw := &lineWriter{w: w}

@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// Cancellation of walks (a tree listing, find_files) and repository status
-// (issue 19), over real HTTP,
+// Cancellation of walks (a tree listing, find_files) and repository status,
+// over real HTTP,
 // like the searches of cancel_test.go. A big tree takes minutes to create
 // on this machine's disk (200,000 empty files: a minute at load 12), so
 // the tree is small and each entry is made expensive instead: the

@@ -11,7 +11,7 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
-// find_files' answer is compact (issue 17), as list_directory's is: it
+// find_files' answer is compact, as list_directory's is: it
 // paid about 108 bytes per match on net/http (each match's workdir-relative
 // path and type word, as JSON twice: structured and its text copy).
 // Matches are grouped by their directory relative to the searched path,

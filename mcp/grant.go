@@ -8,7 +8,7 @@ import (
 	"github.com/serverfs/serverfs/bridge/wire"
 )
 
-// run_granted_command (issue 23): served only when the bridge said at
+// run_granted_command: served only when the bridge said at
 // startup that it pins grant keys. The server checks nothing of the
 // grant: the bridge verifies it, runs it and logs it.
 

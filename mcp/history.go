@@ -11,7 +11,7 @@ import (
 	"github.com/serverfs/serverfs/git"
 )
 
-// read_repo_history (issue 18): the committed history of a repository
+// read_repo_history: the committed history of a repository
 // workdir, read in process. It is a tool of its own rather than more
 // inspect_repo views: inspect_repo is about the uncommitted state (work
 // tree, index), this one about commits, and their arguments (rev, since,

@@ -1,6 +1,6 @@
 package mcp_test
 
-// Hostile load against the real serverfs binary (issue 12): concurrent
+// Hostile load against the real serverfs binary: concurrent
 // heavy calls stay within the memory budget while a cheap call still
 // answers quickly; an initialize flood stays within the session cap's
 // memory. Both fail with the limits opened (SERVERFS_MAX_HEAVY_CALLS=50:

@@ -1,6 +1,6 @@
 package mcp_test
 
-// Hostile globs against the real serverfs binary (issue 12): patterns that
+// Hostile globs against the real serverfs binary: patterns that
 // drove the old backtracking matcher into exponential time, through
 // find_files, search_text's glob and an operator deny glob, must be
 // answered or refused within twice the search timeout, with the server's
@@ -66,7 +66,7 @@ func repoRoot(t *testing.T) string {
 // hostileGlobs are the exponential families of the old matcher: each took
 // from seconds to minutes (or hours) for one match against the fixture.
 var hostileGlobs = map[string]string{
-	// Issue 12's 81 bytes: 51 s on a 5-level path, 4x per repeat.
+	// 81 bytes that took 51 s on a 5-level path before, 4x per repeat.
 	"braced-globstars": strings.Repeat("{**/,*}", 10) + "*/*/{*Q,Q*}",
 	// Many separator-bounded stars against a 40-byte name (> 5 s at 8).
 	"many-stars":     strings.Repeat("*a", 14) + "*b*",

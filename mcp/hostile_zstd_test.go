@@ -1,6 +1,6 @@
 package mcp_test
 
-// Decompressor memory (issue 12): rotated .zst logs searched by concurrent
+// Decompressor memory: rotated .zst logs searched by concurrent
 // calls against the real serverfs binary. Each zstd decoder holds its
 // frame's window; the server bounds the window it accepts (8 MiB: every
 // zstd level up to 19) and the decoders alive at once, so concurrent

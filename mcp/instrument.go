@@ -378,12 +378,7 @@ func flatStruct(t reflect.Type) bool {
 	return true
 }
 
-func (a *argDecoder[In]) decode(raw json.RawMessage) (In, error) {
-	in, _, err := a.decodeNotes(raw)
-	return in, err
-}
-
-// decodeNotes is decode that clamps a number above its maximum to the
+// decodeNotes decodes a call's arguments; it clamps a number above its maximum to the
 // maximum instead of refusing it, with a note saying so for the answer.
 func (a *argDecoder[In]) decodeNotes(raw json.RawMessage) (In, []string, error) {
 	if in, ok := a.plainStrings(raw); ok {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -109,7 +108,7 @@ func TestListTree(t *testing.T) {
 		t.Fatalf("the oracle ignored nothing: %v", ignored)
 	}
 	// dirs_only, two levels; values of unlisted directories are "dir".
-	l, dirs := listed(t, e.call(t, cs, "list_directory", map[string]any{"workdir": "wd", "path": "repo", "depth": 2, "dirs_only": true}))
+	_, dirs := listed(t, e.call(t, cs, "list_directory", map[string]any{"workdir": "wd", "path": "repo", "depth": 2, "dirs_only": true}))
 	if fmt.Sprint(dirs) != fmt.Sprint(map[string]any{"src": "dir/", "src/gen": "dir", "node_modules": "dir/", "node_modules/m": "dir", "build": "dir/", "build/out": "dir", "docs": "dir/"}) {
 		t.Errorf("dirs_only: %v", dirs)
 	}
@@ -209,7 +208,7 @@ func TestNewArgumentsHostilePaths(t *testing.T) {
 // 42 bytes per match, a search of net/http for func (the line's text is
 // the part that cannot be cut) to 130.
 func TestListingBytesPerEntry(t *testing.T) {
-	goroot := filepath.Join(runtime.GOROOT(), "src")
+	goroot := filepath.Join(goEnv(t, "GOROOT"), "src")
 	if _, err := os.Stat(goroot); err != nil {
 		t.Fatalf("GOROOT/src: %v", err)
 	}
@@ -294,4 +293,15 @@ func TestListingBytesPerEntry(t *testing.T) {
 			t.Errorf("%s: %.1f bytes per match, want <= %.0f", c.tool, now, c.max)
 		}
 	}
+}
+
+// goEnv is a variable of the go command on PATH (the toolchain running the
+// test), as go env prints it.
+func goEnv(t testing.TB, name string) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		t.Fatalf("go env %s: %v", name, err)
+	}
+	return strings.TrimSpace(string(out))
 }

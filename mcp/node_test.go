@@ -20,7 +20,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -115,11 +114,22 @@ func needNodeTools(t *testing.T) nodeTools {
 	return nt
 }
 
+// goRoot is the GOROOT of the go command on PATH (the toolchain running
+// the test).
+func goRoot(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
 // buildServerfs builds cmd/serverfs with the Go toolchain running the test.
 func buildServerfs(t *testing.T, root string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "serverfs")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "./cmd/serverfs")
+	cmd := exec.Command(filepath.Join(goRoot(t), "bin", "go"), "build", "-o", bin, "./cmd/serverfs")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/serverfs: %v\n%s", err, out)

@@ -14,7 +14,7 @@ import (
 	"github.com/serverfs/serverfs/unidiff"
 )
 
-// The repository tools (issue 7), served only when some workdir enables
+// The repository tools, served only when some workdir enables
 // repo ops; commit_repo_changes only when one of those is also rw.
 
 type inspectRepoIn struct {

@@ -18,7 +18,7 @@ import (
 	"github.com/serverfs/serverfs/search"
 )
 
-// Tests of ChatGPT's search and fetch (issue 21): the exact shapes OpenAI
+// Tests of ChatGPT's search and fetch: the exact shapes OpenAI
 // documents, the ranking, ids that fetch reads back, citation URLs, and
 // the hostile corpus through fetch ids.
 

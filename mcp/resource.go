@@ -22,6 +22,11 @@ const ResourceTemplate = "serverfs://{workdir}/{+path}"
 
 const resourcePrefix = "serverfs://"
 
+// codeResourceNotFound is the JSON-RPC code of a resource that does not
+// exist (-32002), what clients before 2026-07-28 test for; go-sdk
+// deprecated its constant for invalid params.
+const codeResourceNotFound = -32002
+
 func addResourceTemplate(s *sdk.Server, d *Deps) {
 	s.AddResourceTemplate(&sdk.ResourceTemplate{
 		Name:        "workdir-file",
@@ -85,7 +90,7 @@ func readResource(ctx context.Context, d *Deps, uri string) (*sdk.ReadResourceRe
 	d.Log.Info("resource_read", "event", "resource_read", "workdir", rawjson.LogString(alias), "path", rawjson.LogString(path), "success", false, "error_code", string(code))
 	rpcCode := int64(jsonrpc.CodeInvalidParams)
 	if code == sfs.CodePathNotFound || code == sfs.CodeWorkdirNotFound {
-		rpcCode = sdk.CodeResourceNotFound
+		rpcCode = codeResourceNotFound
 	}
 	data, _ := json.Marshal(map[string]string{"uri": uri, "code": string(code)})
 	return nil, &jsonrpc.Error{Code: rpcCode, Message: text, Data: data}

@@ -445,7 +445,8 @@ func TestToolsList(t *testing.T) {
 	}
 }
 
-// TestChain is the seed §68 acceptance chain end to end over HTTP.
+// TestChain is the read acceptance chain (list, find, search, read, stat,
+// refusals) end to end over HTTP.
 func TestChain(t *testing.T) {
 	e := newEnv(t)
 	readChain(t, e, e.client(t, e.serveHTTP(t)))

@@ -72,8 +72,8 @@ func TestPlainStringArgsMatchDecode(t *testing.T) {
 			continue
 		}
 		stat.strs, read.strs = nil, nil // the general path only
-		s2, err1 := stat.decode(json.RawMessage(c.raw))
-		r2, err2 := read.decode(json.RawMessage(c.raw))
+		s2, _, err1 := stat.decodeNotes(json.RawMessage(c.raw))
+		r2, _, err2 := read.decodeNotes(json.RawMessage(c.raw))
 		stat = newArgDecoder[statFileIn](inputSchema[statFileIn](nil))
 		read = newArgDecoder[readTextFileIn](inputSchema[readTextFileIn](map[string]bound{"start_line": {1, 1 << 30, 1}, "max_lines": {1, 500, 200}, "tail": {0, 500, 0}}))
 		if err1 != nil || err2 != nil || s1 != s2 || r1 != r2 {

@@ -10,7 +10,7 @@ import (
 	"github.com/serverfs/serverfs/git"
 )
 
-// submit_workspace (issue 24): a workspace's changes become a patch (a
+// submit_workspace: a workspace's changes become a patch (a
 // commit on its base in the live repository's object store) that the
 // branch's merge queue applies, one at a time per branch.
 

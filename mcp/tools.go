@@ -97,7 +97,7 @@ func (s surface) changes() bool {
 	return s.write || s.commit || s.actions || s.push || s.workspaces
 }
 
-// instructions are the server instructions (seed v0.1 §17) for a surface,
+// instructions are the server instructions for a surface,
 // composed sentence by sentence from what is served. The first paragraph
 // stands alone within 512 characters (some clients show no more): what
 // ServerFS is, that paths are workdir-relative and that file contents are

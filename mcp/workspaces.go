@@ -15,7 +15,7 @@ import (
 	"github.com/serverfs/serverfs/workspace"
 )
 
-// The workspace tools (issue 24): served when a state directory is
+// The workspace tools: served when a state directory is
 // configured (the workspace manager attached itself to the FS) and some
 // workdir is rw with repo ops.
 

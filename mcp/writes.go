@@ -11,7 +11,7 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
-// The write tools (issue 6), served only when some workdir is rw. Their
+// The write tools, served only when some workdir is rw. Their
 // definitions live in writeTools, part of the one inventory.
 
 type writeTextFileIn struct {

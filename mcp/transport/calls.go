@@ -14,7 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Cancellation (issue 19). go-sdk runs a stateful session's calls on the
+// Cancellation. go-sdk runs a stateful session's calls on the
 // session's context, detached from the HTTP request that carried them: a
 // call whose client went away (a disconnect, the tunnel's
 // response_timeout) ran to its end. And after notifications/cancelled

@@ -13,7 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Stream resumption on the session lane (2025-11-25, SEP-1699; issue 19).
+// Stream resumption on the session lane (2025-11-25, SEP-1699).
 // With an event store, go-sdk numbers every SSE event of a session's
 // streams, opens each POST stream with a priming event (an id, no data)
 // and replays what a stream sent after the Last-Event-ID of a GET. So an
@@ -322,8 +322,8 @@ func (st *evStream) link(k int) *ilink[evStream] { return &st.links[k] }
 // on a POST of the 2025-11-25 lane first after the priming event (an id,
 // no data), then after the answer, and net/http then writes the end of
 // the chunked body. Each flush is a write to the connection, which for a
-// short call costs more than the event store (issue 19: the lane must not
-// get slower). So a flush is owed, not made: the writer's flushQueue
+// short call costs more than the event store (the lane must not get
+// slower for it). So a flush is owed, not made: the writer's flushQueue
 // makes it within sseFlushDelay unless the handler returns first, in
 // which case net/http writes the whole response at once (headers,
 // priming event, answer: one write, with a Content-Length when it is
@@ -352,7 +352,7 @@ func (rw *retryWriter) link(int) *ilink[retryWriter] { return &rw.place }
 // response's buffer for the next one or the handler's return. The queue's
 // timer is armed and fires about once per delay while calls are in flight,
 // each time waking a thread: at 5 ms that cost a call at one client ~7 µs
-// of CPU (issue 19); at 50 ms it is a tenth of that. A long call's
+// of CPU; at 50 ms it is a tenth of that. A long call's
 // priming event and its progress notifications (two a second at most) are
 // late by as much, which no client can tell from network delay.
 const sseFlushDelay = 50 * time.Millisecond
@@ -433,7 +433,7 @@ func (rw *retryWriter) finish() {
 // of the process (the runtime's netpoll break or wakep), so a short call
 // at one client, which owes a flush and returns within the delay, arms
 // none in most cases: about one arming and one firing per sseFlushDelay
-// whatever the call rate (issue 19: before, finished writers stayed
+// whatever the call rate (before, finished writers stayed
 // queued until the timer fired, which re-armed it for the next entry,
 // once per call).
 type flushQueue struct {

@@ -16,7 +16,7 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
-// The HTTP guard (issue 12), between the request checks of NewHandler and
+// The HTTP guard, between the request checks of NewHandler and
 // go-sdk's streamable handler: it refuses JSON-RPC batches, caps the live
 // sessions and puts a deadline on every response write.
 
@@ -306,8 +306,8 @@ func rpcRefusal(w http.ResponseWriter, status int, code int, msg string) {
 // The deadline is moved only when less than timeout + sseFlushDelay is
 // left, and then to an eighth of the timeout beyond that: a short response
 // (headers, a priming event, an answer within a few milliseconds) sets it
-// once instead of once per write (each a runtime timer update: issue 19's
-// per-call cost). The sseFlushDelay is for the session lane's owed
+// once instead of once per write (each a runtime timer update, a
+// measurable part of a short call). The sseFlushDelay is for the session lane's owed
 // flushes, made below this writer up to that much after go-sdk's Flush:
 // they too start with at least the timeout ahead.
 type deadlineWriter struct {

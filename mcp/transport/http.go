@@ -69,7 +69,7 @@ type Config struct {
 	// resources/read the name of its client (its session; on the
 	// stateless lane its host and clientInfo name): the tools' heavy-call
 	// gate orders calls by it (mcp.WithClient).
-	CallContext func(ctx context.Context, client string) context.Context
+	CallContext func(ctx context.Context, client string) context.Context `json:"-"`
 }
 
 // LoadConfig reads SERVERFS_LISTEN, SERVERFS_LISTEN_GROUP,

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// The two protocol lanes of /mcp (issue 19). go-sdk v1.8.0 serves the
+// The two protocol lanes of /mcp. go-sdk v1.8.0 serves the
 // 2026-07-28 revision (no initialize, no sessions, the protocol version and
 // client capabilities in each request's _meta, server/discover) only from a
 // handler with StreamableHTTPOptions.Stateless; a stateful handler answers
@@ -63,8 +63,8 @@ func (l *lanes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // acceptNotification lets a POST of notifications or responses through
 // with "Accept: application/json" alone: go-sdk demands text/event-stream
 // too, but answers those with 202 and no body, so the header's second half
-// only ever matters for requests (issue 19: the tunnel project's mock
-// service sends notifications/initialized so).
+// only ever matters for requests (the tunnel's mock service sends
+// notifications/initialized so).
 func acceptNotification(r *http.Request) {
 	if acceptsEventStream(r.Header.Values("Accept")) || r.Body == nil {
 		return
