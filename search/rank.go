@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/ignore"
 )
 
 // Ranked search (ChatGPT's search tool): the query is what a model writes
@@ -298,18 +299,18 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error)
 			}
 		}
 		for order, w := range workdirs {
-			rules := &ignoreRules{ctx: ctx}
+			rules := ignore.New(ctx, ignore.Ripgrep())
 			wr, err := w.Walk(ctx, "", sfs.WalkOptions{
 				MaxEntries:  lim.MaxWalkEntries,
 				StopAtLimit: true,
-				Enter:       rules.enter,
+				Enter:       rules.Enter,
 				Visit: func(ent *sfs.WalkEntry) sfs.WalkAction {
 					if ctx.Err() != nil {
 						return sfs.WalkStop
 					}
 					switch ent.Type {
 					case sfs.TypeDirectory:
-						if ent.Name == ".git" || rules.ignored(ent.Path, true, ent.Depth) {
+						if ent.Name == ".git" || rules.Ignored(ent.Path, true, ent.Depth) {
 							return sfs.WalkSkipDir
 						}
 						return sfs.WalkContinue
@@ -317,7 +318,7 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error)
 					default:
 						return sfs.WalkContinue
 					}
-					if rules.ignored(ent.Path, false, ent.Depth) {
+					if rules.Ignored(ent.Path, false, ent.Depth) {
 						return sfs.WalkContinue
 					}
 					batch = append(batch, rankJob{order: order, alias: w.Alias(), ref: ent.Ref(), path: ent.Path, compressed: CompressionOf(ent.Name)})
@@ -328,7 +329,7 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error)
 				},
 			})
 			if err == nil {
-				err = rules.overErr(w.Alias())
+				err = rules.Err(w.Alias())
 			}
 			if err != nil {
 				walkErr = err

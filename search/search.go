@@ -4,7 +4,7 @@
 // descriptors.
 //
 // The parts are kept apart as in ripgrep: fs.Workdir.Walk is the walker
-// (plus ignoreRules for .gitignore, matched by package gitignore), matcher
+// (plus package ignore's stack for .gitignore), matcher
 // and regexMatcher find the query in a buffer, searcher feeds one stream
 // through a matcher and reports matching lines (and reads context lines),
 // and the collector in Engine.Search is the sink that keeps results in
@@ -25,6 +25,7 @@ import (
 	"unicode/utf8"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/ignore"
 )
 
 // MaxQueryBytes bounds a query.
@@ -270,9 +271,9 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 
 	ctx, cancel := context.WithTimeout(ctx, lim.SearchTimeout)
 	defer cancel()
-	rules := &ignoreRules{ctx: ctx}
+	rules := ignore.New(ctx, ignore.Ripgrep())
 	if !req.IncludeIgnored {
-		rules.setAncestors(ancestorFrames(w, rootPath), rootPath)
+		rules.LoadAbove(w, rootPath)
 	}
 	// stop ends every worker's current file at its next buffer; set on
 	// the limit, and checked together with ctx (timeout, cancellation).
@@ -367,13 +368,13 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 			ReadAhead:   e.readers,
 			Enter: func(d *sfs.Dir) {
 				if !req.IncludeIgnored {
-					rules.enter(d)
+					rules.Enter(d)
 				}
 			},
 			// What Visit skips is not read ahead.
 			Ahead: func(path, name string, depth int) bool {
 				return name != ".git" && cursor.Resume(path, true) != sfs.ResumeSkip &&
-					(req.IncludeIgnored || !rules.ignored(path, true, depth))
+					(req.IncludeIgnored || !rules.Ignored(path, true, depth))
 			},
 			Visit: func(ent *sfs.WalkEntry) sfs.WalkAction {
 				if ctx.Err() != nil {
@@ -385,7 +386,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 					if ent.Name == ".git" || resume == sfs.ResumeSkip {
 						return sfs.WalkSkipDir // repository internals are never searched
 					}
-					if !req.IncludeIgnored && rules.ignored(ent.Path, true, ent.Depth) {
+					if !req.IncludeIgnored && rules.Ignored(ent.Path, true, ent.Depth) {
 						return sfs.WalkSkipDir
 					}
 					return sfs.WalkContinue
@@ -406,7 +407,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 				}
 				// As in ripgrep, a file the glob names explicitly is
 				// searched even when ignore rules would skip it.
-				if !req.IncludeIgnored && !globbed && rules.ignored(ent.Path, false, ent.Depth) {
+				if !req.IncludeIgnored && !globbed && rules.Ignored(ent.Path, false, ent.Depth) {
 					walkSkipped.Ignored++
 					return sfs.WalkContinue
 				}
@@ -459,7 +460,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	if walkErr != nil {
 		return nil, walkErr
 	}
-	if err := rules.overErr(w.Alias()); err != nil {
+	if err := rules.Err(w.Alias()); err != nil {
 		return nil, err
 	}
 	res := col.res
@@ -730,28 +731,6 @@ func validate(req Request, lim sfs.Limits) error {
 		return bad("context lines go with output \"lines\" only")
 	}
 	return nil
-}
-
-// ancestorFrames loads the ignore rules of the directories from the workdir
-// root down to the search root's parent, so that a search below the root
-// honours the .gitignore files above it, as ripgrep does.
-func ancestorFrames(w *sfs.Workdir, rootPath string) []ignoreFrame {
-	if rootPath == "" {
-		return nil
-	}
-	comps := strings.Split(rootPath, "/")
-	var frames []ignoreFrame
-	parent := ignoreFrame{}
-	for i := 0; i < len(comps); i++ {
-		d, err := w.OpenDir(strings.Join(comps[:i], "/"))
-		if err != nil {
-			break
-		}
-		parent = loadFrame(d, parent)
-		d.Close()
-		frames = append(frames, parent)
-	}
-	return frames
 }
 
 // searchFile searches one job's file and closes it.
