@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/serverfs/serverfs/decompress"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/ignore"
 )
@@ -321,7 +322,7 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error)
 					if rules.Ignored(ent.Path, false, ent.Depth) {
 						return sfs.WalkContinue
 					}
-					batch = append(batch, rankJob{order: order, alias: w.Alias(), ref: ent.Ref(), path: ent.Path, compressed: CompressionOf(ent.Name)})
+					batch = append(batch, rankJob{order: order, alias: w.Alias(), ref: ent.Ref(), path: ent.Path, compressed: decompress.Kind(ent.Name)})
 					if len(batch) == batchFiles && !flush() {
 						return sfs.WalkStop
 					}
@@ -415,12 +416,12 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, anyM anyT
 	}
 	var src io.Reader = io.NewSectionReader(file, 0, n)
 	if j.compressed != "" {
-		dec, err := NewDecompressor(ctx, j.compressed, src)
+		dec, err := decompress.NewReader(ctx, j.compressed, src)
 		if err != nil {
 			return nameOnly()
 		}
 		defer dec.Close()
-		src = &capReader{r: dec, left: capBytes}
+		src = decompress.Cap(dec, capBytes)
 	}
 	best := -1
 	emit := func(m lineMatch) bool {

@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/serverfs/serverfs/decompress"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/ignore"
 )
@@ -110,7 +111,7 @@ type Skipped struct {
 	BinaryLate int `json:"binary_late,omitempty"` // binary data after the first 8 KiB: searched up to it
 
 	// WindowTooLarge: .zst files whose frame needs a window over
-	// MaxZstdWindow (zstd --long or --ultra), not decompressed.
+	// decompress.MaxZstdWindow (zstd --long or --ultra), not decompressed.
 	WindowTooLarge int `json:"window_too_large,omitempty"`
 }
 
@@ -412,7 +413,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 					return sfs.WalkContinue
 				}
 				// The worker opens the file: the walk only reads directories.
-				j := job{seq: seq, ref: ent.Ref(), path: ent.Path, compressed: CompressionOf(ent.Name)}
+				j := job{seq: seq, ref: ent.Ref(), path: ent.Path, compressed: decompress.Kind(ent.Name)}
 				if resume == sfs.ResumePartial {
 					j.after = cursor.Line
 				}
@@ -753,7 +754,7 @@ func (e *Engine) searchFile(ctx context.Context, s *searcher, j job, pl *plan) f
 	}
 	// Read what fstat saw and no more: a snapshot of a growing log, and
 	// no extra read to learn about EOF. (Size 0 may be a lie, as in procfs.)
-	open := func() (io.Reader, *capReader, func(), error) {
+	open := func() (io.Reader, *decompress.CapReader, func(), error) {
 		var src io.Reader = file
 		n := size
 		if n == 0 {
@@ -764,14 +765,14 @@ func (e *Engine) searchFile(ctx context.Context, s *searcher, j job, pl *plan) f
 		if j.compressed == "" {
 			return src, nil, func() {}, nil
 		}
-		dec, err := NewDecompressor(ctx, j.compressed, src)
+		dec, err := decompress.NewReader(ctx, j.compressed, src)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, nil, errStopped
 			}
 			return nil, nil, nil, errCorrupt
 		}
-		cr := &capReader{r: dec, left: pl.capBytes}
+		cr := decompress.Cap(dec, pl.capBytes)
 		return cr, cr, func() { dec.Close() }, nil
 	}
 	src, cr, closeSrc, err := open()
@@ -810,7 +811,7 @@ func (e *Engine) searchFile(ctx context.Context, s *searcher, j job, pl *plan) f
 		}
 	}
 	if r.err != nil && cr != nil && r.err != errStopped {
-		if windowTooLarge(r.err) {
+		if decompress.WindowTooLarge(r.err) {
 			r.err, r.matches, r.count = errWindow, nil, 0
 		} else {
 			r.err, r.matches, r.count = errCorrupt, nil, 0
@@ -818,7 +819,7 @@ func (e *Engine) searchFile(ctx context.Context, s *searcher, j job, pl *plan) f
 	}
 	closeSrc() // before the context pass opens its own: a worker holds one decoder at a time
 	r.partial = r.err == errStopped
-	r.capped = cr != nil && cr.capped
+	r.capped = cr != nil && cr.Capped()
 	if (pl.before > 0 || pl.after > 0) && len(r.matches) > 0 && r.err == nil {
 		// Context: a second pass over the file, for the lines around the
 		// matches only (it stops after the last window).

@@ -24,6 +24,13 @@ const bufferSize = 256 << 10
 // errStopped reports that the search was stopped from outside.
 var errStopped = errors.New("search stopped")
 
+// errCorrupt marks a compressed file that does not decompress; errWindow
+// a .zst file whose window is over decompress.MaxZstdWindow.
+var (
+	errCorrupt = errors.New("corrupt compressed file")
+	errWindow  = errors.New("zstd window over the limit")
+)
+
 // fileOutcome is what searching one stream produced besides its matches.
 type fileOutcome int
 
