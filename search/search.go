@@ -3,14 +3,16 @@
 // without a subprocess, walking only through fs's policy-checked
 // descriptors.
 //
-// The parts are kept apart as in ripgrep: fs.Workdir.Walk is the walker
-// (plus package ignore's stack for .gitignore), matcher
-// and regexMatcher find the query in a buffer, searcher feeds one stream
-// through a matcher and reports matching lines (and reads context lines),
-// and the collector in Engine.Search is the sink that keeps results in
-// path order, enforces the limit and the byte cap, builds the lines,
-// blocks, files or count answer and the position a next_cursor resumes
-// after.
+// The parts are kept apart as in ripgrep, and both searches, search_text's
+// (Engine.Search) and ChatGPT's (Engine.Rank, rank.go), run the same
+// pipeline (pipeline.go): walkSpec is the walker (fs.Workdir.Walk with
+// package ignore's stack for .gitignore), matcher and regexMatcher find
+// the query in a buffer, searcher feeds one stream (decompressed by
+// package decompress) through a matcher and reports matching lines (and
+// reads context lines), and each search has its sink: the collector keeps
+// results in path order, enforces the limit and the byte cap, builds the
+// lines, blocks, files or count answer and the position a next_cursor
+// resumes after; rankSink keeps the best files.
 package search
 
 import (
