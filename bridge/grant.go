@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -32,7 +33,7 @@ const (
 	// GrantProtocol is the protocol every grant names.
 	GrantProtocol = "serverfs-grant/v1"
 	// MaxGrantBytes bounds a grant's JSON text.
-	MaxGrantBytes = 8 << 10
+	MaxGrantBytes = wire.MaxGrantBytes
 	// MaxGrantTTL bounds expires_at - issued_at.
 	MaxGrantTTL = 10 * time.Minute
 	// GrantClockSkew is the tolerance of the time window on both ends.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -23,7 +24,7 @@ const grantTestHost = "host-a"
 // grantFixture is a real bridge (over its socket) with grant keys pinned,
 // two workdirs and a known state directory.
 type grantFixture struct {
-	c           *Client
+	c           *wire.Client
 	priv, other ed25519.PrivateKey
 	root, root2 string
 	state       string

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 	"golang.org/x/sys/unix"
 )
@@ -107,24 +108,6 @@ func grantKeys(gp *GrantPolicy) map[string]ed25519.PublicKey {
 	return out
 }
 
-// GrantResult is what a granted command reports: the action runner's
-// result, the grant and how many of its uses are spent.
-type GrantResult struct {
-	GrantID string   `json:"grant_id"`
-	Argv    []string `json:"argv"`
-	Uses    int      `json:"uses"`
-	MaxUses int      `json:"max_uses"`
-	ProcessResult
-}
-
-// grantParams are grants.run's parameters.
-type grantParams struct {
-	Workdir string `json:"workdir"`
-	Grant   string `json:"grant"`
-}
-
-func (p grantParams) alias() string { return p.Workdir }
-
 func grantErr(code sfs.Code, alias, msg string) *sfs.Error {
 	return &sfs.Error{Code: code, Workdir: alias, Msg: msg}
 }
@@ -178,7 +161,7 @@ func (s *Server) verifyGrant(token, alias string, now time.Time) (*Grant, error)
 // passes, records the use (persisted before the process starts) and runs
 // exactly its argv with the action runner. Every call leaves one ledger
 // line: the refusal and its code, or the run's outcome.
-func (s *Server) RunGrant(ctx context.Context, alias, token string) (*GrantResult, error) {
+func (s *Server) RunGrant(ctx context.Context, alias, token string) (*wire.GrantResult, error) {
 	now := time.Now()
 	entry := LedgerEntry{Event: "run", Workdir: alias, Outcome: "refused"}
 	res, err := s.runGrant(ctx, alias, token, now, &entry)
@@ -195,7 +178,7 @@ func (s *Server) RunGrant(ctx context.Context, alias, token string) (*GrantResul
 	return res, err
 }
 
-func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Time, entry *LedgerEntry) (*GrantResult, error) {
+func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Time, entry *LedgerEntry) (*wire.GrantResult, error) {
 	if s.policy.Grants == nil || s.grants == nil {
 		return nil, grantErr(sfs.CodeGrantUnknownKey, alias, "this bridge pins no grant keys")
 	}
@@ -251,7 +234,7 @@ func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Tim
 	}
 	expires, _ := time.Parse(time.RFC3339, g.ExpiresAt)
 
-	var ar *ActionResult
+	var ar *wire.ActionResult
 	var uses int
 	_, err = s.withLease(alias, "grant "+g.GrantID, func() (any, error) {
 		// Uses, nonce and revocation, persisted: the use is counted
@@ -319,7 +302,7 @@ func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Tim
 	if err == nil {
 		entry.Outcome = "ran"
 	}
-	return &GrantResult{GrantID: g.GrantID, Argv: g.Argv, Uses: uses, MaxUses: g.MaxUses, ProcessResult: ar.ProcessResult}, err
+	return &wire.GrantResult{GrantID: g.GrantID, Argv: g.Argv, Uses: uses, MaxUses: g.MaxUses, ProcessResult: ar.ProcessResult}, err
 }
 
 // grantBeforeStart, when set (tests only), runs after the use is

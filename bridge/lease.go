@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -39,25 +40,9 @@ type lease struct {
 	guard   string // path of the commit guard to apply if the holder dies
 }
 
-// renewUntil calls renew every third of a lease's TTL until done is
-// closed: the heartbeat of a holder (the server's client, or the bridge
-// itself around an action or push).
-func renewUntil(done <-chan struct{}, renew func()) {
-	t := time.NewTicker(DefaultLeaseTTL / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-t.C:
-			renew()
-		}
-	}
-}
-
 // Lease timing.
 const (
-	DefaultLeaseTTL = 30 * time.Second
+	DefaultLeaseTTL = wire.DefaultLeaseTTL
 	MaxLeaseTTL     = 10 * time.Minute
 )
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -220,7 +221,7 @@ func urlProtocol(u string) (proto string, ok bool) {
 // with repository operations enabled. A rejected push returns the result
 // (Status "rejected") together with PUSH_REJECTED. The caller holds the
 // workdir's writer lease around the call.
-func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim RunLimits) (*PushResult, error) {
+func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim RunLimits) (*wire.PushResult, error) {
 	w, err := fsys.Workdir(alias)
 	if err != nil {
 		return nil, err
@@ -249,7 +250,7 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 	if err != nil {
 		return nil, err
 	}
-	res := &PushResult{Branch: up.branch, Remote: up.remote, Upstream: up.upstream}
+	res := &wire.PushResult{Branch: up.branch, Remote: up.remote, Upstream: up.upstream}
 
 	if !slices.Contains(wp.Push.Branches, up.upstream) {
 		return nil, bridgeErr(sfs.CodePushDestinationDenied, alias, "", fmt.Sprintf("the upstream of branch %q is %q, which is not among the branches the operator approved for pushes (%s); nothing was pushed. Push a branch whose upstream is approved, or the operator fixes the repository's upstream or approves the branch (WORKDIR_NN_PUSH_BRANCHES, then render-policy and a bridge restart)", up.branch, up.upstream, strings.Join(wp.Push.Branches, ", ")), nil)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -89,7 +90,7 @@ func (r *ptRepo) remoteRef(t *testing.T, ref string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func (r *ptRepo) push(t *testing.T) (*PushResult, error) {
+func (r *ptRepo) push(t *testing.T) (*wire.PushResult, error) {
 	t.Helper()
 	return Push(context.Background(), r.fsys, "w", r.wp, RunLimits{Timeout: 30 * time.Second})
 }

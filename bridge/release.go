@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 	"golang.org/x/sys/unix"
 )
@@ -60,7 +61,7 @@ var runURLRE = regexp.MustCompile(`https://github\.com/[A-Za-z0-9._-]+/[A-Za-z0-
 // refs/tags/<tag> is pushed with push_repo's hardening; a failed push
 // deletes the tag it created. publish_npm then runs gh workflow run.
 // The caller holds the workdir's writer lease around the call.
-func Release(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, name, tag string, lim RunLimits) (*ReleaseResult, error) {
+func Release(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, name, tag string, lim RunLimits) (*wire.ReleaseResult, error) {
 	start := time.Now()
 	w, err := fsys.Workdir(alias)
 	if err != nil {
@@ -174,7 +175,7 @@ func Release(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, 
 	case rm != commit:
 		return nil, bridgeErr(sfs.CodeRemoteNotAtHead, alias, "", fmt.Sprintf("origin's main is %s, HEAD is %s: push_repo first, or bring main up to date on the host", short(rm), short(commit)), nil)
 	}
-	res := &ReleaseResult{Action: name, Kind: a.Kind, Tag: tag, Commit: commit, Repository: a.Repository}
+	res := &wire.ReleaseResult{Action: name, Kind: a.Kind, Tag: tag, Commit: commit, Repository: a.Repository}
 	remoteTag := refs[tagRef+"^{}"]
 	if remoteTag == "" {
 		remoteTag = refs[tagRef]
@@ -267,7 +268,7 @@ func Release(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, 
 // --ref <tag>` with the allowlisted environment (HOME for the operator's
 // gh login; no token variable), in a private empty directory, within
 // what is left of the action's deadline.
-func dispatchWorkflow(ctx context.Context, g *gitRunner, sc *scrubber, a Action, tag string, lim RunLimits) (*DispatchResult, error) {
+func dispatchWorkflow(ctx context.Context, g *gitRunner, sc *scrubber, a Action, tag string, lim RunLimits) (*wire.DispatchResult, error) {
 	env, pathVar := childEnv(ghEnvNames, "GH_PROMPT_DISABLED=1", "GH_NO_UPDATE_NOTIFIER=1", "GH_SPINNER_DISABLED=1", "NO_COLOR=1")
 	exe := a.GH
 	var err error
@@ -297,7 +298,7 @@ func dispatchWorkflow(ctx context.Context, g *gitRunner, sc *scrubber, a Action,
 		return nil, bridgeErr(sfs.CodeDispatchFailed, g.alias, "", fmt.Sprintf("tag %s is on origin, but gh could not be started; the same call again retries the dispatch", tag), err)
 	}
 	out, _ := sc.tail(append(append([]byte(nil), pr.stdout...), pr.stderr...), pr.stdoutTruncated || pr.stderrTruncated, g.tail)
-	d := &DispatchResult{Workflow: a.Workflow, Output: out}
+	d := &wire.DispatchResult{Workflow: a.Workflow, Output: out}
 	if m := runURLRE.FindStringSubmatch(out); m != nil {
 		d.RunURL, d.RunID = m[0], m[1]
 	}

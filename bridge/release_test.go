@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -48,7 +49,7 @@ func relSetup(t *testing.T, kind string) *relRepo {
 	return r
 }
 
-func (r *relRepo) release(t *testing.T, tag string) (*ReleaseResult, error) {
+func (r *relRepo) release(t *testing.T, tag string) (*wire.ReleaseResult, error) {
 	t.Helper()
 	return Release(context.Background(), r.fsys, "w", r.wp, "rel", tag, RunLimits{Timeout: 30 * time.Second})
 }
@@ -340,13 +341,13 @@ func TestReleaseHoldsLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = c.call(context.Background(), "lease.acquire", leaseParams{Workdir: "w", Purpose: "test"}, nil)
+	err = c.Call(context.Background(), wire.MethodLeaseAcquire, wire.LeaseParams{Workdir: "w", Purpose: "test"}, nil)
 	rtCode(t, err, sfs.CodeLeaseBusy)
 	w.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if err := c.call(context.Background(), "lease.acquire", leaseParams{Workdir: "w", Purpose: "test"}, nil); err != nil {
+	if err := c.Call(context.Background(), wire.MethodLeaseAcquire, wire.LeaseParams{Workdir: "w", Purpose: "test"}, nil); err != nil {
 		t.Fatalf("lease after the release: %v", err)
 	}
 }
@@ -361,12 +362,12 @@ func TestReleaseServerArguments(t *testing.T) {
 	rtCode(t, err, sfs.CodeInvalidArgument)
 	_, err = c.RunRelease(ctx, "w", "lint", "v0.1.0")
 	rtCode(t, err, sfs.CodeInvalidArgument)
-	err = c.call(ctx, "actions.release", actionParams{Workdir: "w", Action: "rel", ReleaseTag: "v0.1.0", Path: "package.json"}, nil)
+	err = c.Call(ctx, wire.MethodActionsRelease, wire.ActionParams{Workdir: "w", Action: "rel", ReleaseTag: "v0.1.0", Path: "package.json"}, nil)
 	rtCode(t, err, sfs.CodeInvalidArgument)
-	err = c.call(ctx, "actions.run", actionParams{Workdir: "w", Action: "lint", ReleaseTag: "v0.1.0"}, nil)
+	err = c.Call(ctx, wire.MethodActionsRun, wire.ActionParams{Workdir: "w", Action: "lint", ReleaseTag: "v0.1.0"}, nil)
 	rtCode(t, err, sfs.CodeInvalidArgument)
 	acts, err := c.Actions(ctx, "w")
-	if err != nil || len(acts) != 2 || acts[1] != (ActionInfo{Name: "rel", Kind: KindReleaseTag, Argument: ArgumentReleaseTag, Mutates: true}) {
+	if err != nil || len(acts) != 2 || acts[1] != (wire.ActionInfo{Name: "rel", Kind: KindReleaseTag, Argument: ArgumentReleaseTag, Mutates: true}) {
 		t.Fatalf("actions %+v, %v", acts, err)
 	}
 	if got := tags(t, r.remote); got != "" {

@@ -20,6 +20,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 	"golang.org/x/sys/unix"
 )
@@ -497,7 +498,7 @@ func outputLimits(lim RunLimits) (maxOut, tail int) {
 // is returned together with the error. Host paths in the output are
 // replaced (newScrubber: every workdir root by "alias:"). The caller
 // holds the workdir's writer lease around the call.
-func RunAction(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, name string, arg string, lim RunLimits) (*ActionResult, error) {
+func RunAction(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, name string, arg string, lim RunLimits) (*wire.ActionResult, error) {
 	w, err := fsys.Workdir(alias)
 	if err != nil {
 		return nil, err
@@ -561,7 +562,7 @@ type command struct {
 // stdin from /dev/null, the sandbox (sandbox.go, when there), the pins
 // verified last, its own process group killed before it returns, the
 // timeout and output cap, host paths scrubbed from the output tails.
-func runCommand(ctx context.Context, w *sfs.Workdir, wp WorkdirPolicy, c command, lim RunLimits) (*ActionResult, error) {
+func runCommand(ctx context.Context, w *sfs.Workdir, wp WorkdirPolicy, c command, lim RunLimits) (*wire.ActionResult, error) {
 	alias := w.Alias()
 	// Actions get a private, empty HOME and TMPDIR (removed afterwards):
 	// never the operator's home with its credentials (~/.ssh, ~/.aws, ...);
@@ -616,7 +617,7 @@ func runCommand(ctx context.Context, w *sfs.Workdir, wp WorkdirPolicy, c command
 		// Its reason may name a path (a read path Landlock refused).
 		return nil, bridgeErr(sfs.CodeSandboxUnavailable, alias, "", fmt.Sprintf("%s: the sandbox could not be applied (%s); nothing was run", c.what, sc.replace([]byte(err.Error()))), nil)
 	}
-	res := &ActionResult{ProcessResult: ProcessResult{ExitCode: pr.exitCode, DurationMs: pr.duration.Milliseconds(), Sandbox: level, SandboxControls: controls}}
+	res := &wire.ActionResult{ProcessResult: wire.ProcessResult{ExitCode: pr.exitCode, DurationMs: pr.duration.Milliseconds(), Sandbox: level, SandboxControls: controls}}
 	res.Stdout, res.StdoutTruncated = sc.tail(pr.stdout, pr.stdoutTruncated, tail)
 	res.Stderr, res.StderrTruncated = sc.tail(pr.stderr, pr.stderrTruncated, tail)
 	last := res.Stderr

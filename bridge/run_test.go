@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -404,7 +405,7 @@ func TestRunArguments(t *testing.T) {
 		"check":  {Argv: []string{"printf", "[%s]"}, Argument: ArgumentPath},
 		"none":   {Argv: []string{"printf", "[%s]"}, Argument: ArgumentNone},
 	})
-	run := func(name, arg string) (*ActionResult, error) {
+	run := func(name, arg string) (*wire.ActionResult, error) {
 		return RunAction(context.Background(), fsys, "w", wp, name, arg, RunLimits{})
 	}
 	if res, err := run("ensure", "raw/foo.md"); err != nil || res.Stdout != "[foo.md]" {
@@ -490,7 +491,7 @@ func TestRunArgumentsNeverReadAsOptions(t *testing.T) {
 		"env":       {Argv: []string{"env"}, Argument: ArgumentPath},
 		"tar":       {Argv: []string{"tar", "-tf"}, Argument: ArgumentPath},
 	})
-	run := func(name, arg string) (*ActionResult, error) {
+	run := func(name, arg string) (*wire.ActionResult, error) {
 		return RunAction(context.Background(), fsys, "w", wp, name, arg, RunLimits{Timeout: 20 * time.Second})
 	}
 	canary := filepath.Join(root, "canary")
@@ -537,7 +538,7 @@ func TestRunNonZeroExitIsAResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ActionResult{Action: "fail", ProcessResult: ProcessResult{ExitCode: 3, Stdout: "out\n", Stderr: "err\nw:\n", Sandbox: SandboxLevel()}}
+	want := wire.ActionResult{Action: "fail", ProcessResult: wire.ProcessResult{ExitCode: 3, Stdout: "out\n", Stderr: "err\nw:\n", Sandbox: SandboxLevel()}}
 	res.DurationMs, res.SandboxControls = 0, nil // the sandbox tests check them
 	if !reflect.DeepEqual(*res, want) {
 		t.Errorf("result %+v, want %+v", *res, want)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -75,7 +76,7 @@ func TestSandboxBlocksAndReports(t *testing.T) {
 		"write_rw":      {Argv: []string{"sh", "-c", "echo ok > created-by-rw && cat created-by-rw"}, Mutates: true},
 		"node":          {Argv: []string{"node", "-e", "console.log(require('fs').readFileSync('present.txt', 'utf8').trim())"}},
 	})
-	run := func(name string) *ActionResult {
+	run := func(name string) *wire.ActionResult {
 		t.Helper()
 		res, err := RunAction(context.Background(), fsys, "w", wp, name, "", RunLimits{Protect: []string{root}})
 		if err != nil {

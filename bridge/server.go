@@ -19,73 +19,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
-)
-
-// The protocol: one request per connection, one JSON line each way.
-// Requests are capped at MaxRequestBytes and must arrive within
-// RequestReadTimeout; the answer comes when the work is done (an action
-// may run up to its timeout).
-
-// MaxRequestBytes bounds one request line.
-const MaxRequestBytes = 64 << 10
-
-// RequestReadTimeout bounds how long a client may take to send its request.
-const RequestReadTimeout = 5 * time.Second
-
-// Request is one call to the bridge.
-type Request struct {
-	Token  string          `json:"token"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params,omitempty"`
-}
-
-// Response answers a Request: Result on success, Error otherwise.
-type Response struct {
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *WireError      `json:"error,omitempty"`
-}
-
-// WireError is an *fs.Error on the wire: a code and a message without
-// host paths.
-type WireError struct {
-	Code    string `json:"code"`
-	Workdir string `json:"workdir,omitempty"`
-	Path    string `json:"path,omitempty"`
-	Message string `json:"message"`
-}
-
-// Method parameters.
-type (
-	leaseParams struct {
-		Workdir    string `json:"workdir"`
-		Purpose    string `json:"purpose,omitempty"`
-		Lease      string `json:"lease,omitempty"`
-		TTLSeconds int    `json:"ttl_seconds,omitempty"`
-		Ref        string `json:"ref,omitempty"` // lease.guard_commit
-		Old        string `json:"old,omitempty"`
-	}
-	actionParams struct {
-		Workdir string `json:"workdir"`
-		Action  string `json:"action"`
-		Path    string `json:"path,omitempty"`
-		// ReleaseTag: actions.release only.
-		ReleaseTag string `json:"release_tag,omitempty"`
-		// Workspace: actions.run only; the ID of a workspace of the
-		// workdir to run the action in (workspace.go).
-		Workspace string `json:"workspace,omitempty"`
-	}
-	pushParams struct {
-		Workdir string `json:"workdir"`
-	}
-	// ActionInfo describes a named action to the MCP server (no argv).
-	// A release action's Argument is "release_tag" and its Kind set.
-	ActionInfo struct {
-		Name     string `json:"name"`
-		Kind     string `json:"kind,omitempty"` // release_tag or publish_npm
-		Argument string `json:"argument"`
-		Mutates  bool   `json:"mutates"`
-	}
 )
 
 // Server is the bridge: it owns the policy, the leases and every process.
@@ -106,13 +41,6 @@ type Server struct {
 	// grantKeys the pinned keys by key id.
 	grants    *GrantStore
 	grantKeys map[string]ed25519.PublicKey
-}
-
-// Offer is what a bridge tells the MCP server it serves (bridge.offer),
-// so that the server's tool list is true for it.
-type Offer struct {
-	// Grants: the policy pins grant keys (run_granted_command).
-	Grants bool `json:"grants,omitempty"`
 }
 
 // NewServer builds a bridge for policy. token is the shared secret;
@@ -235,13 +163,13 @@ func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
 func (s *Server) handle(ctx context.Context, conn *net.UnixConn) {
 	defer conn.Close()
 	reply := func(res any, err error) {
-		var r Response
+		var r wire.Response
 		if err != nil {
 			r.Error = toWire(err)
 		} else if b, merr := json.Marshal(res); merr == nil {
 			r.Result = b
 		} else {
-			r.Error = &WireError{Code: string(sfs.CodeInternal), Message: "encoding the result failed"}
+			r.Error = &wire.Error{Code: string(sfs.CodeInternal), Message: "encoding the result failed"}
 		}
 		b, _ := json.Marshal(r)
 		conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
@@ -253,13 +181,13 @@ func (s *Server) handle(ctx context.Context, conn *net.UnixConn) {
 		reply(nil, &sfs.Error{Code: sfs.CodeBridgeAuthFailed, Msg: "this user may not use the bridge"})
 		return
 	}
-	conn.SetReadDeadline(time.Now().Add(RequestReadTimeout))
-	line, err := bufio.NewReaderSize(conn, MaxRequestBytes+1).ReadSlice('\n')
-	if err != nil || len(line) > MaxRequestBytes {
+	conn.SetReadDeadline(time.Now().Add(wire.RequestReadTimeout))
+	line, err := bufio.NewReaderSize(conn, wire.MaxRequestBytes+1).ReadSlice('\n')
+	if err != nil || len(line) > wire.MaxRequestBytes {
 		reply(nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: "malformed, oversized or late request"})
 		return
 	}
-	var req Request
+	var req wire.Request
 	dec := json.NewDecoder(strings.NewReader(string(line)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
@@ -316,18 +244,14 @@ func decodeParams[T any](raw json.RawMessage) (T, error) {
 	return v, nil
 }
 
-func (p leaseParams) alias() string  { return p.Workdir }
-func (p actionParams) alias() string { return p.Workdir }
-func (p pushParams) alias() string   { return p.Workdir }
-
 // workdirParams decodes a request's parameters and looks up the workdir
 // they name.
-func workdirParams[T interface{ alias() string }](s *Server, raw json.RawMessage) (T, WorkdirPolicy, error) {
+func workdirParams[T interface{ Alias() string }](s *Server, raw json.RawMessage) (T, WorkdirPolicy, error) {
 	p, err := decodeParams[T](raw)
 	if err != nil {
 		return p, WorkdirPolicy{}, err
 	}
-	wp, err := s.workdir(p.alias())
+	wp, err := s.workdir(p.Alias())
 	return p, wp, err
 }
 
@@ -351,46 +275,46 @@ func (s *Server) withLease(alias, purpose string, fn func() (any, error)) (any, 
 	// longer than any lease lives unrenewed.
 	done := make(chan struct{})
 	defer close(done)
-	go renewUntil(done, func() { s.leases.Renew(alias, id, DefaultLeaseTTL) })
+	go wire.RenewUntil(done, func() { s.leases.Renew(alias, id, DefaultLeaseTTL) })
 	return fn()
 }
 
-func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
+func (s *Server) dispatch(ctx context.Context, req wire.Request) (any, error) {
 	switch req.Method {
-	case "lease.acquire", "lease.renew", "lease.release", "lease.guard_commit":
-		p, _, err := workdirParams[leaseParams](s, req.Params)
+	case wire.MethodLeaseAcquire, wire.MethodLeaseRenew, wire.MethodLeaseRelease, wire.MethodLeaseGuardCommit:
+		p, _, err := workdirParams[wire.LeaseParams](s, req.Params)
 		if err != nil {
 			return nil, err
 		}
 		ttl := time.Duration(p.TTLSeconds) * time.Second
 		switch req.Method {
-		case "lease.acquire":
+		case wire.MethodLeaseAcquire:
 			id, err := s.leases.Acquire(p.Workdir, p.Purpose, ttl)
-			return map[string]string{"lease": id}, err
-		case "lease.renew":
+			return wire.LeaseResult{Lease: id}, err
+		case wire.MethodLeaseRenew:
 			return struct{}{}, s.leases.Renew(p.Workdir, p.Lease, ttl)
-		case "lease.release":
+		case wire.MethodLeaseRelease:
 			return struct{}{}, s.leases.Release(p.Workdir, p.Lease)
 		default:
 			return struct{}{}, s.leases.GuardCommit(p.Workdir, p.Lease, p.Ref, p.Old)
 		}
-	case "actions.list":
-		_, wp, err := workdirParams[pushParams](s, req.Params)
+	case wire.MethodActionsList:
+		_, wp, err := workdirParams[wire.PushParams](s, req.Params)
 		if err != nil {
 			return nil, err
 		}
-		out := []ActionInfo{}
+		out := []wire.ActionInfo{}
 		for name, a := range wp.Actions {
-			info := ActionInfo{Name: name, Argument: a.Argument, Mutates: a.Mutates}
+			info := wire.ActionInfo{Name: name, Argument: a.Argument, Mutates: a.Mutates}
 			if a.IsRelease() {
-				info = ActionInfo{Name: name, Kind: a.Kind, Argument: ArgumentReleaseTag, Mutates: true}
+				info = wire.ActionInfo{Name: name, Kind: a.Kind, Argument: ArgumentReleaseTag, Mutates: true}
 			}
 			out = append(out, info)
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 		return out, nil
-	case "actions.run", "actions.release":
-		p, wp, err := workdirParams[actionParams](s, req.Params)
+	case wire.MethodActionsRun, wire.MethodActionsRelease:
+		p, wp, err := workdirParams[wire.ActionParams](s, req.Params)
 		if err != nil {
 			return nil, err
 		}
@@ -398,10 +322,10 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 		if !ok {
 			return nil, &sfs.Error{Code: sfs.CodeActionNotFound, Workdir: p.Workdir, Msg: fmt.Sprintf("has no action %q (inspect_repo view actions lists them)", sfs.DisplayPath(p.Action))}
 		}
-		if req.Method == "actions.run" && a.IsRelease() {
+		if req.Method == wire.MethodActionsRun && a.IsRelease() {
 			return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: fmt.Sprintf("action %q is a %s action: it needs a release_tag (vMAJOR.MINOR.PATCH or vMAJOR.MINOR.PATCH-beta.N) and takes no path", p.Action, a.Kind)}
 		}
-		if req.Method == "actions.release" {
+		if req.Method == wire.MethodActionsRelease {
 			if p.Workspace != "" {
 				return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: "release actions run in the workdir, never in a workspace"}
 			}
@@ -427,16 +351,16 @@ func (s *Server) dispatch(ctx context.Context, req Request) (any, error) {
 		return s.withLease(p.Workdir, "action "+p.Action, func() (any, error) {
 			return RunAction(ctx, s.fs, p.Workdir, wp, p.Action, p.Path, s.runLimits())
 		})
-	case "bridge.offer":
-		return Offer{Grants: s.grants != nil && len(s.grantKeys) > 0}, nil
-	case "grants.run":
-		p, err := decodeParams[grantParams](req.Params)
+	case wire.MethodBridgeOffer:
+		return wire.Offer{Grants: s.grants != nil && len(s.grantKeys) > 0}, nil
+	case wire.MethodGrantsRun:
+		p, err := decodeParams[wire.GrantParams](req.Params)
 		if err != nil {
 			return nil, err
 		}
 		return s.RunGrant(ctx, p.Workdir, p.Grant)
-	case "repo.push":
-		p, wp, err := workdirParams[pushParams](s, req.Params)
+	case wire.MethodRepoPush:
+		p, wp, err := workdirParams[wire.PushParams](s, req.Params)
 		if err != nil {
 			return nil, err
 		}
@@ -476,10 +400,10 @@ func (s *Server) HideFiles(paths ...string) {
 
 // toWire turns an error into its wire form; anything but an *fs.Error is
 // INTERNAL_ERROR without detail (the detail stays in the bridge's log).
-func toWire(err error) *WireError {
+func toWire(err error) *wire.Error {
 	var e *sfs.Error
 	if errors.As(err, &e) && e.Code != sfs.CodeInternal {
-		return &WireError{Code: string(e.Code), Workdir: e.Workdir, Path: e.Path, Message: e.Msg}
+		return &wire.Error{Code: string(e.Code), Workdir: e.Workdir, Path: e.Path, Message: e.Msg}
 	}
-	return &WireError{Code: string(sfs.CodeInternal), Message: "the bridge failed; its log has the details"}
+	return &wire.Error{Code: string(sfs.CodeInternal), Message: "the bridge failed; its log has the details"}
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -24,7 +25,7 @@ const testToken = "0123456789abcdef-test-token"
 // startBridge serves a bridge for policy on a socket in a world-traversable
 // directory and returns a client and the socket path; it stops by
 // cancelling its context.
-func startBridge(t *testing.T, policy *Policy, allow ...uint32) (*Client, string) {
+func startBridge(t *testing.T, policy *Policy, allow ...uint32) (*wire.Client, string) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "serverfs-bridge-")
 	if err != nil {
@@ -36,7 +37,7 @@ func startBridge(t *testing.T, policy *Policy, allow ...uint32) (*Client, string
 
 // startBridgeIn is startBridge with the given state directory and the
 // socket in dir.
-func startBridgeIn(t *testing.T, policy *Policy, state, dir string, allow ...uint32) (*Client, string) {
+func startBridgeIn(t *testing.T, policy *Policy, state, dir string, allow ...uint32) (*wire.Client, string) {
 	t.Helper()
 	if len(allow) == 0 {
 		allow = []uint32{uint32(os.Getuid())}
@@ -49,7 +50,7 @@ func startBridgeIn(t *testing.T, policy *Policy, state, dir string, allow ...uin
 }
 
 // serveBridge serves srv on a socket in dir until the test ends.
-func serveBridge(t *testing.T, srv *Server, dir string) (*Client, string) {
+func serveBridge(t *testing.T, srv *Server, dir string) (*wire.Client, string) {
 	t.Helper()
 	os.Chmod(dir, 0o755)
 	sock := filepath.Join(dir, "bridge.sock")
@@ -71,7 +72,7 @@ func serveBridge(t *testing.T, srv *Server, dir string) (*Client, string) {
 	})
 	tokFile := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(tokFile, []byte(testToken+"\n"), 0o600)
-	c, err := NewClient(sock, tokFile)
+	c, err := wire.NewClient(sock, tokFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func simplePolicy(t *testing.T) (*Policy, string) {
 }
 
 // raw sends one request line and returns the answer.
-func raw(t *testing.T, sock string, line string) Response {
+func raw(t *testing.T, sock string, line string) wire.Response {
 	t.Helper()
 	conn, err := net.Dial("unix", sock)
 	if err != nil {
@@ -97,7 +98,7 @@ func raw(t *testing.T, sock string, line string) Response {
 	conn.Write([]byte(line))
 	conn.(*net.UnixConn).CloseWrite()
 	b, _ := io.ReadAll(conn)
-	var r Response
+	var r wire.Response
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("answer %q: %v", b, err)
 	}
@@ -115,7 +116,7 @@ func TestBridgeAuthentication(t *testing.T) {
 		"no token":       `{"method":"actions.list","params":{"workdir":"wd"}}` + "\n",
 		"malformed":      "{not json\n",
 		"unknown field":  `{"token":"` + testToken + `","method":"actions.list","x":1}` + "\n",
-		"oversized":      `{"token":"` + testToken + `","method":"actions.list","params":{"workdir":"` + strings.Repeat("a", MaxRequestBytes) + `"}}` + "\n",
+		"oversized":      `{"token":"` + testToken + `","method":"actions.list","params":{"workdir":"` + strings.Repeat("a", wire.MaxRequestBytes) + `"}}` + "\n",
 		"no newline":     `{"token":"` + testToken + `","method":"actions.list"}`,
 		"unknown method": `{"token":"` + testToken + `","method":"shell.exec","params":{}}` + "\n",
 		"bad params":     `{"token":"` + testToken + `","method":"actions.run","params":{"workdir":"wd","action":"hello","argv":["sh"]}}` + "\n",
@@ -138,7 +139,7 @@ func TestBridgeRefusesOtherUID(t *testing.T) {
 		tokFile := filepath.Join(os.TempDir(), "serverfs-bridge-uid-token")
 		os.WriteFile(tokFile, []byte(testToken), 0o600)
 		defer os.Remove(tokFile)
-		c, _ := NewClient(sock, tokFile)
+		c, _ := wire.NewClient(sock, tokFile)
 		_, err := c.Actions(context.Background(), "wd")
 		os.Stdout.WriteString("CODE=" + string(sfs.CodeOf(err)) + "\n")
 		return

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -62,7 +63,7 @@ func (s *Server) workspaceTree(alias, id string) (string, error) {
 
 // runInWorkspace runs the command action of p in its workspace, holding
 // the workspace's lease.
-func (s *Server) runInWorkspace(ctx context.Context, p actionParams, wp WorkdirPolicy) (any, error) {
+func (s *Server) runInWorkspace(ctx context.Context, p wire.ActionParams, wp WorkdirPolicy) (any, error) {
 	tree, err := s.workspaceTree(p.Workdir, p.Workspace)
 	if err != nil {
 		return nil, err
@@ -88,14 +89,4 @@ func (s *Server) runInWorkspace(ctx context.Context, p actionParams, wp WorkdirP
 	return s.withLease(p.Workdir+"@"+p.Workspace, "action "+p.Action, func() (any, error) {
 		return RunAction(ctx, f, p.Workdir, ws, p.Action, p.Path, lim)
 	})
-}
-
-// RunWorkspaceAction runs a command action of the workdir in its
-// workspace id (the ID of ALIAS@ID), as RunAction does in the workdir.
-func (c *Client) RunWorkspaceAction(ctx context.Context, workdir, id, action, path string) (*ActionResult, error) {
-	var out ActionResult
-	if err := c.call(ctx, "actions.run", actionParams{Workdir: workdir, Workspace: id, Action: action, Path: path}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
 }

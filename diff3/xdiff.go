@@ -636,7 +636,7 @@ func (xe *xdenv) buildScript() []change {
 // diff is xdl_diff's script as git merge-file computes it: do the diff,
 // compact both sides, collect.
 func diff(a, b [][]byte) (*xdenv, []change) {
-	xe := doDiff(nil, a, b)
+	xe := doDiff(context.Background(), a, b)
 	changeCompact(&xe.xdf1, &xe.xdf2, false)
 	changeCompact(&xe.xdf2, &xe.xdf1, false)
 	return xe, xe.buildScript()

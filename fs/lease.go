@@ -19,6 +19,16 @@ type WriterLease interface {
 	Acquire(ctx context.Context, workdir string) (release func(), err error)
 }
 
+// CommitGuard is what a WriterLease that guards commits (the host
+// bridge's) also implements; package git looks for it. GuardCommit
+// registers the commit its holder is making in workdir (.git/index.lock
+// exists; ref has the value old, "" before the first commit), so that if
+// the holder dies before finishing, the lease's owner completes or undoes
+// it before the next holder gets the lease.
+type CommitGuard interface {
+	GuardCommit(ctx context.Context, workdir, ref, old string) error
+}
+
 // LeaseWait is how long a write waits by default for another one to
 // finish before answering LEASE_BUSY.
 const LeaseWait = 10 * time.Second

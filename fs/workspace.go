@@ -151,12 +151,12 @@ func (l workspaceLease) Acquire(ctx context.Context, workdir string) (func(), er
 	return l.shared.Acquire(ctx, workdir)
 }
 
+var _ CommitGuard = workspaceLease{}
+
 // GuardCommit forwards to the shared lease's commit guard (the host
 // bridge's), so that wrapping it changes nothing for package git.
 func (l workspaceLease) GuardCommit(ctx context.Context, workdir, ref, old string) error {
-	if g, ok := l.shared.(interface {
-		GuardCommit(ctx context.Context, workdir, ref, old string) error
-	}); ok && !strings.Contains(workdir, "@") {
+	if g, ok := l.shared.(CommitGuard); ok && !strings.Contains(workdir, "@") {
 		return g.GuardCommit(ctx, workdir, ref, old)
 	}
 	return nil

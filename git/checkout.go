@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/pathrule"
 )
 
 // CheckoutLimits bound one Checkout.
@@ -56,7 +57,7 @@ const copyChunk = 1 << 20
 // (gitlinks) as empty directories. It reads objects in process and
 // streams each blob to its file, so a blob of any size costs a copy
 // buffer, not its size in memory. A tree entry git on Linux refuses to
-// check out (checkoutPathRule: ".", "..", ".git" in any case or NTFS
+// check out (pathrule.Checkout: ".", "..", ".git" in any case or NTFS
 // spelling, also after a backslash; an empty name, or one with '/')
 // refuses the whole checkout, as does going past lim
 // (WORKSPACE_TOO_LARGE) or ctx. On error the directory holds a partial
@@ -125,7 +126,7 @@ func displayName(p string) string {
 // checkoutName reports why a tree entry name cannot be written, or "":
 // git reads neither an empty name nor one holding NUL, and a '/' would
 // write beneath another directory. The rest of what git refuses is
-// checkoutPathRule's.
+// pathrule.Checkout's.
 func checkoutName(name string) string {
 	switch {
 	case name == "":
@@ -165,8 +166,8 @@ func (co *checkout) tree(id plumbing.Hash, dirfd int, path string, depth int) er
 		if why := checkoutName(e.Name); why != "" {
 			return co.refuse(p, why)
 		}
-		if r := checkoutPathRule(p, canonicalMode(e.Mode)); r != nil {
-			return co.refuse(p, r.id+": "+r.why)
+		if r := pathrule.Checkout(p, canonicalMode(e.Mode)); r != nil {
+			return co.refuse(p, r.ID+": "+r.Why)
 		}
 		if err := co.count(); err != nil {
 			return err

@@ -16,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/indexfile"
+	"github.com/serverfs/serverfs/git/internal/pathrule"
 )
 
 // Commit limits.
@@ -182,7 +184,7 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 		}
 		headTreeHash = c.TreeHash
 	}
-	rest, same, err := r.headTreeExcept(ctx, h.commit, idx.cacheTrees)
+	rest, same, err := r.headTreeExcept(ctx, h.commit, idx.CacheTrees)
 	if err != nil {
 		return nil, err
 	}
@@ -190,12 +192,12 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 	if err != nil {
 		return nil, err
 	}
-	entries := map[string]*indexEntry{}
-	for i, e := range idx.entries {
+	entries := map[string]*indexfile.Entry{}
+	for i, e := range idx.Entries {
 		if e.Stage != 0 {
 			return nil, repoErr(sfs.CodeRepoBusy, alias, "has unmerged paths; resolve them with git first")
 		}
-		entries[e.Name] = &indexEntry{Entry: e, assumeValid: idx.assumeValid[i]}
+		entries[e.Name] = &indexfile.Entry{Entry: e, AssumeValid: idx.AssumeValid[i]}
 	}
 	staged := stagedChanges(entries, rest, same)
 
@@ -309,7 +311,7 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 	res.Commit = commitHash.String()
 
 	// The new index into the lock file; the ref; then the index.
-	list := make([]indexEntry, 0, len(entries))
+	list := make([]indexfile.Entry, 0, len(entries))
 	for _, e := range entries {
 		// Racily clean entries (modified no earlier than the index we
 		// read was written) would look clean forever once the new,
@@ -318,7 +320,7 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 		if e.Mode != filemode.Submodule && !idxStat.Mtime.IsZero() && e.ModifiedAt.Unix() >= idxStat.Mtime.Unix() {
 			smudged := *e.Entry
 			smudged.Size = 0
-			e = &indexEntry{Entry: &smudged, assumeValid: e.assumeValid}
+			e = &indexfile.Entry{Entry: &smudged, AssumeValid: e.AssumeValid}
 		}
 		list = append(list, *e)
 	}
@@ -326,7 +328,7 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 	if cache != nil && plainEntries(entries) {
 		treeExt = encodeCacheTree(nil, cache)
 	}
-	if _, err := lock.Write(encodeIndex(idx.version, list, treeExt)); err != nil {
+	if _, err := lock.Write(indexfile.Encode(idx.Version, list, treeExt)); err != nil {
 		return nil, err
 	}
 	if err := lock.Sync(); err != nil {
@@ -335,9 +337,7 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 	// A lease shared through the host bridge guards the commit: if this
 	// process dies before finishing, the bridge completes or undoes it
 	// (from the lock and the ref) before the next holder gets the lease.
-	if g, ok := r.fs.Lease().(interface {
-		GuardCommit(ctx context.Context, workdir, ref, old string) error
-	}); ok {
+	if g, ok := r.fs.Lease().(sfs.CommitGuard); ok {
 		ref, old := "HEAD", ""
 		if h.branch != "" {
 			ref = "refs/heads/" + h.branch
@@ -375,7 +375,7 @@ func mustReader(o *plumbing.MemoryObject) io.Reader {
 
 // plainEntries reports whether no entry is intent-to-add (the cache tree
 // written is then exactly the index).
-func plainEntries(entries map[string]*indexEntry) bool {
+func plainEntries(entries map[string]*indexfile.Entry) bool {
 	for _, e := range entries {
 		if e.IntentToAdd {
 			return false
@@ -387,7 +387,7 @@ func plainEntries(entries map[string]*indexEntry) bool {
 // stagedChanges returns the paths whose index entry differs from HEAD,
 // sorted; tree is HEAD's tree outside the directories same (equal to the
 // index).
-func stagedChanges(entries map[string]*indexEntry, tree map[string]treeEntry, same sameDirs) []string {
+func stagedChanges(entries map[string]*indexfile.Entry, tree map[string]treeEntry, same sameDirs) []string {
 	var diff []string
 	for p, e := range entries {
 		if e.IntentToAdd || same.covers(p) {
@@ -473,13 +473,13 @@ func (r *Repo) unnamedStaged(staged []string, touched map[string]bool) error {
 
 // stager is the index while a commit stages its paths.
 type stager struct {
-	entries map[string]*indexEntry
+	entries map[string]*indexfile.Entry
 	sorted  []string        // the index's paths when staging began
 	touched map[string]bool // index paths set or removed by staging
 	named   map[string]bool
 }
 
-func sortedNames(entries map[string]*indexEntry) []string {
+func sortedNames(entries map[string]*indexfile.Entry) []string {
 	out := make([]string, 0, len(entries))
 	for p := range entries {
 		out = append(out, p)
@@ -558,8 +558,8 @@ func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
 	case sfs.TypeDirectory:
 		kind = filemode.Submodule // all a named directory can become
 	}
-	if r := commitPathRule(p, kind); r != nil {
-		return gitPathErr(alias, p, r)
+	if r := pathrule.Commit(p, kind); r != nil {
+		return pathrule.Err(alias, p, r)
 	}
 	old := entries[p]
 	if old == nil {
@@ -644,7 +644,7 @@ func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
 			return err
 		}
 	}
-	e := &indexEntry{Entry: &index.Entry{Name: p}}
+	e := &indexfile.Entry{Entry: &index.Entry{Name: p}}
 	if old != nil {
 		e.SkipWorktree = old.SkipWorktree
 	}
@@ -660,7 +660,7 @@ func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
 // (add_index_entry with ADD_CACHE_OK_TO_REPLACE): no entry may be a
 // leading directory of the path (leading lists those in the index), and
 // none may lie beneath it.
-func (s *stager) set(e *indexEntry, leading []string) {
+func (s *stager) set(e *indexfile.Entry, leading []string) {
 	for _, q := range leading {
 		s.remove(q)
 	}
@@ -675,7 +675,7 @@ func (s *stager) set(e *indexEntry, leading []string) {
 // record one gitlink: a submodule's checkout (or an untracked nested
 // repository) becomes a gitlink entry at the commit it has checked out.
 // Any other directory would be added whole by git: refused.
-func (r *Repo) stageDirectory(p string, st sfs.StatData, old *indexEntry, leading []string, s *stager) error {
+func (r *Repo) stageDirectory(p string, st sfs.StatData, old *indexfile.Entry, leading []string, s *stager) error {
 	alias := r.w.Alias()
 	if old != nil && old.Mode != filemode.Submodule {
 		return argError(fmt.Sprintf("path %q was a file and is now a directory; name the files in it (%q) to commit them (the file is then deleted, as git does)", p, p+"/..."))
@@ -699,7 +699,7 @@ func (r *Repo) stageDirectory(p string, st sfs.StatData, old *indexEntry, leadin
 	if !ok {
 		return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: "is a repository without a commit checked out; git add would refuse it too"}
 	}
-	e := &indexEntry{Entry: &index.Entry{Name: p, Hash: head, Mode: filemode.Submodule}}
+	e := &indexfile.Entry{Entry: &index.Entry{Name: p, Hash: head, Mode: filemode.Submodule}}
 	if old != nil {
 		e.SkipWorktree = old.SkipWorktree
 	}
@@ -762,7 +762,7 @@ type cacheNode struct {
 
 // writeTrees writes the trees of the index entries (bottom up) and returns
 // the root tree's id and the cache tree describing them.
-func (r *Repo) writeTrees(entries map[string]*indexEntry) (plumbing.Hash, *cacheNode, error) {
+func (r *Repo) writeTrees(entries map[string]*indexfile.Entry) (plumbing.Hash, *cacheNode, error) {
 	type node struct {
 		files map[string]treeEntry
 		dirs  map[string]*node
@@ -773,10 +773,10 @@ func (r *Repo) writeTrees(entries map[string]*indexEntry) (plumbing.Hash, *cache
 		if e.IntentToAdd {
 			continue
 		}
-		// (A named path passed commitPathRule when staged; one the
+		// (A named path passed pathrule.Commit when staged; one the
 		// commit leaves as it was must not carry .git in either.)
-		if dotGitComponent(p) {
-			return plumbing.ZeroHash, nil, gitPathErr(r.w.Alias(), p, &ruleHasDotgit)
+		if pathrule.DotGitComponent(p) {
+			return plumbing.ZeroHash, nil, pathrule.Err(r.w.Alias(), p, &pathrule.RuleHasDotgit)
 		}
 		comps := strings.Split(p, "/")
 		n := root

@@ -191,7 +191,7 @@ func (r *Repo) diff(ctx context.Context, mode diffMode, paths []string, maxBytes
 	for _, p := range clean {
 		wanted[p] = nil
 	}
-	for _, e := range idx.entries {
+	for _, e := range idx.Entries {
 		if es, ok := wanted[e.Name]; ok {
 			wanted[e.Name] = append(es, e)
 		}

@@ -17,6 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/pack"
+	"github.com/serverfs/serverfs/git/internal/refs"
 )
 
 // History (issue 18): log, show and blame, read in process from the object
@@ -133,10 +135,10 @@ type history struct {
 	// rawTrees are the trees the pack reader does not hold (loose, or
 	// larger than it inflates), as bytes: a 200,000-entry tree costs its
 	// 8 MB, where decoded it cost five times that.
-	rawTrees objectCache[*packObject]
+	rawTrees objectCache[*pack.Object]
 	// pack reads small objects from the packs (r.pack; nil: every object
 	// is streamed).
-	pack *packReader
+	pack *pack.Reader
 	// zones are the time zones of the signatures read.
 	zones zoneCache
 }
@@ -158,7 +160,7 @@ func (r *Repo) newHistory() (h *history, done func(), err error) {
 			done()
 		}
 	}()
-	h = &history{r: r, alias: r.w.Alias(), commits: newObjectCache[*object.Commit](maxCachedCommitBytes), trees: newObjectCache[*object.Tree](maxCachedTreeEntries), rawTrees: newObjectCache[*packObject](maxCachedRawTreeBytes), pack: r.pack}
+	h = &history{r: r, alias: r.w.Alias(), commits: newObjectCache[*object.Commit](maxCachedCommitBytes), trees: newObjectCache[*object.Tree](maxCachedTreeEntries), rawTrees: newObjectCache[*pack.Object](maxCachedRawTreeBytes), pack: r.pack}
 	b, err := r.readControl(".git/shallow")
 	if err != nil {
 		return nil, nil, err
@@ -248,17 +250,17 @@ func (h *history) commit(id plumbing.Hash) (*object.Commit, error) {
 
 // getCommit reads a commit from the packs, or else through go-git.
 func (h *history) getCommit(id plumbing.Hash) (*object.Commit, error) {
-	o, ok, err := h.pack.getOnce(id) // h.commits keeps it
+	o, ok, err := h.pack.GetOnce(id) // h.commits keeps it
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return object.GetCommit(h.r.storage, id)
 	}
-	if o.typ != plumbing.CommitObject {
+	if o.Type != plumbing.CommitObject {
 		return nil, plumbing.ErrObjectNotFound // as go-git answers
 	}
-	if c := quickCommit(id, o.data, &h.zones); c != nil {
+	if c := quickCommit(id, o.Data, &h.zones); c != nil {
 		return c, nil
 	}
 	return object.DecodeCommit(h.r.storage, knownObject{id, o})
@@ -410,17 +412,17 @@ func (z *zoneCache) get(off int) *time.Location {
 
 // getTree reads a tree from the packs, or else through go-git.
 func (h *history) getTree(id plumbing.Hash) (*object.Tree, error) {
-	o, ok, err := h.pack.get(id)
+	o, ok, err := h.pack.Get(id)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return object.GetTree(h.r.storage, id)
 	}
-	if o.typ != plumbing.TreeObject {
+	if o.Type != plumbing.TreeObject {
 		return nil, plumbing.ErrObjectNotFound
 	}
-	if t := quickTree(id, o.data); t != nil {
+	if t := quickTree(id, o.Data); t != nil {
 		return t, nil
 	}
 	return object.DecodeTree(h.r.storage, knownObject{id, o})
@@ -525,7 +527,7 @@ func (h *history) resolveRev(rev string) (plumbing.Hash, error) {
 		names = []string{"refs/tags/" + rev, "refs/heads/" + rev}
 	}
 	for _, n := range names {
-		if !validRefName(n) {
+		if !refs.ValidName(n) {
 			return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q is not a valid branch or tag name", rev))
 		}
 		ref, err := h.r.storage.Reference(plumbing.ReferenceName(n))
@@ -593,7 +595,7 @@ func isHex(s string) bool {
 func (h *history) peel(id plumbing.Hash, rev string) (plumbing.Hash, error) {
 	for range 10 {
 		// The type from the object's header: a blob is named, not read.
-		typ, err := h.r.objectType(id)
+		typ, err := h.r.objs.ObjectType(id)
 		if err != nil {
 			if errors.Is(err, plumbing.ErrObjectNotFound) && !h.r.hasAlternates() {
 				return plumbing.ZeroHash, &sfs.Error{Code: sfs.CodeRevNotFound, Workdir: h.alias, Msg: fmt.Sprintf("has no commit %s", rev)}
@@ -794,8 +796,8 @@ func (h *history) diffTrees(a, b plumbing.Hash, base string, ps pathspec, fn fun
 // whole (at most maxStructObjectBytes, as go-git's decoding would) and
 // kept in rawTrees; ok is false when it is no tree or cannot be read
 // (go-git's decoding then says why), or was decoded already.
-func (h *history) treeObject(id plumbing.Hash) (*packObject, bool) {
-	o, ok, err := h.pack.get(id)
+func (h *history) treeObject(id plumbing.Hash) (*pack.Object, bool) {
+	o, ok, err := h.pack.Get(id)
 	if err != nil {
 		return nil, false
 	}
@@ -818,11 +820,11 @@ func (h *history) treeObject(id plumbing.Hash) (*packObject, bool) {
 			if err != nil {
 				return nil, false
 			}
-			o = &packObject{typ: plumbing.TreeObject, data: data}
+			o = &pack.Object{Type: plumbing.TreeObject, Data: data}
 			h.rawTrees.put(id, o, len(data))
 		}
 	}
-	return o, o.typ == plumbing.TreeObject
+	return o, o.Type == plumbing.TreeObject
 }
 
 // rawTree is tree id's bytes (treeObject) when quickTree would decode it
@@ -837,13 +839,13 @@ func (h *history) rawTree(id plumbing.Hash) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	if o.treeForm == 0 {
-		o.treeForm = 2
-		if quickTreeForm(o.data) {
-			o.treeForm = 1
+	if o.TreeForm == 0 {
+		o.TreeForm = 2
+		if quickTreeForm(o.Data) {
+			o.TreeForm = 1
 		}
 	}
-	return o.data, o.treeForm == 1
+	return o.Data, o.TreeForm == 1
 }
 
 // quickTreeForm reports whether quickTree decodes d (and does not leave
@@ -1064,7 +1066,7 @@ func (h *history) rawEntry(id plumbing.Hash, name string) (filemode.FileMode, pl
 	var mode filemode.FileMode
 	var found plumbing.Hash
 	n := 0
-	for d := o.data; len(d) > 0; {
+	for d := o.Data; len(d) > 0; {
 		sp := bytes.IndexByte(d, ' ')
 		if sp < 0 {
 			return 0, plumbing.ZeroHash, false

@@ -1258,7 +1258,7 @@ func TestBlameMatchesGit(t *testing.T) {
 	t.Logf("%d blame cases (%d runs from a renamed file, %d from a hidden one)", cases, renamed, hiddenOrigins)
 }
 
-// TestLogPackLayouts: log (read through packReader) equals git log however
+// TestLogPackLayouts: log (read through pack.Reader) equals git log however
 // the objects are stored: deep OFS_DELTA chains, REF_DELTA packs, several
 // packs, and loose objects beside packs (which go-git's storage reads).
 func TestLogPackLayouts(t *testing.T) {

@@ -566,7 +566,7 @@ func TestHeaderSizeMatchesGit(t *testing.T) {
 	checked := 0
 	for _, l := range strings.Split(strings.TrimSpace(gitCLI(t, dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objectsize)")), "\n") {
 		id, want, _ := strings.Cut(l, " ")
-		got, err := r.headerSize(plumbing.NewHash(id))
+		got, err := r.objs.HeaderSize(plumbing.NewHash(id))
 		if err != nil || strconv.FormatInt(got, 10) != want {
 			t.Errorf("%s: %d, %v; git says %s", id, got, err, want)
 		}

@@ -314,3 +314,51 @@ func listTree(t *testing.T, root string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// gitNameOracle is the system git over a repository's objects, as package
+// pathrule's tests ask it (their oracle; checkoutAgrees needs only these).
+type gitNameOracle struct {
+	t   *testing.T
+	dir string // a bare repository holding the objects
+}
+
+// run runs git in the oracle's repository with stdin and extra
+// environment, returning its output and whether it succeeded.
+func (o *gitNameOracle) run(stdin string, env []string, args ...string) (string, bool) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = o.dir
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + o.dir, "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C",
+		"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@example.invalid", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@example.invalid"}, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err == nil
+}
+
+func (o *gitNameOracle) must(stdin string, args ...string) string {
+	o.t.Helper()
+	out, ok := o.run(stdin, nil, args...)
+	if !ok {
+		o.t.Fatalf("git %q: %s", args, out)
+	}
+	return strings.TrimSpace(out)
+}
+
+// tree writes the trees that hold p (slash-separated) as a leaf of mode
+// mode with content, and returns their ids, the root's first, then the
+// leaf's.
+func (o *gitNameOracle) tree(p string, mode filemode.FileMode, content string) []string {
+	o.t.Helper()
+	id := o.must(content, "hash-object", "-w", "--stdin")
+	kind := "blob"
+	if mode == filemode.Submodule {
+		kind = "commit"
+	}
+	comps := strings.Split(p, "/")
+	ids := []string{id}
+	for i := len(comps) - 1; i >= 0; i-- {
+		id = o.must(fmt.Sprintf("%06o %s %s\t%s\x00", uint32(mode), kind, id, comps[i]), "mktree", "-z", "--missing")
+		ids = append([]string{id}, ids...)
+		mode, kind = filemode.Dir, "tree"
+	}
+	return ids
+}

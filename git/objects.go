@@ -15,6 +15,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/odb"
+	"github.com/serverfs/serverfs/git/internal/pack"
 )
 
 // maxBlobBytes bounds one file a commit stores (GitHub's own per-file
@@ -33,7 +35,7 @@ func (r *Repo) blobSize(h plumbing.Hash) (int64, error) {
 	if h == emptyBlob {
 		return 0, nil
 	}
-	n, err := r.headerSize(h)
+	n, err := r.objs.HeaderSize(h)
 	if err != nil {
 		return 0, r.objectErr("blob", h, err)
 	}
@@ -63,7 +65,7 @@ type objReader struct {
 	typ  plumbing.ObjectType
 	size int64
 	data []byte
-	s    *objStream
+	s    *odb.Stream
 }
 
 // open is how git/ reads an object, every object, every time: located,
@@ -74,34 +76,34 @@ type objReader struct {
 // bases cached; keep caches the object there too), else streamed (a loose
 // object's zlib data, a packed entry's, a delta applied as it is read).
 func (r *Repo) open(id plumbing.Hash, limit int64, keep bool) (*objReader, error) {
-	loc, err := r.locate(id)
+	loc, err := r.objs.Locate(id)
 	if err != nil {
 		return nil, err
 	}
-	var hd objHeader
-	if loc.loose == nil {
-		if hd, err = r.header(loc); err != nil {
+	var hd odb.Header
+	if loc.Packed() {
+		if hd, err = r.objs.ReadHeader(loc); err != nil {
 			return nil, err
 		}
-		if hd.size > limit {
-			return nil, &objectTooLarge{hd.size}
+		if hd.Size > limit {
+			return nil, &objectTooLarge{hd.Size}
 		}
-		if r.pack != nil && hd.size <= maxPackObject {
-			o, ok, err := r.pack.read(id, keep)
-			if err == nil && ok && int64(len(o.data)) == hd.size {
-				return &objReader{typ: o.typ, size: hd.size, data: o.data}, nil
+		if r.pack != nil && hd.Size <= pack.MaxObject {
+			o, ok, err := r.pack.Load(id, keep)
+			if err == nil && ok && int64(len(o.Data)) == hd.Size {
+				return &objReader{typ: o.Type, size: hd.Size, data: o.Data}, nil
 			}
 		}
 	}
-	s, err := r.openStream(loc, hd, 0, nil)
+	s, err := r.objs.Open(loc, hd)
 	if err != nil {
 		return nil, err
 	}
-	if s.size > limit { // a loose object: its header only was read
+	if s.Size > limit { // a loose object: its header only was read
 		s.Close()
-		return nil, &objectTooLarge{s.size}
+		return nil, &objectTooLarge{s.Size}
 	}
-	return &objReader{typ: s.typ, size: s.size, s: s}, nil
+	return &objReader{typ: s.Type, size: s.Size, s: s}, nil
 }
 
 // readAll reads the whole object (the caller bounded its size) and checks
@@ -113,10 +115,10 @@ func (o *objReader) readAll() ([]byte, error) {
 	defer o.s.Close()
 	data := make([]byte, o.size)
 	if _, err := io.ReadFull(o.s, data); err != nil {
-		return nil, damageErr(err)
+		return nil, odb.DamageErr(err)
 	}
 	if _, err := o.s.Read(nil); err != io.EOF {
-		return nil, damageErr(err)
+		return nil, odb.DamageErr(err)
 	}
 	return data, nil
 }
@@ -128,13 +130,13 @@ type blobReader struct {
 	rd   io.Reader
 	r    *Repo
 	id   plumbing.Hash
-	s    *objStream
+	s    *odb.Stream
 }
 
 func (b *blobReader) Read(p []byte) (int, error) {
 	n, err := b.rd.Read(p)
 	if err != nil && err != io.EOF {
-		err = b.r.objectErr("blob", b.id, damageErr(err))
+		err = b.r.objectErr("blob", b.id, odb.DamageErr(err))
 	}
 	return n, err
 }
@@ -150,7 +152,7 @@ func (b *blobReader) Close() error {
 func (b *blobReader) readHead(n int64) ([]byte, error) {
 	data := make([]byte, min(n, b.size))
 	if _, err := io.ReadFull(b, data); err != nil {
-		return nil, b.r.objectErr("blob", b.id, damageErr(err))
+		return nil, b.r.objectErr("blob", b.id, odb.DamageErr(err))
 	}
 	return data, nil
 }
@@ -163,7 +165,7 @@ func (b *blobReader) readAll() ([]byte, error) {
 		return nil, err
 	}
 	if _, err := b.Read(nil); err != io.EOF {
-		return nil, b.r.objectErr("blob", b.id, damageErr(err))
+		return nil, b.r.objectErr("blob", b.id, odb.DamageErr(err))
 	}
 	return data, nil
 }
@@ -284,7 +286,7 @@ func (r *Repo) writeBlob(src io.Reader, size int64, also io.Writer, veto func() 
 		return plumbing.ZeroHash, err
 	}
 	sum := h.Sum()
-	if r.hasObject(sum) {
+	if r.objs.Has(sum) {
 		return sum, nil // the temporary is removed
 	}
 	if err := f.Sync(); err != nil {
@@ -312,7 +314,7 @@ func (r *Repo) writeObject(t plumbing.ObjectType, content []byte) (plumbing.Hash
 		return plumbing.ZeroHash, repoErr(sfs.CodeWriteLimitExceeded, r.w.Alias(), fmt.Sprintf("a file of %d bytes is larger than a commit stores (%d)", len(content), maxBlobBytes))
 	}
 	sum := plumbing.ComputeHash(t, content)
-	if r.hasObject(sum) {
+	if r.objs.Has(sum) {
 		return sum, nil
 	}
 	var rnd [8]byte

@@ -14,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/odb"
+	"github.com/serverfs/serverfs/git/internal/pack"
 )
 
 // deltaRepo is a repository whose big.txt (about 9 MiB of lines, more
@@ -91,7 +93,7 @@ func TestOpenBlobMatchesGit(t *testing.T) {
 				}
 				blobs++
 				check(plumbing.NewHash(id), size)
-				if size <= maxPackObject {
+				if size <= pack.MaxObject {
 					done := r.packScope()
 					check(plumbing.NewHash(id), size)
 					done()
@@ -117,10 +119,10 @@ func TestOpenBlobRefusesFromHeader(t *testing.T) {
 		id   string
 		size int64
 	}{{loose, 64 << 20}, {delta, size}} {
-		before := inflatedBytes.Load()
+		before := odb.InflatedBytes()
 		_, err := r.readBlob(plumbing.NewHash(c.id), maxDiffFileBytes)
 		got, ok := tooLargeSize(err)
-		if n := inflatedBytes.Load() - before; !ok || got != c.size || n > 1<<10 {
+		if n := odb.InflatedBytes() - before; !ok || got != c.size || n > 1<<10 {
 			t.Errorf("%s: %v (size %d, want %d), %d bytes inflated", c.id, err, got, c.size, n)
 		}
 		// Under the cap, the hostile delta streams: its content is git's.

@@ -2,6 +2,7 @@ package git
 
 import (
 	"bufio"
+	"bytes"
 	"compress/flate"
 	"compress/zlib"
 	"errors"
@@ -19,6 +20,8 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/odb"
+	"github.com/serverfs/serverfs/git/internal/pack"
 )
 
 // maxStructObjectBytes bounds a commit, tree or tag read (a tree of
@@ -74,18 +77,18 @@ func (s *sizedStorage) EncodedObject(t plumbing.ObjectType, id plumbing.Hash) (p
 	if t != plumbing.AnyObject && o.typ != t {
 		return nil, plumbing.ErrObjectNotFound // as go-git answers
 	}
-	return knownObject{id, &packObject{typ: o.typ, data: data}}, nil
+	return knownObject{id, &pack.Object{Type: o.typ, Data: data}}, nil
 }
 
 func (s *sizedStorage) HasEncodedObject(id plumbing.Hash) error {
-	if !s.r.hasObject(id) {
+	if !s.r.objs.Has(id) {
 		return plumbing.ErrObjectNotFound
 	}
 	return nil
 }
 
 func (s *sizedStorage) EncodedObjectSize(id plumbing.Hash) (int64, error) {
-	return s.r.headerSize(id)
+	return s.r.objs.HeaderSize(id)
 }
 
 // objectErr is the one answer for an object that could not be read (kind
@@ -108,7 +111,7 @@ func (r *Repo) objectErr(kind string, id plumbing.Hash, err error) error {
 		return &sfs.Error{Code: sfs.CodeRepoIncomplete, Workdir: alias, Err: err, Msg: fmt.Sprintf("lacks the %s %s (a partial clone or a damaged object store); git would fail here too", kind, id)}
 	case isDamage(err):
 		return &sfs.Error{Code: sfs.CodeRepoIncomplete, Workdir: alias, Err: err, Msg: fmt.Sprintf("has a damaged %s %s (its stored data does not read back); git fsck reports it", kind, id)}
-	case errors.Is(err, errDeltaReread):
+	case errors.Is(err, odb.ErrDeltaReread):
 		return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: alias, Err: err, Msg: fmt.Sprintf("stores the %s %s as a pack delta whose copies go back in its base more than ServerFS inflates again; git repack -adf stores it anew", kind, id)}
 	}
 	return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: alias, Err: err, Msg: fmt.Sprintf("has a %s %s that ServerFS cannot read", kind, id)}
@@ -158,10 +161,7 @@ func (r *Repo) loadReplaced() error {
 	}
 	add := func(name string) {
 		if id, ok := strings.CutPrefix(name, "refs/replace/"); ok && plumbing.IsHash(id) {
-			if r.replaced == nil {
-				r.replaced = map[plumbing.Hash]bool{}
-			}
-			r.replaced[plumbing.NewHash(id)] = true
+			r.objs.Replace(plumbing.NewHash(id))
 		}
 	}
 	ents, _, err := r.ctl.ReadDir(".git/refs/replace", maxStorageDirEntries)
@@ -184,4 +184,49 @@ func (r *Repo) loadReplaced() error {
 		}
 	}
 	return nil
+}
+
+// packScope gives the request a pack reader (r.pack, with its caches,
+// its packs open) until done; within a scope, a scope is the same one.
+func (r *Repo) packScope() (done func()) {
+	if r.pack != nil {
+		return func() {}
+	}
+	r.pack = pack.Open(r.ctl)
+	return func() {
+		r.pack.Close()
+		r.pack = nil
+	}
+}
+
+// knownObject is a pack.Object as a go-git EncodedObject whose id is the
+// one it was looked up by (not computed again).
+type knownObject struct {
+	id plumbing.Hash
+	*pack.Object
+}
+
+func (o knownObject) Hash() plumbing.Hash             { return o.id }
+func (o knownObject) Type() plumbing.ObjectType       { return o.Object.Type }
+func (o knownObject) SetType(plumbing.ObjectType)     {}
+func (o knownObject) Size() int64                     { return int64(len(o.Data)) }
+func (o knownObject) SetSize(int64)                   {}
+func (o knownObject) Writer() (io.WriteCloser, error) { return nil, errReadOnly }
+func (o knownObject) Reader() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(o.Data)), nil
+}
+
+// errObjectDamaged marks an object whose stored form cannot be read
+// (pack.ErrDamaged, which the pack reader and the object store answer
+// too).
+var errObjectDamaged = pack.ErrDamaged
+
+func damaged(format string, args ...any) error { return pack.Damaged(format, args...) }
+
+// hasAlternates reports whether the object store borrows objects from
+// others (objects/info/alternates, as git clone --shared and --reference
+// leave it), which ServerFS does not read.
+func (r *Repo) hasAlternates() bool {
+	b, err := r.readControl(".git/objects/info/alternates")
+	return err == nil && len(bytes.TrimSpace(b)) > 0
 }

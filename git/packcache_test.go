@@ -10,12 +10,13 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/serverfs/serverfs/git/internal/pack"
 )
 
 // TestPackIndexCache: a second request reads no pack index again; a
 // repack (a new pack, the old one removed) is read anew, and log still
-// equals git's over the new pack; the cache keeps to its byte budget,
-// dropping the least recently used.
+// equals git's over the new pack.
 func TestPackIndexCache(t *testing.T) {
 	orcNeedGit(t)
 	orcSetHome(t)
@@ -36,29 +37,17 @@ func TestPackIndexCache(t *testing.T) {
 			t.Fatal(d)
 		}
 	}
-	before := indexReads.Load()
+	before := pack.IndexReads()
 	logOnce()
 	logOnce()
-	if n := indexReads.Load() - before; n != 1 {
+	if n := pack.IndexReads() - before; n != 1 {
 		t.Fatalf("two logs read %d pack indexes, want 1", n)
 	}
 	orcGit(t, dir, "-c", "user.name=L", "-c", "user.email=l@example.com", "commit", "-q", "--allow-empty", "-m", "after the cache")
 	orcGit(t, dir, "repack", "-adfq")
 	logOnce()
-	if n := indexReads.Load() - before; n != 2 {
+	if n := pack.IndexReads() - before; n != 2 {
 		t.Fatalf("after a repack: %d pack indexes read, want 2", n)
-	}
-
-	c := &indexCache{max: 3000}
-	idx := func(n int) *rawIndex { return &rawIndex{b: make([]byte, n)} }
-	c.put(indexKey{ino: 1}, idx(1000))
-	c.put(indexKey{ino: 2}, idx(1000))
-	c.get(indexKey{ino: 1})
-	c.put(indexKey{ino: 3}, idx(1000))
-	c.put(indexKey{ino: 4}, idx(1000)) // drops 2, the least recently used
-	c.put(indexKey{ino: 5}, idx(2000)) // above half the budget: not kept
-	if c.bytes > c.max || c.get(indexKey{ino: 2}) != nil || c.get(indexKey{ino: 1}) == nil || c.get(indexKey{ino: 4}) == nil || c.get(indexKey{ino: 5}) != nil {
-		t.Fatalf("cache holds %d bytes: %v", c.bytes, c.m)
 	}
 }
 
@@ -70,7 +59,8 @@ func TestDiffRawMatchesDecoded(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
 	names := []string{"a", "a.b", "a-", "ab", "b", "a0", "é", "z"}
 	modes := []string{"100644", "100755", "120000", "160000", "100664"}
-	raw := &packReader{byID: map[plumbing.Hash]*packObject{}}
+	objs := map[plumbing.Hash]*pack.Object{}
+	raw := pack.Preloaded(objs)
 	decoded := &history{trees: newObjectCache[*object.Tree](maxCachedTreeEntries)}
 	withRaw := &history{trees: newObjectCache[*object.Tree](maxCachedTreeEntries), pack: raw}
 	n := 0
@@ -104,7 +94,7 @@ func TestDiffRawMatchesDecoded(t *testing.T) {
 		n++
 		var id plumbing.Hash
 		id[0], id[1], id[2] = 0xee, byte(n), byte(n>>8)
-		raw.byID[id] = &packObject{typ: plumbing.TreeObject, data: []byte(b.String())}
+		objs[id] = &pack.Object{Type: plumbing.TreeObject, Data: []byte(b.String())}
 		decoded.trees.m[id] = quickTree(id, []byte(b.String()))
 		return id
 	}

@@ -26,6 +26,9 @@ import (
 
 	"github.com/serverfs/serverfs/diff3"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/indexfile"
+	"github.com/serverfs/serverfs/git/internal/pathrule"
+	"github.com/serverfs/serverfs/git/internal/refs"
 )
 
 // The merge queue (issue 24, seed M3 §6–§7): one worker per (repository,
@@ -195,7 +198,7 @@ func (r *Repo) Submit(ctx context.Context, branch string, p *Patch, mode, messag
 	if mode != MergeStrict && mode != MergeReplay {
 		return nil, argError(`mode must be "strict" or "replay"`)
 	}
-	if !validRefName("refs/heads/" + branch) {
+	if !refs.ValidName("refs/heads/" + branch) {
 		return nil, argError("branch is not a valid branch name")
 	}
 	if r.w.Mode() != sfs.ModeReadWrite {
@@ -763,9 +766,9 @@ func (r *Repo) replay(ctx context.Context, branch string, head plumbing.Hash, ch
 		r.pruneConflicts(path.Dir(name), conf.Artifact.SHA256)
 		return plumbing.ZeroHash, conf, nil
 	}
-	entries := make(map[string]*indexEntry, len(merged))
+	entries := make(map[string]*indexfile.Entry, len(merged))
 	for k, v := range merged {
-		entries[k] = &indexEntry{Entry: &index.Entry{Name: k, Hash: v.hash, Mode: v.mode}}
+		entries[k] = &indexfile.Entry{Entry: &index.Entry{Name: k, Hash: v.hash, Mode: v.mode}}
 	}
 	tree, _, err := r.writeTrees(entries)
 	if err != nil {
@@ -882,7 +885,7 @@ func (r *Repo) updateBranch(branch string, old, next plumbing.Hash, headOnIt boo
 		}
 		return nil
 	}
-	return r.moveRef("refs/heads/"+branch, next, unchanged, headOnIt, reflogLine(old, next, who, msg))
+	return r.moveRef("refs/heads/"+branch, next, unchanged, headOnIt, refs.Line(old, next, who, msg))
 }
 
 // pruneConflicts keeps the newest bundles in dir (by modification time)
@@ -933,8 +936,8 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 	for _, c := range changes {
 		// Never write a name git refuses into the live tree, whatever
 		// merged.
-		if rule := commitPathRule(c.path, c.newMode); !c.new.IsZero() && rule != nil {
-			return gitPathErr(r.w.Alias(), c.path, rule)
+		if rule := pathrule.Commit(c.path, c.newMode); !c.new.IsZero() && rule != nil {
+			return pathrule.Err(r.w.Alias(), c.path, rule)
 		}
 		if !isFileMode(c.newMode) && !c.new.IsZero() || !isFileMode(c.oldMode) && !c.old.IsZero() {
 			return errors.New("checkout: not a regular file")
@@ -955,8 +958,8 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 	if err != nil {
 		return err
 	}
-	entries := map[string]*indexEntry{}
-	for i, e := range idx.entries {
+	entries := map[string]*indexfile.Entry{}
+	for i, e := range idx.Entries {
 		// Racily clean entries would look clean forever under the new,
 		// later index: smudged as git does (see Commit).
 		if e.Mode != filemode.Submodule && !idxStat.Mtime.IsZero() && e.ModifiedAt.Unix() >= idxStat.Mtime.Unix() {
@@ -964,7 +967,7 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 			smudged.Size = 0
 			e = &smudged
 		}
-		entries[e.Name] = &indexEntry{Entry: e, assumeValid: idx.assumeValid[i]}
+		entries[e.Name] = &indexfile.Entry{Entry: e, AssumeValid: idx.AssumeValid[i]}
 	}
 	// Everything is checked and every new file written to a temporary
 	// before the first rename or removal, so a refusal leaves the tree
@@ -1066,18 +1069,18 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 		if err != nil {
 			return err
 		}
-		e := &indexEntry{Entry: &index.Entry{Name: w.c.path, Hash: w.c.new, Mode: w.c.newMode}}
+		e := &indexfile.Entry{Entry: &index.Entry{Name: w.c.path, Hash: w.c.new, Mode: w.c.newMode}}
 		e.CreatedAt, e.ModifiedAt = st.Ctime, st.Mtime
 		e.Dev, e.Inode, e.UID, e.GID = uint32(st.Dev), uint32(st.Ino), st.Uid, st.Gid
 		e.Size = uint32(st.Size)
 		entries[w.c.path] = e
 	}
-	list := make([]indexEntry, 0, len(entries))
+	list := make([]indexfile.Entry, 0, len(entries))
 	for _, e := range entries {
 		list = append(list, *e)
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
-	if _, err := lock.Write(encodeIndex(idx.version, list, nil)); err != nil {
+	if _, err := lock.Write(indexfile.Encode(idx.Version, list, nil)); err != nil {
 		return err
 	}
 	if err := lock.Sync(); err != nil {
@@ -1204,10 +1207,10 @@ func (r *Repo) resumeCheckout(ctx context.Context, branch, old, next string) boo
 		return false
 	}
 	idx, _, err := r.readIndex()
-	if err != nil || len(idx.entries) != len(oldFlat) {
+	if err != nil || len(idx.Entries) != len(oldFlat) {
 		return false
 	}
-	for _, e := range idx.entries {
+	for _, e := range idx.Entries {
 		te, ok := oldFlat[e.Name]
 		if !ok || e.Stage != 0 || e.IntentToAdd || te.hash != e.Hash || te.mode != e.Mode {
 			return false

@@ -7,10 +7,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/odb"
+	"github.com/serverfs/serverfs/git/internal/pack"
 )
 
 // maxConfigBytes bounds every config, ignore and HEAD file read.
@@ -39,15 +40,11 @@ type Repo struct {
 	// minimal) shape the stat-cache check.
 	trustCtime, minimalStat bool
 
-	// packs are the pack files, listed once (packList).
-	packsOnce sync.Once
-	packs     []*repoPack
-	// replaced are the objects refs/replace names (git reads their
-	// replacements instead; ServerFS refuses to read them).
-	replaced map[plumbing.Hash]bool
+	// objs locates, sizes and streams the repository's objects.
+	objs *odb.Store
 	// pack reads small objects of the packs while a request holds it
 	// open (history requests), else nil.
-	pack *packReader
+	pack *pack.Reader
 
 	attrMu    sync.Mutex
 	attrCache map[string][]attrRule // directory -> the attribute rules in force there
@@ -79,7 +76,7 @@ func Open(f *sfs.FS, alias string) (*Repo, error) {
 	case st.Type() != sfs.TypeDirectory:
 		return nil, repoErr(sfs.CodeRepoUnsupported, alias, "has a .git that is not a directory (a symlink?); it is not followed")
 	}
-	r := &Repo{fs: f, w: w, ctl: ctl, fileMode: true, trustCtime: true}
+	r := &Repo{fs: f, w: w, ctl: ctl, objs: odb.New(ctl, w.Alias()), fileMode: true, trustCtime: true}
 	repoCfg, err := r.readConfigFile(".git/config")
 	if err != nil {
 		return nil, err

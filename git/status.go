@@ -1,8 +1,14 @@
-// Package git is ServerFS's repository logic: status, diff and commit of
-// the repository whose work tree is a workdir's root, on go-git's
-// plumbing, faithful to the git CLI (which the tests use as the oracle).
-// Every file it reads goes through fs's resolver; paths the policy hides
-// never appear in an answer.
+// Package git is ServerFS's repository logic for the repository whose
+// work tree is a workdir's root: status and diff, commit, history (log,
+// show, blame), checkout into a workspace, and the merge queue that
+// submits a workspace's changes; faithful to the git CLI (which the tests
+// use as the oracle). Its low-level parts live below it in git/internal:
+// the index file codec (indexfile), the object store reader (odb:
+// objects located, sized and streamed) over the pack reader (pack), the
+// ref and reflog writer (refs) and git's path and dotfile refusals
+// (pathrule); go-git's storage over them and blob writes are here. Every
+// file it reads goes through fs's resolver; paths the policy hides never
+// appear in an answer.
 package git
 
 import (
@@ -19,6 +25,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/indexfile"
 )
 
 // Entry is one path of a status, as `git status --porcelain=v2
@@ -165,10 +172,10 @@ const maxIndexBytes = 256 << 20
 
 // readIndex decodes .git/index (an absent one is empty) and returns the
 // index file's stat (for racily clean entries).
-func (r *Repo) readIndex() (*indexFile, sfs.StatData, error) {
+func (r *Repo) readIndex() (*indexfile.File, sfs.StatData, error) {
 	f, err := r.ctl.Open(".git/index")
 	if sfs.CodeOf(err) == sfs.CodePathNotFound {
-		return &indexFile{version: 2}, sfs.StatData{}, nil
+		return &indexfile.File{Version: 2}, sfs.StatData{}, nil
 	}
 	if err != nil {
 		return nil, sfs.StatData{}, err
@@ -185,7 +192,7 @@ func (r *Repo) readIndex() (*indexFile, sfs.StatData, error) {
 	if _, err := io.ReadFull(f, b); err != nil {
 		return nil, st, err
 	}
-	idx, err := decodeIndex(b)
+	idx, err := indexfile.Decode(b)
 	if err != nil {
 		return nil, st, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "has an index ServerFS cannot read ("+err.Error()+")")
 	}
@@ -235,7 +242,7 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 	// HEAD's tree, except the directories whose cache-tree node says the
 	// index below them is exactly HEAD's (git uses the same shortcut):
 	// those are neither read nor compared.
-	tree, same, err := r.headTreeExcept(ctx, h.commit, idx.cacheTrees)
+	tree, same, err := r.headTreeExcept(ctx, h.commit, idx.CacheTrees)
 	if err != nil {
 		return nil, err
 	}
@@ -251,14 +258,14 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 
 	// Index against HEAD.
 	stages := map[string]int{} // unmerged paths: bit n-1 set when stage n exists
-	tracked := make(map[string]trackedEntry, len(idx.entries))
+	tracked := make(map[string]trackedEntry, len(idx.Entries))
 	var trackedList []*index.Entry // by slot
-	paths := make([]string, 0, len(idx.entries))
+	paths := make([]string, 0, len(idx.Entries))
 	// Entries git does not compare with the work tree: assume-unchanged
 	// and skip-worktree (sparse checkout) ones.
 	unchecked := map[string]bool{}
-	for i, ie := range idx.entries {
-		if idx.assumeValid[i] || ie.SkipWorktree {
+	for i, ie := range idx.Entries {
+		if idx.AssumeValid[i] || ie.SkipWorktree {
 			unchecked[ie.Name] = true
 		}
 		// Stage 0 is a merged entry. (go-git's index.Merged constant is 1,

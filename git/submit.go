@@ -17,6 +17,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/indexfile"
+	"github.com/serverfs/serverfs/git/internal/pathrule"
 	"github.com/serverfs/serverfs/unidiff"
 )
 
@@ -159,9 +161,9 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 	if err != nil {
 		return nil, err
 	}
-	entries := map[string]*indexEntry{}
+	entries := map[string]*indexfile.Entry{}
 	for p, e := range baseFlat {
-		entries[p] = &indexEntry{Entry: &index.Entry{Name: p, Hash: e.hash, Mode: e.mode}}
+		entries[p] = &indexfile.Entry{Entry: &index.Entry{Name: p, Hash: e.hash, Mode: e.mode}}
 	}
 	sortedBase := make([]string, 0, len(baseFlat))
 	for p := range baseFlat {
@@ -191,8 +193,8 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 		// refused, not skipped: on case-insensitive file systems they are
 		// the live repository's metadata (hooks), and skipping would hide
 		// what the workspace holds.
-		if hasDotGit(we.Name) {
-			return fail(gitPathErr(ws.Alias(), we.Path, &ruleHasDotgit))
+		if pathrule.HasDotGit(we.Name) {
+			return fail(pathrule.Err(ws.Alias(), we.Path, &pathrule.RuleHasDotgit))
 		}
 		old, tracked := baseFlat[we.Path]
 		if tracked && old.mode == filemode.Submodule {
@@ -262,8 +264,8 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 		if c.new.IsZero() {
 			continue
 		}
-		if rule := commitPathRule(c.path, c.newMode); rule != nil {
-			return nil, gitPathErr(ws.Alias(), c.path, rule)
+		if rule := pathrule.Commit(c.path, c.newMode); rule != nil {
+			return nil, pathrule.Err(ws.Alias(), c.path, rule)
 		}
 		if err := r.dotfileContentErr(ws.Alias(), c.path, c.newMode, c.new); err != nil {
 			return nil, err
@@ -324,8 +326,8 @@ func fileDirClash(flat map[string]treeEntry) string {
 // workspaceEntry is the tree entry of a workspace file: its blob (stored
 // only when it differs from the base version), mode and the executable
 // bit as git records them.
-func (r *Repo) workspaceEntry(ctx context.Context, wsAlias string, wctl *sfs.Control, we *sfs.WalkEntry, old treeEntry, tracked bool, budget *int64) (*indexEntry, error) {
-	e := &indexEntry{Entry: &index.Entry{Name: we.Path}}
+func (r *Repo) workspaceEntry(ctx context.Context, wsAlias string, wctl *sfs.Control, we *sfs.WalkEntry, old treeEntry, tracked bool, budget *int64) (*indexfile.Entry, error) {
+	e := &indexfile.Entry{Entry: &index.Entry{Name: we.Path}}
 	if we.Type == sfs.TypeSymlink {
 		target, err := wctl.Readlink(we.Path)
 		if err != nil {
@@ -423,8 +425,8 @@ func (r *Repo) verifyPatch(ctx context.Context, p *Patch) ([]patchChange, error)
 		if p.FilesChanged[i] != c.path {
 			return nil, bad("files_changed is not the list of its changes")
 		}
-		if rule := commitPathRule(c.path, c.newMode); !c.new.IsZero() && rule != nil {
-			return nil, gitPathErr(alias, c.path, rule)
+		if rule := pathrule.Commit(c.path, c.newMode); !c.new.IsZero() && rule != nil {
+			return nil, pathrule.Err(alias, c.path, rule)
 		}
 	}
 	return changes, nil

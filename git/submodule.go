@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/refs"
 )
 
 // Submodules (gitlinks): the commit a submodule's checkout is at, read
@@ -99,7 +100,7 @@ func (r *Repo) submoduleHead(dir string) (plumbing.Hash, bool, error) {
 		}
 		s := strings.TrimSpace(string(b))
 		if next, ok := strings.CutPrefix(s, "ref: "); ok {
-			if !validRefName(next) {
+			if !refs.ValidName(next) {
 				return plumbing.ZeroHash, false, nil
 			}
 			ref = next

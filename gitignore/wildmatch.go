@@ -40,11 +40,6 @@ func wildmatch(p, text string, pathname bool) int {
 				return wmNoMatch
 			}
 			continue
-		default:
-			if tch != pch {
-				return wmNoMatch
-			}
-			continue
 		case '?':
 			if pathname && tch == '/' {
 				return wmNoMatch
@@ -198,6 +193,11 @@ func wildmatch(p, text string, pathname bool) int {
 				}
 			}
 			if matched == negated || (pathname && tch == '/') {
+				return wmNoMatch
+			}
+			continue
+		default:
+			if tch != pch {
 				return wmNoMatch
 			}
 			continue

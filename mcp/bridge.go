@@ -7,6 +7,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/serverfs/serverfs/bridge"
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -24,16 +25,16 @@ type runRepoActionIn struct {
 // runRepoActionOut is a command action's result (exit code, output
 // tails) or a release action's (release).
 type runRepoActionOut struct {
-	Action          string                `json:"action"`
-	ExitCode        *int                  `json:"exit_code,omitempty" jsonschema:"command actions: the exit status (non-zero is a result, not an error)"`
-	Stdout          string                `json:"stdout,omitempty"`
-	Stderr          string                `json:"stderr,omitempty"`
-	StdoutTruncated bool                  `json:"stdout_truncated,omitempty"`
-	StderrTruncated bool                  `json:"stderr_truncated,omitempty"`
-	DurationMs      int64                 `json:"duration_ms"`
-	Sandbox         string                `json:"sandbox,omitempty" jsonschema:"command actions: enforced, partial or unavailable, the sandbox level the process ran under"`
-	SandboxControls []string              `json:"sandbox_controls,omitempty" jsonschema:"the controls in force, e.g. landlock-fs"`
-	Release         *bridge.ReleaseResult `json:"release,omitempty" jsonschema:"release actions: the tag, the commit it names, created or already_at_head, and publish_npm's workflow dispatch"`
+	Action          string              `json:"action"`
+	ExitCode        *int                `json:"exit_code,omitempty" jsonschema:"command actions: the exit status (non-zero is a result, not an error)"`
+	Stdout          string              `json:"stdout,omitempty"`
+	Stderr          string              `json:"stderr,omitempty"`
+	StdoutTruncated bool                `json:"stdout_truncated,omitempty"`
+	StderrTruncated bool                `json:"stderr_truncated,omitempty"`
+	DurationMs      int64               `json:"duration_ms"`
+	Sandbox         string              `json:"sandbox,omitempty" jsonschema:"command actions: enforced, partial or unavailable, the sandbox level the process ran under"`
+	SandboxControls []string            `json:"sandbox_controls,omitempty" jsonschema:"the controls in force, e.g. landlock-fs"`
+	Release         *wire.ReleaseResult `json:"release,omitempty" jsonschema:"release actions: the tag, the commit it names, created or already_at_head, and publish_npm's workflow dispatch"`
 }
 
 type pushRepoIn struct {
@@ -154,7 +155,7 @@ func actionPath(w *sfs.Workdir, p string) (string, error) {
 }
 
 // actionOut is a command action's answer.
-func actionOut(res *bridge.ActionResult) *runRepoActionOut {
+func actionOut(res *wire.ActionResult) *runRepoActionOut {
 	code := res.ExitCode
 	return &runRepoActionOut{Action: res.Action, ExitCode: &code, Stdout: res.Stdout, Stderr: res.Stderr,
 		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated, DurationMs: res.DurationMs, Sandbox: res.Sandbox, SandboxControls: res.SandboxControls}
@@ -192,7 +193,7 @@ func runWorkspaceAction(ctx context.Context, d *Deps, in runRepoActionIn, parent
 	return actionOut(res), info, nil
 }
 
-func pushRepo(ctx context.Context, d *Deps, in pushRepoIn) (*bridge.PushResult, callInfo, error) {
+func pushRepo(ctx context.Context, d *Deps, in pushRepoIn) (*wire.PushResult, callInfo, error) {
 	info := callInfo{workdir: in.Workdir}
 	if _, err := repoWorkdir(d, in.Workdir, true); err != nil {
 		return nil, info, err
@@ -203,16 +204,16 @@ func pushRepo(ctx context.Context, d *Deps, in pushRepoIn) (*bridge.PushResult, 
 
 // actionsOf lists a workdir's named actions from the bridge (none
 // without a bridge).
-func actionsOf(ctx context.Context, d *Deps, alias string) ([]bridge.ActionInfo, error) {
+func actionsOf(ctx context.Context, d *Deps, alias string) ([]wire.ActionInfo, error) {
 	if d.Bridge == nil {
-		return []bridge.ActionInfo{}, nil
+		return []wire.ActionInfo{}, nil
 	}
 	out, err := d.Bridge.Actions(ctx, alias)
 	if err != nil {
 		return nil, fmt.Errorf("listing actions: %w", err)
 	}
 	if out == nil {
-		out = []bridge.ActionInfo{}
+		out = []wire.ActionInfo{}
 	}
 	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/bridge"
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git"
 	"github.com/serverfs/serverfs/search"
@@ -25,14 +26,14 @@ import (
 
 // withBridge starts a real bridge for the environment's workdir "wd" (the
 // actions given) and wires its client into the server: the lease too.
-func withBridge(t *testing.T, e *testEnv, actions map[string]bridge.Action) *bridge.Client {
+func withBridge(t *testing.T, e *testEnv, actions map[string]bridge.Action) *wire.Client {
 	t.Helper()
 	return withPushBridge(t, e, actions, nil)
 }
 
 // withPushBridge is withBridge with push, the workdir's approved push
 // destinations.
-func withPushBridge(t *testing.T, e *testEnv, actions map[string]bridge.Action, push *bridge.PushPolicy) *bridge.Client {
+func withPushBridge(t *testing.T, e *testEnv, actions map[string]bridge.Action, push *bridge.PushPolicy) *wire.Client {
 	t.Helper()
 	policy := &bridge.Policy{Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, ReadWrite: true, RepoOps: true, Actions: actions, Push: push}}}
 	return e.reconfigure(t, []string{"wd=" + e.root + ":rw:repo", "ro=" + filepath.Join(e.parent, "ro")}, nil, policy)
@@ -40,7 +41,7 @@ func withPushBridge(t *testing.T, e *testEnv, actions map[string]bridge.Action, 
 
 // startBridge serves a real bridge with policy on a Unix socket until the
 // test ends and returns a client of it.
-func startBridge(t *testing.T, policy *bridge.Policy) *bridge.Client {
+func startBridge(t *testing.T, policy *bridge.Policy) *wire.Client {
 	t.Helper()
 	srv, err := bridge.NewServer(policy, []byte("0123456789abcdef-mcp-test"), []uint32{uint32(os.Getuid())}, t.TempDir(), slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	if err != nil {
@@ -57,7 +58,7 @@ func startBridge(t *testing.T, policy *bridge.Policy) *bridge.Client {
 	t.Cleanup(func() { cancel(); <-done; srv.Close() })
 	tok := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(tok, []byte("0123456789abcdef-mcp-test"), 0o600)
-	c, err := bridge.NewClient(sock, tok)
+	c, err := wire.NewClient(sock, tok)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +68,9 @@ func startBridge(t *testing.T, policy *bridge.Policy) *bridge.Client {
 // reconfigure replaces the environment's FS with one loaded from environ
 // and the --workdir flags, and, with a policy, starts a bridge whose
 // client the server and the FS's writes use (as serve wires them).
-func (e *testEnv) reconfigure(t *testing.T, flags, environ []string, policy *bridge.Policy) *bridge.Client {
+func (e *testEnv) reconfigure(t *testing.T, flags, environ []string, policy *bridge.Policy) *wire.Client {
 	t.Helper()
-	var c *bridge.Client
+	var c *wire.Client
 	opts := sfs.Options{}
 	if policy != nil {
 		c = startBridge(t, policy)
@@ -158,7 +159,7 @@ func TestBridgeAcceptanceFlow(t *testing.T) {
 		}
 	}
 	out := structured[inspectRepoOut](t, e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "actions"}))
-	if len(out.Actions) != 1 || out.Actions[0] != (bridge.ActionInfo{Name: "lint", Argument: "none"}) {
+	if len(out.Actions) != 1 || out.Actions[0] != (wire.ActionInfo{Name: "lint", Argument: "none"}) {
 		t.Fatalf("actions: %+v", out.Actions)
 	}
 	out = structured[inspectRepoOut](t, e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "status"}))
@@ -169,7 +170,7 @@ func TestBridgeAcceptanceFlow(t *testing.T) {
 	structured[sfs.WriteResult](t, e.call(t, cs, "edit_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt", "expected_revision": win.Revision,
 		"edits": []map[string]any{{"old_text": "beta", "new_text": "beta TODO"}}}))
 	lintRes := e.call(t, cs, "run_repo_action", map[string]any{"workdir": "wd", "action": "lint"})
-	res := structured[bridge.ActionResult](t, lintRes)
+	res := structured[wire.ActionResult](t, lintRes)
 	if res.ExitCode == 0 || !strings.Contains(res.Stdout, "sub/a.txt") {
 		t.Fatalf("lint on a TODO: %+v", res)
 	}
@@ -180,12 +181,12 @@ func TestBridgeAcceptanceFlow(t *testing.T) {
 	win = structured[sfs.TextWindow](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt"}))
 	structured[sfs.WriteResult](t, e.call(t, cs, "edit_text_file", map[string]any{"workdir": "wd", "path": "sub/a.txt", "expected_revision": win.Revision,
 		"edits": []map[string]any{{"old_text": "beta TODO", "new_text": "gamma"}}}))
-	if res := structured[bridge.ActionResult](t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": "wd", "action": "lint"})); res.ExitCode != 0 {
+	if res := structured[wire.ActionResult](t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": "wd", "action": "lint"})); res.ExitCode != 0 {
 		t.Fatalf("lint after the fix: %+v", res)
 	}
 	c := structured[git.CommitResult](t, e.call(t, cs, "commit_repo_changes", map[string]any{"workdir": "wd", "paths": []string{"sub/a.txt"}, "message": "Fix a.txt"}))
 	fsckStrict(t, e.root)
-	p := structured[bridge.PushResult](t, e.call(t, cs, "push_repo", map[string]any{"workdir": "wd"}))
+	p := structured[wire.PushResult](t, e.call(t, cs, "push_repo", map[string]any{"workdir": "wd"}))
 	if p.Status != "ok" {
 		t.Fatalf("push: %+v", p)
 	}
@@ -196,7 +197,7 @@ func TestBridgeAcceptanceFlow(t *testing.T) {
 	if *out.Status.Ahead != 0 || *out.Status.Behind != 0 || len(out.Status.Entries) != 0 {
 		t.Fatalf("final status: %+v", out.Status)
 	}
-	if p := structured[bridge.PushResult](t, e.call(t, cs, "push_repo", map[string]any{"workdir": "wd"})); p.Status != "up_to_date" {
+	if p := structured[wire.PushResult](t, e.call(t, cs, "push_repo", map[string]any{"workdir": "wd"})); p.Status != "up_to_date" {
 		t.Fatalf("second push: %+v", p)
 	}
 	// Refusals through the protocol.

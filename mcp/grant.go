@@ -5,7 +5,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/serverfs/serverfs/bridge"
+	"github.com/serverfs/serverfs/bridge/wire"
 )
 
 // run_granted_command (issue 23): served only when the bridge said at
@@ -63,7 +63,7 @@ func runGrantedCommand(ctx context.Context, d *Deps, in runGrantedCommandIn) (*r
 	return grantOut(res), info, nil
 }
 
-func grantOut(r *bridge.GrantResult) *runGrantedCommandOut {
+func grantOut(r *wire.GrantResult) *runGrantedCommandOut {
 	return &runGrantedCommandOut{GrantID: r.GrantID, Argv: r.Argv, Uses: r.Uses, MaxUses: r.MaxUses, ExitCode: r.ExitCode,
 		Stdout: r.Stdout, Stderr: r.Stderr, StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
 		DurationMs: r.DurationMs, Sandbox: r.Sandbox, SandboxControls: r.SandboxControls}

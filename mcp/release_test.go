@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/serverfs/serverfs/bridge"
+	"github.com/serverfs/serverfs/bridge/wire"
 	"github.com/serverfs/serverfs/git"
 )
 
@@ -37,7 +38,7 @@ func TestBridgeReleaseFlow(t *testing.T) {
 	cs := e.client(t, e.serveHTTP(t))
 
 	out := structured[inspectRepoOut](t, e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "actions"}))
-	if len(out.Actions) != 2 || out.Actions[1] != (bridge.ActionInfo{Name: "release", Kind: "release_tag", Argument: "release_tag", Mutates: true}) {
+	if len(out.Actions) != 2 || out.Actions[1] != (wire.ActionInfo{Name: "release", Kind: "release_tag", Argument: "release_tag", Mutates: true}) {
 		t.Fatalf("actions: %+v", out.Actions)
 	}
 	out = structured[inspectRepoOut](t, e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "status"}))
@@ -56,7 +57,7 @@ func TestBridgeReleaseFlow(t *testing.T) {
 	// Not pushed yet: origin's main is behind HEAD.
 	c := structured[git.CommitResult](t, e.call(t, cs, "commit_repo_changes", map[string]any{"workdir": "wd", "paths": []string{"sub/a.txt"}, "message": "Fix a.txt"}))
 	toolErr(t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": "wd", "action": "release", "release_tag": "v0.1.0"}), "REMOTE_NOT_AT_HEAD: ")
-	if p := structured[bridge.PushResult](t, e.call(t, cs, "push_repo", map[string]any{"workdir": "wd"})); p.Status != "ok" {
+	if p := structured[wire.PushResult](t, e.call(t, cs, "push_repo", map[string]any{"workdir": "wd"})); p.Status != "ok" {
 		t.Fatalf("push: %+v", p)
 	}
 	res = structured[runRepoActionOut](t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": "wd", "action": "release", "release_tag": "v0.1.0"}))

@@ -8,7 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/serverfs/serverfs/bridge"
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git"
 	"github.com/serverfs/serverfs/unidiff"
@@ -32,7 +32,7 @@ type inspectRepoOut struct {
 	Diff    *git.DiffResult `json:"diff,omitempty"`
 	// Actions are the operator's named actions: view actions only (an
 	// empty list there, absent from every other view).
-	Actions []bridge.ActionInfo `json:"actions,omitzero"`
+	Actions []wire.ActionInfo `json:"actions,omitzero"`
 	// limit, maxBytes and asked (the paths diffed) are what the text
 	// says of truncation.
 	limit, maxBytes int

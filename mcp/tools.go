@@ -17,7 +17,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/serverfs/serverfs/bridge"
+	"github.com/serverfs/serverfs/bridge/wire"
 	"github.com/serverfs/serverfs/decompress"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/growstack"
@@ -159,12 +159,12 @@ type Deps struct {
 	Log    *Logger
 	// Bridge is the host bridge (named actions, push, the shared writer
 	// lease); nil when none is configured.
-	Bridge *bridge.Client
+	Bridge *wire.Client
 	// Workspaces creates and discards workspaces; nil when no state
 	// directory is configured (the workspace tools are not served).
 	Workspaces *workspace.Manager
 	// Grants: the bridge said at startup that it pins grant keys
-	// (bridge.Offer), so run_granted_command is served.
+	// (wire.Offer), so run_granted_command is served.
 	Grants bool
 
 	// ParamHeaders declares every tool's workdir argument with

@@ -57,7 +57,7 @@ func HunksStat(old, new []byte) (hunks string, added, deleted int) {
 		return "", 0, 0
 	}
 	a, b := splitLines(old), splitLines(new)
-	ops, _ := diffLines(nil, a, b)
+	ops, _ := diffLines(context.Background(), a, b)
 	for _, op := range ops {
 		switch op {
 		case opInsert:

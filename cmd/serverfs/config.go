@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/serverfs/serverfs/bridge"
+	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/mcp"
 	"github.com/serverfs/serverfs/workspace"
@@ -57,7 +57,7 @@ type setup struct {
 	cfg  *sfs.Config
 	http mcp.HTTPConfig
 	// bridge is the host bridge's client; nil when none is configured.
-	bridge *bridge.Client
+	bridge *wire.Client
 	fs     *sfs.FS
 	// workspaces is the workspace configuration; StateDir "" when
 	// workspaces are off.
@@ -136,7 +136,7 @@ func (su *setup) bridgeStatus() string {
 
 // bridgeClient returns the server's bridge client when SERVERFS_BRIDGE_SOCKET
 // and SERVERFS_BRIDGE_TOKEN_FILE are set, nil when neither is.
-func bridgeClient(environ []string) (*bridge.Client, error) {
+func bridgeClient(environ []string) (*wire.Client, error) {
 	env := sfs.EnvMap(environ)
 	socket, token := env["SERVERFS_BRIDGE_SOCKET"], env["SERVERFS_BRIDGE_TOKEN_FILE"]
 	switch {
@@ -145,7 +145,7 @@ func bridgeClient(environ []string) (*bridge.Client, error) {
 	case socket == "" || token == "":
 		return nil, fmt.Errorf("SERVERFS_BRIDGE_SOCKET and SERVERFS_BRIDGE_TOKEN_FILE must be set together")
 	}
-	c, err := bridge.NewClient(socket, token)
+	c, err := wire.NewClient(socket, token)
 	if err != nil {
 		return nil, fmt.Errorf("SERVERFS_BRIDGE_TOKEN_FILE: %v", err)
 	}

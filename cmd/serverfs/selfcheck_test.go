@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -220,6 +221,9 @@ func TestSelfcheckConfinedChild(t *testing.T) {
 	if err := syscall.Setuid(10001); err != nil {
 		t.Fatal(err)
 	}
+	// no_new_privs is a thread's: set and read it on one thread, or the
+	// check may run on another OS thread (it did, under load) and read 0.
+	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		t.Fatal(err)
 	}

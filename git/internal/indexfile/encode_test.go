@@ -1,9 +1,10 @@
-package git
+package indexfile
 
 import (
 	"bytes"
 	"encoding/binary"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -39,17 +40,17 @@ func TestEncodeIndexMatchesGit(t *testing.T) {
 			if err := index.NewDecoder(bytes.NewReader(raw)).Decode(idx); err != nil {
 				t.Fatal(err)
 			}
-			ours, err := decodeIndex(raw)
+			ours, err := Decode(raw)
 			if err != nil {
 				t.Fatal(err)
 			}
 			// Our decoder agrees with go-git's on every field it reads,
 			// and reads the assume-unchanged bit go-git drops.
-			if len(ours.entries) != len(idx.Entries) {
-				t.Fatalf("%d entries, go-git %d", len(ours.entries), len(idx.Entries))
+			if len(ours.Entries) != len(idx.Entries) {
+				t.Fatalf("%d entries, go-git %d", len(ours.Entries), len(idx.Entries))
 			}
 			for i, e := range idx.Entries {
-				o := *ours.entries[i]
+				o := *ours.Entries[i]
 				if !o.CreatedAt.Equal(e.CreatedAt) || !o.ModifiedAt.Equal(e.ModifiedAt) {
 					t.Fatalf("entry %s: times differ", e.Name)
 				}
@@ -57,15 +58,15 @@ func TestEncodeIndexMatchesGit(t *testing.T) {
 				if !reflect.DeepEqual(o, *e) {
 					t.Fatalf("entry %d:\n ours %+v\n go-git %+v", i, o, *e)
 				}
-				if ours.assumeValid[i] != (e.Name == "a.txt") {
-					t.Fatalf("entry %s: assume-valid %v", e.Name, ours.assumeValid[i])
+				if ours.AssumeValid[i] != (e.Name == "a.txt") {
+					t.Fatalf("entry %s: assume-valid %v", e.Name, ours.AssumeValid[i])
 				}
 			}
-			entries := make([]indexEntry, len(idx.Entries))
+			entries := make([]Entry, len(idx.Entries))
 			for i, e := range idx.Entries {
-				entries[i] = indexEntry{Entry: e, assumeValid: ours.assumeValid[i]}
+				entries[i] = Entry{Entry: e, AssumeValid: ours.AssumeValid[i]}
 			}
-			got := encodeIndex(idx.Version, entries, nil)
+			got := Encode(idx.Version, entries, nil)
 			// git's entries end where its first extension (or the
 			// trailer) starts: compare up to there.
 			end := entriesEnd(t, raw, got)
@@ -102,4 +103,25 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// gitCLI runs the system git in dir with a clean, fixed environment.
+func gitCLI(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

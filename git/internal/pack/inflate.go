@@ -1,4 +1,4 @@
-package git
+package pack
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package git
+package pathrule
 
 import (
 	"fmt"
@@ -192,8 +192,8 @@ func TestGitPathRules(t *testing.T) {
 		_, linuxOK := o.readTree(built[i].trees[0])
 		_, strictOK := o.readTree(built[i].trees[0], "core.protectHFS=true", "core.protectNTFS=true")
 		ours := ""
-		if r := commitPathRule(c.path, c.mode); r != nil {
-			ours = r.id
+		if r := Commit(c.path, c.mode); r != nil {
+			ours = r.ID
 		}
 		if ours != c.commitRule {
 			t.Errorf("%s: commit rule %q, want %q", name, ours, c.commitRule)
@@ -206,8 +206,17 @@ func TestGitPathRules(t *testing.T) {
 		case ours != ok && ours != "invalidPath" && !strings.Contains(strings.Join(gitIDs, " "), ours):
 			t.Errorf("%s: we name %s; git fsck says %q", name, ours, gitIDs)
 		}
-		if got := checkoutPathRule(c.path, c.mode) == nil; got != c.checkout || got != linuxOK {
+		if got := Checkout(c.path, c.mode) == nil; got != c.checkout || got != linuxOK {
 			t.Errorf("%s: our checkout takes it: %v, want %v; git read-tree takes it: %v", name, got, c.checkout, linuxOK)
 		}
 	}
+}
+
+// gitOut runs the system git in dir with a clean, fixed environment.
+func gitOut(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C", "TZ=UTC"}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }

@@ -1,4 +1,6 @@
-package git
+// Package indexfile reads and writes git's index file (.git/index),
+// versions 2 to 4, with the flags and the cache tree go-git's codec drops.
+package indexfile
 
 import (
 	"bytes"
@@ -13,29 +15,29 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
-// indexFile is a decoded .git/index. ServerFS decodes it itself: go-git's
+// File is a decoded .git/index. ServerFS decodes it itself: go-git's
 // decoder reads every field through reflection (most of a status's CPU
 // on 50,000 entries), drops the assume-unchanged bit, and does not say
 // whether the cache tree is valid.
-type indexFile struct {
-	version     uint32
-	entries     []*index.Entry
-	assumeValid []bool
-	// cacheTrees are the valid nodes of the cache tree (the TREE
+type File struct {
+	Version     uint32
+	Entries     []*index.Entry
+	AssumeValid []bool
+	// CacheTrees are the valid nodes of the cache tree (the TREE
 	// extension): directory path ("" for the root) -> the tree id the
 	// index entries below it hash to. git invalidates the nodes on the
 	// way to every path it changes in the index.
-	cacheTrees map[string]plumbing.Hash
+	CacheTrees map[string]plumbing.Hash
 }
 
-var errIndexFormat = errors.New("index: unexpected format")
+var errFormat = errors.New("index: unexpected format")
 
-// decodeIndex parses an index of version 2, 3 or 4 and checks its
+// Decode parses an index of version 2, 3 or 4 and checks its
 // trailing SHA-1. A split index ("link") or a sparse index ("sdir") is
 // refused: their entries are not all here.
-func decodeIndex(b []byte) (*indexFile, error) {
+func Decode(b []byte) (*File, error) {
 	if len(b) < 12+20 || string(b[:4]) != "DIRC" {
-		return nil, errIndexFormat
+		return nil, errFormat
 	}
 	body, sum := b[:len(b)-20], b[len(b)-20:]
 	if !bytes.Equal(sum, make([]byte, 20)) { // index.skipHash writes zeros
@@ -46,9 +48,9 @@ func decodeIndex(b []byte) (*indexFile, error) {
 	version := binary.BigEndian.Uint32(b[4:8])
 	n := int(binary.BigEndian.Uint32(b[8:12]))
 	if version < 2 || version > 4 || n < 0 || n > len(body)/40 {
-		return nil, errIndexFormat
+		return nil, errFormat
 	}
-	f := &indexFile{version: version, entries: make([]*index.Entry, n), assumeValid: make([]bool, n)}
+	f := &File{Version: version, Entries: make([]*index.Entry, n), AssumeValid: make([]bool, n)}
 	all := make([]index.Entry, n) // one allocation for every entry
 	pos := 12
 	prev := ""
@@ -56,7 +58,7 @@ func decodeIndex(b []byte) (*indexFile, error) {
 	for i := range n {
 		start := pos
 		if pos+62 > len(body) {
-			return nil, errIndexFormat
+			return nil, errFormat
 		}
 		e := &all[i]
 		e.CreatedAt = indexTimeOf(u32(pos), u32(pos+4))
@@ -66,12 +68,12 @@ func decodeIndex(b []byte) (*indexFile, error) {
 		e.UID, e.GID, e.Size = u32(pos+28), u32(pos+32), u32(pos+36)
 		copy(e.Hash[:], body[pos+40:pos+60])
 		flags := binary.BigEndian.Uint16(body[pos+60 : pos+62])
-		f.assumeValid[i] = flags&0x8000 != 0
+		f.AssumeValid[i] = flags&0x8000 != 0
 		e.Stage = index.Stage((flags >> 12) & 0x3)
 		pos += 62
 		if flags&0x4000 != 0 {
 			if version < 3 || pos+2 > len(body) {
-				return nil, errIndexFormat
+				return nil, errFormat
 			}
 			ext := binary.BigEndian.Uint16(body[pos : pos+2])
 			e.IntentToAdd = ext&0x2000 != 0
@@ -81,12 +83,12 @@ func decodeIndex(b []byte) (*indexFile, error) {
 		if version == 4 {
 			strip, w := decodeOffset(body[pos:])
 			if w == 0 || strip > len(prev) {
-				return nil, errIndexFormat
+				return nil, errFormat
 			}
 			pos += w
 			end := bytes.IndexByte(body[pos:], 0)
 			if end < 0 {
-				return nil, errIndexFormat
+				return nil, errFormat
 			}
 			e.Name = prev[:len(prev)-strip] + string(body[pos:pos+end])
 			pos += end + 1
@@ -94,15 +96,15 @@ func decodeIndex(b []byte) (*indexFile, error) {
 		} else {
 			end := bytes.IndexByte(body[pos:], 0)
 			if end < 0 {
-				return nil, errIndexFormat
+				return nil, errFormat
 			}
 			e.Name = string(body[pos : pos+end])
 			pos = start + ((pos+end-start)/8+1)*8
 			if pos > len(body) {
-				return nil, errIndexFormat
+				return nil, errFormat
 			}
 		}
-		f.entries[i] = e
+		f.Entries[i] = e
 	}
 	// Extensions: a 4-byte signature, a 4-byte size, the data.
 	for pos+8 <= len(body) {
@@ -110,7 +112,7 @@ func decodeIndex(b []byte) (*indexFile, error) {
 		size := int(binary.BigEndian.Uint32(body[pos+4 : pos+8]))
 		pos += 8
 		if size < 0 || pos+size > len(body) {
-			return nil, errIndexFormat
+			return nil, errFormat
 		}
 		data := body[pos : pos+size]
 		pos += size
@@ -120,9 +122,9 @@ func decodeIndex(b []byte) (*indexFile, error) {
 		case "sdir":
 			return nil, errors.New("index: sparse index")
 		case "TREE":
-			f.cacheTrees = map[string]plumbing.Hash{}
-			if _, ok := parseCacheTree(data, "", true, f.cacheTrees); !ok {
-				f.cacheTrees = nil // malformed: not used
+			f.CacheTrees = map[string]plumbing.Hash{}
+			if _, ok := parseCacheTree(data, "", true, f.CacheTrees); !ok {
+				f.CacheTrees = nil // malformed: not used
 			}
 		}
 	}

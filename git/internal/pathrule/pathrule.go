@@ -1,4 +1,10 @@
-package git
+// Package pathrule holds git's refusals of names and of dotfile contents:
+// the tree-entry checks of git fsck (and of hosts that check pushes), the
+// check git makes of every path it puts in the index (verify_path), and
+// fsck's checks of .gitmodules and .gitattributes blobs, ported from git
+// 2.39 with their quirks, so that what ServerFS commits passes them and
+// what it checks out git would check out.
+package pathrule
 
 import (
 	"fmt"
@@ -18,32 +24,32 @@ import (
 // is NUL. Each keeps git's quirks, on purpose: agreeing with git is the
 // point.
 
-// pathRule is a check of git's that a path fails: the fsck message id
+// Rule is a check of git's that a path fails: the fsck message id
 // (or "invalidPath" for verify_path, which has none) and what it means.
-type pathRule struct{ id, why string }
+type Rule struct{ ID, Why string }
 
 var (
-	ruleHasDotgit    = pathRule{"hasDotgit", "git reads a component as .git (another case, trailing dots or spaces, git~1, an NTFS :stream, code points HFS+ ignores, or after a backslash, a separator on Windows); git fsck and hosts that check pushes reject it"}
-	ruleHasDot       = pathRule{"hasDot", "a component is .; git fsck rejects it"}
-	ruleHasDotdot    = pathRule{"hasDotdot", "a component is ..; git fsck rejects it"}
-	ruleEmptyName    = pathRule{"emptyName", "a component is empty; git fsck rejects it"}
-	ruleFullPathname = pathRule{"fullPathname", "a tree entry name holds '/'; git fsck rejects it"}
-	ruleGitmodules   = pathRule{"gitmodulesSymlink", ".gitmodules (or a spelling git reads as it) is a symlink; git fsck rejects it and git will not check it out"}
-	ruleGitattr      = pathRule{"gitattributesSymlink", ".gitattributes (or a spelling git reads as it) is a symlink; git fsck --strict reports it"}
-	ruleGitignore    = pathRule{"gitignoreSymlink", ".gitignore (or a spelling git reads as it) is a symlink; git fsck --strict reports it"}
-	ruleMailmap      = pathRule{"mailmapSymlink", ".mailmap (or a spelling git reads as it) is a symlink; git fsck --strict reports it"}
-	ruleGitmodBlob   = pathRule{"gitmodulesBlob", ".gitmodules (or a spelling git reads as it) is a directory or a submodule; git fsck rejects it"}
-	ruleGitattrBlob  = pathRule{"gitattributesBlob", ".gitattributes (or a spelling git reads as it) is a directory or a submodule; git fsck rejects it"}
-	ruleInvalidPath  = pathRule{"invalidPath", "git refuses it in the index and will not check it out"}
+	RuleHasDotgit    = Rule{"hasDotgit", "git reads a component as .git (another case, trailing dots or spaces, git~1, an NTFS :stream, code points HFS+ ignores, or after a backslash, a separator on Windows); git fsck and hosts that check pushes reject it"}
+	ruleHasDot       = Rule{"hasDot", "a component is .; git fsck rejects it"}
+	ruleHasDotdot    = Rule{"hasDotdot", "a component is ..; git fsck rejects it"}
+	ruleEmptyName    = Rule{"emptyName", "a component is empty; git fsck rejects it"}
+	ruleFullPathname = Rule{"fullPathname", "a tree entry name holds '/'; git fsck rejects it"}
+	ruleGitmodules   = Rule{"gitmodulesSymlink", ".gitmodules (or a spelling git reads as it) is a symlink; git fsck rejects it and git will not check it out"}
+	ruleGitattr      = Rule{"gitattributesSymlink", ".gitattributes (or a spelling git reads as it) is a symlink; git fsck --strict reports it"}
+	ruleGitignore    = Rule{"gitignoreSymlink", ".gitignore (or a spelling git reads as it) is a symlink; git fsck --strict reports it"}
+	ruleMailmap      = Rule{"mailmapSymlink", ".mailmap (or a spelling git reads as it) is a symlink; git fsck --strict reports it"}
+	ruleGitmodBlob   = Rule{"gitmodulesBlob", ".gitmodules (or a spelling git reads as it) is a directory or a submodule; git fsck rejects it"}
+	ruleGitattrBlob  = Rule{"gitattributesBlob", ".gitattributes (or a spelling git reads as it) is a directory or a submodule; git fsck rejects it"}
+	ruleInvalidPath  = Rule{"invalidPath", "git refuses it in the index and will not check it out"}
 )
 
-// commitPathRule is the first check git applies that the path a commit
+// Commit is the first check git applies that the path a commit
 // records (slash-separated, its leaf of mode mode) fails, or nil: git
 // fsck's checks of every tree entry on the way (each directory, then the
 // leaf), then verify_path with both NTFS and HFS+ protection, so that what
 // a commit records passes git fsck --strict (and a host's fsckObjects) and
 // checks out with git everywhere.
-func commitPathRule(p string, mode filemode.FileMode) *pathRule {
+func Commit(p string, mode filemode.FileMode) *Rule {
 	comps := strings.Split(p, "/")
 	for i, c := range comps {
 		m := filemode.Dir
@@ -60,11 +66,11 @@ func commitPathRule(p string, mode filemode.FileMode) *pathRule {
 	return nil
 }
 
-// checkoutPathRule is why git on Linux (core.protectNTFS on, its default
+// Checkout is why git on Linux (core.protectNTFS on, its default
 // since 2.24; core.protectHFS off, its default outside macOS) refuses to
 // check out a path, or nil: verify_path. The repository's own settings of
 // the two are not read: its configuration is not trusted to relax them.
-func checkoutPathRule(p string, mode filemode.FileMode) *pathRule {
+func Checkout(p string, mode filemode.FileMode) *Rule {
 	if !verifyPath(p, mode, true, false) {
 		return &ruleInvalidPath
 	}
@@ -73,7 +79,7 @@ func checkoutPathRule(p string, mode filemode.FileMode) *pathRule {
 
 // fsckEntryRule is the first of git fsck's tree checks one entry name of
 // mode mode fails, or nil (fsck_tree).
-func fsckEntryRule(name string, mode filemode.FileMode) *pathRule {
+func fsckEntryRule(name string, mode filemode.FileMode) *Rule {
 	link := mode == filemode.Symlink
 	// fsck reads the content of what such names hold as .gitmodules or
 	// .gitattributes, and flags what is not a blob.
@@ -87,8 +93,8 @@ func fsckEntryRule(name string, mode filemode.FileMode) *pathRule {
 		return &ruleHasDot
 	case name == "..":
 		return &ruleHasDotdot
-	case hasDotGit(name):
-		return &ruleHasDotgit
+	case HasDotGit(name):
+		return &RuleHasDotgit
 	case link && (isHFSDot(name, "gitmodules") || isNTFSDot(name, "gitmodules", "gi7eba")):
 		return &ruleGitmodules
 	case link && (isHFSDot(name, "gitattributes") || isNTFSDot(name, "gitattributes", "gi7d29")):
@@ -120,9 +126,9 @@ func fsckEntryRule(name string, mode filemode.FileMode) *pathRule {
 	}
 }
 
-// hasDotGit is fsck's hasDotgit test of an entry name: a spelling NTFS
+// HasDotGit is fsck's hasDotgit test of an entry name: a spelling NTFS
 // or HFS+ reads as .git, also after any backslash.
-func hasDotGit(name string) bool {
+func HasDotGit(name string) bool {
 	if isHFSDotGit(name) || isNTFSDotGit(name) {
 		return true
 	}
@@ -137,12 +143,12 @@ func hasDotGit(name string) bool {
 	}
 }
 
-// dotGitComponent reports whether a slash-separated path has a component
+// DotGitComponent reports whether a slash-separated path has a component
 // git fsck reads as .git (hasDotgit): every spelling NTFS and HFS+ read
 // as .git, also after a backslash.
-func dotGitComponent(p string) bool {
+func DotGitComponent(p string) bool {
 	for _, c := range strings.Split(p, "/") {
-		if hasDotGit(c) {
+		if HasDotGit(c) {
 			return true
 		}
 	}
@@ -364,8 +370,8 @@ func verifyDotfile(rest string, link bool) bool {
 	return true
 }
 
-// gitPathErr refuses a path a commit would record that git refuses.
-func gitPathErr(alias, p string, r *pathRule) error {
+// Err refuses a path a commit would record that git refuses.
+func Err(alias, p string, r *Rule) error {
 	return &sfs.Error{Code: sfs.CodeGitPathRejected, Workdir: alias, Path: p, Msg: fmt.Sprintf(
-		"is a name git refuses (%s: %s); rename it", r.id, r.why)}
+		"is a name git refuses (%s: %s); rename it", r.ID, r.Why)}
 }

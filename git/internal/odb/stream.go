@@ -1,4 +1,4 @@
-package git
+package odb
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/pack"
 )
 
 // Object content as a stream: a loose object's zlib data after its
@@ -34,14 +35,18 @@ const (
 	deltaRereadMin    = 64 << 20
 )
 
-// inflatedBytes counts the bytes object streams have inflated (tests:
-// an object refused from its header costs nothing).
+// inflatedBytes counts the bytes object streams have inflated.
 var inflatedBytes atomic.Int64
 
-// objStream is an object's content being read.
-type objStream struct {
-	typ  plumbing.ObjectType
-	size int64
+// InflatedBytes is how many bytes object streams have inflated since the
+// process started (tests: an object refused from its header costs
+// nothing).
+func InflatedBytes() int64 { return inflatedBytes.Load() }
+
+// Stream is an object's content being read.
+type Stream struct {
+	Type plumbing.ObjectType
+	Size int64
 	rd   io.Reader
 	// left is what remains of size; done once the stream was checked to
 	// end exactly there.
@@ -50,7 +55,7 @@ type objStream struct {
 	closers []io.Closer
 }
 
-func (s *objStream) Read(p []byte) (int, error) {
+func (s *Stream) Read(p []byte) (int, error) {
 	if s.left == 0 {
 		if !s.done {
 			// The stream must end here (a zlib stream then checks its
@@ -67,7 +72,7 @@ func (s *objStream) Read(p []byte) (int, error) {
 				if err == nil || err == io.EOF {
 					return 0, damaged("an object longer than its header says")
 				}
-				return 0, damageErr(err)
+				return 0, DamageErr(err)
 			}
 			s.done = true
 		}
@@ -84,12 +89,12 @@ func (s *objStream) Read(p []byte) (int, error) {
 		}
 		s.done = true
 	} else if err != nil {
-		return n, damageErr(err)
+		return n, DamageErr(err)
 	}
 	return n, nil
 }
 
-func (s *objStream) Close() error {
+func (s *Stream) Close() error {
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		s.closers[i].Close()
 	}
@@ -97,9 +102,9 @@ func (s *objStream) Close() error {
 	return nil
 }
 
-// damageErr is a read error of an object's data: damage unless it is an
+// DamageErr is a read error of an object's data: damage unless it is an
 // error of the file system (already a ServerFS error).
-func damageErr(err error) error {
+func DamageErr(err error) error {
 	var se *sfs.Error
 	if errors.As(err, &se) || errors.Is(err, errObjectDamaged) {
 		return err
@@ -161,17 +166,21 @@ func (c countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// errDeltaReread is a streamed delta whose copies go back in its base
+// ErrDeltaReread is a streamed delta whose copies go back in its base
 // more than the chain may inflate again.
-var errDeltaReread = errors.New("a pack delta whose copies go back in its base more than ServerFS inflates again")
+var ErrDeltaReread = errors.New("a pack delta whose copies go back in its base more than ServerFS inflates again")
+
+// Open opens the content of the object at loc, whose headers are hd
+// (taking over loc's open loose file).
+func (st *Store) Open(loc Loc, hd Header) (*Stream, error) { return st.openStream(loc, hd, 0, nil) }
 
 // openStream opens the content of the object at loc, whose headers are
 // hd (taking over loc's open loose file: its header is read again here,
 // and is the stream's). depth counts the delta levels above; reread is
 // the base bytes the whole chain may still inflate again (shared by its
 // levels; nil: a new chain).
-func (r *Repo) openStream(loc objectLoc, hd objHeader, depth int, reread *int64) (*objStream, error) {
-	s := &objStream{typ: hd.typ, size: hd.size, left: hd.size}
+func (st *Store) openStream(loc Loc, hd Header, depth int, reread *int64) (*Stream, error) {
+	s := &Stream{Type: hd.Type, Size: hd.Size, left: hd.Size}
 	if loc.loose != nil {
 		s.closers = append(s.closers, loc.loose)
 		if _, err := loc.loose.Seek(0, io.SeekStart); err != nil {
@@ -189,34 +198,34 @@ func (r *Repo) openStream(loc objectLoc, hd objHeader, depth int, reread *int64)
 			s.Close()
 			return nil, err
 		}
-		s.typ, s.size, s.left = lh.typ, lh.size, lh.size
+		s.Type, s.Size, s.left = lh.Type, lh.Size, lh.Size
 		s.rd = countingReader{zr}
 		return s, nil
 	}
-	delta := hd.typ == plumbing.OFSDeltaObject || hd.typ == plumbing.REFDeltaObject
+	delta := hd.Type == plumbing.OFSDeltaObject || hd.Type == plumbing.REFDeltaObject
 	var base *deltaBase
 	if delta {
 		// The base first (a base read whole holds no file open after):
 		// at loc's pack and offset (OFS), or anywhere (REF).
-		if depth >= maxDeltaDepth {
-			return nil, damaged("a delta chain deeper than %d", maxDeltaDepth)
+		if depth >= pack.MaxDeltaDepth {
+			return nil, damaged("a delta chain deeper than %d", pack.MaxDeltaDepth)
 		}
 		if reread == nil {
 			reread = new(int64)
-			*reread = max(deltaRereadMin, deltaRereadFactor*hd.size)
+			*reread = max(deltaRereadMin, deltaRereadFactor*hd.Size)
 		}
-		locateBase := func() (objectLoc, error) { return objectLoc{pack: loc.pack, off: hd.baseOff}, nil }
-		if hd.typ == plumbing.REFDeltaObject {
-			locateBase = func() (objectLoc, error) { return r.locate(hd.baseID) }
+		locateBase := func() (Loc, error) { return Loc{pack: loc.pack, off: hd.baseOff}, nil }
+		if hd.Type == plumbing.REFDeltaObject {
+			locateBase = func() (Loc, error) { return st.Locate(hd.baseID) }
 		}
 		var err error
-		if base, err = r.openBase(locateBase, depth+1, reread); err != nil {
+		if base, err = st.openBase(locateBase, depth+1, reread); err != nil {
 			return nil, err
 		}
 		s.closers = append(s.closers, base)
-		s.typ = base.typ
+		s.Type = base.typ
 	}
-	f, err := r.ctl.Open(r.packList()[loc.pack].base + ".pack")
+	f, err := st.ctl.Open(st.packList()[loc.pack].base + ".pack")
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -232,11 +241,11 @@ func (r *Repo) openStream(loc objectLoc, hd objHeader, depth int, reread *int64)
 		s.rd = countingReader{zr}
 		return s, nil
 	}
-	dr := &deltaReader{delta: bufio.NewReaderSize(countingReader{zr}, 4<<10), base: base, left: hd.size, reread: reread}
+	dr := &deltaReader{delta: bufio.NewReaderSize(countingReader{zr}, 4<<10), base: base, left: hd.Size, reread: reread}
 	src, err := dr.varint()
 	if err == nil {
 		var target int64
-		if target, err = dr.varint(); err == nil && (target != hd.size || src != base.size) {
+		if target, err = dr.varint(); err == nil && (target != hd.Size || src != base.size) {
 			err = damaged("a delta whose sizes do not match its base and header")
 		}
 	}
@@ -254,8 +263,8 @@ type deltaBase struct {
 	typ  plumbing.ObjectType
 	size int64
 	data []byte // in memory; else:
-	open func() (*objStream, error)
-	cur  *objStream
+	open func() (*Stream, error)
+	cur  *Stream
 	pos  int64 // the stream's offset
 	// window keeps the last bytes read from the stream (ending at pos),
 	// so that a copy going back a little reads no stream again.
@@ -268,46 +277,46 @@ const deltaBaseWindow = 256 << 10
 
 // openBase opens the base of a delta: read whole when small, else as a
 // stream.
-func (r *Repo) openBase(locate func() (objectLoc, error), depth int, reread *int64) (*deltaBase, error) {
+func (st *Store) openBase(locate func() (Loc, error), depth int, reread *int64) (*deltaBase, error) {
 	loc, err := locate()
 	if err != nil {
 		return nil, err
 	}
-	hd, err := r.header(loc)
+	hd, err := st.ReadHeader(loc)
 	if err != nil {
-		loc.close()
+		loc.Close()
 		return nil, err
 	}
-	if hd.size <= maxDeltaBaseInMemory {
-		s, err := r.openStream(loc, hd, depth, reread)
+	if hd.Size <= maxDeltaBaseInMemory {
+		s, err := st.openStream(loc, hd, depth, reread)
 		if err != nil {
 			return nil, err
 		}
 		defer s.Close()
-		data := make([]byte, hd.size)
+		data := make([]byte, hd.Size)
 		if _, err := io.ReadFull(s, data); err != nil {
-			return nil, damageErr(err)
+			return nil, DamageErr(err)
 		}
 		if _, err := s.Read(nil); err != io.EOF {
-			return nil, damageErr(err)
+			return nil, DamageErr(err)
 		}
-		return &deltaBase{typ: s.typ, size: hd.size, data: data}, nil
+		return &deltaBase{typ: s.Type, size: hd.Size, data: data}, nil
 	}
 	if depth > maxStreamedDeltaDepth {
-		loc.close()
-		return nil, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), fmt.Sprintf("has a pack delta chain of more than %d objects over %d MiB, more than ServerFS applies", maxStreamedDeltaDepth, maxDeltaBaseInMemory>>20))
+		loc.Close()
+		return nil, repoErr(sfs.CodeRepoUnsupported, st.alias, fmt.Sprintf("has a pack delta chain of more than %d objects over %d MiB, more than ServerFS applies", maxStreamedDeltaDepth, maxDeltaBaseInMemory>>20))
 	}
-	s, err := r.openStream(loc, hd, depth, reread)
+	s, err := st.openStream(loc, hd, depth, reread)
 	if err != nil {
 		return nil, err
 	}
-	b := &deltaBase{typ: s.typ, size: hd.size, cur: s}
-	b.open = func() (*objStream, error) {
+	b := &deltaBase{typ: s.Type, size: hd.Size, cur: s}
+	b.open = func() (*Stream, error) {
 		loc, err := locate()
 		if err != nil {
 			return nil, err
 		}
-		return r.openStream(loc, hd, depth, reread)
+		return st.openStream(loc, hd, depth, reread)
 	}
 	return b, nil
 }
@@ -432,7 +441,7 @@ func (d *deltaReader) Read(p []byte) (int, error) {
 			if err == nil {
 				return 0, damaged("a delta with data past its result")
 			}
-			return 0, damageErr(err)
+			return 0, DamageErr(err)
 		}
 		return 0, io.EOF
 	}
@@ -498,7 +507,7 @@ func (d *deltaReader) next() error {
 		if d.base.goesBack(off) {
 			// The base is inflated again up to off.
 			if *d.reread -= off; *d.reread < 0 {
-				return errDeltaReread
+				return ErrDeltaReread
 			}
 		}
 		d.copyOff, d.copyLeft = off, n

@@ -1,4 +1,4 @@
-package git
+package pathrule
 
 import (
 	"fmt"
@@ -127,20 +127,20 @@ func TestDotfileContentMatchesGitFsck(t *testing.T) {
 	flagged := o.fsck()
 	bad := 0
 	for i, s := range samples {
-		var ours *pathRule
-		if isGitmodulesName(s.name) {
-			ours = gitmodulesRule([]byte(s.content))
+		var ours *Rule
+		if IsGitmodulesName(s.name) {
+			ours = Gitmodules([]byte(s.content))
 		}
-		if ours == nil && isGitattributesName(s.name) {
-			ours = gitattributesRule([]byte(s.content))
+		if ours == nil && IsGitattributesName(s.name) {
+			ours = Gitattributes([]byte(s.content))
 		}
 		git := flagged[blobs[i]]
 		desc := fmt.Sprintf("seed %d sample %d: %s %q", seed, i, s.name, s.content)
 		switch {
 		case ours == nil && len(git) > 0:
 			t.Errorf("%s: git fsck says %q, we pass it", desc, git)
-		case ours != nil && !strings.Contains(" "+strings.Join(git, " ")+" ", " "+ours.id+" "):
-			t.Errorf("%s: we say %s, git fsck says %q", desc, ours.id, git)
+		case ours != nil && !strings.Contains(" "+strings.Join(git, " ")+" ", " "+ours.ID+" "):
+			t.Errorf("%s: we say %s, git fsck says %q", desc, ours.ID, git)
 		}
 		if len(git) > 0 {
 			bad++

@@ -1,4 +1,8 @@
-package git
+// Package pack reads the objects of a repository's packs (.git/objects/pack)
+// straight from their bytes: the pack index searched in place, entries
+// inflated and delta chains applied, small objects only; and the limits
+// and the damage error the object code above it shares.
+package pack
 
 import (
 	"bufio"
@@ -6,6 +10,7 @@ import (
 	"compress/zlib"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -17,23 +22,23 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
-// packReader reads the small objects of a request (packScope) straight
+// Reader reads the small objects of a request straight
 // from the repository's packs: the object's offset from the pack index (a
 // binary search; no offset-to-id table is built), its data inflated and
 // its delta chain applied (bases cached), without hashing what it reads.
 // Objects it cannot answer (loose ones, ones of an odd pack, ones larger
-// than maxPackObject) are left to open's streams by get answering ok
+// than MaxObject) are left to the caller's streams by Get answering ok
 // false.
-type packReader struct {
+type Reader struct {
 	packs []*readPack
 	// cache holds inflated objects by pack and offset (delta bases are
 	// read again for each object of their chain); it is dropped whole
 	// when it holds more than maxPackCacheBytes.
-	cache      map[packOffset]*packObject
+	cache      map[packOffset]*Object
 	cacheBytes int
 	// byID is the objects get answered, by id (no index search again);
 	// dropped with cache.
-	byID map[plumbing.Hash]*packObject
+	byID map[plumbing.Hash]*Object
 	inf  inflater
 	// scratch holds a delta while it is applied.
 	scratch []byte
@@ -42,7 +47,7 @@ type packReader struct {
 }
 
 type readPack struct {
-	idx  *rawIndex
+	idx  *Index
 	f    *sfs.File
 	size int64
 	// chunks caches the pack's bytes read so far, by packChunk-sized
@@ -133,48 +138,48 @@ type packOffset struct {
 	off  int64
 }
 
-// packObject is an inflated object: its type and content.
-type packObject struct {
-	typ  plumbing.ObjectType
-	data []byte
-	// treeForm caches rawTree's check of a tree: 0 not checked, 1 in
-	// quickTree's form, 2 not.
-	treeForm uint8
+// Object is an inflated object: its type and content.
+type Object struct {
+	Type plumbing.ObjectType
+	Data []byte
+	// TreeForm caches the caller's check of a tree (git's rawTree): 0
+	// not checked, 1 in quickTree's form, 2 not.
+	TreeForm uint8
 }
 
 const (
-	// maxPackCacheBytes bounds packReader's cache (within the 64 MiB a
+	// maxPackCacheBytes bounds Reader's cache (within the 64 MiB a
 	// heavy call is admitted at, with history's own caches).
 	maxPackCacheBytes = 4 << 20
-	// maxPackObject is the largest object packReader inflates; larger
-	// ones are streamed (open).
-	maxPackObject = 4 << 20
-	// maxDeltaDepth bounds a delta chain (git writes at most 4095).
-	maxDeltaDepth = 10_000
+	// MaxObject is the largest object Reader inflates; larger ones
+	// are streamed.
+	MaxObject = 4 << 20
+	// MaxDeltaDepth bounds a delta chain (git writes at most 4095).
+	MaxDeltaDepth = 10_000
 	// maxPackIndexBytes bounds one pack index read into memory.
 	maxPackIndexBytes = 256 << 20
-	// maxPacks bounds the packs packReader opens; with more, every
-	// object is streamed (open).
+	// maxPacks bounds the packs Reader opens; with more, every
+	// object is streamed.
 	maxPacks = 256
+	// maxDirEntries bounds the listing of .git/objects/pack, as every
+	// directory of .git is bounded.
+	maxDirEntries = 1 << 20
 )
 
-// packScope gives the request a pack reader (r.pack, with its caches,
-// its packs open) until done; within a scope, a scope is the same one.
-func (r *Repo) packScope() (done func()) {
-	if r.pack != nil {
-		return func() {}
-	}
-	r.pack = r.newPackReader()
-	return func() {
-		r.pack.close()
-		r.pack = nil
-	}
+// ErrDamaged marks an object whose stored form cannot be read:
+// a bad header, data that does not inflate, a short or overlong stream,
+// a delta that does not apply.
+var ErrDamaged = errors.New("damaged object")
+
+// Damaged is an ErrDamaged saying what is damaged.
+func Damaged(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrDamaged, fmt.Sprintf(format, args...))
 }
 
-// newPackReader opens the packs of .git/objects/pack. It answers nil (and
+// Open opens the packs of ctl's .git/objects/pack. It answers nil (and
 // every object is streamed) when the packs cannot be listed or read.
-func (r *Repo) newPackReader() *packReader {
-	ents, more, err := r.ctl.ReadDir(".git/objects/pack", maxStorageDirEntries)
+func Open(ctl *sfs.Control) *Reader {
+	ents, more, err := ctl.ReadDir(".git/objects/pack", maxDirEntries)
 	if err != nil || more {
 		return nil
 	}
@@ -182,19 +187,19 @@ func (r *Repo) newPackReader() *packReader {
 	for _, e := range ents {
 		names[e.Name] = true
 	}
-	pr := &packReader{cache: map[packOffset]*packObject{}, byID: map[plumbing.Hash]*packObject{}}
+	pr := &Reader{cache: map[packOffset]*Object{}, byID: map[plumbing.Hash]*Object{}}
 	for _, e := range ents {
 		base, ok := strings.CutSuffix(e.Name, ".idx")
 		if !ok || !strings.HasPrefix(base, "pack-") || !names[base+".pack"] {
 			continue
 		}
 		if len(pr.packs) == maxPacks {
-			pr.close()
+			pr.Close()
 			return nil
 		}
-		p, err := r.openReadPack(".git/objects/pack/" + base)
+		p, err := openPack(ctl, ".git/objects/pack/"+base)
 		if err != nil {
-			pr.close()
+			pr.Close()
 			return nil
 		}
 		pr.packs = append(pr.packs, p)
@@ -202,17 +207,23 @@ func (r *Repo) newPackReader() *packReader {
 	return pr
 }
 
-func (r *Repo) openReadPack(base string) (*readPack, error) {
-	fi, err := r.ctl.Open(base + ".idx")
+// Preloaded is a Reader that answers the objects of objs and no others
+// (for tests of the code above it).
+func Preloaded(objs map[plumbing.Hash]*Object) *Reader {
+	return &Reader{cache: map[packOffset]*Object{}, byID: objs}
+}
+
+func openPack(ctl *sfs.Control, base string) (*readPack, error) {
+	fi, err := ctl.Open(base + ".idx")
 	if err != nil {
 		return nil, err
 	}
-	idx, err := readIndex(fi)
+	idx, err := ReadIndex(fi)
 	fi.Close()
 	if err != nil {
 		return nil, err
 	}
-	f, err := r.ctl.Open(base + ".pack")
+	f, err := ctl.Open(base + ".pack")
 	if err != nil {
 		return nil, err
 	}
@@ -224,9 +235,9 @@ func (r *Repo) openReadPack(base string) (*readPack, error) {
 	return &readPack{idx: idx, f: f, size: st.Size, chunks: map[int64][]byte{}}, nil
 }
 
-// readIndex is the pack index f, from packIndexes when it holds this very
+// ReadIndex is the pack index f, from packIndexes when it holds this very
 // file, else read and parsed (and then kept there).
-func readIndex(f *sfs.File) (*rawIndex, error) {
+func ReadIndex(f *sfs.File) (*Index, error) {
 	st, err := f.Fstat()
 	if err != nil {
 		return nil, err
@@ -258,8 +269,12 @@ func readIndex(f *sfs.File) (*rawIndex, error) {
 // 650 KB, read and copied at every request otherwise).
 var packIndexes = &indexCache{max: maxCachedIndexBytes}
 
-// indexReads counts the pack indexes read from their files (tests).
+// indexReads counts the pack indexes read from their files.
 var indexReads atomic.Int64
+
+// IndexReads is how many pack indexes were read from their files (not
+// answered from the cache) since the process started (tests watch it).
+func IndexReads() int64 { return indexReads.Load() }
 
 // maxCachedIndexBytes bounds packIndexes.
 const maxCachedIndexBytes = 32 << 20
@@ -285,11 +300,11 @@ type indexCache struct {
 }
 
 type cachedIndex struct {
-	idx  *rawIndex
+	idx  *Index
 	used uint64
 }
 
-func (c *indexCache) get(k indexKey) *rawIndex {
+func (c *indexCache) get(k indexKey) *Index {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.m[k]
@@ -301,7 +316,7 @@ func (c *indexCache) get(k indexKey) *rawIndex {
 	return e.idx
 }
 
-func (c *indexCache) put(k indexKey, idx *rawIndex) {
+func (c *indexCache) put(k indexKey, idx *Index) {
 	n := int64(len(idx.b))
 	if n > c.max/2 {
 		return
@@ -351,7 +366,7 @@ func readAllSized(f *sfs.File, limit int64) ([]byte, error) {
 	return append(b, more...), err
 }
 
-func (pr *packReader) close() {
+func (pr *Reader) Close() {
 	if pr == nil {
 		return
 	}
@@ -365,19 +380,20 @@ func (pr *packReader) close() {
 	clear(pr.byID)
 }
 
-// get reads the object id from the packs; ok is false when it is in none
-// of them (or too large), and open should stream it.
-func (pr *packReader) get(id plumbing.Hash) (o *packObject, ok bool, err error) {
-	return pr.read(id, true)
+// Get reads the object id from the packs; ok is false when it is in none
+// of them (or too large), and the caller should stream it.
+func (pr *Reader) Get(id plumbing.Hash) (o *Object, ok bool, err error) {
+	return pr.Load(id, true)
 }
 
-// getOnce is get for an object the caller keeps decoded (a commit): it
+// GetOnce is Get for an object the caller keeps decoded (a commit): it
 // is not cached, unless it is read again as a delta base.
-func (pr *packReader) getOnce(id plumbing.Hash) (o *packObject, ok bool, err error) {
-	return pr.read(id, false)
+func (pr *Reader) GetOnce(id plumbing.Hash) (o *Object, ok bool, err error) {
+	return pr.Load(id, false)
 }
 
-func (pr *packReader) read(id plumbing.Hash, keep bool) (o *packObject, ok bool, err error) {
+// Load is Get when keep, else GetOnce.
+func (pr *Reader) Load(id plumbing.Hash, keep bool) (o *Object, ok bool, err error) {
 	if pr == nil {
 		return nil, false, nil
 	}
@@ -385,7 +401,7 @@ func (pr *packReader) read(id plumbing.Hash, keep bool) (o *packObject, ok bool,
 		return o, true, nil
 	}
 	for i, p := range pr.packs {
-		off, found := p.idx.find(id)
+		off, found := p.idx.Find(id)
 		if !found {
 			continue
 		}
@@ -408,17 +424,17 @@ var errPackTooLarge = errors.New("pack object too large for the pack reader")
 
 // at reads the object at off of pack i, and caches it if keep (delta
 // bases always are).
-func (pr *packReader) at(i int, off int64, depth int, keep bool) (*packObject, error) {
+func (pr *Reader) at(i int, off int64, depth int, keep bool) (*Object, error) {
 	key := packOffset{i, off}
 	if o, ok := pr.cache[key]; ok {
 		return o, nil
 	}
-	if depth > maxDeltaDepth {
-		return nil, damaged("a pack delta chain deeper than %d", maxDeltaDepth)
+	if depth > MaxDeltaDepth {
+		return nil, Damaged("a pack delta chain deeper than %d", MaxDeltaDepth)
 	}
 	p := pr.packs[i]
 	if off < 12 || off >= p.size {
-		return nil, damaged("a pack offset %d out of its pack", off)
+		return nil, Damaged("a pack offset %d out of its pack", off)
 	}
 	// The header: type and size, then a delta's base (at most 10 + 10
 	// or 20 bytes).
@@ -439,14 +455,14 @@ func (pr *packReader) at(i int, off int64, depth int, keep bool) (*packObject, e
 	size := uint64(c & 15)
 	for shift := 4; c&0x80 != 0; shift += 7 {
 		if shift > 60 {
-			return nil, damaged("a pack entry size that overflows")
+			return nil, Damaged("a pack entry size that overflows")
 		}
 		if c, err = next(); err != nil {
 			return nil, err
 		}
 		size |= uint64(c&0x7f) << shift
 	}
-	if size > maxPackObject {
+	if size > MaxObject {
 		return nil, errPackTooLarge
 	}
 	var baseOff int64 = -1
@@ -460,7 +476,7 @@ func (pr *packReader) at(i int, off int64, depth int, keep bool) (*packObject, e
 		rel := int64(c & 0x7f)
 		for c&0x80 != 0 {
 			if rel > 1<<55 {
-				return nil, damaged("a pack delta offset that overflows")
+				return nil, Damaged("a pack delta offset that overflows")
 			}
 			if c, err = next(); err != nil {
 				return nil, err
@@ -468,7 +484,7 @@ func (pr *packReader) at(i int, off int64, depth int, keep bool) (*packObject, e
 			rel = (rel+1)<<7 | int64(c&0x7f)
 		}
 		if baseOff = off - rel; rel <= 0 || baseOff < 12 {
-			return nil, damaged("a pack delta base out of its pack")
+			return nil, Damaged("a pack delta base out of its pack")
 		}
 	case plumbing.REFDeltaObject:
 		if n+20 > len(hdr) {
@@ -477,14 +493,14 @@ func (pr *packReader) at(i int, off int64, depth int, keep bool) (*packObject, e
 		copy(baseID[:], hdr[n:])
 		n += 20
 	default:
-		return nil, damaged("a pack entry of type %d", typ)
+		return nil, Damaged("a pack entry of type %d", typ)
 	}
-	var o *packObject
+	var o *Object
 	switch {
 	case baseOff >= 0 || typ == plumbing.REFDeltaObject:
 		// The base first: its reading may reuse scratch, which then
 		// holds the delta until it is applied.
-		var base *packObject
+		var base *Object
 		if baseOff >= 0 {
 			base, err = pr.at(i, baseOff, depth+1, true)
 		} else {
@@ -500,25 +516,25 @@ func (pr *packReader) at(i int, off int64, depth int, keep bool) (*packObject, e
 		if err := pr.inflate(p, off+int64(n), delta); err != nil {
 			return nil, err
 		}
-		out, err := applyDelta(base.data, delta)
+		out, err := applyDelta(base.Data, delta)
 		if err != nil {
 			return nil, err
 		}
-		o = &packObject{typ: base.typ, data: out}
+		o = &Object{Type: base.Type, Data: out}
 	default:
 		data := make([]byte, size)
 		if err := pr.inflate(p, off+int64(n), data); err != nil {
 			return nil, err
 		}
-		o = &packObject{typ: typ, data: data}
+		o = &Object{Type: typ, Data: data}
 	}
 	if !keep {
 		return o, nil
 	}
-	if pr.cacheBytes += len(o.data) + 64; pr.cacheBytes > maxPackCacheBytes {
+	if pr.cacheBytes += len(o.Data) + 64; pr.cacheBytes > maxPackCacheBytes {
 		clear(pr.cache)
 		clear(pr.byID)
-		pr.cacheBytes = len(o.data) + 64
+		pr.cacheBytes = len(o.Data) + 64
 	}
 	pr.cache[key] = o
 	return o, nil
@@ -527,7 +543,7 @@ func (pr *packReader) at(i int, off int64, depth int, keep bool) (*packObject, e
 // applyDelta is go-git's packfile.PatchDelta (the same checks and
 // errors) into a buffer of the target size the delta gives, which it
 // fills once (PatchDelta grows a bytes.Buffer); targets larger than
-// maxPackObject are errPackTooLarge.
+// MaxObject are errPackTooLarge.
 func applyDelta(src, delta []byte) ([]byte, error) {
 	if len(src) == 0 || len(delta) < 2 {
 		return nil, packfile.ErrInvalidDelta
@@ -555,7 +571,7 @@ func applyDelta(src, delta []byte) ([]byte, error) {
 	if !ok {
 		return nil, packfile.ErrInvalidDelta
 	}
-	if size > maxPackObject {
+	if size > MaxObject {
 		return nil, errPackTooLarge
 	}
 	out := make([]byte, size)
@@ -608,20 +624,20 @@ func applyDelta(src, delta []byte) ([]byte, error) {
 }
 
 // refBase is a REF_DELTA's base, in any of the packs.
-func (pr *packReader) refBase(id plumbing.Hash, depth int) (*packObject, error) {
+func (pr *Reader) refBase(id plumbing.Hash, depth int) (*Object, error) {
 	for i, p := range pr.packs {
-		if off, found := p.idx.find(id); found {
+		if off, found := p.idx.Find(id); found {
 			return pr.at(i, off, depth, true)
 		}
 	}
-	return nil, errPackTooLarge // a base elsewhere (loose): open streams it
+	return nil, errPackTooLarge // a base elsewhere (loose): the caller streams it
 }
 
 // inflate inflates the zlib stream at off of p into data, which it
 // fills exactly: with the inflater from the pack's bytes in place, or
 // else (a stream it does not take, or one longer than the bytes it was
 // given) with compress/zlib.
-func (pr *packReader) inflate(p *readPack, off int64, data []byte) error {
+func (pr *Reader) inflate(p *readPack, off int64, data []byte) error {
 	// Enough for a stream of stored blocks (5 bytes each 64 KiB) and the
 	// zlib header and trailer; deflated data is rarely longer.
 	if pr.inf.inflate(p.span(off, len(data)+len(data)/8+64), data) {
@@ -643,64 +659,47 @@ func (pr *packReader) inflate(p *readPack, off int64, data []byte) error {
 		return err
 	}
 	if _, err := io.ReadFull(pr.zr, data); err != nil {
-		return damaged("a pack entry that inflates short: %v", err)
+		return Damaged("a pack entry that inflates short: %v", err)
 	}
 	// Its end, where zlib checks the Adler-32.
 	var b [1]byte
 	if n, err := pr.zr.Read(b[:]); n > 0 || err != io.EOF {
-		return damaged("a pack entry whose data does not end as its header says: %v", err)
+		return Damaged("a pack entry whose data does not end as its header says: %v", err)
 	}
 	return nil
 }
 
-// knownObject is a packObject as a go-git EncodedObject whose id is the
-// one it was looked up by (not computed again).
-type knownObject struct {
-	id plumbing.Hash
-	*packObject
-}
-
-func (o knownObject) Hash() plumbing.Hash             { return o.id }
-func (o knownObject) Type() plumbing.ObjectType       { return o.typ }
-func (o knownObject) SetType(plumbing.ObjectType)     {}
-func (o knownObject) Size() int64                     { return int64(len(o.data)) }
-func (o knownObject) SetSize(int64)                   {}
-func (o knownObject) Writer() (io.WriteCloser, error) { return nil, errReadOnly }
-func (o knownObject) Reader() (io.ReadCloser, error) {
-	return io.NopCloser(bytes.NewReader(o.data)), nil
-}
-
-// rawIndex is a pack index held in memory and searched in place by
+// Index is a pack index held in memory and searched in place by
 // idxSearch (version 2) or v1Search (version 1, written by git before
 // 1.5.2), nothing decoded, hashed or copied beforehand.
-type rawIndex struct {
+type Index struct {
 	b  memIndex // without its trailer: reads past the tables fail
 	v1 bool
 }
 
-var errPackIndex = errors.New("pack index is not a version 2 index")
+var ErrIndex = errors.New("pack index is not a version 2 index")
 
-func parseRawIndex(b []byte) (*rawIndex, error) {
+func parseRawIndex(b []byte) (*Index, error) {
 	if len(b) >= 256*4+40 && string(b[:4]) != "\377tOc" {
 		// Version 1: the fan-out table, then (offset, id) entries.
 		n := int(binary.BigEndian.Uint32(b[255*4:]))
 		if n < 0 || n > len(b)/24 || 256*4+n*24+40 != len(b) {
-			return nil, errPackIndex
+			return nil, ErrIndex
 		}
-		return &rawIndex{b: b[:len(b)-40], v1: true}, nil
+		return &Index{b: b[:len(b)-40], v1: true}, nil
 	}
 	if len(b) < 8+256*4+40 || string(b[:4]) != "\377tOc" || binary.BigEndian.Uint32(b[4:8]) != 2 {
-		return nil, errPackIndex
+		return nil, ErrIndex
 	}
 	n := int(binary.BigEndian.Uint32(b[8+255*4:]))
 	if large := 8 + 256*4 + n*28; n < 0 || n > len(b)/28 || large+40 > len(b) {
-		return nil, errPackIndex
+		return nil, ErrIndex
 	}
-	return &rawIndex{b: b[:len(b)-40]}, nil
+	return &Index{b: b[:len(b)-40]}, nil
 }
 
-// find is the offset of id in the pack, ok false when it has none.
-func (ix *rawIndex) find(id plumbing.Hash) (int64, bool) {
+// Find is the offset of id in the pack, ok false when it has none.
+func (ix *Index) Find(id plumbing.Hash) (int64, bool) {
 	if ix.v1 {
 		return v1Search(ix.b, id)
 	}

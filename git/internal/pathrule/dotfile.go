@@ -1,14 +1,8 @@
-package git
+package pathrule
 
 import (
 	"bytes"
-	"fmt"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-
-	sfs "github.com/serverfs/serverfs/fs"
 )
 
 // git fsck also reads the blobs a tree names .gitmodules or
@@ -20,21 +14,17 @@ import (
 // of its configuration parser and URL handling they rely on.
 
 var (
-	ruleGitmodParse  = pathRule{"gitmodulesParse", "git cannot parse this .gitmodules as configuration; git fsck --strict reports it"}
-	ruleGitmodName   = pathRule{"gitmodulesName", "a submodule name in this .gitmodules is empty or holds a .. component; git fsck rejects it"}
-	ruleGitmodURL    = pathRule{"gitmodulesUrl", "a submodule url in this .gitmodules looks like an option, escapes its root, or carries a newline; git fsck rejects it"}
-	ruleGitmodPath   = pathRule{"gitmodulesPath", "a submodule path in this .gitmodules looks like an option; git fsck rejects it"}
-	ruleGitmodUpdate = pathRule{"gitmodulesUpdate", "a submodule update setting in this .gitmodules is a command (!...); git fsck rejects it"}
-	ruleGitattrLine  = pathRule{"gitattributesLineLength", "this .gitattributes has a line of 2048 bytes or more; git fsck rejects it"}
+	ruleGitmodParse  = Rule{"gitmodulesParse", "git cannot parse this .gitmodules as configuration; git fsck --strict reports it"}
+	ruleGitmodName   = Rule{"gitmodulesName", "a submodule name in this .gitmodules is empty or holds a .. component; git fsck rejects it"}
+	ruleGitmodURL    = Rule{"gitmodulesUrl", "a submodule url in this .gitmodules looks like an option, escapes its root, or carries a newline; git fsck rejects it"}
+	ruleGitmodPath   = Rule{"gitmodulesPath", "a submodule path in this .gitmodules looks like an option; git fsck rejects it"}
+	ruleGitmodUpdate = Rule{"gitmodulesUpdate", "a submodule update setting in this .gitmodules is a command (!...); git fsck rejects it"}
+	ruleGitattrLine  = Rule{"gitattributesLineLength", "this .gitattributes has a line of 2048 bytes or more; git fsck rejects it"}
 )
 
-// maxDotfileCheck bounds the .gitmodules or .gitattributes a commit reads
-// back to check (the size git reads attribute files up to here too).
-const maxDotfileCheck = maxConfigBytes
-
-// isGitmodulesName and isGitattributesName are fsck's tests of an entry
+// IsGitmodulesName and IsGitattributesName are fsck's tests of an entry
 // name for the blobs whose content it checks.
-func isGitmodulesName(name string) bool {
+func IsGitmodulesName(name string) bool {
 	if isHFSDot(name, "gitmodules") || isNTFSDot(name, "gitmodules", "gi7eba") {
 		return true
 	}
@@ -49,49 +39,13 @@ func isGitmodulesName(name string) bool {
 	}
 }
 
-func isGitattributesName(name string) bool {
+func IsGitattributesName(name string) bool {
 	return isHFSDot(name, "gitattributes") || isNTFSDot(name, "gitattributes", "gi7d29")
 }
 
-// dotfileContentErr refuses blob id recorded at p (mode mode) when git
-// fsck would flag its content; nil for every other path.
-func (r *Repo) dotfileContentErr(alias, p string, mode filemode.FileMode, id plumbing.Hash) error {
-	if mode != filemode.Regular && mode != filemode.Executable {
-		return nil
-	}
-	name := p[strings.LastIndexByte(p, '/')+1:]
-	modules, attrs := isGitmodulesName(name), isGitattributesName(name)
-	if !modules && !attrs {
-		return nil
-	}
-	size, err := r.blobSize(id)
-	if err != nil {
-		return err
-	}
-	if size > maxDotfileCheck {
-		return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: alias, Path: p, Msg: fmt.Sprintf(
-			"is larger than the %d bytes ServerFS reads to check it as git fsck checks .gitmodules and .gitattributes", maxDotfileCheck)}
-	}
-	data, err := r.readBlob(id, size)
-	if err != nil {
-		return err
-	}
-	var rule *pathRule
-	if modules {
-		rule = gitmodulesRule(data)
-	}
-	if rule == nil && attrs {
-		rule = gitattributesRule(data)
-	}
-	if rule != nil {
-		return gitPathErr(alias, p, rule)
-	}
-	return nil
-}
-
-// gitattributesRule is fsck's check of a .gitattributes blob: no line
+// Gitattributes is fsck's check of a .gitattributes blob: no line
 // (up to the first NUL, as git reads it) of 2048 bytes or more.
-func gitattributesRule(data []byte) *pathRule {
+func Gitattributes(data []byte) *Rule {
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		data = data[:i]
 	}
@@ -108,10 +62,10 @@ func gitattributesRule(data []byte) *pathRule {
 	return nil
 }
 
-// gitmodulesRule is fsck's check of a .gitmodules blob: git's
+// Gitmodules is fsck's check of a .gitmodules blob: git's
 // configuration parser, then every submodule.<name>.<key> it reads.
-func gitmodulesRule(data []byte) *pathRule {
-	var found *pathRule
+func Gitmodules(data []byte) *Rule {
+	var found *Rule
 	ok := (&configParser{buf: data}).parse(func(v string, value *string) {
 		if r := gitmodulesEntryRule(v, value); r != nil && found == nil {
 			found = r
@@ -129,7 +83,7 @@ func gitmodulesRule(data []byte) *pathRule {
 // gitmodulesEntryRule is fsck_gitmodules_fn for the variable v (section,
 // subsection and key, as the parser made it) with value (nil for a key
 // without '=').
-func gitmodulesEntryRule(v string, value *string) *pathRule {
+func gitmodulesEntryRule(v string, value *string) *Rule {
 	rest, ok := strings.CutPrefix(v, "submodule")
 	if !ok || !strings.HasPrefix(rest, ".") {
 		return nil

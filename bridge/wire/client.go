@@ -1,4 +1,4 @@
-package bridge
+package wire
 
 import (
 	"bufio"
@@ -26,9 +26,12 @@ type Client struct {
 	leases map[string]string // workdir -> lease id held by this process
 }
 
-// maxResponseBytes bounds one answer (action output tails are bounded
-// well below it).
-const maxResponseBytes = 4 << 20
+// The server's writes take the Client as their lease, and commits are
+// guarded through it: a lost method would silently drop the guard.
+var (
+	_ sfs.WriterLease = (*Client)(nil)
+	_ sfs.CommitGuard = (*Client)(nil)
+)
 
 // NewClient reads the shared token from tokenFile (a compose secret) and
 // returns a client for the bridge's socket. Nothing is dialled yet.
@@ -53,9 +56,10 @@ func unavailable(err error) error {
 	return &sfs.Error{Code: sfs.CodeBridgeUnavailable, Msg: "the host bridge is not reachable; ask the administrator to start it", Err: err}
 }
 
-// call sends one request and decodes the result into out. ctx bounds
+// Call sends one request and decodes the result into out (nil: the
+// result is not read). ctx bounds
 // the whole exchange: when it ends the connection is closed.
-func (c *Client) call(ctx context.Context, method string, params, out any) error {
+func (c *Client) Call(ctx context.Context, method string, params, out any) error {
 	p, err := json.Marshal(params)
 	if err != nil {
 		return err
@@ -107,10 +111,8 @@ func (c *Client) Acquire(ctx context.Context, workdir string) (func(), error) {
 	deadline := time.Now().Add(sfs.LeaseWait)
 	var id string
 	for {
-		var res struct {
-			Lease string `json:"lease"`
-		}
-		err := c.call(ctx, "lease.acquire", leaseParams{Workdir: workdir, Purpose: "write or commit", TTLSeconds: int(DefaultLeaseTTL / time.Second)}, &res)
+		var res LeaseResult
+		err := c.Call(ctx, MethodLeaseAcquire, LeaseParams{Workdir: workdir, Purpose: "write or commit", TTLSeconds: int(DefaultLeaseTTL / time.Second)}, &res)
 		if err == nil {
 			id = res.Lease
 			break
@@ -128,10 +130,10 @@ func (c *Client) Acquire(ctx context.Context, workdir string) (func(), error) {
 	c.leases[workdir] = id
 	c.mu.Unlock()
 	done := make(chan struct{})
-	go renewUntil(done, func() {
+	go RenewUntil(done, func() {
 		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		c.call(rctx, "lease.renew", leaseParams{Workdir: workdir, Lease: id, TTLSeconds: int(DefaultLeaseTTL / time.Second)}, nil)
+		c.Call(rctx, MethodLeaseRenew, LeaseParams{Workdir: workdir, Lease: id, TTLSeconds: int(DefaultLeaseTTL / time.Second)}, nil)
 	})
 	var once sync.Once
 	return func() {
@@ -141,7 +143,7 @@ func (c *Client) Acquire(ctx context.Context, workdir string) (func(), error) {
 			delete(c.leases, workdir)
 			c.mu.Unlock()
 			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			c.call(rctx, "lease.release", leaseParams{Workdir: workdir, Lease: id}, nil)
+			c.Call(rctx, MethodLeaseRelease, LeaseParams{Workdir: workdir, Lease: id}, nil)
 			cancel()
 		})
 	}, nil
@@ -150,25 +152,25 @@ func (c *Client) Acquire(ctx context.Context, workdir string) (func(), error) {
 // GuardCommit registers the commit this process is making (its
 // .git/index.lock exists; ref has the value old) under the lease it
 // holds, so that the bridge finishes or undoes it if this process dies
-// (see Leases.GuardCommit). git.Commit calls it.
+// (see the bridge's Leases.GuardCommit). git.Commit calls it.
 func (c *Client) GuardCommit(ctx context.Context, workdir, ref, old string) error {
 	c.mu.Lock()
 	id := c.leases[workdir]
 	c.mu.Unlock()
-	return c.call(ctx, "lease.guard_commit", leaseParams{Workdir: workdir, Lease: id, Ref: ref, Old: old}, nil)
+	return c.Call(ctx, MethodLeaseGuardCommit, LeaseParams{Workdir: workdir, Lease: id, Ref: ref, Old: old}, nil)
 }
 
 // Actions lists the workdir's named actions.
 func (c *Client) Actions(ctx context.Context, workdir string) ([]ActionInfo, error) {
 	var out []ActionInfo
-	err := c.call(ctx, "actions.list", pushParams{Workdir: workdir}, &out)
+	err := c.Call(ctx, MethodActionsList, PushParams{Workdir: workdir}, &out)
 	return out, err
 }
 
 // RunAction runs a named action (path only for actions that take one).
 func (c *Client) RunAction(ctx context.Context, workdir, action, path string) (*ActionResult, error) {
 	var out ActionResult
-	if err := c.call(ctx, "actions.run", actionParams{Workdir: workdir, Action: action, Path: path}, &out); err != nil {
+	if err := c.Call(ctx, MethodActionsRun, ActionParams{Workdir: workdir, Action: action, Path: path}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -178,7 +180,7 @@ func (c *Client) RunAction(ctx context.Context, workdir, action, path string) (*
 // for the release tag.
 func (c *Client) RunRelease(ctx context.Context, workdir, action, tag string) (*ReleaseResult, error) {
 	var out ReleaseResult
-	if err := c.call(ctx, "actions.release", actionParams{Workdir: workdir, Action: action, ReleaseTag: tag}, &out); err != nil {
+	if err := c.Call(ctx, MethodActionsRelease, ActionParams{Workdir: workdir, Action: action, ReleaseTag: tag}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -187,7 +189,7 @@ func (c *Client) RunRelease(ctx context.Context, workdir, action, tag string) (*
 // Push pushes the workdir's current branch to its upstream.
 func (c *Client) Push(ctx context.Context, workdir string) (*PushResult, error) {
 	var out PushResult
-	if err := c.call(ctx, "repo.push", pushParams{Workdir: workdir}, &out); err != nil {
+	if err := c.Call(ctx, MethodRepoPush, PushParams{Workdir: workdir}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -196,7 +198,7 @@ func (c *Client) Push(ctx context.Context, workdir string) (*PushResult, error) 
 // Offer asks the bridge what it serves beyond named actions and push.
 func (c *Client) Offer(ctx context.Context) (Offer, error) {
 	var out Offer
-	err := c.call(ctx, "bridge.offer", struct{}{}, &out)
+	err := c.Call(ctx, MethodBridgeOffer, struct{}{}, &out)
 	return out, err
 }
 
@@ -209,7 +211,17 @@ func (c *Client) RunGrant(ctx context.Context, workdir, grant string) (*GrantRes
 		grant = grant[:MaxGrantBytes+1]
 	}
 	var out GrantResult
-	if err := c.call(ctx, "grants.run", grantParams{Workdir: workdir, Grant: grant}, &out); err != nil {
+	if err := c.Call(ctx, MethodGrantsRun, GrantParams{Workdir: workdir, Grant: grant}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// RunWorkspaceAction runs a command action of the workdir in its
+// workspace id (the ID of ALIAS@ID), as RunAction does in the workdir.
+func (c *Client) RunWorkspaceAction(ctx context.Context, workdir, id, action, path string) (*ActionResult, error) {
+	var out ActionResult
+	if err := c.Call(ctx, MethodActionsRun, ActionParams{Workdir: workdir, Workspace: id, Action: action, Path: path}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

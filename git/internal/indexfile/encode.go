@@ -1,4 +1,4 @@
-package git
+package indexfile
 
 import (
 	"crypto/sha1"
@@ -9,17 +9,17 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
-// indexEntry is an index entry with the flag go-git drops.
-type indexEntry struct {
+// Entry is an index entry with the flag go-git drops.
+type Entry struct {
 	*index.Entry
-	assumeValid bool
+	AssumeValid bool
 }
 
-// encodeIndex writes an index file as git does (versions 2 to 4), keeping
+// Encode writes an index file as git does (versions 2 to 4), keeping
 // every entry flag, with the cache tree (TREE extension) when treeExt is
 // not nil. Other extensions are not written: they are caches git
 // recreates.
-func encodeIndex(version uint32, entries []indexEntry, treeExt []byte) []byte {
+func Encode(version uint32, entries []Entry, treeExt []byte) []byte {
 	sort.Slice(entries, func(i, j int) bool {
 		if entries[i].Name != entries[j].Name {
 			return entries[i].Name < entries[j].Name
@@ -54,7 +54,7 @@ func encodeIndex(version uint32, entries []indexEntry, treeExt []byte) []byte {
 		} else {
 			flags |= 0xfff
 		}
-		if e.assumeValid {
+		if e.AssumeValid {
 			flags |= 0x8000
 		}
 		extended := e.IntentToAdd || e.SkipWorktree
