@@ -18,7 +18,6 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/indexfile"
 	"github.com/serverfs/serverfs/git/internal/pathrule"
-	"github.com/serverfs/serverfs/gitignore"
 )
 
 // Commit limits.
@@ -731,7 +730,8 @@ func (c ctxReader) Read(p []byte) (int, error) {
 // is excluded, itself or through an excluded parent directory, by the
 // rules git applies.
 func (r *Repo) pathIgnored(p string, dir bool, entry func(string) *index.Entry) (bool, error) {
-	s := r.newIgnoreStack(r.skipWorktreeBlobs(entry))
+	fromIndex := r.skipWorktreeBlobs(entry)
+	s := r.newIgnoreStack(context.Background(), fromIndex)
 	comps := strings.Split(p, "/")
 	for i := range comps {
 		base := comps[:i]
@@ -740,11 +740,11 @@ func (r *Repo) pathIgnored(p string, dir bool, entry func(string) *index.Entry) 
 		// absent, as in git.
 		b, err := r.readControl(name)
 		if err != nil || b == nil {
-			b = s.fromIndex(name)
+			b = fromIndex(name)
 		}
-		s.frames = append(s.frames, gitignore.Parse(b, base))
+		s.Push(b, base)
 		isDir := i < len(comps)-1 || dir
-		if s.ignored(strings.Join(comps[:i+1], "/"), isDir, i+1) {
+		if s.Ignored(strings.Join(comps[:i+1], "/"), isDir, i+1) {
 			return true, nil
 		}
 	}

@@ -177,8 +177,7 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 
 	seen := map[string]bool{}
 	wctl := ws.Control()
-	ign := r.newIgnoreStack(nil)
-	ign.ctx = ctx
+	ign := r.newIgnoreStack(ctx, nil)
 	ignoredDirs := map[string]bool{}
 	budget := int64(maxCommitBytes)
 	var walkErr error
@@ -206,7 +205,7 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 		if i := strings.LastIndexByte(we.Path, '/'); i >= 0 {
 			parent = we.Path[:i]
 		}
-		ignored := ignoredDirs[parent] || ign.ignored(we.Path, we.Type == sfs.TypeDirectory, we.Depth)
+		ignored := ignoredDirs[parent] || ign.Ignored(we.Path, we.Type == sfs.TypeDirectory, we.Depth)
 		switch we.Type {
 		case sfs.TypeDirectory:
 			if ignored {
@@ -230,12 +229,12 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 		entries[we.Path] = e
 		return sfs.WalkContinue
 	}
-	res, err := ws.Walk(ctx, "", sfs.WalkOptions{MaxEntries: r.fs.Limits().MaxWalkEntries, Enter: ign.enter, Visit: visit})
+	res, err := ws.Walk(ctx, "", sfs.WalkOptions{MaxEntries: r.fs.Limits().MaxWalkEntries, Enter: ign.Enter, Visit: visit})
 	if err == nil {
 		err = walkErr
 	}
 	if err == nil {
-		err = ign.overErr(ws.Alias())
+		err = ign.Err(ws.Alias())
 	}
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/ignore"
 )
 
 // The work-tree scan of a status: every visible entry is compared with the
@@ -64,7 +65,7 @@ type treeWalk struct {
 	ctx     context.Context // the scan's deadline, for hashing inside a file
 	r       *Repo
 	in      *scanInput
-	ign     *ignoreStack
+	ign     *ignore.Stack
 	budget  *atomic.Int64
 	root    bool      // the walk of the root directory: queue subdirectories
 	queue   []subtree // root walk: directories to walk next
@@ -83,10 +84,9 @@ func (r *Repo) scanWorktree(ctx context.Context, in scanInput) (*scanResult, err
 	budget.Store(int64(r.fs.Limits().MaxWalkEntries))
 
 	fromIndex := r.skipWorktreeBlobs(func(p string) *index.Entry { return in.tracked[p].Entry })
-	rootIgn := r.newIgnoreStack(fromIndex)
-	rootIgn.ctx = ctx
+	rootIgn := r.newIgnoreStack(ctx, fromIndex)
 	root := &treeWalk{ctx: ctx, r: r, in: &in, ign: rootIgn, budget: budget, root: true, ignored: map[string]bool{}}
-	rootRes, rootErr := r.w.Walk(ctx, "", sfs.WalkOptions{MaxEntries: r.fs.Limits().MaxWalkEntries, Enter: rootIgn.enter, Visit: root.visit})
+	rootRes, rootErr := r.w.Walk(ctx, "", sfs.WalkOptions{MaxEntries: r.fs.Limits().MaxWalkEntries, Enter: rootIgn.Enter, Visit: root.visit})
 
 	walks := []*treeWalk{root}
 	walkRes := []sfs.WalkResult{rootRes}
@@ -107,10 +107,10 @@ func (r *Repo) scanWorktree(ctx context.Context, in scanInput) (*scanResult, err
 						return
 					}
 					st := root.queue[i]
-					ign := rootIgn.below(1)
+					ign := rootIgn.Below(1)
 					tw := &treeWalk{ctx: ctx, r: r, in: &in, ign: ign, budget: budget, ignored: map[string]bool{st.path: st.ignored}}
 					sub[i] = tw
-					subRes[i], subErrs[i] = r.w.Walk(ctx, st.path, sfs.WalkOptions{MaxEntries: r.fs.Limits().MaxWalkEntries, Enter: ign.enter, Visit: tw.visit})
+					subRes[i], subErrs[i] = r.w.Walk(ctx, st.path, sfs.WalkOptions{MaxEntries: r.fs.Limits().MaxWalkEntries, Enter: ign.Enter, Visit: tw.visit})
 				}
 			}()
 		}
@@ -128,7 +128,7 @@ func (r *Repo) scanWorktree(ctx context.Context, in scanInput) (*scanResult, err
 		if tw.err != nil {
 			return nil, tw.err
 		}
-		if err := tw.ign.overErr(alias); err != nil {
+		if err := tw.ign.Err(alias); err != nil {
 			return nil, err
 		}
 		switch {
@@ -223,7 +223,7 @@ func (tw *treeWalk) visit(we *sfs.WalkEntry) sfs.WalkAction {
 	if i := strings.LastIndexByte(we.Path, '/'); i >= 0 {
 		parent = we.Path[:i]
 	}
-	ignored := tw.ignored[parent] || tw.ign.ignored(we.Path, isDir, we.Depth)
+	ignored := tw.ignored[parent] || tw.ign.Ignored(we.Path, isDir, we.Depth)
 	if !isDir {
 		if !ignored && we.Type != sfs.TypeOther {
 			tw.untrack = append(tw.untrack, we.Path)

@@ -1,8 +1,9 @@
 // Package gitignore parses and matches the patterns of gitignore files
 // (and the pattern column of gitattributes) as git's dir.c and wildmatch
 // do; git/ checks it against git itself on randomized repositories, search/
-// against ripgrep. It knows nothing about repositories or walks: callers
-// stack the patterns of each directory and decide precedence (Decide).
+// against ripgrep. It knows nothing about repositories or walks: package
+// ignore stacks the patterns of each directory and decides precedence
+// (Decide).
 //
 // Ignore files are agents' input: parsing compiles nothing (patterns keep
 // their text and are matched by wildmatch, a port of git's), DecideContext
@@ -178,7 +179,7 @@ func Decide(ps []Pattern, path string, isDir bool) (ignored, decided bool) {
 // once (the files of the directories it is in, see Cost): 24 MiB, room
 // for 200,000 patterns or dozens of ordinary large ignore files. Git has
 // no such bound; callers that reach it refuse the call rather than apply
-// some of the rules (see search/ and git/).
+// some of the rules (see package ignore).
 const MaxCostInForce = 24 << 20
 
 // Cost is the memory that the patterns ps parsed from data hold: the

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/serverfs/serverfs/decompress"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/search"
 )
@@ -43,7 +44,7 @@ const (
 	// calls wait briefly rather than fail.
 	DefaultHeavyQueue = 256
 	// workerBytes is the memory budgeted per search worker: a .zst
-	// decoder's window (at most search.MaxZstdWindow, 8 MiB, plus ~0.5
+	// decoder's window (at most decompress.MaxZstdWindow, 8 MiB, plus ~0.5
 	// MiB) and the worker's 256 KiB buffers, with room to spare.
 	workerBytes = 16 << 20
 	// minHeavyCallBytes is the least a heavy call is budgeted at: a
@@ -423,7 +424,7 @@ var toolCosts = map[string]costFn{
 
 // compressedPath reports whether a read of path decompresses.
 func compressedPath(path string) bool {
-	return search.CompressionOf(path[strings.LastIndexByte(path, '/')+1:]) != ""
+	return decompress.Kind(path[strings.LastIndexByte(path, '/')+1:]) != ""
 }
 
 // costOf is the classification of tool name; it panics for an

@@ -11,7 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	sfs "github.com/serverfs/serverfs/fs"
-	"github.com/serverfs/serverfs/search"
+	"github.com/serverfs/serverfs/ignore"
 )
 
 // list_directory's answer is compact (issue 17): a listing is the call an
@@ -134,19 +134,20 @@ func listDirectory(ctx context.Context, d *Deps, in listDirectoryIn) (*listOut, 
 		return out, info, nil
 	}
 	opts := sfs.TreeOptions{Depth: in.Depth, DirsOnly: in.DirsOnly, Offset: in.Offset, Limit: in.Limit, Times: in.Times}
+	var alias string
 	if in.SkipIgnored {
 		w, err := d.FS.Workdir(in.Workdir)
 		if err != nil {
 			return nil, info, err
 		}
-		opts.Ignore = search.NewIgnoreFilter(ctx, w)
+		opts.Ignore, alias = ignore.Filter(ctx, w), w.Alias()
 	}
 	t, err := d.FS.Tree(ctx, in.Workdir, in.Path, opts)
 	if err != nil {
 		return nil, info, err
 	}
-	if f, ok := opts.Ignore.(*search.IgnoreFilter); ok && f.Err() != nil {
-		return nil, info, f.Err()
+	if f, ok := opts.Ignore.(*ignore.Stack); ok && f.Err(alias) != nil {
+		return nil, info, f.Err(alias)
 	}
 	return treeOut(t, in.Times), info, nil
 }

@@ -8,8 +8,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/serverfs/serverfs/decompress"
 	sfs "github.com/serverfs/serverfs/fs"
-	"github.com/serverfs/serverfs/search"
 )
 
 type readTextFileIn struct {
@@ -26,7 +26,7 @@ type readTextFileOut struct {
 	// CutAtCap: decompression stopped at SERVERFS_SEARCH_MAX_FILE_BYTES,
 	// so the window's end is the cap's, not the file's.
 	CutAtCap bool `json:"cut_at_cap,omitempty"`
-	// kind is the compression (search.CompressionOf) and tail the tail
+	// kind is the compression (decompress.Kind) and tail the tail
 	// asked for: what the text header says of the window.
 	kind string
 	tail int
@@ -76,21 +76,20 @@ func readTextFile(ctx context.Context, d *Deps, in readTextFileIn) (*readTextFil
 // decompressor capped at SERVERFS_SEARCH_MAX_FILE_BYTES of output and the
 // same line pager (o.Decode is set here).
 func readText(ctx context.Context, d *Deps, alias, path string, o sfs.ReadOptions) (*readTextFileOut, error) {
-	kind := search.CompressionOf(path[strings.LastIndexByte(path, '/')+1:])
-	var capped interface{ Capped() bool }
+	kind := decompress.Kind(path[strings.LastIndexByte(path, '/')+1:])
+	var capped *decompress.CapReader
 	if kind != "" {
 		capBytes := d.FS.Limits().SearchMaxFileBytes
 		o.Decode = func(r io.Reader) (io.ReadCloser, error) {
-			dec, err := search.NewDecompressor(ctx, kind, r)
+			dec, err := decompress.NewReader(ctx, kind, r)
 			if err != nil {
 				return nil, err
 			}
-			cr := search.CapReader(dec, capBytes)
-			capped, _ = cr.(interface{ Capped() bool })
+			capped = decompress.Cap(dec, capBytes)
 			return struct {
 				io.Reader
 				io.Closer
-			}{cr, dec}, nil
+			}{capped, dec}, nil
 		}
 	}
 	w, err := d.FS.ReadWindow(ctx, alias, path, o)

@@ -13,14 +13,14 @@ import (
 // window's bytes exactly as in the file (like head with several files:
 // the header is the separator, nothing is escaped or added).
 
-// compressionNames are the header's words for search.CompressionOf.
+// compressionNames are the header's words for decompress.Kind.
 var compressionNames = map[string]string{"gz": "gzip", "zst": "zstd"}
 
 // windowView is what a window's header needs besides the window.
 type windowView struct {
 	workdir, path string
 	w             *sfs.TextWindow
-	kind          string // search.CompressionOf of the path; "" plain
+	kind          string // decompress.Kind of the path; "" plain
 	tail          int    // the tail asked for; 0: a start_line read
 	cutAtCap      bool
 }

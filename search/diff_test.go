@@ -37,6 +37,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
+	decomp "github.com/serverfs/serverfs/decompress"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -165,7 +166,7 @@ func (c *diffCorpus) skip(path string, decompress bool) bool {
 	if c.policy.Denied(comps) || c.exclude[path] {
 		return true
 	}
-	return !decompress && CompressionOf(comps[len(comps)-1]) != ""
+	return !decompress && decomp.Kind(comps[len(comps)-1]) != ""
 }
 
 // diffLineText is the text our engine reports for a raw line: without a
@@ -241,7 +242,7 @@ func (c *diffCorpus) rgSearch(t testing.TB, q diffQuery, decompress bool) map[di
 			continue
 		}
 		text, cut := diffLineText(raw)
-		hits[diffHit{path: path, line: line, text: text, cut: cut, compressed: decompress && CompressionOf(path) != ""}] = true
+		hits[diffHit{path: path, line: line, text: text, cut: cut, compressed: decompress && decomp.Kind(path) != ""}] = true
 	}
 	return hits
 }

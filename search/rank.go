@@ -7,11 +7,12 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/serverfs/serverfs/decompress"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/ignore"
 )
 
 // Ranked search (ChatGPT's search tool): the query is what a model writes
@@ -214,7 +215,8 @@ func (c *anyChunk) index(b []byte, from int) int {
 // search_text search (and, for its path only, larger ones), bounded by
 // Limits.SearchTimeout, SERVERFS_MAX_WALK_ENTRIES per workdir, and ctx.
 // On timeout it returns the best files found so far with truncated_reason
-// "timeout", or SEARCH_TIMEOUT when it found none.
+// "timeout", or SEARCH_TIMEOUT when it found none. It runs search_text's
+// pipeline (walkSpec, workers with a searcher each) into its own sink.
 func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error) {
 	lim := e.fs.Limits()
 	if req.Limit <= 0 || req.Limit > MaxRankResults {
@@ -231,143 +233,29 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error)
 		}
 		workdirs = append(workdirs, w)
 	}
-	terms := make([]chunkMatcher, len(req.Terms))
-	lower := make([]string, len(req.Terms))
-	maxLen := 0
-	for i, t := range req.Terms {
-		terms[i] = newMatcher(t, false)
-		lower[i] = strings.ToLower(t)
-		maxLen = max(maxLen, utf8.RuneCountInString(t)*utf8.UTFMax)
-	}
-	anyM := anyTerm{terms: terms}
+	rq := newRankQuery(req.Terms, lim.SearchMaxFileBytes)
 
 	ctx, cancel := context.WithTimeout(ctx, lim.SearchTimeout)
 	defer cancel()
 	stopped := func() bool { return ctx.Err() != nil }
-	jobs := make(chan []rankJob, e.workers)
-	results := make(chan []RankedFile, e.workers)
-
-	var wg sync.WaitGroup
-	for range e.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := newSearcher()
-			var line []byte
-			for batch := range jobs {
-				out := make([]RankedFile, 0, len(batch))
-				for _, j := range batch {
-					if e.beforeFile != nil {
-						e.beforeFile(ctx, j.path)
-					}
-					r, ok := e.rankFile(ctx, s, j, anyM, terms, lower, maxLen, lim.SearchMaxFileBytes, &line, stopped)
-					if ok {
-						out = append(out, r)
-					}
-				}
-				results <- out
-			}
-		}()
-	}
-
-	res := &RankResult{}
-	walkDone := make(chan struct{})
+	sink := &rankSink{res: &RankResult{}, limit: req.Limit}
 	var walkErr error
-	go func() {
-		defer close(walkDone)
-		defer func() {
-			close(jobs)
-			wg.Wait()
-			close(results)
-		}()
-		var batch []rankJob
-		flush := func() bool {
-			if len(batch) == 0 {
-				return true
+	p := startPipeline(ctx, e.workers, e.workers, nil, func(j rankJob) { j.ref.Release() },
+		func(s *searcher, j rankJob) (RankedFile, bool) {
+			if e.beforeFile != nil {
+				e.beforeFile(ctx, j.path)
 			}
-			select {
-			case jobs <- batch:
-				batch = nil
-				return true
-			case <-ctx.Done():
-				for _, j := range batch {
-					j.ref.Release()
-				}
-				batch = nil
-				return false
-			}
-		}
-		for order, w := range workdirs {
-			rules := &ignoreRules{ctx: ctx}
-			wr, err := w.Walk(ctx, "", sfs.WalkOptions{
-				MaxEntries:  lim.MaxWalkEntries,
-				StopAtLimit: true,
-				Enter:       rules.enter,
-				Visit: func(ent *sfs.WalkEntry) sfs.WalkAction {
-					if ctx.Err() != nil {
-						return sfs.WalkStop
-					}
-					switch ent.Type {
-					case sfs.TypeDirectory:
-						if ent.Name == ".git" || rules.ignored(ent.Path, true, ent.Depth) {
-							return sfs.WalkSkipDir
-						}
-						return sfs.WalkContinue
-					case sfs.TypeFile:
-					default:
-						return sfs.WalkContinue
-					}
-					if rules.ignored(ent.Path, false, ent.Depth) {
-						return sfs.WalkContinue
-					}
-					batch = append(batch, rankJob{order: order, alias: w.Alias(), ref: ent.Ref(), path: ent.Path, compressed: CompressionOf(ent.Name)})
-					if len(batch) == batchFiles && !flush() {
-						return sfs.WalkStop
-					}
-					return sfs.WalkContinue
-				},
-			})
-			if err == nil {
-				err = rules.overErr(w.Alias())
-			}
-			if err != nil {
-				walkErr = err
-				return
-			}
-			if wr.Truncated && wr.TruncatedReason != "" && res.TruncatedReason == "" {
-				res.Truncated, res.TruncatedReason = true, wr.TruncatedReason
-			}
-			if !flush() {
-				return
-			}
-		}
-	}()
-
-	for rs := range results {
-		for i := range rs {
-			r := rs[i]
-			if r.Lines >= 0 {
-				res.FilesScanned++
-			}
-			if r.Terms == 0 {
-				continue
-			}
-			at := len(res.Files)
-			for at > 0 && better(&r, &res.Files[at-1]) {
-				at--
-			}
-			if at < req.Limit {
-				res.Files = slices.Insert(res.Files, at, r)
-				if len(res.Files) > req.Limit {
-					res.Files = res.Files[:req.Limit]
-				}
-			}
-		}
-	}
-	<-walkDone
+			return e.rankFile(ctx, s, j, rq, stopped)
+		},
+		func(p *pipeline[rankJob, RankedFile]) {
+			walkErr = rankWalk(ctx, p, workdirs, lim.MaxWalkEntries, sink.res)
+		})
+	sink.drain(p.results)
+	<-p.done
 	if walkErr != nil {
 		return nil, walkErr
 	}
+	res := sink.res
 	if ctx.Err() != nil {
 		if len(res.Files) == 0 {
 			if context.Cause(ctx) == context.Canceled {
@@ -380,13 +268,89 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error)
 	return res, nil
 }
 
+// rankWalk walks the workdirs in order, the whole of each under its
+// .gitignore rules, and queues their files; the first walk cut short
+// sets res's truncation.
+func rankWalk(ctx context.Context, p *pipeline[rankJob, RankedFile], workdirs []*sfs.Workdir, maxEntries int, res *RankResult) error {
+	for order, w := range workdirs {
+		ws := &walkSpec{w: w, rules: ignore.New(ctx, ignore.Ripgrep()), maxEntries: maxEntries}
+		wr, err := ws.walk(ctx, func(ent *sfs.WalkEntry, _ sfs.Resume) bool {
+			return p.add(rankJob{order: order, alias: w.Alias(), ref: ent.Ref(), path: ent.Path, compressed: decompress.Kind(ent.Name)})
+		})
+		if err == nil {
+			err = ws.err()
+		}
+		if err != nil {
+			return err
+		}
+		if wr.Truncated && wr.TruncatedReason != "" && res.TruncatedReason == "" {
+			res.Truncated, res.TruncatedReason = true, wr.TruncatedReason
+		}
+		if !p.flush() {
+			return nil
+		}
+	}
+	return nil
+}
+
+// rankQuery is the matchers of a ranked search's terms.
+type rankQuery struct {
+	any      anyTerm        // the first match of any term: the lines to look at
+	terms    []chunkMatcher // each term, case-insensitive
+	lower    []string       // each term lower-cased, for paths
+	maxLen   int            // the longest match a buffer boundary may cut
+	capBytes int64          // SERVERFS_SEARCH_MAX_FILE_BYTES
+}
+
+func newRankQuery(terms []string, capBytes int64) *rankQuery {
+	q := &rankQuery{terms: make([]chunkMatcher, len(terms)), lower: make([]string, len(terms)), capBytes: capBytes}
+	for i, t := range terms {
+		q.terms[i] = newMatcher(t, false)
+		q.lower[i] = strings.ToLower(t)
+		q.maxLen = max(q.maxLen, utf8.RuneCountInString(t)*utf8.UTFMax)
+	}
+	q.any = anyTerm{terms: q.terms}
+	return q
+}
+
+// rankSink is Rank's sink: the best req.Limit files, best first.
+type rankSink struct {
+	res   *RankResult
+	limit int
+}
+
+// drain takes every worker's results.
+func (k *rankSink) drain(results <-chan []RankedFile) {
+	for rs := range results {
+		for i := range rs {
+			r := rs[i]
+			if r.Lines >= 0 {
+				k.res.FilesScanned++
+			}
+			if r.Terms == 0 {
+				continue
+			}
+			at := len(k.res.Files)
+			for at > 0 && better(&r, &k.res.Files[at-1]) {
+				at--
+			}
+			if at < k.limit {
+				k.res.Files = slices.Insert(k.res.Files, at, r)
+				if len(k.res.Files) > k.limit {
+					k.res.Files = k.res.Files[:k.limit]
+				}
+			}
+		}
+	}
+}
+
 // rankFile scores one file; ok is false when it was not searched and its
 // path holds no term. Lines is -1 for a file whose content was not read.
-func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, anyM anyTerm, terms []chunkMatcher, lower []string, maxLen int, capBytes int64, line *[]byte, stopped func() bool) (RankedFile, bool) {
+func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQuery, stopped func() bool) (RankedFile, bool) {
 	r := RankedFile{Workdir: j.alias, Path: j.path, order: j.order, Lines: -1}
 	var mask uint64
 	lp := strings.ToLower(j.path)
-	for i, t := range lower {
+	for i, t := range q.lower {
 		if strings.Contains(lp, t) {
 			mask |= 1 << i
 		}
@@ -405,7 +369,7 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, anyM anyT
 		return nameOnly()
 	}
 	defer file.Close()
-	if size > capBytes {
+	if size > q.capBytes {
 		return nameOnly()
 	}
 	n := size
@@ -414,20 +378,20 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, anyM anyT
 	}
 	var src io.Reader = io.NewSectionReader(file, 0, n)
 	if j.compressed != "" {
-		dec, err := NewDecompressor(ctx, j.compressed, src)
+		dec, err := decompress.NewReader(ctx, j.compressed, src)
 		if err != nil {
 			return nameOnly()
 		}
 		defer dec.Close()
-		src = &capReader{r: dec, left: capBytes}
+		src = decompress.Cap(dec, q.capBytes)
 	}
 	best := -1
 	emit := func(m lineMatch) bool {
 		r.HitLines++
-		*line = append((*line)[:0], m.text...)
+		s.line = append(s.line[:0], m.text...)
 		var lm uint64
-		for i, t := range terms {
-			if t.forChunk(*line).index(*line, 0) >= 0 {
+		for i, t := range q.terms {
+			if t.forChunk(s.line).index(s.line, 0) >= 0 {
 				lm |= 1 << i
 			}
 		}
@@ -439,7 +403,7 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, anyM anyT
 		return true
 	}
 	s.countOnly = false
-	outcome, err := s.search(src, anyM, maxLen, stopped, emit)
+	outcome, err := s.search(src, q.any, q.maxLen, stopped, emit)
 	if err == errStopped {
 		return r, false // the timeout: a partial file is not ranked
 	}

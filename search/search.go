@@ -3,14 +3,16 @@
 // without a subprocess, walking only through fs's policy-checked
 // descriptors.
 //
-// The parts are kept apart as in ripgrep: fs.Workdir.Walk is the walker
-// (plus ignoreRules for .gitignore, matched by package gitignore), matcher
-// and regexMatcher find the query in a buffer, searcher feeds one stream
-// through a matcher and reports matching lines (and reads context lines),
-// and the collector in Engine.Search is the sink that keeps results in
-// path order, enforces the limit and the byte cap, builds the lines,
-// blocks, files or count answer and the position a next_cursor resumes
-// after.
+// The parts are kept apart as in ripgrep, and both searches, search_text's
+// (Engine.Search) and ChatGPT's (Engine.Rank, rank.go), run the same
+// pipeline (pipeline.go): walkSpec is the walker (fs.Workdir.Walk with
+// package ignore's stack for .gitignore), matcher and regexMatcher find
+// the query in a buffer, searcher feeds one stream (decompressed by
+// package decompress) through a matcher and reports matching lines (and
+// reads context lines), and each search has its sink: the collector keeps
+// results in path order, enforces the limit and the byte cap, builds the
+// lines, blocks, files or count answer and the position a next_cursor
+// resumes after; rankSink keeps the best files.
 package search
 
 import (
@@ -20,11 +22,13 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
+
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/serverfs/serverfs/decompress"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/ignore"
 )
 
 // MaxQueryBytes bounds a query.
@@ -109,7 +113,7 @@ type Skipped struct {
 	BinaryLate int `json:"binary_late,omitempty"` // binary data after the first 8 KiB: searched up to it
 
 	// WindowTooLarge: .zst files whose frame needs a window over
-	// MaxZstdWindow (zstd --long or --ultra), not decompressed.
+	// decompress.MaxZstdWindow (zstd --long or --ultra), not decompressed.
 	WindowTooLarge int `json:"window_too_large,omitempty"`
 }
 
@@ -217,69 +221,133 @@ type plan struct {
 // SEARCH_TIMEOUT when it found nothing.
 func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	lim := e.fs.Limits()
+	q, err := e.prepare(&req, lim)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, lim.SearchTimeout)
+	defer cancel()
+	ws := &walkSpec{w: q.w, root: q.rootPath, cursor: q.cursor, glob: q.glob, maxEntries: lim.MaxWalkEntries, readAhead: e.readers}
+	if !req.IncludeIgnored {
+		ws.rules = ignore.New(ctx, ignore.Ripgrep())
+		ws.rules.LoadAbove(q.w, q.rootPath)
+	}
+	// stop ends every worker's current file at its next buffer; set on
+	// the limit, and checked together with ctx (timeout, cancellation).
+	var stop atomic.Bool
+	pl := q.workerPlan(req, lim, func() bool { return stop.Load() || ctx.Err() != nil })
+
+	// Files in flight or finished out of order, waiting to be collected in
+	// path order. A wide window keeps workers busy past one slow file; its
+	// worst case holds window*(limit+1) matches, kept near 100,000. Files
+	// travel in batches of up to batchFiles: one channel handoff (and
+	// goroutine wake-up) per batch instead of three per file.
+	window := max(64, min(1024, 100_000/(req.Limit+1)))
+	tokens := make(chan struct{}, window/batchFiles)
+	var walkRes sfs.WalkResult
+	var walkErr error
+	p := startPipeline(ctx, e.workers, window/batchFiles, tokens, func(j job) { j.ref.Release() },
+		func(s *searcher, j job) (fileResult, bool) {
+			if e.beforeFile != nil {
+				e.beforeFile(ctx, j.path)
+			}
+			return e.searchFile(ctx, s, j, pl), true
+		},
+		func(p *pipeline[job, fileResult]) {
+			walkRes, walkErr = ws.walk(ctx, func(ent *sfs.WalkEntry, resume sfs.Resume) bool {
+				// The worker opens the file: the walk only reads directories.
+				j := job{seq: p.seq, ref: ent.Ref(), path: ent.Path, compressed: decompress.Kind(ent.Name)}
+				if resume == sfs.ResumePartial {
+					j.after = q.cursor.Line
+				}
+				return p.add(j)
+			})
+			p.flush()
+		})
+
+	col := newCollector(q.w.Alias(), q.rootPath, req, lim)
+	col.drain(p.results, tokens, func() { stop.Store(true); cancel() })
+	<-p.done // every goroutine of this call has ended
+	if walkErr != nil {
+		return nil, walkErr
+	}
+	if err := ws.err(); err != nil {
+		return nil, err
+	}
+	col.res.Skipped.Ignored += ws.ignored
+	return q.answer(ctx, req, lim, col, walkRes)
+}
+
+// query is a validated search_text request, ready to run.
+type query struct {
+	w        *sfs.Workdir
+	rootPath string
+	glob     *sfs.Glob
+	cm       chunkMatcher
+	maxLen   int // the longest match a buffer boundary may cut (see searcher)
+	key      string
+	cursor   *sfs.Cursor // the position a continued search resumes after
+}
+
+// prepare fills req's defaults, validates it and compiles its glob and
+// query.
+func (e *Engine) prepare(req *Request, lim sfs.Limits) (*query, error) {
 	if req.Limit == 0 {
 		req.Limit = lim.DefaultSearchResults
 	}
 	if req.Output == "" {
 		req.Output = OutputLines
 	}
-	if err := validate(req, lim); err != nil {
+	if err := validate(*req, lim); err != nil {
 		return nil, err
 	}
 	w, err := e.fs.Workdir(req.Workdir)
 	if err != nil {
 		return nil, err
 	}
-	var glob *sfs.Glob
+	q := &query{w: w}
 	if req.Glob != "" {
-		if glob, err = sfs.CompileGlob(req.Glob); err != nil {
+		if q.glob, err = sfs.CompileGlob(req.Glob); err != nil {
 			return nil, err
 		}
 	}
-	var cm chunkMatcher
-	var maxLen int
 	if req.Regex {
 		rm, err := compileRegex(req.Query, req.CaseSensitive)
 		if err != nil {
 			return nil, err
 		}
-		cm, maxLen = rm, regexOverlap
+		q.cm, q.maxLen = rm, regexOverlap
 	} else {
-		cm = newMatcher(req.Query, req.CaseSensitive)
-		maxLen = len(req.Query)
+		q.cm = newMatcher(req.Query, req.CaseSensitive)
+		q.maxLen = len(req.Query)
 		if !req.CaseSensitive {
-			maxLen = utf8.RuneCountInString(req.Query) * utf8.UTFMax
+			q.maxLen = utf8.RuneCountInString(req.Query) * utf8.UTFMax
 		}
 	}
 	root, err := w.OpenDir(req.Path)
 	if err != nil {
 		return nil, err
 	}
-	rootPath := root.Path
+	q.rootPath = root.Path
 	root.Close()
-	key := sfs.CursorKey("search", w.Alias(), rootPath, req.Query, fmt.Sprint(req.Regex, req.CaseSensitive, req.IncludeIgnored),
+	q.key = sfs.CursorKey("search", w.Alias(), q.rootPath, req.Query, fmt.Sprint(req.Regex, req.CaseSensitive, req.IncludeIgnored),
 		req.Glob, req.Output, fmt.Sprint(req.before(), req.after()))
-	var cursor *sfs.Cursor
 	if req.Cursor != "" {
-		c, err := sfs.DecodeCursor(req.Cursor, key)
+		c, err := sfs.DecodeCursor(req.Cursor, q.key)
 		if err != nil {
 			return nil, err
 		}
-		cursor = &c
+		q.cursor = &c
 	}
+	return q, nil
+}
 
-	ctx, cancel := context.WithTimeout(ctx, lim.SearchTimeout)
-	defer cancel()
-	rules := &ignoreRules{ctx: ctx}
-	if !req.IncludeIgnored {
-		rules.setAncestors(ancestorFrames(w, rootPath), rootPath)
-	}
-	// stop ends every worker's current file at its next buffer; set on
-	// the limit, and checked together with ctx (timeout, cancellation).
-	var stop atomic.Bool
-	pl := &plan{cm: cm, maxLen: maxLen, perFile: req.Limit + 1, before: req.before(), after: req.after(),
-		capBytes: lim.SearchMaxFileBytes, stopped: func() bool { return stop.Load() || ctx.Err() != nil }}
-	if rm, ok := cm.(*regexMatcher); ok {
+// workerPlan is what every worker needs to know about the query; stopped tells
+// a worker to end its file.
+func (q *query) workerPlan(req Request, lim sfs.Limits, stopped func() bool) *plan {
+	pl := &plan{cm: q.cm, maxLen: q.maxLen, perFile: req.Limit + 1, before: req.before(), after: req.after(),
+		capBytes: lim.SearchMaxFileBytes, stopped: stopped}
+	if rm, ok := q.cm.(*regexMatcher); ok {
 		rm.stopped = pl.stopped // a regexp checks it between lines, not only between buffers
 	}
 	switch req.Output {
@@ -288,156 +356,21 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	case OutputCount:
 		pl.perFile, pl.countOnly = 0, true
 	}
+	return pl
+}
 
-	// Files in flight or finished out of order, waiting to be collected in
-	// path order. A wide window keeps workers busy past one slow file; its
-	// worst case holds window*(limit+1) matches, kept near 100,000. Files
-	// travel in batches of up to batchFiles: one channel handoff (and
-	// goroutine wake-up) per batch instead of three per file.
-	window := max(64, min(1024, 100_000/(req.Limit+1)))
-	jobs := make(chan []job, e.workers)
-	results := make(chan []fileResult, window/batchFiles)
-	tokens := make(chan struct{}, window/batchFiles)
-
-	// Workers.
-	var wg sync.WaitGroup
-	for range e.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := newSearcher()
-			for batch := range jobs {
-				out := make([]fileResult, 0, len(batch))
-				for _, j := range batch {
-					if e.beforeFile != nil {
-						e.beforeFile(ctx, j.path)
-					}
-					out = append(out, e.searchFile(ctx, s, j, pl))
-				}
-				results <- out
-			}
-		}()
-	}
-
-	// Walker.
-	var walkRes sfs.WalkResult
-	var walkErr error
-	var walkSkipped Skipped
-	walkerDone := make(chan struct{})
-	go func() {
-		defer close(walkerDone)
-		defer func() {
-			close(jobs)
-			wg.Wait()
-			close(results)
-		}()
-		seq := 0
-		var batch []job
-		release := func() {
-			for _, j := range batch {
-				j.ref.Release()
-			}
-			batch = nil
-		}
-		// flush hands the batch to a worker; false when the search ended.
-		flush := func() bool {
-			if len(batch) == 0 {
-				return true
-			}
-			select {
-			case tokens <- struct{}{}:
-			case <-ctx.Done():
-				release()
-				return false
-			}
-			select {
-			case jobs <- batch:
-				seq++
-				batch = nil
-				return true
-			case <-ctx.Done():
-				release()
-				return false
-			}
-		}
-		prefix := rootPath
-		walkRes, walkErr = w.Walk(ctx, rootPath, sfs.WalkOptions{
-			MaxEntries:  lim.MaxWalkEntries,
-			StopAtLimit: true,
-			ReadAhead:   e.readers,
-			Enter: func(d *sfs.Dir) {
-				if !req.IncludeIgnored {
-					rules.enter(d)
-				}
-			},
-			// What Visit skips is not read ahead.
-			Ahead: func(path, name string, depth int) bool {
-				return name != ".git" && cursor.Resume(path, true) != sfs.ResumeSkip &&
-					(req.IncludeIgnored || !rules.ignored(path, true, depth))
-			},
-			Visit: func(ent *sfs.WalkEntry) sfs.WalkAction {
-				if ctx.Err() != nil {
-					return sfs.WalkStop
-				}
-				resume := cursor.Resume(ent.Path, ent.Type == sfs.TypeDirectory)
-				switch ent.Type {
-				case sfs.TypeDirectory:
-					if ent.Name == ".git" || resume == sfs.ResumeSkip {
-						return sfs.WalkSkipDir // repository internals are never searched
-					}
-					if !req.IncludeIgnored && rules.ignored(ent.Path, true, ent.Depth) {
-						return sfs.WalkSkipDir
-					}
-					return sfs.WalkContinue
-				case sfs.TypeFile:
-				default:
-					return sfs.WalkContinue // symlinks and special files are never searched
-				}
-				if resume == sfs.ResumeSkip {
-					return sfs.WalkContinue
-				}
-				rel := ent.Path
-				if prefix != "" {
-					rel = strings.TrimPrefix(rel, prefix+"/")
-				}
-				globbed := glob != nil && glob.Match(rel, ent.Name)
-				if glob != nil && !globbed {
-					return sfs.WalkContinue
-				}
-				// As in ripgrep, a file the glob names explicitly is
-				// searched even when ignore rules would skip it.
-				if !req.IncludeIgnored && !globbed && rules.ignored(ent.Path, false, ent.Depth) {
-					walkSkipped.Ignored++
-					return sfs.WalkContinue
-				}
-				// The worker opens the file: the walk only reads directories.
-				j := job{seq: seq, ref: ent.Ref(), path: ent.Path, compressed: CompressionOf(ent.Name)}
-				if resume == sfs.ResumePartial {
-					j.after = cursor.Line
-				}
-				if batch == nil {
-					batch = make([]job, 0, batchFiles)
-				}
-				batch = append(batch, j)
-				if len(batch) == batchFiles && !flush() {
-					return sfs.WalkStop
-				}
-				return sfs.WalkContinue
-			},
-		})
-		flush()
-	}()
-
-	// Collector: consume results in walk order.
-	col := newCollector(w.Alias(), rootPath, req, lim)
+// drain is the collector's loop: it takes the workers' results in walk
+// order (a batch's seq) and gives back a window token per batch taken;
+// stop ends the search once the answer is complete.
+func (c *collector) drain(results <-chan []fileResult, tokens <-chan struct{}, stop func()) {
 	pending := map[int][]fileResult{}
 	next := 0
 	for rs := range results {
-		if col.done || len(rs) == 0 {
+		if c.done || len(rs) == 0 {
 			continue // draining after the limit: every worker is stopping
 		}
 		pending[rs[0].seq] = rs
-		for !col.done {
+		for !c.done {
 			rs, ok := pending[next]
 			if !ok {
 				break
@@ -446,22 +379,19 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 			next++
 			<-tokens
 			for _, r := range rs {
-				col.take(r)
-				if col.done {
-					stop.Store(true)
-					cancel()
+				c.take(r)
+				if c.done {
+					stop()
 					break
 				}
 			}
 		}
 	}
-	<-walkerDone // every goroutine of this call has ended
-	if walkErr != nil {
-		return nil, walkErr
-	}
-	if err := rules.overErr(w.Alias()); err != nil {
-		return nil, err
-	}
+}
+
+// answer completes the collected result: totals, truncation, the hint
+// and the cursor of the next page.
+func (q *query) answer(ctx context.Context, req Request, lim sfs.Limits, col *collector, walkRes sfs.WalkResult) (*Result, error) {
 	res := col.res
 	limited := col.reason == sfs.TruncatedLimit || col.reason == TruncatedBytes
 	timedOut := !limited && ctx.Err() != nil
@@ -471,11 +401,10 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 			res.TotalIncomplete = sfs.TruncatedTimeout
 		case walkRes.Truncated:
 			res.TotalIncomplete = walkRes.TruncatedReason
-		case cursor != nil:
+		case q.cursor != nil:
 			res.TotalIncomplete = TotalFromCursor
 		}
 	}
-	res.Skipped.Ignored += walkSkipped.Ignored
 	res.FilesSkipped = res.Skipped.Binary + res.Skipped.TooLarge + res.Skipped.Unreadable + res.Skipped.Corrupt + res.Skipped.WindowTooLarge + res.Skipped.Ignored
 	res.Returned = col.returned
 	if res.Returned == 0 && !req.Regex && strings.ContainsAny(req.Query, regexMeta) {
@@ -489,21 +418,21 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	case timedOut:
 		if res.Returned == 0 {
 			if err := context.Cause(ctx); err == context.Canceled {
-				return nil, &sfs.Error{Code: sfs.CodeCanceled, Workdir: w.Alias(), Path: rootPath, Msg: "the search was cancelled"}
+				return nil, &sfs.Error{Code: sfs.CodeCanceled, Workdir: q.w.Alias(), Path: q.rootPath, Msg: "the search was cancelled"}
 			}
-			return nil, &sfs.Error{Code: sfs.CodeSearchTimeout, Workdir: w.Alias(), Path: rootPath,
+			return nil, &sfs.Error{Code: sfs.CodeSearchTimeout, Workdir: q.w.Alias(), Path: q.rootPath,
 				Msg: fmt.Sprintf("nothing found within the %s search timeout; narrow the path or add a glob", lim.SearchTimeout)}
 		}
 		res.Truncated, res.TruncatedReason = true, sfs.TruncatedTimeout
 		resumeAt = &col.last
 	case walkRes.Truncated:
 		res.Truncated, res.TruncatedReason = true, walkRes.TruncatedReason
-		if walkRes.ResumeAfter != "" && walkRes.ResumeAfter != rootPath {
+		if walkRes.ResumeAfter != "" && walkRes.ResumeAfter != q.rootPath {
 			resumeAt = &sfs.Cursor{Path: walkRes.ResumeAfter}
 		}
 	}
-	if resumeAt != nil && resumeAt.Path != "" && (cursor == nil || *resumeAt != (sfs.Cursor{Path: cursor.Path, Line: cursor.Line})) {
-		resumeAt.Key = key
+	if resumeAt != nil && resumeAt.Path != "" && (q.cursor == nil || *resumeAt != (sfs.Cursor{Path: q.cursor.Path, Line: q.cursor.Line})) {
+		resumeAt.Key = q.key
 		res.NextCursor = resumeAt.Encode()
 	}
 	return res, nil
@@ -732,28 +661,6 @@ func validate(req Request, lim sfs.Limits) error {
 	return nil
 }
 
-// ancestorFrames loads the ignore rules of the directories from the workdir
-// root down to the search root's parent, so that a search below the root
-// honours the .gitignore files above it, as ripgrep does.
-func ancestorFrames(w *sfs.Workdir, rootPath string) []ignoreFrame {
-	if rootPath == "" {
-		return nil
-	}
-	comps := strings.Split(rootPath, "/")
-	var frames []ignoreFrame
-	parent := ignoreFrame{}
-	for i := 0; i < len(comps); i++ {
-		d, err := w.OpenDir(strings.Join(comps[:i], "/"))
-		if err != nil {
-			break
-		}
-		parent = loadFrame(d, parent)
-		d.Close()
-		frames = append(frames, parent)
-	}
-	return frames
-}
-
 // searchFile searches one job's file and closes it.
 func (e *Engine) searchFile(ctx context.Context, s *searcher, j job, pl *plan) fileResult {
 	r := fileResult{seq: j.seq, path: j.path, compressed: j.compressed != ""}
@@ -774,7 +681,7 @@ func (e *Engine) searchFile(ctx context.Context, s *searcher, j job, pl *plan) f
 	}
 	// Read what fstat saw and no more: a snapshot of a growing log, and
 	// no extra read to learn about EOF. (Size 0 may be a lie, as in procfs.)
-	open := func() (io.Reader, *capReader, func(), error) {
+	open := func() (io.Reader, *decompress.CapReader, func(), error) {
 		var src io.Reader = file
 		n := size
 		if n == 0 {
@@ -785,14 +692,14 @@ func (e *Engine) searchFile(ctx context.Context, s *searcher, j job, pl *plan) f
 		if j.compressed == "" {
 			return src, nil, func() {}, nil
 		}
-		dec, err := NewDecompressor(ctx, j.compressed, src)
+		dec, err := decompress.NewReader(ctx, j.compressed, src)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, nil, errStopped
 			}
 			return nil, nil, nil, errCorrupt
 		}
-		cr := &capReader{r: dec, left: pl.capBytes}
+		cr := decompress.Cap(dec, pl.capBytes)
 		return cr, cr, func() { dec.Close() }, nil
 	}
 	src, cr, closeSrc, err := open()
@@ -831,7 +738,7 @@ func (e *Engine) searchFile(ctx context.Context, s *searcher, j job, pl *plan) f
 		}
 	}
 	if r.err != nil && cr != nil && r.err != errStopped {
-		if windowTooLarge(r.err) {
+		if decompress.WindowTooLarge(r.err) {
 			r.err, r.matches, r.count = errWindow, nil, 0
 		} else {
 			r.err, r.matches, r.count = errCorrupt, nil, 0
@@ -839,7 +746,7 @@ func (e *Engine) searchFile(ctx context.Context, s *searcher, j job, pl *plan) f
 	}
 	closeSrc() // before the context pass opens its own: a worker holds one decoder at a time
 	r.partial = r.err == errStopped
-	r.capped = cr != nil && cr.capped
+	r.capped = cr != nil && cr.Capped()
 	if (pl.before > 0 || pl.after > 0) && len(r.matches) > 0 && r.err == nil {
 		// Context: a second pass over the file, for the lines around the
 		// matches only (it stops after the last window).

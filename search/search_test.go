@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+	"github.com/serverfs/serverfs/decompress"
 	sfs "github.com/serverfs/serverfs/fs"
 	"golang.org/x/sys/unix"
 )
@@ -550,57 +550,31 @@ func TestSearchHugeLineIsBounded(t *testing.T) {
 	}
 }
 
-// TestZstdWindowAndSlots: a frame asking for a window over MaxZstdWindow is
-// skipped as window_too_large (one at the limit is searched), and when every
-// zstd decoder of the process is in use, NewDecompressor waits until one is
-// closed or its context ends.
-func TestZstdWindowAndSlots(t *testing.T) {
-	// Streamed over more than one block, so that the frame declares the
-	// window (a one-block frame gets a window of its content's size).
-	frame := func(window int) []byte {
-		var b bytes.Buffer
-		w, err := zstd.NewWriter(&b, zstd.WithWindowSize(window), zstd.WithEncoderConcurrency(1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write([]byte("ERROR here\n"))
-		w.Write(bytes.Repeat([]byte("filler line\n"), 300<<10/12))
-		w.Close()
-		return b.Bytes()
-	}
+// TestZstdWindowSkipped: a frame asking for a window over
+// decompress.MaxZstdWindow is skipped as window_too_large (one at the
+// limit is searched).
+func TestZstdWindowSkipped(t *testing.T) {
 	e := newTenv(t)
-	e.write(t, "ok.zst", frame(MaxZstdWindow))
-	e.write(t, "wide.zst", frame(2*MaxZstdWindow))
+	e.write(t, "ok.zst", zstdFrame(t, decompress.MaxZstdWindow))
+	e.write(t, "wide.zst", zstdFrame(t, 2*decompress.MaxZstdWindow))
 	res := e.search(t, Request{Query: "ERROR", CaseSensitive: true, Limit: 10})
 	if got := lines(res); got != "ok.zst:1:ERROR here\n" || res.Skipped.WindowTooLarge != 1 || res.FilesSkipped != 1 {
 		t.Fatalf("got %s %+v", got, res.Skipped)
 	}
+}
 
-	var held []io.ReadCloser
-	for range cap(zstdSlots) {
-		d, err := NewDecompressor(context.Background(), "zst", bytes.NewReader(frame(1<<20)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, d)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := NewDecompressor(ctx, "zst", bytes.NewReader(frame(1<<20))); err != context.Canceled {
-		t.Fatalf("all slots held: %v", err)
-	}
-	held[0].Close()
-	d, err := NewDecompressor(ctx, "zst", bytes.NewReader(frame(1<<20))) // a slot is free: no wait
+// zstdFrame is a frame declaring the window given: streamed over more
+// than one block (a one-block frame gets a window of its content's size).
+func zstdFrame(t *testing.T, window int) []byte {
+	var b bytes.Buffer
+	w, err := zstd.NewWriter(&b, zstd.WithWindowSize(window), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := io.ReadAll(d); err != nil || !bytes.HasPrefix(b, []byte("ERROR here\nfiller")) {
-		t.Fatalf("reused decoder read %.20q, %v", b, err)
-	}
-	d.Close()
-	for _, d := range held[1:] {
-		d.Close()
-	}
+	w.Write([]byte("ERROR here\n"))
+	w.Write(bytes.Repeat([]byte("filler line\n"), 300<<10/12))
+	w.Close()
+	return b.Bytes()
 }
 
 // TestLiteralRareByte: the literal matcher scans for the byte of the

@@ -24,6 +24,13 @@ const bufferSize = 256 << 10
 // errStopped reports that the search was stopped from outside.
 var errStopped = errors.New("search stopped")
 
+// errCorrupt marks a compressed file that does not decompress; errWindow
+// a .zst file whose window is over decompress.MaxZstdWindow.
+var (
+	errCorrupt = errors.New("corrupt compressed file")
+	errWindow  = errors.New("zstd window over the limit")
+)
+
 // fileOutcome is what searching one stream produced besides its matches.
 type fileOutcome int
 
@@ -60,6 +67,8 @@ type searcher struct {
 	// sec is the section of the current file that is read, reused from
 	// file to file (set by Engine.searchFile).
 	sec io.SectionReader
+	// line is Engine.Rank's copy of a matching line, reused.
+	line []byte
 	// ctxBuf is the reader of context passes, reused.
 	ctxBuf *bufio.Reader
 	// sinceYield counts the bytes read since the searcher last yielded
@@ -90,19 +99,7 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 		if stopped() {
 			return outcome, errStopped
 		}
-		// A worker decompressing or matching what the page cache holds
-		// never blocks: it yields once per buffer, so that the goroutines of
-		// cheap calls (stat_file) waiting behind busy CPUs run within a
-		// buffer's time, not after several 10 ms preemption slices
-		// (measured with a .zst search on 2 CPUs: stat_file p99 83-132 ms
-		// without, 55-80 ms with). It counts bytes across files,
-		// so that a tree of small files yields as often as one big file
-		// (once per buffer's worth), not once per file: that was 11,000
-		// trips through the scheduler for a GOROOT/src search.
-		if s.sinceYield >= len(buf) {
-			s.sinceYield = 0
-			runtime.Gosched()
-		}
+		s.yield()
 		n, eof, err := fill(r, buf[keep:])
 		s.sinceYield += n
 		if err != nil {
@@ -184,24 +181,11 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 			pos = lineEnd + 1
 			lineNo++
 		}
-		counted := pos // newlines before counted are in lineNo
-		for pos < cut {
-			i := m.index(chunk[:cut], pos)
-			if i < 0 {
-				break
-			}
-			lineNo += bytes.Count(chunk[counted:i], []byte{'\n'})
-			ls := bytes.LastIndexByte(chunk[pos:i], '\n') + 1 + pos
-			le := cut
-			if j := bytes.IndexByte(chunk[i:cut], '\n'); j >= 0 {
-				le = i + j
-			}
-			if !emit(s.makeLine(lineNo, chunk[ls:le])) {
-				return outcome, errStopped
-			}
-			pos = le + 1
-			counted = pos
-			lineNo++
+		var counted int // newlines before counted are in lineNo
+		var ok bool
+		lineNo, counted, ok = s.matchLines(m, chunk, pos, cut, lineNo, emit)
+		if !ok {
+			return outcome, errStopped
 		}
 		// The last buffer's remaining lines need counting only for lines
 		// (a range numbering the next one); no match follows them.
@@ -217,6 +201,49 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 		}
 		keep = copy(buf, chunk[cut:end])
 	}
+}
+
+// yield gives the CPU away once per buffer's worth of bytes read. A
+// worker decompressing or matching what the page cache holds never
+// blocks: yielding lets the goroutines of cheap calls (stat_file) waiting
+// behind busy CPUs run within a buffer's time, not after several 10 ms
+// preemption slices (measured with a .zst search on 2 CPUs: stat_file p99
+// 83-132 ms without, 55-80 ms with). It counts bytes across files, so that
+// a tree of small files yields as often as one big file, not once per
+// file: that was 11,000 trips through the scheduler for a GOROOT/src
+// search.
+func (s *searcher) yield() {
+	if s.sinceYield >= len(s.buf) {
+		s.sinceYield = 0
+		runtime.Gosched()
+	}
+}
+
+// matchLines reports the matching lines of chunk[pos:cut], whole lines
+// the first of which is numbered lineNo. It returns the number of the
+// line at counted (the newlines before counted are numbered; those after
+// are not looked at) and false when emit stopped the search.
+func (s *searcher) matchLines(m matcher, chunk []byte, pos, cut, lineNo int, emit func(lineMatch) bool) (int, int, bool) {
+	counted := pos
+	for pos < cut {
+		i := m.index(chunk[:cut], pos)
+		if i < 0 {
+			break
+		}
+		lineNo += bytes.Count(chunk[counted:i], []byte{'\n'})
+		ls := bytes.LastIndexByte(chunk[pos:i], '\n') + 1 + pos
+		le := cut
+		if j := bytes.IndexByte(chunk[i:cut], '\n'); j >= 0 {
+			le = i + j
+		}
+		if !emit(s.makeLine(lineNo, chunk[ls:le])) {
+			return lineNo, counted, false
+		}
+		pos = le + 1
+		counted = pos
+		lineNo++
+	}
+	return lineNo, counted, true
 }
 
 // makeLine is makeLine, or the bare line number when counting.

@@ -1,4 +1,9 @@
-package search
+// Package decompress reads rotated logs (.gz, .zst) for search_text,
+// ChatGPT's search and the read tools: pooled gzip and zstd decoders, a
+// process-wide bound on zstd windows in use, and the cap on decompressed
+// bytes that stops a zip bomb. Its one dependency is fs's error type (a
+// window too large is READ_LIMIT_EXCEEDED).
+package decompress
 
 import (
 	"context"
@@ -12,13 +17,6 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	sfs "github.com/serverfs/serverfs/fs"
-)
-
-// errCorrupt marks a compressed file that does not decompress; errWindow
-// a .zst file whose window is over MaxZstdWindow.
-var (
-	errCorrupt = errors.New("corrupt compressed file")
-	errWindow  = errors.New("zstd window over the limit")
 )
 
 // MaxZstdWindow bounds the window a zstd frame may ask for, which is what
@@ -46,9 +44,9 @@ var (
 	gzipReaders sync.Pool // *gzip.Reader
 )
 
-// CompressionOf tells from the file name whether it is a rotated log to
+// Kind tells from the file name whether it is a rotated log to
 // decompress: "gz" for ".gz", "zst" for ".zst", "" otherwise.
-func CompressionOf(name string) string {
+func Kind(name string) string {
 	// Called for every file a search meets: no lower-cased copy.
 	hasSuffixFold := func(suffix string) bool {
 		return len(name) >= len(suffix) && strings.EqualFold(name[len(name)-len(suffix):], suffix)
@@ -62,16 +60,16 @@ func CompressionOf(name string) string {
 	return ""
 }
 
-// NewDecompressor returns a reader of the decompressed text of r for the
+// NewReader returns a reader of the decompressed text of r for the
 // kind "gz" or "zst". The caller must Close it, which returns the decoder
 // for reuse. Memory is bounded: gzip needs its 32 KiB window; a zstd
 // decoder holds at most MaxZstdWindow (a frame asking for more fails its
 // first Read with READ_LIMIT_EXCEEDED), and when all the process's zstd
-// decoders are in use NewDecompressor waits for one until ctx ends. A
+// decoders are in use NewReader waits for one until ctx ends. A
 // caller must therefore never hold one zstd reader open while it opens
 // another (close the first): concurrent callers doing so could wait for
 // each other until their deadlines.
-func NewDecompressor(ctx context.Context, kind string, r io.Reader) (io.ReadCloser, error) {
+func NewReader(ctx context.Context, kind string, r io.Reader) (io.ReadCloser, error) {
 	switch kind {
 	case "gz":
 		z, _ := gzipReaders.Get().(*gzip.Reader)
@@ -151,23 +149,27 @@ func (z *zstdReader) Close() error {
 	return nil
 }
 
-// windowTooLarge reports whether err is a zstd frame's window over
+// WindowTooLarge reports whether err is a zstd frame's window over
 // MaxZstdWindow.
-func windowTooLarge(err error) bool {
+func WindowTooLarge(err error) bool {
 	var e *sfs.Error
 	return errors.As(err, &e) && e.Code == sfs.CodeReadLimitExceeded
 }
 
-// capReader ends a decompressed stream at the cap as if it ended there,
+// CapReader ends a decompressed stream at the cap as if it ended there,
 // and remembers that it did: a zip bomb stops at the cap, and everything
-// before it is searched.
-type capReader struct {
+// before it is read.
+type CapReader struct {
 	r      io.Reader
 	left   int64
 	capped bool
 }
 
-func (c *capReader) Read(p []byte) (int, error) {
+// Cap returns a reader of at most max bytes of r that ends there as if r
+// did: the decompressed-bytes cap for rotated logs.
+func Cap(r io.Reader, max int64) *CapReader { return &CapReader{r: r, left: max} }
+
+func (c *CapReader) Read(p []byte) (int, error) {
 	if c.left <= 0 {
 		// One byte more tells a stream of exactly the cap from a bigger one.
 		var one [1]byte
@@ -184,10 +186,6 @@ func (c *capReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// CapReader returns a reader of at most max bytes of r that ends there as
-// if r did: the decompressed-bytes cap for rotated logs.
-func CapReader(r io.Reader, max int64) io.Reader { return &capReader{r: r, left: max} }
-
-// Capped reports whether the stream went on past the cap (a reader from
-// CapReader that was read to its end).
-func (c *capReader) Capped() bool { return c.capped }
+// Capped reports whether the stream went on past the cap (once read to
+// its end).
+func (c *CapReader) Capped() bool { return c.capped }
