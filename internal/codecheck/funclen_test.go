@@ -35,8 +35,6 @@ var overLimit = map[string]bool{
 	"deploy/compose/generate.go ComposeYAML": true,
 	"diff3/xdiff.go differ.split":            true,
 	"fs/walk.go Workdir.Walk":                true,
-	"git/commit.go Repo.Commit":              true,
-	"git/commit.go Repo.stagePath":           true,
 	"git/diff.go Repo.diff":                  true,
 	"git/queue.go Repo.checkoutFollow":       true,
 	"git/queue.go Repo.replay":               true,
