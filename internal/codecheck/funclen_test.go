@@ -36,8 +36,6 @@ var overLimit = map[string]bool{
 	"diff3/xdiff.go differ.split":            true,
 	"fs/walk.go Workdir.Walk":                true,
 	"git/diff.go Repo.diff":                  true,
-	"git/queue.go Repo.checkoutFollow":       true,
-	"git/queue.go Repo.replay":               true,
 	"git/status.go Repo.Status":              true,
 	"git/submit.go Repo.CommitWorkspace":     true,
 	"gitignore/wildmatch.go wildmatch":       true,
