@@ -33,7 +33,6 @@ var overLimit = map[string]bool{
 	"bridge/run.go runProcess":               true,
 	"cmd/serverfs/selfcheck.go selfcheck":    true,
 	"deploy/compose/generate.go ComposeYAML": true,
-	"diff3/xdiff.go differ.split":            true,
 	"fs/walk.go Workdir.Walk":                true,
 	"git/diff.go Repo.diff":                  true,
 	"git/status.go Repo.Status":              true,
