@@ -31,7 +31,6 @@ var overLimit = map[string]bool{
 	"bridge/push.go Push":                    true,
 	"bridge/release.go Release":              true,
 	"bridge/run.go runProcess":               true,
-	"cmd/serverfs/selfcheck.go selfcheck":    true,
 	"deploy/compose/generate.go ComposeYAML": true,
 }
 
