@@ -27,11 +27,10 @@ var overLimit = map[string]bool{
 	"search/search.go Engine.Search":     true,
 	"search/searcher.go searcher.search": true,
 	// Being split in this branch, one commit at a time.
-	"bridge/grantrun.go Server.runGrant":     true,
-	"bridge/push.go Push":                    true,
-	"bridge/release.go Release":              true,
-	"bridge/run.go runProcess":               true,
-	"deploy/compose/generate.go ComposeYAML": true,
+	"bridge/grantrun.go Server.runGrant": true,
+	"bridge/push.go Push":                true,
+	"bridge/release.go Release":          true,
+	"bridge/run.go runProcess":           true,
 }
 
 // TestNoLongFunctions parses every production .go file of the repository
