@@ -133,3 +133,43 @@ func repoRoot(t *testing.T) string {
 	}
 	return root
 }
+
+// TestLongFunctionsFinds checks the finder itself on a made-up tree: a
+// function one line over the bound is named (methods with their
+// receiver's type), one at the bound is not, and test files, testdata
+// and dot directories are not read.
+func TestLongFunctionsFinds(t *testing.T) {
+	root := t.TempDir()
+	body := func(name string, lines int) string {
+		// "func ... {" and "}" are two of the lines.
+		return name + " {\n" + strings.Repeat("\t_ = 0\n", lines-2) + "}\n"
+	}
+	write := func(rel, src string) {
+		t.Helper()
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a/a.go", "package a\n\ntype T[P any] struct{}\n\n"+
+		body("func Over()", 121)+body("func AtBound()", 120)+body("func (t *T[P]) Method()", 121))
+	write("a/a_test.go", "package a\n\n"+body("func TestOver()", 200))
+	write("a/testdata/t.go", "package t\n\n"+body("func Over()", 200))
+	write(".hidden/h.go", "package h\n\n"+body("func Over()", 200))
+
+	long, err := longFunctions(root, maxFuncLines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range long {
+		got = append(got, fmt.Sprintf("%s %d", f.key, f.lines))
+	}
+	want := []string{"a/a.go Over 121", "a/a.go T.Method 121"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("found:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
