@@ -769,11 +769,14 @@ func (r *Repo) mergeChange(c patchChange, ours treeEntry, opts diff3.Options, me
 	mergedMode, reason := mergeModes(base, ours, theirs)
 	if reason == "" {
 		switch {
-		case ours.hash == theirs.hash, theirs.hash == base.hash:
+		case ours.hash == theirs.hash:
 			setEntry(merged, c.path, treeEntry{hash: ours.hash, mode: mergedMode})
 			return nil
 		case ours.hash == base.hash:
 			setEntry(merged, c.path, treeEntry{hash: theirs.hash, mode: mergedMode})
+			return nil
+		case theirs.hash == base.hash:
+			setEntry(merged, c.path, treeEntry{hash: ours.hash, mode: mergedMode})
 			return nil
 		}
 	}
