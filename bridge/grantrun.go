@@ -214,21 +214,11 @@ func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Tim
 	// a grant only narrows.
 	gp := s.policy.Grants
 	c := g.Constraints
-	var cerr error
 	dir, dirFD, err := grantCwd(w, wp.Root, c.Cwd)
 	if dirFD != nil {
 		defer dirFD.Close()
 	}
-	switch {
-	case c.Mutates && !gp.AllowMutates:
-		cerr = grantErr(sfs.CodeGrantConstraintViolation, alias, "the grant says mutates but the bridge policy does not allow grants to write (grants.allow_mutates)")
-	case c.Network && !gp.AllowNetwork:
-		cerr = grantErr(sfs.CodeGrantConstraintViolation, alias, "the grant says network but the bridge policy does not allow grants the network (grants.allow_network)")
-	case c.UnixSockets && !gp.AllowUnixSockets:
-		cerr = grantErr(sfs.CodeGrantConstraintViolation, alias, "the grant says unix_sockets but the bridge policy does not allow grants Unix sockets (grants.allow_unix_sockets)")
-	case err != nil:
-		cerr = err
-	}
+	cerr := grantConstraintErr(gp, c, alias, err)
 	timeout := DefaultActionTimeout
 	if gp.TimeoutSeconds > 0 {
 		timeout = time.Duration(gp.TimeoutSeconds) * time.Second
@@ -241,40 +231,9 @@ func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Tim
 		// Uses, nonce and revocation, persisted: the use is counted
 		// before the process starts, so a crash never gives one back.
 		err := s.grants.update(func(st *grantState, now time.Time) (bool, error) {
-			// Again with the time under the locks: a call that passed
-			// verifyGrant just before expiry and then waited for the
-			// locks is past it now.
-			if now.After(expires.Add(GrantClockSkew)) {
-				return false, grantErr(sfs.CodeGrantExpired, alias, "the grant has expired")
-			}
-			u := st.Grants[g.GrantID]
-			if u != nil && u.Uses >= g.MaxUses {
-				return false, grantErr(sfs.CodeGrantReplay, alias, fmt.Sprintf("the grant was used %d of %d times already", u.Uses, g.MaxUses))
-			}
-			if u != nil && u.Nonce != g.Nonce {
-				return false, grantErr(sfs.CodeGrantReplay, alias, "the grant id was seen with another nonce")
-			}
-			for id, o := range st.Grants {
-				if o.Nonce == g.Nonce && id != g.GrantID {
-					return false, grantErr(sfs.CodeGrantReplay, alias, "the nonce was seen with another grant")
-				}
-			}
-			if _, revoked := st.Revoked[g.GrantID]; revoked {
-				return false, grantErr(sfs.CodeGrantRevoked, alias, "the operator revoked the grant")
-			}
-			if cerr != nil {
-				return false, cerr
-			}
-			if u == nil {
-				if len(st.Grants) >= MaxLiveGrants {
-					return false, grantErr(sfs.CodeGrantReplay, alias, fmt.Sprintf("the bridge tracks at most %d unexpired grants; try again when some expired", MaxLiveGrants))
-				}
-				u = &grantUse{Nonce: g.Nonce, Until: expires.Add(GrantClockSkew).Unix()}
-				st.Grants[g.GrantID] = u
-			}
-			u.Uses++
-			uses = u.Uses
-			return true, nil
+			var err error
+			uses, err = countGrantUse(st, now, g, expires, alias, cerr)
+			return err == nil, err
 		})
 		if err != nil {
 			var fe *sfs.Error
@@ -304,6 +263,59 @@ func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Tim
 		entry.Outcome = "ran"
 	}
 	return &wire.GrantResult{GrantID: g.GrantID, Argv: g.Argv, Uses: uses, MaxUses: g.MaxUses, ProcessResult: ar.ProcessResult}, err
+}
+
+// grantConstraintErr is the refusal of a grant's constraints the bridge
+// policy does not allow, or cwdErr (the working directory's), or nil.
+func grantConstraintErr(gp *GrantPolicy, c GrantConstraints, alias string, cwdErr error) error {
+	switch {
+	case c.Mutates && !gp.AllowMutates:
+		return grantErr(sfs.CodeGrantConstraintViolation, alias, "the grant says mutates but the bridge policy does not allow grants to write (grants.allow_mutates)")
+	case c.Network && !gp.AllowNetwork:
+		return grantErr(sfs.CodeGrantConstraintViolation, alias, "the grant says network but the bridge policy does not allow grants the network (grants.allow_network)")
+	case c.UnixSockets && !gp.AllowUnixSockets:
+		return grantErr(sfs.CodeGrantConstraintViolation, alias, "the grant says unix_sockets but the bridge policy does not allow grants Unix sockets (grants.allow_unix_sockets)")
+	}
+	return cwdErr
+}
+
+// countGrantUse checks g against the persisted state st under its lock
+// (expiry, uses, nonce, revocation, then cerr, the constraints' refusal)
+// and counts one use, returning the uses so far.
+func countGrantUse(st *grantState, now time.Time, g *Grant, expires time.Time, alias string, cerr error) (int, error) {
+	// Again with the time under the locks: a call that passed
+	// verifyGrant just before expiry and then waited for the
+	// locks is past it now.
+	if now.After(expires.Add(GrantClockSkew)) {
+		return 0, grantErr(sfs.CodeGrantExpired, alias, "the grant has expired")
+	}
+	u := st.Grants[g.GrantID]
+	if u != nil && u.Uses >= g.MaxUses {
+		return 0, grantErr(sfs.CodeGrantReplay, alias, fmt.Sprintf("the grant was used %d of %d times already", u.Uses, g.MaxUses))
+	}
+	if u != nil && u.Nonce != g.Nonce {
+		return 0, grantErr(sfs.CodeGrantReplay, alias, "the grant id was seen with another nonce")
+	}
+	for id, o := range st.Grants {
+		if o.Nonce == g.Nonce && id != g.GrantID {
+			return 0, grantErr(sfs.CodeGrantReplay, alias, "the nonce was seen with another grant")
+		}
+	}
+	if _, revoked := st.Revoked[g.GrantID]; revoked {
+		return 0, grantErr(sfs.CodeGrantRevoked, alias, "the operator revoked the grant")
+	}
+	if cerr != nil {
+		return 0, cerr
+	}
+	if u == nil {
+		if len(st.Grants) >= MaxLiveGrants {
+			return 0, grantErr(sfs.CodeGrantReplay, alias, fmt.Sprintf("the bridge tracks at most %d unexpired grants; try again when some expired", MaxLiveGrants))
+		}
+		u = &grantUse{Nonce: g.Nonce, Until: expires.Add(GrantClockSkew).Unix()}
+		st.Grants[g.GrantID] = u
+	}
+	u.Uses++
+	return u.Uses, nil
 }
 
 // grantBeforeStart, when set (tests only), runs after the use is

@@ -246,27 +246,12 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 	if err != nil {
 		return nil, err
 	}
-	up, err := resolveUpstream(ctx, g)
+	d, err := checkPushDestination(ctx, g, alias, wp.Push)
 	if err != nil {
 		return nil, err
 	}
+	up, pushURLs, urls := d.up, d.pushURLs, d.urls
 	res := &wire.PushResult{Branch: up.branch, Remote: up.remote, Upstream: up.upstream}
-
-	if !slices.Contains(wp.Push.Branches, up.upstream) {
-		return nil, bridgeErr(sfs.CodePushDestinationDenied, alias, "", fmt.Sprintf("the upstream of branch %q is %q, which is not among the branches the operator approved for pushes (%s); nothing was pushed. Push a branch whose upstream is approved, or the operator fixes the repository's upstream or approves the branch (WORKDIR_NN_PUSH_BRANCHES, then render-policy and a bridge restart)", up.branch, up.upstream, strings.Join(wp.Push.Branches, ", ")), nil)
-	}
-	fetchURLs, pushURLs, err := remoteURLs(ctx, g, up.remote)
-	if err != nil {
-		return nil, err
-	}
-	if i := unapprovedURL(pushURLs, wp.Push.URLs); i >= 0 {
-		return nil, bridgeErr(sfs.CodePushDestinationDenied, alias, "", fmt.Sprintf("push URL %d of %d of remote %q (as git resolves it) is not among the URLs the operator approved for pushes; nothing was pushed. The operator fixes the repository's remote (git remote set-url, remote.%s.pushurl, url.*.insteadOf) or approves the URL (WORKDIR_NN_PUSH_URLS, then render-policy and a bridge restart)", i+1, len(pushURLs), up.remote, up.remote), nil)
-	}
-	urls := append(append([]string(nil), fetchURLs...), pushURLs...)
-	trust, err := pushTrustArgs(ctx, g, up.remote, urls)
-	if err != nil {
-		return nil, err
-	}
 	commit, found, err := g.value(ctx, "the branch's commit", "rev-parse", "--verify", "-q", "refs/heads/"+up.branch+"^{commit}")
 	if err != nil {
 		return nil, err
@@ -298,33 +283,7 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 	var all procResult
 	status := "up_to_date"
 	for i, u := range pushURLs {
-		// A local remote's receive-pack runs on this host, as the
-		// operator: its hooks (pre-receive, ...) would run too, so they
-		// are switched off for it. A remote host runs its own
-		// receive-pack as it wants.
-		receivePack := "git-receive-pack"
-		if anyLocal([]string{u}) {
-			receivePack = "git -c core.hooksPath=/dev/null receive-pack"
-		}
-		// u, as git resolved it for the check, is given on the command
-		// line in the private git directory, which has no remote and
-		// none of the repository's configuration. The rule rewriting u
-		// onto itself is as long as any rule matching u can be, so the
-		// operator's own insteadOf/pushInsteadOf, which may have made
-		// u, does not rewrite it a second time (only an operator rule
-		// whose value is exactly u, read before ours, would still win).
-		// Measured with git 2.39, the alternatives do not hold: -c
-		// remote.<name>.url=/pushurl= add to the repository's values of
-		// those multi-valued keys, and git pushes to every one; a URL
-		// on the command line in the repository itself is still
-		// rewritten by the repository's url.*.insteadOf (one as long as
-		// ours, read first, wins) and redirected by a repository
-		// remote.<that URL>.pushurl.
-		args := append(append([]string(nil), trust...), "-c", "url."+u+".insteadOf="+u, "-c", "url."+u+".pushInsteadOf="+u,
-			"push", "--porcelain", "--no-verify", "--no-follow-tags", "--no-signed",
-			"--recurse-submodules=no", "--receive-pack="+receivePack,
-			"--", u, commit+":"+dst)
-		pr, err := pg.run(ctx, "git push", args...)
+		pr, err := pg.run(ctx, "git push", pushArgs(d.trust, u, commit, dst)...)
 		if pr != nil {
 			all.stdout = append(all.stdout, pr.stdout...)
 			all.stderr = append(all.stderr, pr.stderr...)
@@ -368,6 +327,70 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 		g.run(ctx, "updating the tracking ref", "update-ref", "--no-deref", "-m", "push_repo", tracking, commit)
 	}
 	return res, nil
+}
+
+// pushDestination is where a push goes once checked against the policy.
+type pushDestination struct {
+	up       upstreamOf
+	pushURLs []string
+	urls     []string // the remote's fetch and push URLs
+	trust    []string // pushTrustArgs for urls
+}
+
+// checkPushDestination resolves the branch's upstream and requires its
+// branch and every push URL of its remote, as git resolves them, to be
+// among those the policy approves.
+func checkPushDestination(ctx context.Context, g *gitRunner, alias string, pp *PushPolicy) (*pushDestination, error) {
+	up, err := resolveUpstream(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(pp.Branches, up.upstream) {
+		return nil, bridgeErr(sfs.CodePushDestinationDenied, alias, "", fmt.Sprintf("the upstream of branch %q is %q, which is not among the branches the operator approved for pushes (%s); nothing was pushed. Push a branch whose upstream is approved, or the operator fixes the repository's upstream or approves the branch (WORKDIR_NN_PUSH_BRANCHES, then render-policy and a bridge restart)", up.branch, up.upstream, strings.Join(pp.Branches, ", ")), nil)
+	}
+	fetchURLs, pushURLs, err := remoteURLs(ctx, g, up.remote)
+	if err != nil {
+		return nil, err
+	}
+	if i := unapprovedURL(pushURLs, pp.URLs); i >= 0 {
+		return nil, bridgeErr(sfs.CodePushDestinationDenied, alias, "", fmt.Sprintf("push URL %d of %d of remote %q (as git resolves it) is not among the URLs the operator approved for pushes; nothing was pushed. The operator fixes the repository's remote (git remote set-url, remote.%s.pushurl, url.*.insteadOf) or approves the URL (WORKDIR_NN_PUSH_URLS, then render-policy and a bridge restart)", i+1, len(pushURLs), up.remote, up.remote), nil)
+	}
+	urls := append(append([]string(nil), fetchURLs...), pushURLs...)
+	trust, err := pushTrustArgs(ctx, g, up.remote, urls)
+	if err != nil {
+		return nil, err
+	}
+	return &pushDestination{up: up, pushURLs: pushURLs, urls: urls, trust: trust}, nil
+}
+
+// pushArgs is the git command line pushing commit to dst at the URL u.
+func pushArgs(trust []string, u, commit, dst string) []string {
+	// A local remote's receive-pack runs on this host, as the
+	// operator: its hooks (pre-receive, ...) would run too, so they
+	// are switched off for it. A remote host runs its own
+	// receive-pack as it wants.
+	receivePack := "git-receive-pack"
+	if anyLocal([]string{u}) {
+		receivePack = "git -c core.hooksPath=/dev/null receive-pack"
+	}
+	// u, as git resolved it for the check, is given on the command
+	// line in the private git directory, which has no remote and
+	// none of the repository's configuration. The rule rewriting u
+	// onto itself is as long as any rule matching u can be, so the
+	// operator's own insteadOf/pushInsteadOf, which may have made
+	// u, does not rewrite it a second time (only an operator rule
+	// whose value is exactly u, read before ours, would still win).
+	// Measured with git 2.39, the alternatives do not hold: -c
+	// remote.<name>.url=/pushurl= add to the repository's values of
+	// those multi-valued keys, and git pushes to every one; a URL
+	// on the command line in the repository itself is still
+	// rewritten by the repository's url.*.insteadOf (one as long as
+	// ours, read first, wins) and redirected by a repository
+	// remote.<that URL>.pushurl.
+	return append(append([]string(nil), trust...), "-c", "url."+u+".insteadOf="+u, "-c", "url."+u+".pushInsteadOf="+u,
+		"push", "--porcelain", "--no-verify", "--no-follow-tags", "--no-signed",
+		"--recurse-submodules=no", "--receive-pack="+receivePack,
+		"--", u, commit+":"+dst)
 }
 
 // testHookPushChecked, when set by a test, runs between Push's checks

@@ -63,29 +63,9 @@ var runURLRE = regexp.MustCompile(`https://github\.com/[A-Za-z0-9._-]+/[A-Za-z0-
 // The caller holds the workdir's writer lease around the call.
 func Release(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, name, tag string, lim RunLimits) (*wire.ReleaseResult, error) {
 	start := time.Now()
-	w, err := fsys.Workdir(alias)
+	w, a, err := releaseAction(fsys, alias, wp, name, tag)
 	if err != nil {
 		return nil, err
-	}
-	if !wp.ReadWrite {
-		return nil, bridgeErr(sfs.CodeWorkdirReadOnly, alias, "", "is read-only; release actions need a read-write workdir", nil)
-	}
-	if !wp.RepoOps {
-		return nil, bridgeErr(sfs.CodeRepoOpsDisabled, alias, "", "has no repository operations enabled", nil)
-	}
-	a, ok := wp.Actions[name]
-	if !ok {
-		return nil, bridgeErr(sfs.CodeActionNotFound, alias, "", fmt.Sprintf("has no action %q", sfs.DisplayPath(name)), nil)
-	}
-	if !a.IsRelease() {
-		return nil, bridgeErr(sfs.CodeInvalidArgument, alias, "", fmt.Sprintf("action %q is a command action; it takes no release_tag", name), nil)
-	}
-	if why := CheckReleaseTag(tag); why != "" {
-		return nil, bridgeErr(sfs.CodeInvalidArgument, alias, "", why, nil)
-	}
-	st, err := w.Control().Lstat(".git")
-	if err != nil || st.Type() != sfs.TypeDirectory {
-		return nil, bridgeErr(sfs.CodeRepoNotFound, alias, "", "is not the top of a git work tree (a .git directory)", err)
 	}
 	if lim.Timeout <= 0 {
 		lim.Timeout = actionTimeout(a, lim)
@@ -94,109 +74,28 @@ func Release(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, 
 	if err != nil {
 		return nil, err
 	}
-	sc := newScrubber(wp.Root, alias, lim)
-	tagRef := "refs/tags/" + tag
-
-	// The branch: main, tracking origin/main.
-	head, found, err := g.value(ctx, "HEAD", "symbolic-ref", "-q", "HEAD")
-	if err != nil {
+	rel := &releaseRun{g: g, sc: newScrubber(wp.Root, alias, lim), alias: alias, tag: tag, tagRef: "refs/tags/" + tag}
+	if err := rel.checkBranch(ctx); err != nil {
 		return nil, err
 	}
-	if !found || head != "refs/heads/main" {
-		return nil, bridgeErr(sfs.CodeReleaseWrongBranch, alias, "", "HEAD is not the branch main; releases are tagged on main", nil)
-	}
-	remote, _, err := g.value(ctx, "the branch's remote", "config", "--get", "branch.main.remote")
-	if err != nil {
+	if err := rel.checkOrigin(ctx, a); err != nil {
 		return nil, err
 	}
-	merge, _, err := g.value(ctx, "the branch's upstream", "config", "--get", "branch.main.merge")
-	if err != nil {
+	if err := rel.readHead(ctx); err != nil {
 		return nil, err
 	}
-	if remote != "origin" || merge != "refs/heads/main" {
-		return nil, bridgeErr(sfs.CodeNoUpstream, alias, "", "main does not track origin/main (git branch --set-upstream-to=origin/main main)", nil)
-	}
-
-	// origin's URLs, as git resolves them, must be approved ones.
-	fetchURLs, pushURLs, err := remoteURLs(ctx, g, "origin")
-	if err != nil {
-		return nil, err
-	}
-	if unapprovedURL(fetchURLs, a.FetchURLs) >= 0 {
-		return nil, bridgeErr(sfs.CodeRemoteNotApproved, alias, "", "a fetch URL of origin is not among the action's approved fetch_urls", nil)
-	}
-	if unapprovedURL(pushURLs, a.PushURLs) >= 0 {
-		return nil, bridgeErr(sfs.CodeRemoteNotApproved, alias, "", "a push URL of origin is not among the action's approved push_urls", nil)
-	}
-	urls := append(append([]string(nil), fetchURLs...), pushURLs...)
-	trust, err := pushTrustArgs(ctx, g, "origin", urls)
-	if err != nil {
-		return nil, err
-	}
-	if err := refuseRepoFilters(ctx, g); err != nil {
-		return nil, err
-	}
-
-	// A clean index and work tree.
-	if err := cleanTree(ctx, g); err != nil {
-		return nil, err
-	}
-	commit, found, err := g.value(ctx, "HEAD's commit", "rev-parse", "--verify", "-q", "HEAD^{commit}")
-	if err != nil {
-		return nil, err
-	}
-	if !found || !isObjectID(commit) {
-		return nil, bridgeErr(sfs.CodeReleaseWrongBranch, alias, "", "main has no commit yet", nil)
-	}
-
 	// package.json's version.
 	if err := checkPackageVersion(w, alias, tag); err != nil {
 		return nil, err
 	}
-
-	// origin's main and tag, asked of origin.
-	uploadPack, receivePack := "git-upload-pack", "git-receive-pack"
-	if anyLocal(urls) {
-		uploadPack = "git -c core.hooksPath=/dev/null upload-pack"
-		receivePack = "git -c core.hooksPath=/dev/null receive-pack"
-	}
-	pr, err := g.run(ctx, "git ls-remote", append(trust, "ls-remote", "--upload-pack="+uploadPack, "--", "origin", "refs/heads/main", tagRef, tagRef+"^{}")...)
+	remoteTag, err := rel.checkOriginRefs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if pr.exitCode != 0 {
-		why := shortTail(scrubURLs(sc, "origin", urls, string(pr.stderr)))
-		return nil, bridgeErr(sfs.CodeRemoteUnreachable, alias, "", fmt.Sprintf("origin could not be asked for its main and tags (git ls-remote exit %d): %s", pr.exitCode, why), nil)
-	}
-	refs := parseLsRemote(string(pr.stdout))
-	switch rm := refs["refs/heads/main"]; {
-	case rm == "":
-		return nil, bridgeErr(sfs.CodeRemoteNotAtHead, alias, "", fmt.Sprintf("origin has no main; HEAD is %s (push_repo first)", short(commit)), nil)
-	case rm != commit:
-		return nil, bridgeErr(sfs.CodeRemoteNotAtHead, alias, "", fmt.Sprintf("origin's main is %s, HEAD is %s: push_repo first, or bring main up to date on the host", short(rm), short(commit)), nil)
-	}
-	res := &wire.ReleaseResult{Action: name, Kind: a.Kind, Tag: tag, Commit: commit, Repository: a.Repository}
-	remoteTag := refs[tagRef+"^{}"]
-	if remoteTag == "" {
-		remoteTag = refs[tagRef]
-	}
-	if remoteTag != "" && remoteTag != commit {
-		return nil, bridgeErr(sfs.CodeTagConflict, alias, "", fmt.Sprintf("origin has tag %s at %s, not at HEAD %s; nothing was changed", tag, short(remoteTag), short(commit)), nil)
-	}
-	localTag, localFound, err := g.value(ctx, "the local tag", "rev-parse", "--verify", "-q", tagRef+"^{commit}")
+	res := &wire.ReleaseResult{Action: name, Kind: a.Kind, Tag: tag, Commit: rel.commit, Repository: a.Repository}
+	localFound, err := rel.checkLocalTag(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if !localFound {
-		// A tag that does not name a commit still exists.
-		if _, exists, err := g.value(ctx, "the local tag", "rev-parse", "--verify", "-q", tagRef); err != nil {
-			return nil, err
-		} else if exists {
-			localFound, localTag = true, "a non-commit object"
-		}
-	}
-	if localFound && localTag != commit {
-		return nil, bridgeErr(sfs.CodeTagConflict, alias, "", fmt.Sprintf("the local tag %s is at %s, not at HEAD %s; nothing was changed", tag, short(localTag), short(commit)), nil)
 	}
 
 	// Last thing before anything changes.
@@ -204,57 +103,14 @@ func Release(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, 
 		return nil, err
 	}
 
-	if remoteTag == commit {
+	if remoteTag == rel.commit {
 		res.Status = "already_at_head"
-	} else {
-		created := false
-		if !localFound {
-			pr, err := g.run(ctx, "creating the tag", "update-ref", "--no-deref", tagRef, commit, strings.Repeat("0", len(commit)))
-			if err != nil {
-				return nil, err
-			}
-			if pr.exitCode != 0 {
-				return nil, bridgeErr(sfs.CodeTagConflict, alias, "", fmt.Sprintf("tag %s appeared while it was being created; nothing was changed", tag), nil)
-			}
-			created = true
-		}
-		undo := func() {
-			if created {
-				// Compare-and-delete: only the tag this call made.
-				g.run(context.WithoutCancel(ctx), "removing the tag", "update-ref", "--no-deref", "-d", tagRef, commit)
-			}
-		}
-		pr, err := g.run(ctx, "git push", append(trust, "push", "--porcelain", "--no-verify", "--no-follow-tags", "--no-signed",
-			"--recurse-submodules=no", "--receive-pack="+receivePack,
-			"--", "origin", tagRef+":"+tagRef)...)
-		if pr != nil {
-			res.PushOutput = pushOutput(g, sc, "origin", urls, pr)
-		}
-		if err != nil {
-			undo()
-			return nil, err
-		}
-		status, reason := parsePorcelain(string(pr.stdout), tagRef)
-		switch {
-		case status == "ok" && pr.exitCode == 0:
-			res.Status = "created"
-		case status == "up_to_date" && pr.exitCode == 0:
-			res.Status = "already_at_head"
-		case status == "rejected" && strings.Contains(reason, "already exists"):
-			undo()
-			return nil, bridgeErr(sfs.CodeTagConflict, alias, "", fmt.Sprintf("origin refused tag %s: it already exists there (made meanwhile); the local tag this call made was removed", tag), nil)
-		default:
-			undo()
-			why := reason
-			if why == "" {
-				why = shortTail(failureLine(res.PushOutput))
-			}
-			return nil, bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("the push of tag %s to origin failed: %s; the local tag this call made was removed", tag, scrubURLs(sc, "origin", urls, why)), nil)
-		}
+	} else if err := rel.pushTag(ctx, localFound, res); err != nil {
+		return nil, err
 	}
 
 	if a.Kind == KindPublishNPM {
-		d, err := dispatchWorkflow(ctx, g, sc, a, tag, lim)
+		d, err := dispatchWorkflow(ctx, g, rel.sc, a, tag, lim)
 		if err != nil {
 			return nil, err
 		}
@@ -262,6 +118,221 @@ func Release(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, 
 	}
 	res.DurationMs = time.Since(start).Milliseconds()
 	return res, nil
+}
+
+// releaseAction checks what the call may do from the policy alone: the
+// workdir, the action and the tag.
+func releaseAction(fsys *sfs.FS, alias string, wp WorkdirPolicy, name, tag string) (*sfs.Workdir, Action, error) {
+	w, err := fsys.Workdir(alias)
+	if err != nil {
+		return nil, Action{}, err
+	}
+	if !wp.ReadWrite {
+		return nil, Action{}, bridgeErr(sfs.CodeWorkdirReadOnly, alias, "", "is read-only; release actions need a read-write workdir", nil)
+	}
+	if !wp.RepoOps {
+		return nil, Action{}, bridgeErr(sfs.CodeRepoOpsDisabled, alias, "", "has no repository operations enabled", nil)
+	}
+	a, ok := wp.Actions[name]
+	if !ok {
+		return nil, Action{}, bridgeErr(sfs.CodeActionNotFound, alias, "", fmt.Sprintf("has no action %q", sfs.DisplayPath(name)), nil)
+	}
+	if !a.IsRelease() {
+		return nil, Action{}, bridgeErr(sfs.CodeInvalidArgument, alias, "", fmt.Sprintf("action %q is a command action; it takes no release_tag", name), nil)
+	}
+	if why := CheckReleaseTag(tag); why != "" {
+		return nil, Action{}, bridgeErr(sfs.CodeInvalidArgument, alias, "", why, nil)
+	}
+	st, err := w.Control().Lstat(".git")
+	if err != nil || st.Type() != sfs.TypeDirectory {
+		return nil, Action{}, bridgeErr(sfs.CodeRepoNotFound, alias, "", "is not the top of a git work tree (a .git directory)", err)
+	}
+	return w, a, nil
+}
+
+// releaseRun carries one release between its checks and its push.
+type releaseRun struct {
+	g      *gitRunner
+	sc     *scrubber
+	alias  string
+	tag    string
+	tagRef string
+	// urls holds origin's fetch and push URLs; trust the arguments that
+	// harden git against them (as push_repo's).
+	urls  []string
+	trust []string
+	// receivePack and uploadPack are the programs run for a local origin
+	// (without its hooks) or named for a remote one.
+	uploadPack, receivePack string
+	commit                  string // HEAD's
+}
+
+// checkBranch requires the branch main, tracking origin/main.
+func (rel *releaseRun) checkBranch(ctx context.Context) error {
+	g, alias := rel.g, rel.alias
+	head, found, err := g.value(ctx, "HEAD", "symbolic-ref", "-q", "HEAD")
+	if err != nil {
+		return err
+	}
+	if !found || head != "refs/heads/main" {
+		return bridgeErr(sfs.CodeReleaseWrongBranch, alias, "", "HEAD is not the branch main; releases are tagged on main", nil)
+	}
+	remote, _, err := g.value(ctx, "the branch's remote", "config", "--get", "branch.main.remote")
+	if err != nil {
+		return err
+	}
+	merge, _, err := g.value(ctx, "the branch's upstream", "config", "--get", "branch.main.merge")
+	if err != nil {
+		return err
+	}
+	if remote != "origin" || merge != "refs/heads/main" {
+		return bridgeErr(sfs.CodeNoUpstream, alias, "", "main does not track origin/main (git branch --set-upstream-to=origin/main main)", nil)
+	}
+	return nil
+}
+
+// checkOrigin requires origin's URLs, as git resolves them, to be
+// approved ones, and the repository to configure no filters.
+func (rel *releaseRun) checkOrigin(ctx context.Context, a Action) error {
+	fetchURLs, pushURLs, err := remoteURLs(ctx, rel.g, "origin")
+	if err != nil {
+		return err
+	}
+	if unapprovedURL(fetchURLs, a.FetchURLs) >= 0 {
+		return bridgeErr(sfs.CodeRemoteNotApproved, rel.alias, "", "a fetch URL of origin is not among the action's approved fetch_urls", nil)
+	}
+	if unapprovedURL(pushURLs, a.PushURLs) >= 0 {
+		return bridgeErr(sfs.CodeRemoteNotApproved, rel.alias, "", "a push URL of origin is not among the action's approved push_urls", nil)
+	}
+	rel.urls = append(append([]string(nil), fetchURLs...), pushURLs...)
+	if rel.trust, err = pushTrustArgs(ctx, rel.g, "origin", rel.urls); err != nil {
+		return err
+	}
+	rel.uploadPack, rel.receivePack = "git-upload-pack", "git-receive-pack"
+	if anyLocal(rel.urls) {
+		rel.uploadPack = "git -c core.hooksPath=/dev/null upload-pack"
+		rel.receivePack = "git -c core.hooksPath=/dev/null receive-pack"
+	}
+	return refuseRepoFilters(ctx, rel.g)
+}
+
+// readHead requires a clean index and work tree and reads HEAD's commit.
+func (rel *releaseRun) readHead(ctx context.Context) error {
+	if err := cleanTree(ctx, rel.g); err != nil {
+		return err
+	}
+	commit, found, err := rel.g.value(ctx, "HEAD's commit", "rev-parse", "--verify", "-q", "HEAD^{commit}")
+	if err != nil {
+		return err
+	}
+	if !found || !isObjectID(commit) {
+		return bridgeErr(sfs.CodeReleaseWrongBranch, rel.alias, "", "main has no commit yet", nil)
+	}
+	rel.commit = commit
+	return nil
+}
+
+// checkOriginRefs asks origin for its main and the tag: main must be at
+// HEAD, the tag absent or at HEAD. It returns the commit origin's tag
+// names ("" when absent).
+func (rel *releaseRun) checkOriginRefs(ctx context.Context) (string, error) {
+	alias, tag, tagRef, commit := rel.alias, rel.tag, rel.tagRef, rel.commit
+	pr, err := rel.g.run(ctx, "git ls-remote", append(rel.trust, "ls-remote", "--upload-pack="+rel.uploadPack, "--", "origin", "refs/heads/main", tagRef, tagRef+"^{}")...)
+	if err != nil {
+		return "", err
+	}
+	if pr.exitCode != 0 {
+		why := shortTail(scrubURLs(rel.sc, "origin", rel.urls, string(pr.stderr)))
+		return "", bridgeErr(sfs.CodeRemoteUnreachable, alias, "", fmt.Sprintf("origin could not be asked for its main and tags (git ls-remote exit %d): %s", pr.exitCode, why), nil)
+	}
+	refs := parseLsRemote(string(pr.stdout))
+	switch rm := refs["refs/heads/main"]; {
+	case rm == "":
+		return "", bridgeErr(sfs.CodeRemoteNotAtHead, alias, "", fmt.Sprintf("origin has no main; HEAD is %s (push_repo first)", short(commit)), nil)
+	case rm != commit:
+		return "", bridgeErr(sfs.CodeRemoteNotAtHead, alias, "", fmt.Sprintf("origin's main is %s, HEAD is %s: push_repo first, or bring main up to date on the host", short(rm), short(commit)), nil)
+	}
+	remoteTag := refs[tagRef+"^{}"]
+	if remoteTag == "" {
+		remoteTag = refs[tagRef]
+	}
+	if remoteTag != "" && remoteTag != commit {
+		return "", bridgeErr(sfs.CodeTagConflict, alias, "", fmt.Sprintf("origin has tag %s at %s, not at HEAD %s; nothing was changed", tag, short(remoteTag), short(commit)), nil)
+	}
+	return remoteTag, nil
+}
+
+// checkLocalTag requires the local tag absent or at HEAD, and says
+// whether it exists.
+func (rel *releaseRun) checkLocalTag(ctx context.Context) (bool, error) {
+	localTag, localFound, err := rel.g.value(ctx, "the local tag", "rev-parse", "--verify", "-q", rel.tagRef+"^{commit}")
+	if err != nil {
+		return false, err
+	}
+	if !localFound {
+		// A tag that does not name a commit still exists.
+		if _, exists, err := rel.g.value(ctx, "the local tag", "rev-parse", "--verify", "-q", rel.tagRef); err != nil {
+			return false, err
+		} else if exists {
+			localFound, localTag = true, "a non-commit object"
+		}
+	}
+	if localFound && localTag != rel.commit {
+		return false, bridgeErr(sfs.CodeTagConflict, rel.alias, "", fmt.Sprintf("the local tag %s is at %s, not at HEAD %s; nothing was changed", rel.tag, short(localTag), short(rel.commit)), nil)
+	}
+	return localFound, nil
+}
+
+// pushTag creates the tag at HEAD unless it exists (compare-and-create)
+// and pushes exactly it to origin; a failed push deletes the tag this
+// call created.
+func (rel *releaseRun) pushTag(ctx context.Context, localFound bool, res *wire.ReleaseResult) error {
+	g, alias, tag, tagRef, commit := rel.g, rel.alias, rel.tag, rel.tagRef, rel.commit
+	created := false
+	if !localFound {
+		pr, err := g.run(ctx, "creating the tag", "update-ref", "--no-deref", tagRef, commit, strings.Repeat("0", len(commit)))
+		if err != nil {
+			return err
+		}
+		if pr.exitCode != 0 {
+			return bridgeErr(sfs.CodeTagConflict, alias, "", fmt.Sprintf("tag %s appeared while it was being created; nothing was changed", tag), nil)
+		}
+		created = true
+	}
+	undo := func() {
+		if created {
+			// Compare-and-delete: only the tag this call made.
+			g.run(context.WithoutCancel(ctx), "removing the tag", "update-ref", "--no-deref", "-d", tagRef, commit)
+		}
+	}
+	pr, err := g.run(ctx, "git push", append(rel.trust, "push", "--porcelain", "--no-verify", "--no-follow-tags", "--no-signed",
+		"--recurse-submodules=no", "--receive-pack="+rel.receivePack,
+		"--", "origin", tagRef+":"+tagRef)...)
+	if pr != nil {
+		res.PushOutput = pushOutput(g, rel.sc, "origin", rel.urls, pr)
+	}
+	if err != nil {
+		undo()
+		return err
+	}
+	status, reason := parsePorcelain(string(pr.stdout), tagRef)
+	switch {
+	case status == "ok" && pr.exitCode == 0:
+		res.Status = "created"
+	case status == "up_to_date" && pr.exitCode == 0:
+		res.Status = "already_at_head"
+	case status == "rejected" && strings.Contains(reason, "already exists"):
+		undo()
+		return bridgeErr(sfs.CodeTagConflict, alias, "", fmt.Sprintf("origin refused tag %s: it already exists there (made meanwhile); the local tag this call made was removed", tag), nil)
+	default:
+		undo()
+		why := reason
+		if why == "" {
+			why = shortTail(failureLine(res.PushOutput))
+		}
+		return bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("the push of tag %s to origin failed: %s; the local tag this call made was removed", tag, scrubURLs(rel.sc, "origin", rel.urls, why)), nil)
+	}
+	return nil
 }
 
 // dispatchWorkflow runs `gh workflow run <workflow> --repo <repository>

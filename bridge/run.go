@@ -179,6 +179,67 @@ func runProcess(ctx context.Context, spec procSpec) (*procResult, error) {
 		outW.Close()
 		return nil, err
 	}
+	cmd := processCmd(spec, outW, errW)
+	if err := ctx.Err(); err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return &procResult{canceled: true, exitCode: -1}, nil
+	}
+	start := time.Now()
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, err
+	}
+	pid := cmd.Process.Pid
+	res := &procResult{pgid: pid}
+	out := readOutput(outR, errR, spec.tail, spec.maxOutput)
+	exited := watchExit(pid)
+
+	timer := time.NewTimer(spec.timeout)
+	defer timer.Stop()
+	killGroup := func() { _ = syscall.Kill(-pid, syscall.SIGKILL) }
+	select {
+	case <-exited:
+	case <-timer.C:
+		res.timedOut = true
+	case <-out.overflow:
+		res.overflowed = true
+	case <-ctx.Done():
+		res.canceled = true
+	}
+	killGroup()
+	<-exited
+	// The leader is a zombie now; its group id is still ours. Kill what
+	// it left behind in the group, then reap it.
+	killGroup()
+	werr := cmd.Wait()
+	res.duration = time.Since(start)
+	if !res.timedOut && !res.canceled {
+		select {
+		case <-out.overflow:
+			res.overflowed = true
+		default:
+		}
+	}
+	out.finish()
+
+	res.exitCode = exitCodeOf(cmd.ProcessState)
+	_ = werr // a non-zero exit is in ProcessState
+	res.stdout, res.stdoutTruncated = out.stdout.bytes(out.tailN)
+	res.stderr, res.stderrTruncated = out.stderr.bytes(out.tailN)
+	return res, nil
+}
+
+// processCmd is the command spec describes, in its own process group (in
+// new user and mount namespaces when spec.mountNS), writing to outW and
+// errW.
+func processCmd(spec procSpec, outW, errW *os.File) *exec.Cmd {
 	dir := spec.dir
 	if spec.dirFD != nil {
 		// The forked child chdirs before it closes or moves any
@@ -203,53 +264,73 @@ func runProcess(ctx context.Context, spec procSpec) (*procResult, error) {
 		a.GidMappingsEnableSetgroups = false
 		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 	}
-	if err := ctx.Err(); err != nil {
-		outR.Close()
-		outW.Close()
-		errR.Close()
-		errW.Close()
-		return &procResult{canceled: true, exitCode: -1}, nil
-	}
-	start := time.Now()
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		outR.Close()
-		errR.Close()
-		return nil, err
-	}
-	pid := cmd.Process.Pid
-	res := &procResult{pgid: pid}
+	return cmd
+}
 
-	// Readers: keep the tails, count the total, report overflow.
-	tailN := spec.tail + 4096 // slack for host-path replacement at the cut
-	outTail, errTail := &tailBuffer{n: tailN}, &tailBuffer{n: tailN}
-	var total atomic.Int64
-	overflow := make(chan struct{})
-	var overflowOnce sync.Once
-	var readers sync.WaitGroup
-	read := func(r *os.File, t *tailBuffer) {
-		defer readers.Done()
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := r.Read(buf)
-			if n > 0 {
-				t.add(buf[:n])
-				if total.Add(int64(n)) > int64(spec.maxOutput) {
-					overflowOnce.Do(func() { close(overflow) })
-				}
-			}
-			if err != nil {
-				return
+// processOutput reads a process's two pipes: it keeps their tails,
+// counts the total and closes overflow once it passes the bound.
+type processOutput struct {
+	outR, errR     *os.File
+	tailN          int
+	stdout, stderr *tailBuffer
+	total          atomic.Int64
+	maxOutput      int64
+	overflow       chan struct{}
+	overflowOnce   sync.Once
+	readers        sync.WaitGroup
+}
+
+// readOutput starts reading outR and errR.
+func readOutput(outR, errR *os.File, tail, maxOutput int) *processOutput {
+	tailN := tail + 4096 // slack for host-path replacement at the cut
+	o := &processOutput{
+		outR: outR, errR: errR, tailN: tailN,
+		stdout: &tailBuffer{n: tailN}, stderr: &tailBuffer{n: tailN},
+		maxOutput: int64(maxOutput), overflow: make(chan struct{}),
+	}
+	o.readers.Add(2)
+	go o.read(outR, o.stdout)
+	go o.read(errR, o.stderr)
+	return o
+}
+
+func (o *processOutput) read(r *os.File, t *tailBuffer) {
+	defer o.readers.Done()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			t.add(buf[:n])
+			if o.total.Add(int64(n)) > o.maxOutput {
+				o.overflowOnce.Do(func() { close(o.overflow) })
 			}
 		}
+		if err != nil {
+			return
+		}
 	}
-	readers.Add(2)
-	go read(outR, outTail)
-	go read(errR, errTail)
+}
 
-	// Learn that the leader exited without reaping it.
+// finish waits for the readers and closes the pipes. Every process of
+// the group is dead by then, so the pipes reach EOF unless a process that
+// left the group still holds them: the wait is bounded.
+func (o *processOutput) finish() {
+	done := make(chan struct{})
+	go func() { o.readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		o.outR.Close()
+		o.errR.Close()
+		<-done
+	}
+	o.outR.Close()
+	o.errR.Close()
+}
+
+// watchExit learns that the leader pid exited without reaping it (so its
+// process group id stays reserved): the channel closes then.
+func watchExit(pid int) <-chan struct{} {
 	exited := make(chan struct{})
 	go func() {
 		defer close(exited)
@@ -261,53 +342,7 @@ func runProcess(ctx context.Context, spec procSpec) (*procResult, error) {
 			}
 		}
 	}()
-
-	timer := time.NewTimer(spec.timeout)
-	defer timer.Stop()
-	killGroup := func() { _ = syscall.Kill(-pid, syscall.SIGKILL) }
-	select {
-	case <-exited:
-	case <-timer.C:
-		res.timedOut = true
-	case <-overflow:
-		res.overflowed = true
-	case <-ctx.Done():
-		res.canceled = true
-	}
-	killGroup()
-	<-exited
-	// The leader is a zombie now; its group id is still ours. Kill what
-	// it left behind in the group, then reap it.
-	killGroup()
-	werr := cmd.Wait()
-	res.duration = time.Since(start)
-	if !res.timedOut && !res.canceled {
-		select {
-		case <-overflow:
-			res.overflowed = true
-		default:
-		}
-	}
-
-	// Every process of the group is dead, so the pipes reach EOF unless a
-	// process that left the group still holds them: bound the wait.
-	done := make(chan struct{})
-	go func() { readers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Second):
-		outR.Close()
-		errR.Close()
-		<-done
-	}
-	outR.Close()
-	errR.Close()
-
-	res.exitCode = exitCodeOf(cmd.ProcessState)
-	_ = werr // a non-zero exit is in ProcessState
-	res.stdout, res.stdoutTruncated = outTail.bytes(tailN)
-	res.stderr, res.stderrTruncated = errTail.bytes(tailN)
-	return res, nil
+	return exited
 }
 
 // exitCodeOf is the exit status, or 128+signal for a killed process (as

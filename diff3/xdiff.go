@@ -284,188 +284,236 @@ func (d *differ) recsCmp(off1, lim1, off2, lim2 int, needMin bool) {
 // split is xdl_split: the midpoint of the shortest edit path, or, past the
 // cost heuristics, a good-enough point.
 func (d *differ) split(off1, lim1, off2, lim2 int, needMin bool) split {
-	ha1, ha2 := d.ha1, d.ha2
-	kvd, fo, bo := d.kvd, d.fo, d.bo
-	xenv := d.env
-	dmin, dmax := off1-lim2, lim1-off2
-	fmid, bmid := off1-off2, lim1-lim2
-	odd := (fmid-bmid)&1 != 0
-	fmin, fmax := fmid, fmid
-	bmin, bmax := bmid, bmid
-	var spl split
+	s := &splitBox{off1: off1, lim1: lim1, off2: off2, lim2: lim2}
+	s.dmin, s.dmax = off1-lim2, lim1-off2
+	s.fmid, s.bmid = off1-off2, lim1-lim2
+	s.odd = (s.fmid-s.bmid)&1 != 0
+	s.fmin, s.fmax = s.fmid, s.fmid
+	s.bmin, s.bmax = s.bmid, s.bmid
 
-	kvd[fo+fmid] = off1
-	kvd[bo+bmid] = lim1
+	d.kvd[d.fo+s.fmid] = off1
+	d.kvd[d.bo+s.bmid] = lim1
 
 	for ec := 1; ; ec++ {
-		gotSnake := false
 		if d.stopped() {
 			return split{i1: off1, i2: off2, minLo: true, minHi: true}
 		}
-
-		if fmin > dmin {
-			fmin--
-			kvd[fo+fmin-1] = -1
-		} else {
-			fmin++
+		spl, met, fsnake := d.forwardSnakes(s)
+		if met {
+			return spl
 		}
-		if fmax < dmax {
-			fmax++
-			kvd[fo+fmax+1] = -1
-		} else {
-			fmax--
-		}
-		for dd := fmax; dd >= fmin; dd -= 2 {
-			var i1 int
-			if kvd[fo+dd-1] >= kvd[fo+dd+1] {
-				i1 = kvd[fo+dd-1] + 1
-			} else {
-				i1 = kvd[fo+dd+1]
-			}
-			prev1 := i1
-			i2 := i1 - dd
-			for i1 < lim1 && i2 < lim2 && ha1[i1] == ha2[i2] {
-				i1++
-				i2++
-			}
-			if i1-prev1 > xenv.snakeCnt {
-				gotSnake = true
-			}
-			kvd[fo+dd] = i1
-			if odd && bmin <= dd && dd <= bmax && kvd[bo+dd] <= i1 {
-				spl.i1, spl.i2 = i1, i2
-				spl.minLo, spl.minHi = true, true
-				return spl
-			}
-		}
-
-		if bmin > dmin {
-			bmin--
-			kvd[bo+bmin-1] = lineMax
-		} else {
-			bmin++
-		}
-		if bmax < dmax {
-			bmax++
-			kvd[bo+bmax+1] = lineMax
-		} else {
-			bmax--
-		}
-		for dd := bmax; dd >= bmin; dd -= 2 {
-			var i1 int
-			if kvd[bo+dd-1] < kvd[bo+dd+1] {
-				i1 = kvd[bo+dd-1]
-			} else {
-				i1 = kvd[bo+dd+1] - 1
-			}
-			prev1 := i1
-			i2 := i1 - dd
-			for i1 > off1 && i2 > off2 && ha1[i1-1] == ha2[i2-1] {
-				i1--
-				i2--
-			}
-			if prev1-i1 > xenv.snakeCnt {
-				gotSnake = true
-			}
-			kvd[bo+dd] = i1
-			if !odd && fmin <= dd && dd <= fmax && i1 <= kvd[fo+dd] {
-				spl.i1, spl.i2 = i1, i2
-				spl.minLo, spl.minHi = true, true
-				return spl
-			}
+		spl, met, bsnake := d.backwardSnakes(s)
+		if met {
+			return spl
 		}
 
 		if needMin {
 			continue
 		}
 
-		if gotSnake && ec > xenv.heurMin {
-			best := 0
-			for dd := fmax; dd >= fmin; dd -= 2 {
-				ddist := dd - fmid
-				if ddist < 0 {
-					ddist = -ddist
-				}
-				i1 := kvd[fo+dd]
-				i2 := i1 - dd
-				v := (i1 - off1) + (i2 - off2) - ddist
-				if v > kHeur*ec && v > best &&
-					off1+xenv.snakeCnt <= i1 && i1 < lim1 &&
-					off2+xenv.snakeCnt <= i2 && i2 < lim2 {
-					for k := 1; ha1[i1-k] == ha2[i2-k]; k++ {
-						if k == xenv.snakeCnt {
-							best = v
-							spl.i1, spl.i2 = i1, i2
-							break
-						}
-					}
-				}
-			}
-			if best > 0 {
-				spl.minLo, spl.minHi = true, false
+		// If the edit cost is above the heuristic trigger and a good
+		// snake was found, sample the diagonals for an "interesting"
+		// path.
+		if (fsnake || bsnake) && ec > d.env.heurMin {
+			if spl, ok := d.interestingForward(s, ec); ok {
 				return spl
 			}
-
-			best = 0
-			for dd := bmax; dd >= bmin; dd -= 2 {
-				ddist := dd - bmid
-				if ddist < 0 {
-					ddist = -ddist
-				}
-				i1 := kvd[bo+dd]
-				i2 := i1 - dd
-				v := (lim1 - i1) + (lim2 - i2) - ddist
-				if v > kHeur*ec && v > best &&
-					off1 < i1 && i1 <= lim1-xenv.snakeCnt &&
-					off2 < i2 && i2 <= lim2-xenv.snakeCnt {
-					for k := 0; ha1[i1+k] == ha2[i2+k]; k++ {
-						if k == xenv.snakeCnt-1 {
-							best = v
-							spl.i1, spl.i2 = i1, i2
-							break
-						}
-					}
-				}
-			}
-			if best > 0 {
-				spl.minLo, spl.minHi = false, true
+			if spl, ok := d.interestingBackward(s, ec); ok {
 				return spl
 			}
 		}
 
-		if ec >= xenv.mxcost {
-			fbest, fbest1 := -1, -1
-			for dd := fmax; dd >= fmin; dd -= 2 {
-				i1 := min(kvd[fo+dd], lim1)
-				i2 := i1 - dd
-				if lim2 < i2 {
-					i1, i2 = lim2+dd, lim2
-				}
-				if fbest < i1+i2 {
-					fbest, fbest1 = i1+i2, i1
-				}
-			}
-			bbest, bbest1 := lineMax, lineMax
-			for dd := bmax; dd >= bmin; dd -= 2 {
-				i1 := max(off1, kvd[bo+dd])
-				i2 := i1 - dd
-				if i2 < off2 {
-					i1, i2 = off2+dd, off2
-				}
-				if i1+i2 < bbest {
-					bbest, bbest1 = i1+i2, i1
-				}
-			}
-			if (lim1+lim2)-bbest < fbest-(off1+off2) {
-				spl.i1, spl.i2 = fbest1, fbest-fbest1
-				spl.minLo, spl.minHi = true, false
-			} else {
-				spl.i1, spl.i2 = bbest1, bbest-bbest1
-				spl.minLo, spl.minHi = false, true
-			}
-			return spl
+		// Enough is enough: past the maximum cost, the furthest
+		// reaching path by the (i1 + i2) measure.
+		if ec >= d.env.mxcost {
+			return d.furthestReaching(s)
 		}
 	}
+}
+
+// splitBox is the state of one xdl_split call: the box searched, the
+// diagonal bounds and the forward and backward diagonals reached so far.
+type splitBox struct {
+	off1, lim1, off2, lim2 int
+	dmin, dmax             int
+	fmid, bmid             int
+	fmin, fmax             int
+	bmin, bmax             int
+	odd                    bool
+}
+
+// forwardSnakes extends every forward diagonal by one edit and its snake.
+// met reports a forward path overlapping a backward one (the midpoint,
+// in spl); gotSnake one snake longer than snakeCnt.
+func (d *differ) forwardSnakes(s *splitBox) (spl split, met, gotSnake bool) {
+	kvd, fo, bo := d.kvd, d.fo, d.bo
+	if s.fmin > s.dmin {
+		s.fmin--
+		kvd[fo+s.fmin-1] = -1
+	} else {
+		s.fmin++
+	}
+	if s.fmax < s.dmax {
+		s.fmax++
+		kvd[fo+s.fmax+1] = -1
+	} else {
+		s.fmax--
+	}
+	for dd := s.fmax; dd >= s.fmin; dd -= 2 {
+		var i1 int
+		if kvd[fo+dd-1] >= kvd[fo+dd+1] {
+			i1 = kvd[fo+dd-1] + 1
+		} else {
+			i1 = kvd[fo+dd+1]
+		}
+		prev1 := i1
+		i2 := i1 - dd
+		for i1 < s.lim1 && i2 < s.lim2 && d.ha1[i1] == d.ha2[i2] {
+			i1++
+			i2++
+		}
+		if i1-prev1 > d.env.snakeCnt {
+			gotSnake = true
+		}
+		kvd[fo+dd] = i1
+		if s.odd && s.bmin <= dd && dd <= s.bmax && kvd[bo+dd] <= i1 {
+			return split{i1: i1, i2: i2, minLo: true, minHi: true}, true, gotSnake
+		}
+	}
+	return split{}, false, gotSnake
+}
+
+// backwardSnakes is forwardSnakes' mirror, from the box's end.
+func (d *differ) backwardSnakes(s *splitBox) (spl split, met, gotSnake bool) {
+	kvd, fo, bo := d.kvd, d.fo, d.bo
+	if s.bmin > s.dmin {
+		s.bmin--
+		kvd[bo+s.bmin-1] = lineMax
+	} else {
+		s.bmin++
+	}
+	if s.bmax < s.dmax {
+		s.bmax++
+		kvd[bo+s.bmax+1] = lineMax
+	} else {
+		s.bmax--
+	}
+	for dd := s.bmax; dd >= s.bmin; dd -= 2 {
+		var i1 int
+		if kvd[bo+dd-1] < kvd[bo+dd+1] {
+			i1 = kvd[bo+dd-1]
+		} else {
+			i1 = kvd[bo+dd+1] - 1
+		}
+		prev1 := i1
+		i2 := i1 - dd
+		for i1 > s.off1 && i2 > s.off2 && d.ha1[i1-1] == d.ha2[i2-1] {
+			i1--
+			i2--
+		}
+		if prev1-i1 > d.env.snakeCnt {
+			gotSnake = true
+		}
+		kvd[bo+dd] = i1
+		if !s.odd && s.fmin <= dd && dd <= s.fmax && i1 <= kvd[fo+dd] {
+			return split{i1: i1, i2: i2, minLo: true, minHi: true}, true, gotSnake
+		}
+	}
+	return split{}, false, gotSnake
+}
+
+// interestingForward samples the forward diagonals for the best one that
+// went far enough and ends in a snake of snakeCnt lines.
+func (d *differ) interestingForward(s *splitBox, ec int) (split, bool) {
+	kvd, fo := d.kvd, d.fo
+	ha1, ha2, snake := d.ha1, d.ha2, d.env.snakeCnt
+	var spl split
+	best := 0
+	for dd := s.fmax; dd >= s.fmin; dd -= 2 {
+		ddist := dd - s.fmid
+		if ddist < 0 {
+			ddist = -ddist
+		}
+		i1 := kvd[fo+dd]
+		i2 := i1 - dd
+		v := (i1 - s.off1) + (i2 - s.off2) - ddist
+		if v > kHeur*ec && v > best &&
+			s.off1+snake <= i1 && i1 < s.lim1 &&
+			s.off2+snake <= i2 && i2 < s.lim2 {
+			for k := 1; ha1[i1-k] == ha2[i2-k]; k++ {
+				if k == snake {
+					best = v
+					spl.i1, spl.i2 = i1, i2
+					break
+				}
+			}
+		}
+	}
+	spl.minLo, spl.minHi = true, false
+	return spl, best > 0
+}
+
+// interestingBackward is interestingForward's mirror on the backward
+// diagonals.
+func (d *differ) interestingBackward(s *splitBox, ec int) (split, bool) {
+	kvd, bo := d.kvd, d.bo
+	ha1, ha2, snake := d.ha1, d.ha2, d.env.snakeCnt
+	var spl split
+	best := 0
+	for dd := s.bmax; dd >= s.bmin; dd -= 2 {
+		ddist := dd - s.bmid
+		if ddist < 0 {
+			ddist = -ddist
+		}
+		i1 := kvd[bo+dd]
+		i2 := i1 - dd
+		v := (s.lim1 - i1) + (s.lim2 - i2) - ddist
+		if v > kHeur*ec && v > best &&
+			s.off1 < i1 && i1 <= s.lim1-snake &&
+			s.off2 < i2 && i2 <= s.lim2-snake {
+			for k := 0; ha1[i1+k] == ha2[i2+k]; k++ {
+				if k == snake-1 {
+					best = v
+					spl.i1, spl.i2 = i1, i2
+					break
+				}
+			}
+		}
+	}
+	spl.minLo, spl.minHi = false, true
+	return spl, best > 0
+}
+
+// furthestReaching picks, of the forward and backward paths, the one
+// reaching furthest by the (i1 + i2) measure.
+func (d *differ) furthestReaching(s *splitBox) split {
+	kvd, fo, bo := d.kvd, d.fo, d.bo
+	fbest, fbest1 := -1, -1
+	for dd := s.fmax; dd >= s.fmin; dd -= 2 {
+		i1 := min(kvd[fo+dd], s.lim1)
+		i2 := i1 - dd
+		if s.lim2 < i2 {
+			i1, i2 = s.lim2+dd, s.lim2
+		}
+		if fbest < i1+i2 {
+			fbest, fbest1 = i1+i2, i1
+		}
+	}
+	bbest, bbest1 := lineMax, lineMax
+	for dd := s.bmax; dd >= s.bmin; dd -= 2 {
+		i1 := max(s.off1, kvd[bo+dd])
+		i2 := i1 - dd
+		if i2 < s.off2 {
+			i1, i2 = s.off2+dd, s.off2
+		}
+		if i1+i2 < bbest {
+			bbest, bbest1 = i1+i2, i1
+		}
+	}
+	if (s.lim1+s.lim2)-bbest < fbest-(s.off1+s.off2) {
+		return split{i1: fbest1, i2: fbest - fbest1, minLo: true, minHi: false}
+	}
+	return split{i1: bbest1, i2: bbest - bbest1, minLo: false, minHi: true}
 }
 
 // group is struct xdlgroup: lines [start, end) of a file, changed.

@@ -196,143 +196,182 @@ type WalkOptions struct {
 // visited. It reads at most opts.MaxEntries directory entries and stops
 // early when Visit says WalkStop or ctx ends (reason "timeout").
 func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkResult, error) {
-	var res WalkResult
-	maxEntries := opts.MaxEntries
 	fd, rp, _, err := w.openAs(raw, TypeDirectory)
 	if err != nil {
-		return res, err
+		return WalkResult{}, err
 	}
-	stack := []*walkFrame{{dir: newDirHandle(fd), rel: rp, path: rp.String(), depth: 1}}
-	var ra *readAhead
+	wk := &walker{w: w, ctx: ctx, opts: opts, maxEntries: opts.MaxEntries}
+	wk.stack = []*walkFrame{{dir: newDirHandle(fd), rel: rp, path: rp.String(), depth: 1}}
 	if opts.ReadAhead > 0 {
-		ra = newReadAhead(ctx, w, opts.ReadAhead)
+		wk.ra = newReadAhead(ctx, w, opts.ReadAhead)
 	}
-	defer func() {
-		if ra != nil {
-			ra.stop(stack)
-		}
-		for _, fr := range stack {
-			fr.dir.release()
-		}
-	}()
-	truncate := func(reason string) {
-		if !res.Truncated {
-			res.Truncated, res.TruncatedReason = true, reason
-		}
+	defer wk.release()
+	wk.run()
+	return wk.res, nil
+}
+
+// walker is one Walk's state: the stack of directories being visited
+// (innermost last) and the read ahead, if any.
+type walker struct {
+	w          *Workdir
+	ctx        context.Context
+	opts       WalkOptions
+	maxEntries int
+	res        WalkResult
+	stack      []*walkFrame
+	ra         *readAhead
+}
+
+// release ends the read ahead and closes the directories still open.
+func (wk *walker) release() {
+	if wk.ra != nil {
+		wk.ra.stop(wk.stack)
 	}
-	// Enter runs after the directory is read (still before its entries
-	// are visited), so that its Dir knows the names it holds.
-	enter := func(fr *walkFrame) {
-		if opts.Enter != nil {
-			opts.Enter(&Dir{Path: fr.path, Depth: fr.depth - 1, w: w, rel: fr.rel, fd: fr.dir.fd, listing: fr.listing})
-		}
-		if ra == nil || fr.depth >= MaxWalkDepth || res.Entries >= maxEntries {
+	for _, fr := range wk.stack {
+		fr.dir.release()
+	}
+}
+
+// truncate marks the result cut; the first reason stays.
+func (wk *walker) truncate(reason string) {
+	if !wk.res.Truncated {
+		wk.res.Truncated, wk.res.TruncatedReason = true, reason
+	}
+}
+
+// run walks from the start directory, wk.stack[0], until the walk ends
+// or stops.
+func (wk *walker) run() {
+	root := wk.stack[0]
+	if !wk.w.loadFrame(wk.ctx, root, wk.maxEntries, &wk.res) {
+		wk.truncate(TruncatedWalkLimit)
+		if wk.opts.StopAtLimit {
+			wk.res.ResumeAfter = root.path
 			return
 		}
-		var subs []int
-		for i, d := range fr.ents {
-			if d.typ != unix.DT_DIR {
-				continue
-			}
-			if opts.Ahead != nil {
-				path := d.name
-				if fr.path != "" {
-					path = fr.path + "/" + d.name
-				}
-				if !opts.Ahead(path, d.name, fr.depth) {
-					continue
-				}
-			}
-			subs = append(subs, i)
-		}
-		ra.push(fr, subs, maxEntries-res.Entries)
 	}
-	if !w.loadFrame(ctx, stack[0], maxEntries, &res) {
-		truncate(TruncatedWalkLimit)
-		if opts.StopAtLimit {
-			res.ResumeAfter = stack[0].path
-			return res, nil
+	wk.enter(root)
+	for len(wk.stack) > 0 {
+		if wk.ctx.Err() != nil {
+			wk.truncate(TruncatedTimeout)
+			return
 		}
-	}
-	enter(stack[0])
-	for len(stack) > 0 {
-		if ctx.Err() != nil {
-			truncate(TruncatedTimeout)
-			return res, nil
-		}
-		fr := stack[len(stack)-1]
+		fr := wk.stack[len(wk.stack)-1]
 		if fr.next >= len(fr.ents) {
 			fr.dir.release()
-			stack = stack[:len(stack)-1]
+			wk.stack = wk.stack[:len(wk.stack)-1]
 			continue
 		}
-		idx := fr.next
-		d := fr.ents[idx]
-		fr.next++
-		var ad *aheadDir
-		if fr.ahead != nil {
-			ad = fr.ahead[idx]
+		if !wk.visitNext(fr) {
+			return
 		}
-		typ := direntType(fr.dir.fd, d)
-		path := d.name
-		if fr.path != "" {
-			path = fr.path + "/" + d.name
-		}
-		e := &WalkEntry{Path: path, Name: d.name, Type: typ, Depth: fr.depth, w: w, dir: fr.dir}
-		act := opts.Visit(e)
-		if act == WalkStop {
-			return res, nil // ad, if any, is dropped by ra.stop
-		}
-		if typ != TypeDirectory || act == WalkSkipDir || fr.depth >= MaxWalkDepth || res.Entries >= maxEntries {
-			if ad != nil {
-				ra.drop(ad)
-			}
-		}
-		if typ != TypeDirectory || act == WalkSkipDir {
-			continue
-		}
-		if fr.depth >= MaxWalkDepth {
-			truncate(TruncatedDepth)
-			continue
-		}
-		if res.Entries >= maxEntries {
-			truncate(TruncatedWalkLimit)
-			if opts.StopAtLimit {
-				res.ResumeAfter = path
-				return res, nil
-			}
-			continue
-		}
-		var child *walkFrame
-		var complete bool
-		if ad != nil && ra.take(ad) {
-			if ad.fd < 0 {
-				continue // as below: the read ahead could not open it
-			}
-			child = &walkFrame{dir: newDirHandle(ad.fd), rel: ad.rel, path: path, depth: fr.depth + 1}
-			stack = append(stack, child)
-			complete = w.aheadFrame(ctx, child, ad, maxEntries, &res)
-		} else {
-			cfd, err := openatRetry(fr.dir.fd, d.name, flagsDir)
-			if err != nil {
-				continue // replaced by a symlink or file, removed, or unreadable
-			}
-			child = &walkFrame{dir: newDirHandle(cfd), rel: fr.rel.join(d.name), path: path, depth: fr.depth + 1}
-			stack = append(stack, child)
-			complete = w.loadFrame(ctx, child, maxEntries, &res)
-		}
-		if !complete {
-			truncate(TruncatedWalkLimit)
-			if opts.StopAtLimit {
-				child.dir.release()
-				stack = stack[:len(stack)-1]
-				res.ResumeAfter = path
-				return res, nil
-			}
-		}
-		enter(child)
 	}
-	return res, nil
+}
+
+// enter runs after the directory is read (still before its entries are
+// visited), so that its Dir knows the names it holds; then it queues the
+// directory's subdirectories for reading ahead.
+func (wk *walker) enter(fr *walkFrame) {
+	if wk.opts.Enter != nil {
+		wk.opts.Enter(&Dir{Path: fr.path, Depth: fr.depth - 1, w: wk.w, rel: fr.rel, fd: fr.dir.fd, listing: fr.listing})
+	}
+	if wk.ra == nil || fr.depth >= MaxWalkDepth || wk.res.Entries >= wk.maxEntries {
+		return
+	}
+	var subs []int
+	for i, d := range fr.ents {
+		if d.typ != unix.DT_DIR {
+			continue
+		}
+		if wk.opts.Ahead != nil {
+			path := d.name
+			if fr.path != "" {
+				path = fr.path + "/" + d.name
+			}
+			if !wk.opts.Ahead(path, d.name, fr.depth) {
+				continue
+			}
+		}
+		subs = append(subs, i)
+	}
+	wk.ra.push(fr, subs, wk.maxEntries-wk.res.Entries)
+}
+
+// visitNext visits fr's next entry and, when it is a directory to
+// descend into, pushes it. It returns false when the walk stops.
+func (wk *walker) visitNext(fr *walkFrame) bool {
+	idx := fr.next
+	d := fr.ents[idx]
+	fr.next++
+	var ad *aheadDir
+	if fr.ahead != nil {
+		ad = fr.ahead[idx]
+	}
+	typ := direntType(fr.dir.fd, d)
+	path := d.name
+	if fr.path != "" {
+		path = fr.path + "/" + d.name
+	}
+	e := &WalkEntry{Path: path, Name: d.name, Type: typ, Depth: fr.depth, w: wk.w, dir: fr.dir}
+	act := wk.opts.Visit(e)
+	if act == WalkStop {
+		return false // ad, if any, is dropped by ra.stop
+	}
+	if typ != TypeDirectory || act == WalkSkipDir || fr.depth >= MaxWalkDepth || wk.res.Entries >= wk.maxEntries {
+		if ad != nil {
+			wk.ra.drop(ad)
+		}
+	}
+	if typ != TypeDirectory || act == WalkSkipDir {
+		return true
+	}
+	if fr.depth >= MaxWalkDepth {
+		wk.truncate(TruncatedDepth)
+		return true
+	}
+	if wk.res.Entries >= wk.maxEntries {
+		wk.truncate(TruncatedWalkLimit)
+		if wk.opts.StopAtLimit {
+			wk.res.ResumeAfter = path
+			return false
+		}
+		return true
+	}
+	return wk.descend(fr, d, ad, path)
+}
+
+// descend opens and reads the directory d of fr (from the read ahead when
+// it has it) and pushes it. It returns false when the walk stops.
+func (wk *walker) descend(fr *walkFrame, d dirent, ad *aheadDir, path string) bool {
+	var child *walkFrame
+	var complete bool
+	if ad != nil && wk.ra.take(ad) {
+		if ad.fd < 0 {
+			return true // as below: the read ahead could not open it
+		}
+		child = &walkFrame{dir: newDirHandle(ad.fd), rel: ad.rel, path: path, depth: fr.depth + 1}
+		wk.stack = append(wk.stack, child)
+		complete = wk.w.aheadFrame(wk.ctx, child, ad, wk.maxEntries, &wk.res)
+	} else {
+		cfd, err := openatRetry(fr.dir.fd, d.name, flagsDir)
+		if err != nil {
+			return true // replaced by a symlink or file, removed, or unreadable
+		}
+		child = &walkFrame{dir: newDirHandle(cfd), rel: fr.rel.join(d.name), path: path, depth: fr.depth + 1}
+		wk.stack = append(wk.stack, child)
+		complete = wk.w.loadFrame(wk.ctx, child, wk.maxEntries, &wk.res)
+	}
+	if !complete {
+		wk.truncate(TruncatedWalkLimit)
+		if wk.opts.StopAtLimit {
+			child.dir.release()
+			wk.stack = wk.stack[:len(wk.stack)-1]
+			wk.res.ResumeAfter = path
+			return false
+		}
+	}
+	wk.enter(child)
+	return true
 }
 
 // loadFrame reads the frame's directory within the remaining entry budget,

@@ -138,10 +138,8 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 		return nil, err
 	}
 	defer release()
-	for _, f := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply"} {
-		if _, err := r.ctl.Lstat(".git/" + f); err == nil {
-			return nil, repoErr(sfs.CodeRepoBusy, alias, fmt.Sprintf("has a merge, rebase, cherry-pick or revert in progress (.git/%s); finish it with git first", f))
-		}
+	if err := r.checkNoOperationInProgress(); err != nil {
+		return nil, err
 	}
 	ident, err := r.identity()
 	if err != nil {
@@ -169,185 +167,52 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 			r.ctl.Remove(".git/index.lock")
 		}
 	}()
-	idx, idxStat, err := r.readIndex()
+	c, err := r.readCommitIndex(ctx, h, paths)
 	if err != nil {
 		return nil, err
 	}
-	// HEAD's tree, except where the cache tree shows the index equals it
-	// (those directories cannot hold staged changes), for the staged-
-	// changes check; the named paths are looked up in it on their own.
-	var headTreeHash plumbing.Hash
-	if !h.commit.IsZero() {
-		c, err := r.getCommit(h.commit)
-		if err != nil {
-			return nil, err
-		}
-		headTreeHash = c.TreeHash
-	}
-	rest, same, err := r.headTreeExcept(ctx, h.commit, idx.CacheTrees)
-	if err != nil {
-		return nil, err
-	}
-	tree, err := r.treeEntriesAt(headTreeHash, paths)
-	if err != nil {
-		return nil, err
-	}
-	entries := map[string]*indexfile.Entry{}
-	for i, e := range idx.Entries {
-		if e.Stage != 0 {
-			return nil, repoErr(sfs.CodeRepoBusy, alias, "has unmerged paths; resolve them with git first")
-		}
-		entries[e.Name] = &indexfile.Entry{Entry: e, AssumeValid: idx.AssumeValid[i]}
-	}
-	staged := stagedChanges(entries, rest, same)
-
 	res := &CommitResult{Workdir: alias, Branch: h.branch, Added: []string{}, Modified: []string{}, Deleted: []string{}}
-	// The sizes first: a commit larger than it may be is refused before
-	// anything is read (stagePath checks each file again once opened).
-	budget := int64(maxCommitBytes)
-	for _, p := range paths {
-		if fst, err := r.ctl.Lstat(p); err == nil && fst.Type() == sfs.TypeFile {
-			if fst.Size > maxStagedFileSize {
-				return nil, tooLargeToCommit(alias, p, fst.Size)
-			}
-			if budget -= fst.Size; budget < 0 {
-				return nil, &sfs.Error{Code: sfs.CodeWriteLimitExceeded, Workdir: alias, Msg: fmt.Sprintf("the files named hold more than a commit through ServerFS takes (%d bytes); commit them in parts", maxCommitBytes)}
-			}
-		}
-	}
-	st := &stager{entries: entries, sorted: sortedNames(entries), touched: map[string]bool{}, named: map[string]bool{}}
-	for _, p := range paths {
-		st.named[p] = true
-	}
-	for _, p := range paths {
-		if err := ctx.Err(); err != nil {
-			return nil, canceled(alias)
-		}
-		if err := r.stagePath(ctx, p, st); err != nil {
-			if ctx.Err() != nil {
-				return nil, canceled(alias)
-			}
-			return nil, err
-		}
-	}
-	// Changes staged before, on paths the commit neither names nor
-	// replaces, would be committed without being asked for: refused
-	// (staged changes on named paths are overwritten by the work tree,
-	// as git add does).
-	if err := r.unnamedStaged(staged, st.touched); err != nil {
+	if err := r.checkCommitSize(paths); err != nil {
 		return nil, err
 	}
-	// Index entries a named path replaced (a file where a directory was,
-	// or the reverse): deleted as git add deletes them.
-	var replaced []string
-	for q := range st.touched {
-		if !st.named[q] {
-			replaced = append(replaced, q)
-		}
+	if err := r.stageNamed(ctx, c); err != nil {
+		return nil, err
 	}
-	sort.Strings(replaced)
-	if len(replaced) > 0 {
-		more, err := r.treeEntriesAt(headTreeHash, replaced)
-		if err != nil {
-			return nil, err
-		}
-		for q, te := range more {
-			tree[q] = te
-		}
+	if err := r.lookUpReplaced(c); err != nil {
+		return nil, err
 	}
 	// The tree the index now describes (intent-to-add entries are not
 	// committed, as in git).
-	newTree, cache, err := r.writeTrees(entries)
+	newTree, cache, err := r.writeTrees(c.entries)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range paths {
-		e, inIndex := entries[p]
-		te, inHead := tree[p]
-		switch {
-		case inIndex && !e.IntentToAdd && !inHead:
-			res.Added = append(res.Added, p)
-		case inIndex && !e.IntentToAdd && (te.hash != e.Hash || te.mode != e.Mode):
-			res.Modified = append(res.Modified, p)
-		case (!inIndex || e.IntentToAdd) && inHead:
-			res.Deleted = append(res.Deleted, p)
-		}
-	}
-	for _, q := range replaced {
-		if _, inHead := tree[q]; !inHead {
-			continue
-		}
-		if r.visible(q) {
-			res.Deleted = append(res.Deleted, q)
-		} else {
-			res.HiddenDeleted++
-		}
-	}
-	sort.Strings(res.Deleted)
+	r.listChanges(c, res)
 	var parents []plumbing.Hash
 	if !h.commit.IsZero() {
 		parents = []plumbing.Hash{h.commit}
 		res.Parent = h.commit.String()
-		if headTreeHash == newTree {
+		if c.headTree == newTree {
 			return nil, repoErr(sfs.CodeNothingToCommit, alias, "has nothing to commit: the named paths match HEAD")
 		}
 	} else if len(res.Added) == 0 {
 		return nil, repoErr(sfs.CodeNothingToCommit, alias, "has nothing to commit: the named paths add nothing")
 	}
 
-	now := time.Now()
-	sig := object.Signature{Name: ident.name, Email: ident.email, When: now}
+	sig := object.Signature{Name: ident.name, Email: ident.email, When: time.Now()}
 	msg := cleanupMessage(message)
-	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: newTree, ParentHashes: parents}
-	enc := &plumbing.MemoryObject{}
-	if err := c.EncodeWithoutSignature(enc); err != nil {
-		return nil, err
-	}
-	content, _ := io.ReadAll(mustReader(enc))
-	commitHash, err := r.writeObject(plumbing.CommitObject, content)
+	commitHash, err := r.writeCommitObject(sig, msg, newTree, parents)
 	if err != nil {
 		return nil, err
 	}
 	res.Commit = commitHash.String()
 
 	// The new index into the lock file; the ref; then the index.
-	list := make([]indexfile.Entry, 0, len(entries))
-	for _, e := range entries {
-		// Racily clean entries (modified no earlier than the index we
-		// read was written) would look clean forever once the new,
-		// later index exists: smudge them as git does (size 0 makes
-		// every reader compare the content).
-		if e.Mode != filemode.Submodule && !idxStat.Mtime.IsZero() && e.ModifiedAt.Unix() >= idxStat.Mtime.Unix() {
-			smudged := *e.Entry
-			smudged.Size = 0
-			e = &indexfile.Entry{Entry: &smudged, AssumeValid: e.AssumeValid}
-		}
-		list = append(list, *e)
-	}
-	var treeExt []byte
-	if cache != nil && plainEntries(entries) {
-		treeExt = encodeCacheTree(nil, cache)
-	}
-	if _, err := lock.Write(indexfile.Encode(idx.Version, list, treeExt)); err != nil {
+	if err := writeIndexLock(lock, c, cache); err != nil {
 		return nil, err
 	}
-	if err := lock.Sync(); err != nil {
+	if err := r.guardCommit(ctx, h); err != nil {
 		return nil, err
-	}
-	// A lease shared through the host bridge guards the commit: if this
-	// process dies before finishing, the bridge completes or undoes it
-	// (from the lock and the ref) before the next holder gets the lease.
-	if g, ok := r.fs.Lease().(sfs.CommitGuard); ok {
-		ref, old := "HEAD", ""
-		if h.branch != "" {
-			ref = "refs/heads/" + h.branch
-		}
-		if !h.commit.IsZero() {
-			old = h.commit.String()
-		}
-		if err := g.GuardCommit(ctx, alias, ref, old); err != nil {
-			return nil, err
-		}
 	}
 	subject := strings.SplitN(msg, "\n", 2)[0]
 	verb := "commit"
@@ -366,6 +231,226 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 	committed = true
 	r.ctl.SyncDir(".git")
 	return res, nil
+}
+
+// checkNoOperationInProgress refuses a commit while git is in the middle
+// of a merge, rebase, cherry-pick or revert: committing then would record
+// a half-finished operation as an ordinary commit.
+func (r *Repo) checkNoOperationInProgress() error {
+	for _, f := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply"} {
+		if _, err := r.ctl.Lstat(".git/" + f); err == nil {
+			return repoErr(sfs.CodeRepoBusy, r.w.Alias(), fmt.Sprintf("has a merge, rebase, cherry-pick or revert in progress (.git/%s); finish it with git first", f))
+		}
+	}
+	return nil
+}
+
+// commitState carries a commit's index and HEAD's view of it between
+// Commit's steps.
+type commitState struct {
+	paths    []string
+	idx      *indexfile.File
+	idxStat  sfs.StatData
+	headTree plumbing.Hash
+	// tree holds HEAD's entries at the named paths (and, once looked
+	// up, at the paths they replaced).
+	tree    map[string]treeEntry
+	entries map[string]*indexfile.Entry
+	// staged lists the paths whose index entry differs from HEAD before
+	// the commit stages anything.
+	staged []string
+	st     *stager
+	// replaced lists the index entries a named path replaced.
+	replaced []string
+}
+
+// readCommitIndex reads the index (refusing unmerged entries) and HEAD's
+// tree at the named paths.
+func (r *Repo) readCommitIndex(ctx context.Context, h headInfo, paths []string) (*commitState, error) {
+	c := &commitState{paths: paths}
+	var err error
+	c.idx, c.idxStat, err = r.readIndex()
+	if err != nil {
+		return nil, err
+	}
+	// HEAD's tree, except where the cache tree shows the index equals it
+	// (those directories cannot hold staged changes), for the staged-
+	// changes check; the named paths are looked up in it on their own.
+	if !h.commit.IsZero() {
+		hc, err := r.getCommit(h.commit)
+		if err != nil {
+			return nil, err
+		}
+		c.headTree = hc.TreeHash
+	}
+	rest, same, err := r.headTreeExcept(ctx, h.commit, c.idx.CacheTrees)
+	if err != nil {
+		return nil, err
+	}
+	c.tree, err = r.treeEntriesAt(c.headTree, paths)
+	if err != nil {
+		return nil, err
+	}
+	c.entries = map[string]*indexfile.Entry{}
+	for i, e := range c.idx.Entries {
+		if e.Stage != 0 {
+			return nil, repoErr(sfs.CodeRepoBusy, r.w.Alias(), "has unmerged paths; resolve them with git first")
+		}
+		c.entries[e.Name] = &indexfile.Entry{Entry: e, AssumeValid: c.idx.AssumeValid[i]}
+	}
+	c.staged = stagedChanges(c.entries, rest, same)
+	return c, nil
+}
+
+// checkCommitSize refuses, from the files' sizes, a commit larger than it
+// may be before anything is read (stagePath checks each file again once
+// opened).
+func (r *Repo) checkCommitSize(paths []string) error {
+	alias := r.w.Alias()
+	budget := int64(maxCommitBytes)
+	for _, p := range paths {
+		if fst, err := r.ctl.Lstat(p); err == nil && fst.Type() == sfs.TypeFile {
+			if fst.Size > maxStagedFileSize {
+				return tooLargeToCommit(alias, p, fst.Size)
+			}
+			if budget -= fst.Size; budget < 0 {
+				return &sfs.Error{Code: sfs.CodeWriteLimitExceeded, Workdir: alias, Msg: fmt.Sprintf("the files named hold more than a commit through ServerFS takes (%d bytes); commit them in parts", maxCommitBytes)}
+			}
+		}
+	}
+	return nil
+}
+
+// stageNamed stages every named path from the work tree into c.entries.
+func (r *Repo) stageNamed(ctx context.Context, c *commitState) error {
+	alias := r.w.Alias()
+	c.st = &stager{entries: c.entries, sorted: sortedNames(c.entries), touched: map[string]bool{}, named: map[string]bool{}}
+	for _, p := range c.paths {
+		c.st.named[p] = true
+	}
+	for _, p := range c.paths {
+		if err := ctx.Err(); err != nil {
+			return canceled(alias)
+		}
+		if err := r.stagePath(ctx, p, c.st); err != nil {
+			if ctx.Err() != nil {
+				return canceled(alias)
+			}
+			return err
+		}
+	}
+	// Changes staged before, on paths the commit neither names nor
+	// replaces, would be committed without being asked for: refused
+	// (staged changes on named paths are overwritten by the work tree,
+	// as git add does).
+	return r.unnamedStaged(c.staged, c.st.touched)
+}
+
+// lookUpReplaced collects the index entries a named path replaced (a file
+// where a directory was, or the reverse), deleted as git add deletes
+// them, and looks them up in HEAD's tree.
+func (r *Repo) lookUpReplaced(c *commitState) error {
+	for q := range c.st.touched {
+		if !c.st.named[q] {
+			c.replaced = append(c.replaced, q)
+		}
+	}
+	sort.Strings(c.replaced)
+	if len(c.replaced) == 0 {
+		return nil
+	}
+	more, err := r.treeEntriesAt(c.headTree, c.replaced)
+	if err != nil {
+		return err
+	}
+	for q, te := range more {
+		c.tree[q] = te
+	}
+	return nil
+}
+
+// listChanges fills res's Added, Modified and Deleted from the named
+// paths' entries against HEAD; replaced paths the policy hides are only
+// counted.
+func (r *Repo) listChanges(c *commitState, res *CommitResult) {
+	for _, p := range c.paths {
+		e, inIndex := c.entries[p]
+		te, inHead := c.tree[p]
+		switch {
+		case inIndex && !e.IntentToAdd && !inHead:
+			res.Added = append(res.Added, p)
+		case inIndex && !e.IntentToAdd && (te.hash != e.Hash || te.mode != e.Mode):
+			res.Modified = append(res.Modified, p)
+		case (!inIndex || e.IntentToAdd) && inHead:
+			res.Deleted = append(res.Deleted, p)
+		}
+	}
+	for _, q := range c.replaced {
+		if _, inHead := c.tree[q]; !inHead {
+			continue
+		}
+		if r.visible(q) {
+			res.Deleted = append(res.Deleted, q)
+		} else {
+			res.HiddenDeleted++
+		}
+	}
+	sort.Strings(res.Deleted)
+}
+
+// writeCommitObject writes the commit object and returns its hash.
+func (r *Repo) writeCommitObject(sig object.Signature, msg string, tree plumbing.Hash, parents []plumbing.Hash) (plumbing.Hash, error) {
+	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: parents}
+	enc := &plumbing.MemoryObject{}
+	if err := c.EncodeWithoutSignature(enc); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	content, _ := io.ReadAll(mustReader(enc))
+	return r.writeObject(plumbing.CommitObject, content)
+}
+
+// writeIndexLock writes and syncs the new index into the lock file.
+func writeIndexLock(lock *sfs.WFile, c *commitState, cache *cacheNode) error {
+	list := make([]indexfile.Entry, 0, len(c.entries))
+	for _, e := range c.entries {
+		// Racily clean entries (modified no earlier than the index we
+		// read was written) would look clean forever once the new,
+		// later index exists: smudge them as git does (size 0 makes
+		// every reader compare the content).
+		if e.Mode != filemode.Submodule && !c.idxStat.Mtime.IsZero() && e.ModifiedAt.Unix() >= c.idxStat.Mtime.Unix() {
+			smudged := *e.Entry
+			smudged.Size = 0
+			e = &indexfile.Entry{Entry: &smudged, AssumeValid: e.AssumeValid}
+		}
+		list = append(list, *e)
+	}
+	var treeExt []byte
+	if cache != nil && plainEntries(c.entries) {
+		treeExt = encodeCacheTree(nil, cache)
+	}
+	if _, err := lock.Write(indexfile.Encode(c.idx.Version, list, treeExt)); err != nil {
+		return err
+	}
+	return lock.Sync()
+}
+
+// guardCommit registers the commit with a lease shared through the host
+// bridge: if this process dies before finishing, the bridge completes or
+// undoes it (from the lock and the ref) before the next holder gets the
+// lease.
+func (r *Repo) guardCommit(ctx context.Context, h headInfo) error {
+	g, ok := r.fs.Lease().(sfs.CommitGuard)
+	if !ok {
+		return nil
+	}
+	ref, old := "HEAD", ""
+	if h.branch != "" {
+		ref = "refs/heads/" + h.branch
+	}
+	if !h.commit.IsZero() {
+		old = h.commit.String()
+	}
+	return g.GuardCommit(ctx, r.w.Alias(), ref, old)
 }
 
 func mustReader(o *plumbing.MemoryObject) io.Reader {
@@ -512,69 +597,20 @@ func (s *stager) remove(p string) {
 // git would do differently (stage a whole directory, or a path inside a
 // submodule) is refused.
 func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
-	alias := r.w.Alias()
-	entries := s.entries
-	// The leading directories of p: a gitlink there means p is inside a
-	// submodule; a file entry there is a file that became a directory.
-	var leading []string
-	for i := 0; i < len(p); i++ {
-		if p[i] != '/' {
-			continue
-		}
-		if e := entries[p[:i]]; e != nil {
-			if e.Mode == filemode.Submodule {
-				which := fmt.Sprintf("the submodule %q", p[:i])
-				if !r.visible(p[:i]) {
-					which = "a submodule" // (a deny pattern may match the directory alone)
-				}
-				return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: fmt.Sprintf(
-					"is inside %s, whose files belong to its own repository; commit there, and name the submodule itself here to record its checked-out commit", which)}
-			}
-			leading = append(leading, p[:i])
-		}
+	leading, err := r.leadingEntries(p, s)
+	if err != nil {
+		return err
 	}
 	st, err := r.ctl.Lstat(p)
 	if sfs.CodeOf(err) == sfs.CodePathNotFound || sfs.CodeOf(err) == sfs.CodeNotADirectory {
-		if _, tracked := entries[p]; !tracked {
-			if s.touched[p] {
-				return nil // removed already, replaced by an earlier named path
-			}
-			if len(s.below(p)) > 0 {
-				return argError(fmt.Sprintf("path %q is a directory in the index, deleted from the work tree; name the files in it to commit their deletion", p))
-			}
-			return &sfs.Error{Code: sfs.CodePathNotFound, Workdir: alias, Path: p, Msg: "is neither in the work tree nor in the index: nothing to commit for it"}
-		}
-		s.remove(p)
-		return nil
+		return r.stageMissing(p, s)
 	}
 	if err != nil {
 		return err
 	}
-	// The name as git would record it: never one git refuses.
-	kind := filemode.Regular
-	switch st.Type() {
-	case sfs.TypeSymlink:
-		kind = filemode.Symlink
-	case sfs.TypeDirectory:
-		kind = filemode.Submodule // all a named directory can become
-	}
-	if r := pathrule.Commit(p, kind); r != nil {
-		return pathrule.Err(alias, p, r)
-	}
-	old := entries[p]
-	if old == nil {
-		ignored, err := r.pathIgnored(p, st.Type() == sfs.TypeDirectory, func(q string) *index.Entry {
-			if e := entries[q]; e != nil {
-				return e.Entry
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if ignored {
-			return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: "is ignored (.gitignore or excludes) and not tracked: ignored files are never added"}
-		}
+	old := s.entries[p]
+	if err := r.checkAddable(p, st, old, s); err != nil {
+		return err
 	}
 	if st.Type() == sfs.TypeDirectory {
 		return r.stageDirectory(p, st, old, leading, s)
@@ -583,7 +619,7 @@ func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
 	var hash plumbing.Hash
 	switch st.Type() {
 	case sfs.TypeOther:
-		return &sfs.Error{Code: sfs.CodeUnsupportedFileType, Workdir: alias, Path: p, Msg: "is a special file; git cannot commit it"}
+		return &sfs.Error{Code: sfs.CodeUnsupportedFileType, Workdir: r.w.Alias(), Path: p, Msg: "is a special file; git cannot commit it"}
 	case sfs.TypeSymlink:
 		target, err := r.ctl.Readlink(p)
 		if err != nil {
@@ -594,53 +630,7 @@ func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
 			return err
 		}
 	default:
-		rules, err := r.loadAttrRules(p)
-		if err != nil {
-			return err
-		}
-		state := attrState(rules, p)
-		unsupported := func(why string) error {
-			return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: alias, Path: p, Msg: "cannot be committed exactly like git would: " + why}
-		}
-		if why := conversionProblem(state, nil); why != "" {
-			return unsupported(why)
-		}
-		f, err := r.ctl.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		// The size of what was opened decides, before anything is read.
-		if st, err = f.Fstat(); err != nil {
-			return err
-		}
-		if st.Size > maxStagedFileSize {
-			return tooLargeToCommit(alias, p, st.Size)
-		}
-		exec := st.Mode&0o100 != 0
-		if !r.fileMode {
-			exec = old != nil && old.Mode == filemode.Executable
-		}
-		if exec {
-			mode = filemode.Executable
-		}
-		// Streamed into the object store: hashed, compressed and checked
-		// for what line-ending or ident conversion would change, in one
-		// pass with a bounded buffer.
-		scan := &contentScan{}
-		hash, err = r.writeBlob(ctxReader{ctx, f}, st.Size, scan, func() error {
-			if why := conversionProblem(state, scan); why != "" {
-				return unsupported(why)
-			}
-			return nil
-		})
-		if err == errContentChanged {
-			return &sfs.Error{Code: sfs.CodeRevisionMismatch, Workdir: alias, Path: p, Msg: "changed while it was being committed; try again"}
-		}
-		if err != nil {
-			return err
-		}
-		if err := r.dotfileContentErr(alias, p, mode, hash); err != nil {
+		if hash, mode, st, err = r.stageRegular(ctx, p, old); err != nil {
 			return err
 		}
 	}
@@ -654,6 +644,139 @@ func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
 	e.Size = uint32(st.Size)
 	s.set(e, leading)
 	return nil
+}
+
+// leadingEntries returns the index entries at p's leading directories: a
+// gitlink there means p is inside a submodule (refused); a file entry
+// there is a file that became a directory.
+func (r *Repo) leadingEntries(p string, s *stager) ([]string, error) {
+	var leading []string
+	for i := 0; i < len(p); i++ {
+		if p[i] != '/' {
+			continue
+		}
+		if e := s.entries[p[:i]]; e != nil {
+			if e.Mode == filemode.Submodule {
+				which := fmt.Sprintf("the submodule %q", p[:i])
+				if !r.visible(p[:i]) {
+					which = "a submodule" // (a deny pattern may match the directory alone)
+				}
+				return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: r.w.Alias(), Path: p, Msg: fmt.Sprintf(
+					"is inside %s, whose files belong to its own repository; commit there, and name the submodule itself here to record its checked-out commit", which)}
+			}
+			leading = append(leading, p[:i])
+		}
+	}
+	return leading, nil
+}
+
+// stageMissing stages a named path absent from the work tree: a tracked
+// one is deleted from the index.
+func (r *Repo) stageMissing(p string, s *stager) error {
+	if _, tracked := s.entries[p]; tracked {
+		s.remove(p)
+		return nil
+	}
+	if s.touched[p] {
+		return nil // removed already, replaced by an earlier named path
+	}
+	if len(s.below(p)) > 0 {
+		return argError(fmt.Sprintf("path %q is a directory in the index, deleted from the work tree; name the files in it to commit their deletion", p))
+	}
+	return &sfs.Error{Code: sfs.CodePathNotFound, Workdir: r.w.Alias(), Path: p, Msg: "is neither in the work tree nor in the index: nothing to commit for it"}
+}
+
+// checkAddable refuses a name git would refuse to record, and an ignored
+// path not yet tracked.
+func (r *Repo) checkAddable(p string, st sfs.StatData, old *indexfile.Entry, s *stager) error {
+	alias := r.w.Alias()
+	kind := filemode.Regular
+	switch st.Type() {
+	case sfs.TypeSymlink:
+		kind = filemode.Symlink
+	case sfs.TypeDirectory:
+		kind = filemode.Submodule // all a named directory can become
+	}
+	if rule := pathrule.Commit(p, kind); rule != nil {
+		return pathrule.Err(alias, p, rule)
+	}
+	if old != nil {
+		return nil
+	}
+	ignored, err := r.pathIgnored(p, st.Type() == sfs.TypeDirectory, func(q string) *index.Entry {
+		if e := s.entries[q]; e != nil {
+			return e.Entry
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if ignored {
+		return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: "is ignored (.gitignore or excludes) and not tracked: ignored files are never added"}
+	}
+	return nil
+}
+
+// stageRegular writes a regular file's blob and returns its hash, its
+// mode and the stat of what was opened (which the index records).
+func (r *Repo) stageRegular(ctx context.Context, p string, old *indexfile.Entry) (plumbing.Hash, filemode.FileMode, sfs.StatData, error) {
+	alias := r.w.Alias()
+	fail := func(err error) (plumbing.Hash, filemode.FileMode, sfs.StatData, error) {
+		return plumbing.ZeroHash, 0, sfs.StatData{}, err
+	}
+	rules, err := r.loadAttrRules(p)
+	if err != nil {
+		return fail(err)
+	}
+	state := attrState(rules, p)
+	unsupported := func(why string) error {
+		return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: alias, Path: p, Msg: "cannot be committed exactly like git would: " + why}
+	}
+	if why := conversionProblem(state, nil); why != "" {
+		return fail(unsupported(why))
+	}
+	f, err := r.ctl.Open(p)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	// The size of what was opened decides, before anything is read.
+	st, err := f.Fstat()
+	if err != nil {
+		return fail(err)
+	}
+	if st.Size > maxStagedFileSize {
+		return fail(tooLargeToCommit(alias, p, st.Size))
+	}
+	mode := filemode.Regular
+	exec := st.Mode&0o100 != 0
+	if !r.fileMode {
+		exec = old != nil && old.Mode == filemode.Executable
+	}
+	if exec {
+		mode = filemode.Executable
+	}
+	// Streamed into the object store: hashed, compressed and checked
+	// for what line-ending or ident conversion would change, in one
+	// pass with a bounded buffer.
+	scan := &contentScan{}
+	hash, err := r.writeBlob(ctxReader{ctx, f}, st.Size, scan, func() error {
+		if why := conversionProblem(state, scan); why != "" {
+			return unsupported(why)
+		}
+		return nil
+	})
+	if err == errContentChanged {
+		return fail(&sfs.Error{Code: sfs.CodeRevisionMismatch, Workdir: alias, Path: p, Msg: "changed while it was being committed; try again"})
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if err := r.dotfileContentErr(alias, p, mode, hash); err != nil {
+		return fail(err)
+	}
+	return hash, mode, st, nil
 }
 
 // set puts e in the index with git's directory/file conflict resolution

@@ -150,7 +150,6 @@ const (
 func (r *Repo) diff(ctx context.Context, mode diffMode, paths []string, maxBytes int) (*DiffResult, error) {
 	defer r.packScope()()
 	alias := r.w.Alias()
-	staged := mode == diffStaged
 	if maxBytes <= 0 {
 		maxBytes = DefaultDiffBytes
 	}
@@ -177,12 +176,7 @@ func (r *Repo) diff(ctx context.Context, mode diffMode, paths []string, maxBytes
 			return nil, err
 		}
 	}
-	res := &DiffResult{Workdir: alias, Staged: staged, Files: []DiffFile{}}
-	cut := func(reason string) {
-		if !res.Truncated || res.TruncatedReason == DiffCutMaxBytes {
-			res.Truncated, res.TruncatedReason = true, reason
-		}
-	}
+	out := &diffOutput{res: &DiffResult{Workdir: alias, Staged: mode == diffStaged, Files: []DiffFile{}}, maxBytes: maxBytes}
 	dctx, cancel := diffDeadline(ctx, r.fs.Limits().SearchTimeout)
 	defer cancel()
 	budget := &readBudget{left: maxDiffCallBytes}
@@ -196,110 +190,144 @@ func (r *Repo) diff(ctx context.Context, mode diffMode, paths []string, maxBytes
 			wanted[e.Name] = append(es, e)
 		}
 	}
-	var patch strings.Builder
-paths:
 	for _, p := range clean {
 		if ctx.Err() != nil {
 			return nil, canceled(alias)
 		}
 		if dctx.Err() != nil {
-			cut(sfs.TruncatedTimeout)
+			out.cut(sfs.TruncatedTimeout)
 			break
 		}
-		var inIndex side
-		var entry *index.Entry
-		unmerged := false
-		for _, e := range wanted[p] {
-			if e.Stage != 0 {
-				unmerged = true
-				continue
-			}
-			if !e.IntentToAdd {
-				inIndex = side{exists: true, mode: e.Mode, hash: e.Hash}
-				entry = e
-			} else if !staged {
-				inIndex = side{exists: true, mode: e.Mode, hash: emptyBlob}
-			}
-		}
-		if unmerged {
-			res.Files = append(res.Files, DiffFile{Path: p, Change: "unmerged"})
-			continue
-		}
-		var a, b side
-		if staged || mode == diffHead {
-			if te, ok := tree[p]; ok {
-				a = side{exists: true, mode: te.mode, hash: te.hash}
-			}
-		}
-		switch mode {
-		case diffStaged:
-			b = inIndex
-		case diffHead:
-			if b, err = r.worktreeSide(p, inIndex, entry, idxStat, budget); err == errReadLimit {
-				cut(DiffCutReadLimit)
-				break paths
-			} else if err != nil {
-				return nil, err
-			}
-		default:
-			a = inIndex
-			if !a.exists {
-				// Untracked or absent: its content is not needed.
-				change := "unchanged"
-				st, err := r.ctl.Lstat(p)
-				switch {
-				case err == nil && (st.Type() == sfs.TypeFile || st.Type() == sfs.TypeSymlink):
-					change = "untracked"
-				case err != nil && sfs.CodeOf(err) != sfs.CodePathNotFound && sfs.CodeOf(err) != sfs.CodeNotADirectory &&
-					sfs.CodeOf(err) != sfs.CodeSymlinkNotAllowed: // beneath a symlink: no file, as in git
-					return nil, err
-				}
-				res.Files = append(res.Files, DiffFile{Path: p, Change: change})
-				continue
-			}
-			if b, err = r.worktreeSide(p, a, entry, idxStat, budget); err == errReadLimit {
-				cut(DiffCutReadLimit)
-				break paths
-			} else if err != nil {
-				return nil, err
-			}
-		}
-		if err := r.loadSides(&a, &b, budget); err == errReadLimit {
-			cut(DiffCutReadLimit)
+		a, b, early, err := r.diffSides(mode, p, wanted[p], tree, idxStat, budget)
+		if err == errReadLimit {
+			out.cut(DiffCutReadLimit)
 			break
 		} else if err != nil {
 			return nil, err
 		}
+		if early != nil {
+			out.res.Files = append(out.res.Files, *early)
+			continue
+		}
 		// The patch text beyond what still fits is not rendered (one
 		// byte more tells that it did not fit).
-		room := maxBytes - patch.Len() + 1
+		room := maxBytes - out.patch.Len() + 1
 		f, text, err := renderDiff(dctx, p, a, b, room)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, canceled(alias)
 			}
-			cut(sfs.TruncatedTimeout)
+			out.cut(sfs.TruncatedTimeout)
 			break
 		}
-		if !f.NotUTF8 && patch.Len()+len(text) > maxBytes {
-			f.PatchOmitted = true
-		}
-		res.Files = append(res.Files, f)
-		if f.NotUTF8 {
-			continue
-		}
-		if patch.Len()+len(text) > maxBytes {
-			cut(DiffCutMaxBytes)
-			if patch.Len() == 0 {
-				end := strings.LastIndexByte(text[:maxBytes], '\n')
-				patch.WriteString(text[:end+1])
-			}
-			continue
-		}
-		patch.WriteString(text)
+		out.add(f, text)
 	}
-	res.Patch = patch.String()
-	return res, nil
+	out.res.Patch = out.patch.String()
+	return out.res, nil
+}
+
+// diffOutput gathers a diff's files and its patch text within maxBytes.
+type diffOutput struct {
+	res      *DiffResult
+	patch    strings.Builder
+	maxBytes int
+}
+
+// cut marks the answer truncated; a later reason replaces only the
+// patch-size one (the others stop the walk, which says more).
+func (o *diffOutput) cut(reason string) {
+	if !o.res.Truncated || o.res.TruncatedReason == DiffCutMaxBytes {
+		o.res.Truncated, o.res.TruncatedReason = true, reason
+	}
+}
+
+// add records a rendered file and appends its patch text if it fits; the
+// first patch is cut at a line end rather than omitted.
+func (o *diffOutput) add(f DiffFile, text string) {
+	if !f.NotUTF8 && o.patch.Len()+len(text) > o.maxBytes {
+		f.PatchOmitted = true
+	}
+	o.res.Files = append(o.res.Files, f)
+	if f.NotUTF8 {
+		return
+	}
+	if o.patch.Len()+len(text) > o.maxBytes {
+		o.cut(DiffCutMaxBytes)
+		if o.patch.Len() == 0 {
+			end := strings.LastIndexByte(text[:o.maxBytes], '\n')
+			o.patch.WriteString(text[:end+1])
+		}
+		return
+	}
+	o.patch.WriteString(text)
+}
+
+// diffSides returns the two sides mode compares at p, loaded; or early,
+// the whole answer for a path that has no patch (unmerged, untracked or
+// absent). errReadLimit says the call's read budget ran out.
+func (r *Repo) diffSides(mode diffMode, p string, entries []*index.Entry, tree map[string]treeEntry, idxStat sfs.StatData, budget *readBudget) (a, b side, early *DiffFile, err error) {
+	staged := mode == diffStaged
+	var inIndex side
+	var entry *index.Entry
+	unmerged := false
+	for _, e := range entries {
+		if e.Stage != 0 {
+			unmerged = true
+			continue
+		}
+		if !e.IntentToAdd {
+			inIndex = side{exists: true, mode: e.Mode, hash: e.Hash}
+			entry = e
+		} else if !staged {
+			inIndex = side{exists: true, mode: e.Mode, hash: emptyBlob}
+		}
+	}
+	if unmerged {
+		return a, b, &DiffFile{Path: p, Change: "unmerged"}, nil
+	}
+	if staged || mode == diffHead {
+		if te, ok := tree[p]; ok {
+			a = side{exists: true, mode: te.mode, hash: te.hash}
+		}
+	}
+	switch mode {
+	case diffStaged:
+		b = inIndex
+	case diffHead:
+		if b, err = r.worktreeSide(p, inIndex, entry, idxStat, budget); err != nil {
+			return a, b, nil, err
+		}
+	default:
+		a = inIndex
+		if !a.exists {
+			change, err := r.untrackedChange(p)
+			if err != nil {
+				return a, b, nil, err
+			}
+			return a, b, &DiffFile{Path: p, Change: change}, nil
+		}
+		if b, err = r.worktreeSide(p, a, entry, idxStat, budget); err != nil {
+			return a, b, nil, err
+		}
+	}
+	if err := r.loadSides(&a, &b, budget); err != nil {
+		return a, b, nil, err
+	}
+	return a, b, nil, nil
+}
+
+// untrackedChange describes a path not in the index: its content is not
+// needed.
+func (r *Repo) untrackedChange(p string) (string, error) {
+	st, err := r.ctl.Lstat(p)
+	switch {
+	case err == nil && (st.Type() == sfs.TypeFile || st.Type() == sfs.TypeSymlink):
+		return "untracked", nil
+	case err != nil && sfs.CodeOf(err) != sfs.CodePathNotFound && sfs.CodeOf(err) != sfs.CodeNotADirectory &&
+		sfs.CodeOf(err) != sfs.CodeSymlinkNotAllowed: // beneath a symlink: no file, as in git
+		return "", err
+	}
+	return "unchanged", nil
 }
 
 var emptyBlob = plumbing.ComputeHash(plumbing.BlobObject, nil)

@@ -635,136 +635,26 @@ func (r *Repo) replay(ctx context.Context, branch string, head plumbing.Hash, ch
 	for k, v := range headFlat {
 		merged[k] = v
 	}
-	conf := &MergeResult{Status: StatusConflict}
-	var bundle bytes.Buffer
-	bundleFiles, bundleTruncated := 0, false
-	addHunk := func(h ConflictHunk) {
-		if len(conf.Hunks) >= maxConflictHunks {
-			conf.HunksOmitted++
-			return
-		}
-		// Text the JSON answer cannot carry byte for byte is not shown;
-		// a cut never splits a character.
-		if !utf8.ValidString(h.Base) || !utf8.ValidString(h.Ours) || !utf8.ValidString(h.Theirs) {
-			h.Base, h.Ours, h.Theirs, h.Reason = "", "", "", "not_utf8"
-		}
-		cut := func(s string) string {
-			if len(s) > maxConflictHunkBytes {
-				h.Truncated = true
-				i := maxConflictHunkBytes
-				for i > 0 && !utf8.RuneStart(s[i]) {
-					i--
-				}
-				return s[:i]
-			}
-			return s
-		}
-		h.Base, h.Ours, h.Theirs = cut(h.Base), cut(h.Ours), cut(h.Theirs)
-		conf.Hunks = append(conf.Hunks, h)
-	}
+	cc := &conflictCollector{conf: &MergeResult{Status: StatusConflict}}
+	opts := diff3.Options{Ours: branch, Theirs: "patch " + p.SHA256[:12]}
 	for _, c := range changes {
 		if ctx.Err() != nil {
 			return plumbing.ZeroHash, nil, canceled(r.w.Alias())
 		}
-		base := treeEntry{hash: c.old, mode: c.oldMode}
-		theirs := treeEntry{hash: c.new, mode: c.newMode}
-		ours := headFlat[c.path] // zero when absent
-		switch {
-		case ours == base, ours == theirs:
-			setEntry(merged, c.path, theirs)
-			continue
-		}
-		// Both sides changed the path, differently.
-		reason := ""
-		mergedMode := theirs.mode
-		switch {
-		case ours.hash.IsZero() || theirs.hash.IsZero() || base.hash.IsZero():
-			reason = "deleted or added on both sides"
-		case ours.mode == base.mode:
-		case theirs.mode == base.mode || theirs.mode == ours.mode:
-			mergedMode = ours.mode
-		default:
-			reason = "mode"
-		}
-		if reason == "" && !(isFileMode(ours.mode) && isFileMode(theirs.mode) && isFileMode(base.mode)) {
-			reason = "type"
-		}
-		if reason == "" && ours.hash == theirs.hash {
-			setEntry(merged, c.path, treeEntry{hash: ours.hash, mode: mergedMode})
-			continue
-		}
-		if reason == "" && ours.hash == base.hash {
-			setEntry(merged, c.path, treeEntry{hash: theirs.hash, mode: mergedMode})
-			continue
-		}
-		if reason == "" && theirs.hash == base.hash {
-			setEntry(merged, c.path, treeEntry{hash: ours.hash, mode: mergedMode})
-			continue
-		}
-		var text diff3.Result
-		if reason == "" {
-			b, o, t, err := r.load3(base.hash, ours.hash, theirs.hash)
-			if err != nil {
-				return plumbing.ZeroHash, nil, err
-			}
-			res, err := diff3.Merge(b, o, t, diff3.Options{Ours: branch, Theirs: "patch " + p.SHA256[:12]})
-			switch {
-			case errors.Is(err, diff3.ErrBinary):
-				reason = "binary"
-			case errors.Is(err, diff3.ErrTooLarge):
-				reason = "too_large"
-			case err != nil:
-				return plumbing.ZeroHash, nil, err
-			default:
-				text = *res
-			}
-		}
-		if reason != "" {
-			conf.Files = append(conf.Files, c.path)
-			addHunk(ConflictHunk{File: c.path, Reason: reason})
-			fmt.Fprintf(&bundle, "--- %q (%s)\n", c.path, reason)
-			continue
-		}
-		if len(text.Conflicts) > 0 {
-			conf.Files = append(conf.Files, c.path)
-			for _, h := range text.Conflicts {
-				addHunk(ConflictHunk{File: c.path, Line: h.Line + 1, Base: string(h.Base), Ours: string(h.Ours), Theirs: string(h.Theirs)})
-			}
-			if bundleFiles >= maxConflictBundleFiles || bundle.Len()+len(text.Merged) > maxConflictBundleBytes {
-				bundleTruncated = true
-				fmt.Fprintf(&bundle, "--- %q (text omitted: bundle limit)\n", c.path)
-				continue
-			}
-			bundleFiles++
-			fmt.Fprintf(&bundle, "--- %q\n", c.path)
-			bundle.Write(text.Merged)
-			continue
-		}
-		h, err := r.writeObject(plumbing.BlobObject, text.Merged)
-		if err != nil {
+		if err := r.mergeChange(c, headFlat[c.path], opts, merged, cc); err != nil {
 			return plumbing.ZeroHash, nil, err
 		}
-		setEntry(merged, c.path, treeEntry{hash: h, mode: mergedMode})
 	}
-	if clash := fileDirClash(merged); clash != "" && len(conf.Files) == 0 {
-		conf.Files = append(conf.Files, clash)
-		addHunk(ConflictHunk{File: clash, Reason: "type"})
-		fmt.Fprintf(&bundle, "--- %q (file and directory)\n", clash)
+	if clash := fileDirClash(merged); clash != "" && len(cc.conf.Files) == 0 {
+		cc.conf.Files = append(cc.conf.Files, clash)
+		cc.addHunk(ConflictHunk{File: clash, Reason: "type"})
+		fmt.Fprintf(&cc.bundle, "--- %q (file and directory)\n", clash)
 	}
-	if len(conf.Files) > 0 {
-		sum := sha256.Sum256(bundle.Bytes())
-		conf.Artifact = &ConflictArtifact{SHA256: hex.EncodeToString(sum[:]), Bytes: bundle.Len(), Truncated: bundleTruncated}
-		name := ".git/serverfs/queue/conflicts/" + conf.Artifact.SHA256
-		if err := r.ctl.MkdirAll(path.Dir(name), 0o755); err != nil {
+	if len(cc.conf.Files) > 0 {
+		if err := r.saveConflictArtifact(cc); err != nil {
 			return plumbing.ZeroHash, nil, err
 		}
-		if f, err := r.ctl.CreateExclusive(name, 0o644); err == nil {
-			f.Write(bundle.Bytes())
-			f.Sync()
-			f.Close()
-		}
-		r.pruneConflicts(path.Dir(name), conf.Artifact.SHA256)
-		return plumbing.ZeroHash, conf, nil
+		return plumbing.ZeroHash, cc.conf, nil
 	}
 	entries := make(map[string]*indexfile.Entry, len(merged))
 	for k, v := range merged {
@@ -792,6 +682,156 @@ func (r *Repo) replay(ctx context.Context, branch string, head plumbing.Hash, ch
 	c := &object.Commit{Author: pc.Author, Committer: object.Signature{Name: ident.name, Email: ident.email, When: time.Now()}, Message: msg, TreeHash: tree, ParentHashes: []plumbing.Hash{head}}
 	h, err := r.writeCommit(c)
 	return h, nil, err
+}
+
+// conflictCollector gathers a replay's conflicts: the bounded hunks of the
+// answer and the bundle of merged texts saved as its artifact.
+type conflictCollector struct {
+	conf            *MergeResult
+	bundle          bytes.Buffer
+	bundleFiles     int
+	bundleTruncated bool
+}
+
+// addHunk records a hunk within the answer's bounds. Text the JSON answer
+// cannot carry byte for byte is not shown; a cut never splits a character.
+func (cc *conflictCollector) addHunk(h ConflictHunk) {
+	if len(cc.conf.Hunks) >= maxConflictHunks {
+		cc.conf.HunksOmitted++
+		return
+	}
+	if !utf8.ValidString(h.Base) || !utf8.ValidString(h.Ours) || !utf8.ValidString(h.Theirs) {
+		h.Base, h.Ours, h.Theirs, h.Reason = "", "", "", "not_utf8"
+	}
+	cut := func(s string) string {
+		if len(s) > maxConflictHunkBytes {
+			h.Truncated = true
+			i := maxConflictHunkBytes
+			for i > 0 && !utf8.RuneStart(s[i]) {
+				i--
+			}
+			return s[:i]
+		}
+		return s
+	}
+	h.Base, h.Ours, h.Theirs = cut(h.Base), cut(h.Ours), cut(h.Theirs)
+	cc.conf.Hunks = append(cc.conf.Hunks, h)
+}
+
+// addTextConflicts records a text merge's conflict hunks and its merged
+// text (with markers) in the bundle, while the bundle has room.
+func (cc *conflictCollector) addTextConflicts(file string, text *diff3.Result) {
+	cc.conf.Files = append(cc.conf.Files, file)
+	for _, h := range text.Conflicts {
+		cc.addHunk(ConflictHunk{File: file, Line: h.Line + 1, Base: string(h.Base), Ours: string(h.Ours), Theirs: string(h.Theirs)})
+	}
+	if cc.bundleFiles >= maxConflictBundleFiles || cc.bundle.Len()+len(text.Merged) > maxConflictBundleBytes {
+		cc.bundleTruncated = true
+		fmt.Fprintf(&cc.bundle, "--- %q (text omitted: bundle limit)\n", file)
+		return
+	}
+	cc.bundleFiles++
+	fmt.Fprintf(&cc.bundle, "--- %q\n", file)
+	cc.bundle.Write(text.Merged)
+}
+
+// mergeModes decides a path both sides changed: the merged mode, or the
+// reason it cannot merge ("" when it can).
+func mergeModes(base, ours, theirs treeEntry) (filemode.FileMode, string) {
+	reason := ""
+	mergedMode := theirs.mode
+	switch {
+	case ours.hash.IsZero() || theirs.hash.IsZero() || base.hash.IsZero():
+		reason = "deleted or added on both sides"
+	case ours.mode == base.mode:
+	case theirs.mode == base.mode || theirs.mode == ours.mode:
+		mergedMode = ours.mode
+	default:
+		reason = "mode"
+	}
+	if reason == "" && !(isFileMode(ours.mode) && isFileMode(theirs.mode) && isFileMode(base.mode)) {
+		reason = "type"
+	}
+	return mergedMode, reason
+}
+
+// mergeChange merges one path the patch changes into merged (ours is
+// HEAD's entry, zero when absent), or records its conflict in cc.
+func (r *Repo) mergeChange(c patchChange, ours treeEntry, opts diff3.Options, merged map[string]treeEntry, cc *conflictCollector) error {
+	base := treeEntry{hash: c.old, mode: c.oldMode}
+	theirs := treeEntry{hash: c.new, mode: c.newMode}
+	switch {
+	case ours == base, ours == theirs:
+		setEntry(merged, c.path, theirs)
+		return nil
+	}
+	// Both sides changed the path, differently.
+	mergedMode, reason := mergeModes(base, ours, theirs)
+	if reason == "" {
+		switch {
+		case ours.hash == theirs.hash:
+			setEntry(merged, c.path, treeEntry{hash: ours.hash, mode: mergedMode})
+			return nil
+		case ours.hash == base.hash:
+			setEntry(merged, c.path, treeEntry{hash: theirs.hash, mode: mergedMode})
+			return nil
+		case theirs.hash == base.hash:
+			setEntry(merged, c.path, treeEntry{hash: ours.hash, mode: mergedMode})
+			return nil
+		}
+	}
+	var text diff3.Result
+	if reason == "" {
+		b, o, t, err := r.load3(base.hash, ours.hash, theirs.hash)
+		if err != nil {
+			return err
+		}
+		res, err := diff3.Merge(b, o, t, opts)
+		switch {
+		case errors.Is(err, diff3.ErrBinary):
+			reason = "binary"
+		case errors.Is(err, diff3.ErrTooLarge):
+			reason = "too_large"
+		case err != nil:
+			return err
+		default:
+			text = *res
+		}
+	}
+	if reason != "" {
+		cc.conf.Files = append(cc.conf.Files, c.path)
+		cc.addHunk(ConflictHunk{File: c.path, Reason: reason})
+		fmt.Fprintf(&cc.bundle, "--- %q (%s)\n", c.path, reason)
+		return nil
+	}
+	if len(text.Conflicts) > 0 {
+		cc.addTextConflicts(c.path, &text)
+		return nil
+	}
+	h, err := r.writeObject(plumbing.BlobObject, text.Merged)
+	if err != nil {
+		return err
+	}
+	setEntry(merged, c.path, treeEntry{hash: h, mode: mergedMode})
+	return nil
+}
+
+// saveConflictArtifact stores the conflict bundle under its SHA-256 (best
+// effort: the answer names it either way) and prunes older ones.
+func (r *Repo) saveConflictArtifact(cc *conflictCollector) error {
+	sum := sha256.Sum256(cc.bundle.Bytes())
+	cc.conf.Artifact = &ConflictArtifact{SHA256: hex.EncodeToString(sum[:]), Bytes: cc.bundle.Len(), Truncated: cc.bundleTruncated}
+	name := ".git/serverfs/queue/conflicts/" + cc.conf.Artifact.SHA256
+	if err := r.ctl.MkdirAll(path.Dir(name), 0o755); err != nil {
+		return err
+	}
+	if f, err := r.ctl.CreateExclusive(name, 0o644); err == nil {
+		f.Write(cc.bundle.Bytes())
+		f.Sync()
+		f.Close()
+	}
+	r.pruneConflicts(path.Dir(name), cc.conf.Artifact.SHA256)
+	return nil
 }
 
 func isFileMode(m filemode.FileMode) bool {
@@ -933,15 +973,8 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 		return err
 	}
 	changes := diffTrees(a, b)
-	for _, c := range changes {
-		// Never write a name git refuses into the live tree, whatever
-		// merged.
-		if rule := pathrule.Commit(c.path, c.newMode); !c.new.IsZero() && rule != nil {
-			return pathrule.Err(r.w.Alias(), c.path, rule)
-		}
-		if !isFileMode(c.newMode) && !c.new.IsZero() || !isFileMode(c.oldMode) && !c.old.IsZero() {
-			return errors.New("checkout: not a regular file")
-		}
+	if err := r.checkCheckoutNames(changes); err != nil {
+		return err
 	}
 	lock, err := r.ctl.CreateExclusive(".git/index.lock", 0o644)
 	if err != nil {
@@ -954,14 +987,70 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 			r.ctl.Remove(".git/index.lock")
 		}
 	}()
-	idx, idxStat, err := r.readIndex()
+	idx, entries, err := r.readSmudgedIndex()
 	if err != nil {
 		return err
 	}
+	// Everything is checked and every new file written to a temporary
+	// before the first rename or removal, so a refusal leaves the tree
+	// exactly at old (reported behind), never half at next.
+	if err := r.checkCheckoutShapes(changes, a); err != nil {
+		return err
+	}
+	writes, err := r.writeCheckoutTemporaries(ctx, changes)
+	if err != nil {
+		return err
+	}
+	if err := r.applyCheckout(changes, writes, entries); err != nil {
+		return err
+	}
+	list := make([]indexfile.Entry, 0, len(entries))
+	for _, e := range entries {
+		list = append(list, *e)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	if _, err := lock.Write(indexfile.Encode(idx.Version, list, nil)); err != nil {
+		return err
+	}
+	if err := lock.Sync(); err != nil {
+		return err
+	}
+	if err := lock.Close(); err != nil {
+		return err
+	}
+	if err := r.ctl.Rename(".git/index.lock", ".git/index"); err != nil {
+		return err
+	}
+	committed = true
+	r.ctl.SyncDir(".git")
+	return nil
+}
+
+// checkCheckoutNames refuses changes the checkout does not write: a name
+// git refuses (never written into the live tree, whatever merged), or
+// anything but a regular or executable file.
+func (r *Repo) checkCheckoutNames(changes []patchChange) error {
+	for _, c := range changes {
+		if rule := pathrule.Commit(c.path, c.newMode); !c.new.IsZero() && rule != nil {
+			return pathrule.Err(r.w.Alias(), c.path, rule)
+		}
+		if !isFileMode(c.newMode) && !c.new.IsZero() || !isFileMode(c.oldMode) && !c.old.IsZero() {
+			return errors.New("checkout: not a regular file")
+		}
+	}
+	return nil
+}
+
+// readSmudgedIndex reads the index for rewriting. Racily clean entries
+// would look clean forever under the new, later index: smudged as git
+// does (see Commit).
+func (r *Repo) readSmudgedIndex() (*indexfile.File, map[string]*indexfile.Entry, error) {
+	idx, idxStat, err := r.readIndex()
+	if err != nil {
+		return nil, nil, err
+	}
 	entries := map[string]*indexfile.Entry{}
 	for i, e := range idx.Entries {
-		// Racily clean entries would look clean forever under the new,
-		// later index: smudged as git does (see Commit).
 		if e.Mode != filemode.Submodule && !idxStat.Mtime.IsZero() && e.ModifiedAt.Unix() >= idxStat.Mtime.Unix() {
 			smudged := *e
 			smudged.Size = 0
@@ -969,34 +1058,23 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 		}
 		entries[e.Name] = &indexfile.Entry{Entry: e, AssumeValid: idx.AssumeValid[i]}
 	}
-	// Everything is checked and every new file written to a temporary
-	// before the first rename or removal, so a refusal leaves the tree
-	// exactly at old (reported behind), never half at next.
-	type pending struct {
-		c   patchChange
-		tmp string
-	}
-	var writes []pending
+	return idx, entries, nil
+}
+
+// checkCheckoutShapes refuses a file replacing a directory or one below a
+// former file (the order of removals and renames matters there; left to
+// git), and a path that is not a regular file in the work tree.
+func (r *Repo) checkCheckoutShapes(changes []patchChange, a map[string]treeEntry) error {
 	aDirs := map[string]bool{}
 	for p := range a {
 		for d := path.Dir(p); d != "." && !aDirs[d]; d = path.Dir(d) {
 			aDirs[d] = true
 		}
 	}
-	done := false
-	defer func() {
-		if !done {
-			for _, w := range writes {
-				r.ctl.Remove(w.tmp)
-			}
-		}
-	}()
 	for _, c := range changes {
 		if c.new.IsZero() {
 			continue
 		}
-		// A file replacing a directory or one below a former file: the
-		// order of removals and renames matters there; left to git.
 		if aDirs[c.path] {
 			return errors.New("checkout: a file replaces a directory")
 		}
@@ -1009,6 +1087,25 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 			return errors.New("checkout: the path is not a regular file in the work tree")
 		}
 	}
+	return nil
+}
+
+// checkoutWrite is a new file's content written to a temporary beside it.
+type checkoutWrite struct {
+	c   patchChange
+	tmp string
+}
+
+// writeCheckoutTemporaries writes every new or changed file to a
+// temporary; on any error (or a canceled ctx) it removes those it wrote.
+func (r *Repo) writeCheckoutTemporaries(ctx context.Context, changes []patchChange) (writes []checkoutWrite, err error) {
+	defer func() {
+		if err != nil {
+			for _, w := range writes {
+				r.ctl.Remove(w.tmp)
+			}
+		}
+	}()
 	buf := make([]byte, 64<<10)
 	for _, c := range changes {
 		if c.new.IsZero() {
@@ -1017,11 +1114,11 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 		// Streamed to its file: a blob of any size costs a copy buffer.
 		blob, err := r.openBlob(c.new, math.MaxInt64)
 		if err != nil {
-			return err
+			return writes, err
 		}
 		if err := r.ctl.MkdirAll(path.Dir(c.path), 0o755); err != nil {
 			blob.Close()
-			return err
+			return writes, err
 		}
 		perm := uint32(0o644)
 		if c.newMode == filemode.Executable {
@@ -1033,9 +1130,9 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 		f, err := r.ctl.CreateExclusive(tmp, perm)
 		if err != nil {
 			blob.Close()
-			return err
+			return writes, err
 		}
-		writes = append(writes, pending{c: c, tmp: tmp})
+		writes = append(writes, checkoutWrite{c: c, tmp: tmp})
 		werr := copyBlob(ctx, f, blob, buf)
 		if werr == nil {
 			werr = f.Sync()
@@ -1043,13 +1140,15 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 		f.Close()
 		blob.Close()
 		if werr != nil {
-			return werr
+			return writes, werr
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	done = true
+	return writes, ctx.Err()
+}
+
+// applyCheckout removes the deleted files, renames the temporaries into
+// place and records them in entries.
+func (r *Repo) applyCheckout(changes []patchChange, writes []checkoutWrite, entries map[string]*indexfile.Entry) error {
 	for _, c := range changes {
 		if c.new.IsZero() {
 			if err := r.ctl.Remove(c.path); err != nil && sfs.CodeOf(err) != sfs.CodePathNotFound {
@@ -1075,25 +1174,6 @@ func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) erro
 		e.Size = uint32(st.Size)
 		entries[w.c.path] = e
 	}
-	list := make([]indexfile.Entry, 0, len(entries))
-	for _, e := range entries {
-		list = append(list, *e)
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
-	if _, err := lock.Write(indexfile.Encode(idx.Version, list, nil)); err != nil {
-		return err
-	}
-	if err := lock.Sync(); err != nil {
-		return err
-	}
-	if err := lock.Close(); err != nil {
-		return err
-	}
-	if err := r.ctl.Rename(".git/index.lock", ".git/index"); err != nil {
-		return err
-	}
-	committed = true
-	r.ctl.SyncDir(".git")
 	return nil
 }
 

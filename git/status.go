@@ -246,97 +246,21 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	changes := map[string]*Entry{}
-	entry := func(p string) *Entry {
-		e := changes[p]
-		if e == nil {
-			e = &Entry{Path: p, Staged: ".", Unstaged: "."}
-			changes[p] = e
-		}
-		return e
-	}
-
-	// Index against HEAD.
-	stages := map[string]int{} // unmerged paths: bit n-1 set when stage n exists
-	tracked := make(map[string]trackedEntry, len(idx.Entries))
-	var trackedList []*index.Entry // by slot
-	paths := make([]string, 0, len(idx.Entries))
-	// Entries git does not compare with the work tree: assume-unchanged
-	// and skip-worktree (sparse checkout) ones.
-	unchecked := map[string]bool{}
-	for i, ie := range idx.Entries {
-		if idx.AssumeValid[i] || ie.SkipWorktree {
-			unchecked[ie.Name] = true
-		}
-		// Stage 0 is a merged entry. (go-git's index.Merged constant is 1,
-		// the same as AncestorMode: it cannot be used here.)
-		if ie.Stage != 0 {
-			if stages[ie.Name] == 0 {
-				paths = append(paths, ie.Name)
-			}
-			stages[ie.Name] |= 1 << (ie.Stage - 1)
-			continue
-		}
-		tracked[ie.Name] = trackedEntry{Entry: ie, slot: len(trackedList)}
-		trackedList = append(trackedList, ie)
-		paths = append(paths, ie.Name)
-		if same.covers(ie.Name) {
-			if ie.IntentToAdd && !unchecked[ie.Name] {
-				entry(ie.Name).Unstaged = "A" // not in the cache tree, so not in HEAD
-			}
-			continue
-		}
-		te, inHead := tree[ie.Name]
-		if ie.IntentToAdd {
-			// "git add -N": absent as far as HEAD is concerned (so a path
-			// in HEAD is a staged deletion); the work tree adds it (unless
-			// the entry is assume-unchanged: then nothing).
-			if inHead {
-				entry(ie.Name).Staged = "D"
-			}
-			if !unchecked[ie.Name] {
-				entry(ie.Name).Unstaged = "A"
-			}
-			continue
-		}
-		switch {
-		case !inHead:
-			entry(ie.Name).Staged = "A"
-		case kind(te.mode) != kind(ie.Mode):
-			entry(ie.Name).Staged = "T"
-		case te.hash != ie.Hash || te.mode != ie.Mode:
-			entry(ie.Name).Staged = "M"
-		}
-	}
-	for p, mask := range stages {
-		// git's names for which sides of the merge have the path
-		// (wt-status.c): base 1, ours 2, theirs 4.
-		xy := map[int]string{1: "DD", 2: "AU", 3: "UD", 4: "UA", 5: "DU", 6: "AA", 7: "UU"}[mask]
-		e := entry(p)
-		e.Staged, e.Unstaged = xy[:1], xy[1:]
-	}
-	for p := range tree {
-		if _, ok := tracked[p]; !ok && stages[p] == 0 {
-			entry(p).Staged = "D"
-		}
-	}
-	if !sort.StringsAreSorted(paths) { // git keeps the index sorted
-		sort.Strings(paths)
-	}
+	changes := statusChanges{}
+	iv := indexAgainstHead(idx, tree, same, changes)
 
 	// The work tree against the index, and untracked paths.
-	seen := make([]bool, len(trackedList)) // by slot: found in the work tree
-	wt, err := r.scanWorktree(ctx, scanInput{tracked: tracked, seen: seen, stages: stages, unchecked: unchecked, paths: paths, idxStat: idxStat})
+	seen := make([]bool, len(iv.trackedList)) // by slot: found in the work tree
+	wt, err := r.scanWorktree(ctx, scanInput{tracked: iv.tracked, seen: seen, stages: iv.stages, unchecked: iv.unchecked, paths: iv.paths, idxStat: idxStat})
 	if err != nil {
 		return nil, err
 	}
 	for _, res := range wt.changes {
-		entry(res.path).Unstaged = res.code
+		changes.entry(res.path).Unstaged = res.code
 	}
-	untracked := wt.untracked
-	for i, ie := range trackedList {
-		if !seen[i] && !unchecked[ie.Name] && r.visible(ie.Name) {
-			entry(ie.Name).Unstaged = "D"
+	for i, ie := range iv.trackedList {
+		if !seen[i] && !iv.unchecked[ie.Name] && r.visible(ie.Name) {
+			changes.entry(ie.Name).Unstaged = "D"
 		}
 	}
 
@@ -346,7 +270,7 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 		}
 		st.Entries = append(st.Entries, *e)
 	}
-	for _, p := range untracked {
+	for _, p := range wt.untracked {
 		if r.visible(strings.TrimSuffix(p, "/")) {
 			st.Entries = append(st.Entries, Entry{Path: p, Staged: "?", Unstaged: "?"})
 		}
@@ -361,6 +285,101 @@ func (r *Repo) Status(ctx context.Context, limit int) (*Status, error) {
 		}
 	}
 	return st, nil
+}
+
+// statusChanges holds the status entries found so far, by path.
+type statusChanges map[string]*Entry
+
+// entry returns p's entry, made unchanged on both sides when new.
+func (c statusChanges) entry(p string) *Entry {
+	e := c[p]
+	if e == nil {
+		e = &Entry{Path: p, Staged: ".", Unstaged: "."}
+		c[p] = e
+	}
+	return e
+}
+
+// indexView is the index as the work-tree scan needs it.
+type indexView struct {
+	stages      map[string]int // unmerged paths: bit n-1 set when stage n exists
+	tracked     map[string]trackedEntry
+	trackedList []*index.Entry // by slot
+	paths       []string       // sorted
+	// unchecked holds the entries git does not compare with the work
+	// tree: assume-unchanged and skip-worktree (sparse checkout) ones.
+	unchecked map[string]bool
+}
+
+// indexAgainstHead records in changes the staged side of every path (the
+// index against HEAD's tree) and returns the index's view for the scan.
+func indexAgainstHead(idx *indexfile.File, tree map[string]treeEntry, same sameDirs, changes statusChanges) indexView {
+	iv := indexView{
+		stages:    map[string]int{},
+		tracked:   make(map[string]trackedEntry, len(idx.Entries)),
+		paths:     make([]string, 0, len(idx.Entries)),
+		unchecked: map[string]bool{},
+	}
+	for i, ie := range idx.Entries {
+		if idx.AssumeValid[i] || ie.SkipWorktree {
+			iv.unchecked[ie.Name] = true
+		}
+		// Stage 0 is a merged entry. (go-git's index.Merged constant is 1,
+		// the same as AncestorMode: it cannot be used here.)
+		if ie.Stage != 0 {
+			if iv.stages[ie.Name] == 0 {
+				iv.paths = append(iv.paths, ie.Name)
+			}
+			iv.stages[ie.Name] |= 1 << (ie.Stage - 1)
+			continue
+		}
+		iv.tracked[ie.Name] = trackedEntry{Entry: ie, slot: len(iv.trackedList)}
+		iv.trackedList = append(iv.trackedList, ie)
+		iv.paths = append(iv.paths, ie.Name)
+		if same.covers(ie.Name) {
+			if ie.IntentToAdd && !iv.unchecked[ie.Name] {
+				changes.entry(ie.Name).Unstaged = "A" // not in the cache tree, so not in HEAD
+			}
+			continue
+		}
+		te, inHead := tree[ie.Name]
+		if ie.IntentToAdd {
+			// "git add -N": absent as far as HEAD is concerned (so a path
+			// in HEAD is a staged deletion); the work tree adds it (unless
+			// the entry is assume-unchanged: then nothing).
+			if inHead {
+				changes.entry(ie.Name).Staged = "D"
+			}
+			if !iv.unchecked[ie.Name] {
+				changes.entry(ie.Name).Unstaged = "A"
+			}
+			continue
+		}
+		switch {
+		case !inHead:
+			changes.entry(ie.Name).Staged = "A"
+		case kind(te.mode) != kind(ie.Mode):
+			changes.entry(ie.Name).Staged = "T"
+		case te.hash != ie.Hash || te.mode != ie.Mode:
+			changes.entry(ie.Name).Staged = "M"
+		}
+	}
+	for p, mask := range iv.stages {
+		// git's names for which sides of the merge have the path
+		// (wt-status.c): base 1, ours 2, theirs 4.
+		xy := map[int]string{1: "DD", 2: "AU", 3: "UD", 4: "UA", 5: "DU", 6: "AA", 7: "UU"}[mask]
+		e := changes.entry(p)
+		e.Staged, e.Unstaged = xy[:1], xy[1:]
+	}
+	for p := range tree {
+		if _, ok := iv.tracked[p]; !ok && iv.stages[p] == 0 {
+			changes.entry(p).Staged = "D"
+		}
+	}
+	if !sort.StringsAreSorted(iv.paths) { // git keeps the index sorted
+		sort.Strings(iv.paths)
+	}
+	return iv
 }
 
 // trackedEntry is a merged index entry and its slot in the scan's seen

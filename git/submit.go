@@ -19,6 +19,7 @@ import (
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/indexfile"
 	"github.com/serverfs/serverfs/git/internal/pathrule"
+	"github.com/serverfs/serverfs/ignore"
 	"github.com/serverfs/serverfs/unidiff"
 )
 
@@ -149,7 +150,6 @@ func (r *Repo) diffstat(changes []patchChange) Diffstat {
 // workspace equal to base gives an empty patch and no commit.
 func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, message string) (*Patch, error) {
 	defer r.packScope()()
-	alias := r.w.Alias()
 	if !plumbing.IsHash(base) {
 		return nil, argError("base must be a full commit id")
 	}
@@ -161,89 +161,9 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 	if err != nil {
 		return nil, err
 	}
-	entries := map[string]*indexfile.Entry{}
-	for p, e := range baseFlat {
-		entries[p] = &indexfile.Entry{Entry: &index.Entry{Name: p, Hash: e.hash, Mode: e.mode}}
-	}
-	sortedBase := make([]string, 0, len(baseFlat))
-	for p := range baseFlat {
-		sortedBase = append(sortedBase, p)
-	}
-	sort.Strings(sortedBase)
-	hasBelow := func(dir string) bool {
-		i := sort.SearchStrings(sortedBase, dir+"/")
-		return i < len(sortedBase) && strings.HasPrefix(sortedBase[i], dir+"/")
-	}
-
-	seen := map[string]bool{}
-	wctl := ws.Control()
-	ign := r.newIgnoreStack(ctx, nil)
-	ignoredDirs := map[string]bool{}
-	budget := int64(maxCommitBytes)
-	var walkErr error
-	fail := func(err error) sfs.WalkAction { walkErr = err; return sfs.WalkStop }
-	visit := func(we *sfs.WalkEntry) sfs.WalkAction {
-		if ctx.Err() != nil {
-			return fail(canceled(alias))
-		}
-		if we.Name == ".git" {
-			return sfs.WalkSkipDir
-		}
-		// Other spellings of .git (.GIT, ".git.", git~1, a\.git) are
-		// refused, not skipped: on case-insensitive file systems they are
-		// the live repository's metadata (hooks), and skipping would hide
-		// what the workspace holds.
-		if pathrule.HasDotGit(we.Name) {
-			return fail(pathrule.Err(ws.Alias(), we.Path, &pathrule.RuleHasDotgit))
-		}
-		old, tracked := baseFlat[we.Path]
-		if tracked && old.mode == filemode.Submodule {
-			seen[we.Path] = true
-			return sfs.WalkSkipDir
-		}
-		parent := ""
-		if i := strings.LastIndexByte(we.Path, '/'); i >= 0 {
-			parent = we.Path[:i]
-		}
-		ignored := ignoredDirs[parent] || ign.Ignored(we.Path, we.Type == sfs.TypeDirectory, we.Depth)
-		switch we.Type {
-		case sfs.TypeDirectory:
-			if ignored {
-				if !hasBelow(we.Path) {
-					return sfs.WalkSkipDir
-				}
-				ignoredDirs[we.Path] = true
-			}
-			return sfs.WalkContinue
-		case sfs.TypeOther:
-			return sfs.WalkContinue // sockets, FIFOs: git does not commit them
-		}
-		if ignored && !tracked {
-			return sfs.WalkContinue
-		}
-		seen[we.Path] = true
-		e, err := r.workspaceEntry(ctx, ws.Alias(), wctl, we, old, tracked, &budget)
-		if err != nil {
-			return fail(err)
-		}
-		entries[we.Path] = e
-		return sfs.WalkContinue
-	}
-	res, err := ws.Walk(ctx, "", sfs.WalkOptions{MaxEntries: r.fs.Limits().MaxWalkEntries, Enter: ign.Enter, Visit: visit})
-	if err == nil {
-		err = walkErr
-	}
-	if err == nil {
-		err = ign.Err(ws.Alias())
-	}
+	entries, seen, err := r.walkWorkspace(ctx, ws, baseFlat)
 	if err != nil {
 		return nil, err
-	}
-	if res.Truncated {
-		if res.TruncatedReason == sfs.TruncatedTimeout {
-			return nil, canceled(alias)
-		}
-		return nil, &sfs.Error{Code: sfs.CodeDirectoryTooLarge, Workdir: ws.Alias(), Msg: "the workspace is too large to commit (more than SERVERFS_MAX_WALK_ENTRIES entries or too deep)"}
 	}
 	// Base files the workspace no longer has (and the policy would have
 	// shown) are deleted; hidden ones keep their base version.
@@ -289,6 +209,120 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 		return nil, err
 	}
 	return r.patchOf(baseHash, head, tree, changes), nil
+}
+
+// workspaceWalk carries a workspace's walk: the entries it will commit
+// (the base's, replaced by what the workspace holds) and the paths seen.
+type workspaceWalk struct {
+	r        *Repo
+	ctx      context.Context
+	ws       *sfs.Workdir
+	wctl     *sfs.Control
+	baseFlat map[string]treeEntry
+	// sortedBase holds baseFlat's paths, sorted, for hasBelow.
+	sortedBase  []string
+	entries     map[string]*indexfile.Entry
+	seen        map[string]bool
+	ign         *ignore.Stack
+	ignoredDirs map[string]bool
+	budget      int64
+	err         error
+}
+
+// walkWorkspace walks ws and returns the index entries of the commit (the
+// base's, with the workspace's files staged over them) and the paths seen.
+func (r *Repo) walkWorkspace(ctx context.Context, ws *sfs.Workdir, baseFlat map[string]treeEntry) (map[string]*indexfile.Entry, map[string]bool, error) {
+	w := &workspaceWalk{
+		r: r, ctx: ctx, ws: ws, wctl: ws.Control(), baseFlat: baseFlat,
+		entries: map[string]*indexfile.Entry{}, seen: map[string]bool{},
+		ign: r.newIgnoreStack(ctx, nil), ignoredDirs: map[string]bool{}, budget: int64(maxCommitBytes),
+	}
+	for p, e := range baseFlat {
+		w.entries[p] = &indexfile.Entry{Entry: &index.Entry{Name: p, Hash: e.hash, Mode: e.mode}}
+	}
+	w.sortedBase = make([]string, 0, len(baseFlat))
+	for p := range baseFlat {
+		w.sortedBase = append(w.sortedBase, p)
+	}
+	sort.Strings(w.sortedBase)
+
+	res, err := ws.Walk(ctx, "", sfs.WalkOptions{MaxEntries: r.fs.Limits().MaxWalkEntries, Enter: w.ign.Enter, Visit: w.visit})
+	if err == nil {
+		err = w.err
+	}
+	if err == nil {
+		err = w.ign.Err(ws.Alias())
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.Truncated {
+		if res.TruncatedReason == sfs.TruncatedTimeout {
+			return nil, nil, canceled(r.w.Alias())
+		}
+		return nil, nil, &sfs.Error{Code: sfs.CodeDirectoryTooLarge, Workdir: ws.Alias(), Msg: "the workspace is too large to commit (more than SERVERFS_MAX_WALK_ENTRIES entries or too deep)"}
+	}
+	return w.entries, w.seen, nil
+}
+
+func (w *workspaceWalk) fail(err error) sfs.WalkAction {
+	w.err = err
+	return sfs.WalkStop
+}
+
+// hasBelow says whether the base tracks anything below dir.
+func (w *workspaceWalk) hasBelow(dir string) bool {
+	i := sort.SearchStrings(w.sortedBase, dir+"/")
+	return i < len(w.sortedBase) && strings.HasPrefix(w.sortedBase[i], dir+"/")
+}
+
+// visit stages one walked entry, skipping what git would not commit.
+func (w *workspaceWalk) visit(we *sfs.WalkEntry) sfs.WalkAction {
+	if w.ctx.Err() != nil {
+		return w.fail(canceled(w.r.w.Alias()))
+	}
+	if we.Name == ".git" {
+		return sfs.WalkSkipDir
+	}
+	// Other spellings of .git (.GIT, ".git.", git~1, a\.git) are
+	// refused, not skipped: on case-insensitive file systems they are
+	// the live repository's metadata (hooks), and skipping would hide
+	// what the workspace holds.
+	if pathrule.HasDotGit(we.Name) {
+		return w.fail(pathrule.Err(w.ws.Alias(), we.Path, &pathrule.RuleHasDotgit))
+	}
+	old, tracked := w.baseFlat[we.Path]
+	if tracked && old.mode == filemode.Submodule {
+		w.seen[we.Path] = true
+		return sfs.WalkSkipDir
+	}
+	parent := ""
+	if i := strings.LastIndexByte(we.Path, '/'); i >= 0 {
+		parent = we.Path[:i]
+	}
+	ignored := w.ignoredDirs[parent] || w.ign.Ignored(we.Path, we.Type == sfs.TypeDirectory, we.Depth)
+	switch we.Type {
+	case sfs.TypeDirectory:
+		if ignored {
+			if !w.hasBelow(we.Path) {
+				return sfs.WalkSkipDir
+			}
+			w.ignoredDirs[we.Path] = true
+		}
+		return sfs.WalkContinue
+	case sfs.TypeOther:
+		return sfs.WalkContinue // sockets, FIFOs: git does not commit them
+	}
+	if ignored && !tracked {
+		return sfs.WalkContinue
+	}
+	w.seen[we.Path] = true
+	e, err := w.r.workspaceEntry(w.ctx, w.ws.Alias(), w.wctl, we, old, tracked, &w.budget)
+	if err != nil {
+		return w.fail(err)
+	}
+	w.entries[we.Path] = e
+	return sfs.WalkContinue
 }
 
 func (r *Repo) patchOf(base, head, tree plumbing.Hash, changes []patchChange) *Patch {

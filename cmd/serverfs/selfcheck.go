@@ -49,55 +49,9 @@ func selfcheck(args, environ []string, stdout, stderr io.Writer) int {
 	}
 
 	fmt.Fprintln(stdout, "serverfs selfcheck", versionString())
-
-	// Identity.
-	uid, gid := os.Geteuid(), os.Getegid()
-	switch {
-	case uid == 0:
-		line(scFail, "uid %d gid %d: running as root; run as a dedicated user (compose: SERVERFS_UID/SERVERFS_GID, default 10001:10001; systemd: User=serverfs)", uid, gid)
-	case gid == 0:
-		line(scFail, "uid %d gid %d: running with the root group; use a dedicated group", uid, gid)
-	default:
-		line(scOK, "uid %d gid %d", uid, gid)
-	}
-	if groups, err := os.Getgroups(); err == nil {
-		for _, g := range groups {
-			if g == 0 && gid != 0 {
-				line(scFail, "supplementary group 0 (root) is held: start the process without it")
-			}
-		}
-	}
-
-	// Capabilities and privilege escalation.
-	if eff, err := effectiveCaps(); err != nil {
-		line(scWarn, "capabilities cannot be read: %v", err)
-	} else if eff != 0 {
-		line(scFail, "effective capabilities %#x: drop them all (compose: cap_drop: [ALL]; systemd: CapabilityBoundingSet=)", eff)
-	} else {
-		line(scOK, "no effective capabilities")
-	}
-	if nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil {
-		line(scWarn, "no_new_privs cannot be read: %v", err)
-	} else if nnp == 1 {
-		line(scOK, "no_new_privs is set")
-	} else {
-		line(scWarn, "no_new_privs is not set (compose: security_opt no-new-privileges:true; systemd: NoNewPrivileges=yes)")
-	}
-
-	// Filesystems.
-	switch w, why := dirWritable("/"); {
-	case w:
-		line(scFail, "root filesystem is writable (compose: read_only: true; systemd: ProtectSystem=strict)")
-	case why == unix.EROFS:
-		line(scOK, "root filesystem is read-only")
-	default:
-		line(scWarn, "root filesystem is not writable by this process (%s), but it is not mounted read-only", errText(why))
-	}
-	if w, why := dirWritable("/tmp"); w {
-		line(scInfo, "/tmp is writable (a tmpfs is expected there)")
-	} else {
-		line(scInfo, "/tmp is not writable (%s)", errText(why))
-	}
+	identityLines(line)
+	privilegeLines(line)
+	filesystemLines(line)
 
 	// Path resolution.
 	if sfs.ProbeResolver() == sfs.ResolverOpenat2 {
@@ -125,33 +79,95 @@ func selfcheck(args, environ []string, stdout, stderr io.Writer) int {
 	line(scOK, "configuration is valid: %d workdir(s)", len(cfg.Workdirs))
 	clientsLines(line, su.http)
 	for _, wc := range cfg.Workdirs {
-		w, err := f.Workdir(wc.Alias)
-		if err != nil {
-			line(scFail, "workdir %s (%s): %v", wc.Alias, wc.Source, err)
-			continue
-		}
-		name := fmt.Sprintf("workdir %s (%s, mode %s)", w.Alias(), wc.Source, w.Mode())
-		mount := "read-write mount"
-		ro, merr := w.ReadOnlyMount()
-		switch {
-		case merr != nil:
-			mount = "mount flags unknown: " + merr.Error()
-		case ro:
-			mount = "read-only mount"
-		}
-		writable := w.Writable()
-		switch {
-		case w.Mode() == sfs.ModeReadOnly && writable:
-			line(scFail, "%s: writable by this process (%s); mount it read-only", name, mount)
-		case w.Mode() == sfs.ModeReadOnly:
-			line(scOK, "%s: not writable by this process (%s)", name, mount)
-		case writable:
-			line(scInfo, "%s: writable by this process (%s)", name, mount)
-		default:
-			line(scWarn, "%s: not writable by this process (%s)", name, mount)
-		}
+		workdirLine(line, f, wc)
 	}
 	return summary(stdout, failures)
+}
+
+// identityLines checks the user and groups the process runs as.
+func identityLines(line func(verdict, format string, a ...any)) {
+	uid, gid := os.Geteuid(), os.Getegid()
+	switch {
+	case uid == 0:
+		line(scFail, "uid %d gid %d: running as root; run as a dedicated user (compose: SERVERFS_UID/SERVERFS_GID, default 10001:10001; systemd: User=serverfs)", uid, gid)
+	case gid == 0:
+		line(scFail, "uid %d gid %d: running with the root group; use a dedicated group", uid, gid)
+	default:
+		line(scOK, "uid %d gid %d", uid, gid)
+	}
+	if groups, err := os.Getgroups(); err == nil {
+		for _, g := range groups {
+			if g == 0 && gid != 0 {
+				line(scFail, "supplementary group 0 (root) is held: start the process without it")
+			}
+		}
+	}
+}
+
+// privilegeLines checks capabilities and privilege escalation.
+func privilegeLines(line func(verdict, format string, a ...any)) {
+	if eff, err := effectiveCaps(); err != nil {
+		line(scWarn, "capabilities cannot be read: %v", err)
+	} else if eff != 0 {
+		line(scFail, "effective capabilities %#x: drop them all (compose: cap_drop: [ALL]; systemd: CapabilityBoundingSet=)", eff)
+	} else {
+		line(scOK, "no effective capabilities")
+	}
+	if nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil {
+		line(scWarn, "no_new_privs cannot be read: %v", err)
+	} else if nnp == 1 {
+		line(scOK, "no_new_privs is set")
+	} else {
+		line(scWarn, "no_new_privs is not set (compose: security_opt no-new-privileges:true; systemd: NoNewPrivileges=yes)")
+	}
+}
+
+// filesystemLines checks that the root filesystem is read-only and
+// reports /tmp.
+func filesystemLines(line func(verdict, format string, a ...any)) {
+	switch w, why := dirWritable("/"); {
+	case w:
+		line(scFail, "root filesystem is writable (compose: read_only: true; systemd: ProtectSystem=strict)")
+	case why == unix.EROFS:
+		line(scOK, "root filesystem is read-only")
+	default:
+		line(scWarn, "root filesystem is not writable by this process (%s), but it is not mounted read-only", errText(why))
+	}
+	if w, why := dirWritable("/tmp"); w {
+		line(scInfo, "/tmp is writable (a tmpfs is expected there)")
+	} else {
+		line(scInfo, "/tmp is not writable (%s)", errText(why))
+	}
+}
+
+// workdirLine checks that a workdir is writable exactly when its mode
+// says it may be written.
+func workdirLine(line func(verdict, format string, a ...any), f *sfs.FS, wc sfs.WorkdirConfig) {
+	w, err := f.Workdir(wc.Alias)
+	if err != nil {
+		line(scFail, "workdir %s (%s): %v", wc.Alias, wc.Source, err)
+		return
+	}
+	name := fmt.Sprintf("workdir %s (%s, mode %s)", w.Alias(), wc.Source, w.Mode())
+	mount := "read-write mount"
+	ro, merr := w.ReadOnlyMount()
+	switch {
+	case merr != nil:
+		mount = "mount flags unknown: " + merr.Error()
+	case ro:
+		mount = "read-only mount"
+	}
+	writable := w.Writable()
+	switch {
+	case w.Mode() == sfs.ModeReadOnly && writable:
+		line(scFail, "%s: writable by this process (%s); mount it read-only", name, mount)
+	case w.Mode() == sfs.ModeReadOnly:
+		line(scOK, "%s: not writable by this process (%s)", name, mount)
+	case writable:
+		line(scInfo, "%s: writable by this process (%s)", name, mount)
+	default:
+		line(scWarn, "%s: not writable by this process (%s)", name, mount)
+	}
 }
 
 func summary(w io.Writer, failures int) int {

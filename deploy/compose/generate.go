@@ -115,6 +115,17 @@ func ComposeYAML() string {
 	p := func(format string, args ...any) { fmt.Fprintf(&w, format+"\n", args...) }
 
 	header(&w, "compose.yml")
+	composeIntro(p)
+	p("")
+	serverService(p)
+	tunnelService(p)
+	secretsAndNetworks(p)
+	return w.String()
+}
+
+// composeIntro is the file's opening comment: how to start it and what
+// reaches which service.
+func composeIntro(p func(format string, args ...any)) {
 	p("#")
 	p("# ServerFS, a read-only MCP file server, behind the official OpenAI tunnel client:")
 	p("#")
@@ -128,7 +139,11 @@ func ComposeYAML() string {
 	p("# published on the host: %s is reachable only on the internal network, at", ServerService)
 	p("# %s, and the tunnel connects outbound. Every MCP request must", MCPServerURL)
 	p("# carry the client token (secret %s) in %s; the tunnel adds it.", MCPTokenSecret, AuthHeader)
-	p("")
+}
+
+// serverService is the ServerFS service: built from this repository, not
+// root, reachable only on the internal network.
+func serverService(p func(format string, args ...any)) {
 	p("services:")
 	p("  %s:", ServerService)
 	p("    build:")
@@ -140,6 +155,28 @@ func ComposeYAML() string {
 	p("    # mount does not bypass file permissions); nothing is chmod-ed or chown-ed.")
 	p("    user: \"${SERVERFS_UID:-%s}:${SERVERFS_GID:-%s}\"", DefaultUID, DefaultGID)
 	p("    # An explicit list: an empty value means ServerFS's built-in default.")
+	serverEnvironment(p)
+	serverVolumes(p)
+	p("    secrets:")
+	p("      - %s", BridgeSecret)
+	p("      - %s", MCPTokenSecret)
+	p("    expose:")
+	p("      - \"%s\"", ServerPort)
+	p("    networks:")
+	p("      - %s", InternalNetwork)
+	hardening(p)
+	p("    healthcheck:")
+	p("      test: [\"CMD\", \"/serverfs\", \"healthcheck\"]")
+	p("      interval: 10s")
+	p("      timeout: 3s")
+	p("      retries: 5")
+	p("      start_period: 5s")
+	p("")
+}
+
+// serverEnvironment lists the server's variables, each passed from .env
+// (an empty value means the built-in default).
+func serverEnvironment(p func(format string, args ...any)) {
 	p("    environment:")
 	p("      TZ: ${TZ:-Asia/Shanghai}")
 	p("      # Fixed: the tunnel's MCP_SERVER_URL, expose and the healthcheck use port %s.", ServerPort)
@@ -162,6 +199,10 @@ func ComposeYAML() string {
 		p("      %s: ${%s:-false}", SlotVar(n, "REPO_OPS_ENABLED"), SlotVar(n, "REPO_OPS_ENABLED"))
 		p("      %s: ${%s:-}", SlotVar(n, "URL_TEMPLATE"), SlotVar(n, "URL_TEMPLATE"))
 	}
+}
+
+// serverVolumes mounts the workdir slots and the bridge's socket directory.
+func serverVolumes(p func(format string, args ...any)) {
 	p("    # One slot per workdir, all 16 written out. An unset WORKDIR_NN_PATH mounts")
 	p("    # ./.empty, whose .serverfs-disabled marks the slot unused; a mistyped path")
 	p("    # fails instead of being created. WORKDIR_NN_READ_ONLY (default true) sets")
@@ -184,21 +225,11 @@ func ComposeYAML() string {
 	p("        read_only: true")
 	p("        bind:")
 	p("          create_host_path: false")
-	p("    secrets:")
-	p("      - %s", BridgeSecret)
-	p("      - %s", MCPTokenSecret)
-	p("    expose:")
-	p("      - \"%s\"", ServerPort)
-	p("    networks:")
-	p("      - %s", InternalNetwork)
-	hardening(p)
-	p("    healthcheck:")
-	p("      test: [\"CMD\", \"/serverfs\", \"healthcheck\"]")
-	p("      interval: 10s")
-	p("      timeout: 3s")
-	p("      retries: 5")
-	p("      start_period: 5s")
-	p("")
+}
+
+// tunnelService is the OpenAI tunnel client, the only service with a
+// route out.
+func tunnelService(p func(format string, args ...any)) {
 	p("  %s:", TunnelService)
 	p("    image: ${OPENAI_TUNNEL_IMAGE:-%s}", TunnelImage)
 	p("    restart: unless-stopped")
@@ -233,6 +264,10 @@ func ComposeYAML() string {
 	p("      - %s", EgressNetwork)
 	hardening(p)
 	p("")
+}
+
+// secretsAndNetworks declares the two secrets and the two networks.
+func secretsAndNetworks(p func(format string, args ...any)) {
 	p("secrets:")
 	p("  # The token shared with the host bridge (readable by SERVERFS_UID; unset: a")
 	p("  # placeholder, and no bridge is used).")
@@ -249,7 +284,6 @@ func ComposeYAML() string {
 	p("    internal: true")
 	p("  # The tunnel's outbound HTTPS to the OpenAI control plane.")
 	p("  %s: {}", EgressNetwork)
-	return w.String()
 }
 
 // EnvExample renders .env.example: every variable compose reads, all 16
