@@ -54,7 +54,7 @@ const viewBudget = 150 << 10
 func buildViews(t *testing.T, root string) string {
 	t.Helper()
 	src, dir, out := filepath.Join(root, "ui"), t.TempDir(), t.TempDir()
-	for _, p := range []string{"package.json", "package-lock.json", "build.mjs", "src", "test"} {
+	for _, p := range []string{"package.json", "package-lock.json", "tsconfig.json", "build.mjs", "src", "test"} {
 		if err := os.CopyFS(filepath.Join(dir, p), os.DirFS(filepath.Join(src, p))); err != nil {
 			// CopyFS copies directories; the files are read and written.
 			b, rerr := os.ReadFile(filepath.Join(src, p))

@@ -24,8 +24,8 @@ start("file", (v, sc) => {
 function section(v: View, workdir: string, w: Win): HTMLElement {
   const total = w.total_lines;
   const where = total ? `lines ${w.start_line}–${w.end_line} of ${total}` : `lines ${w.start_line}–${w.end_line}${w.has_more ? ", more follow" : ""}`;
-  const bar = h("span", { class: "pos", title: where, "aria-hidden": "true" });
-  if (total) bar.append(h("span", { style: `left:${((w.start_line - 1) / total) * 100}%;width:${Math.max(1, ((w.end_line - w.start_line + 1) / total) * 100)}%` }));
+  const bar = total ? h("span", { class: "pos", title: where, "aria-hidden": "true" }) : null;
+  if (bar && total) bar.append(h("span", { style: `left:${((w.start_line - 1) / total) * 100}%;width:${Math.max(1, ((w.end_line - w.start_line + 1) / total) * 100)}%` }));
   const table = lines(w.content, w.start_line);
   const sec = h("section", { class: "file", "data-path": w.path },
     h("header", null, h("span", { class: "path" }, w.path), h("span", { class: "meta where" }, where), bar),
