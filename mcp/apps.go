@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"embed"
+	"maps"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,19 +58,25 @@ func viewFor(tool string) string {
 	return ""
 }
 
-// appsSession reports whether req's client declared the extension with
-// the HTML profile among its MIME types. A stateless request has no
-// initialize and so no extension.
+// appsSession reports whether req's client declared the extension: at
+// initialize, or (2026-07-28) in the request's _meta, which go-sdk records
+// as the session's initialize parameters.
 func appsSession(req sdk.Request) bool {
 	ss, ok := req.GetSession().(*sdk.ServerSession)
 	if !ok || ss == nil {
 		return false
 	}
 	p := ss.InitializeParams()
-	if p == nil || p.Capabilities == nil {
+	return p != nil && appsDeclared(p.Capabilities)
+}
+
+// appsDeclared reports whether c holds the extension with the HTML
+// profile among its MIME types (what ext-apps' getUiCapability reads).
+func appsDeclared(c *sdk.ClientCapabilities) bool {
+	if c == nil {
 		return false
 	}
-	ext, ok := p.Capabilities.Extensions[appsExtension].(map[string]any)
+	ext, ok := c.Extensions[appsExtension].(map[string]any)
 	if !ok {
 		return false
 	}
@@ -90,6 +97,20 @@ func appsSession(req sdk.Request) bool {
 func appsViews(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		switch method {
+		case "initialize":
+			if r, ok := req.(*sdk.ServerRequest[*sdk.InitializeParams]); ok && r.Params != nil && appsDeclared(r.Params.Capabilities) {
+				return withServerExtension(next(ctx, method, req))
+			}
+			return next(ctx, method, req)
+		case "server/discover":
+			// The 2026-07-28 revision's discovery: the handler records
+			// the capabilities the request's _meta carries as the
+			// session's, so they are known once it returns.
+			res, err := next(ctx, method, req)
+			if appsSession(req) {
+				return withServerExtension(res, err)
+			}
+			return res, err
 		case "tools/list", "resources/list", "resources/read":
 		default:
 			return next(ctx, method, req)
@@ -121,6 +142,37 @@ func appsViews(next sdk.MethodHandler) sdk.MethodHandler {
 	}
 }
 
+// withServerExtension answers an initialize (or server/discover) that
+// declared the extension with the extension among the server's
+// capabilities too, as extension negotiation has both sides name it. The capabilities are copied: go-sdk
+// shares them between sessions.
+func withServerExtension(res sdk.Result, err error) (sdk.Result, error) {
+	if err != nil {
+		return res, err
+	}
+	add := func(c *sdk.ServerCapabilities) *sdk.ServerCapabilities {
+		cp := *c
+		cp.Extensions = maps.Clone(c.Extensions)
+		cp.AddExtension(appsExtension, nil)
+		return &cp
+	}
+	switch r := res.(type) {
+	case *sdk.InitializeResult:
+		if r != nil && r.Capabilities != nil {
+			cp := *r
+			cp.Capabilities = add(r.Capabilities)
+			return &cp, nil
+		}
+	case *sdk.DiscoverResult:
+		if r != nil && r.Capabilities != nil {
+			cp := *r
+			cp.Capabilities = add(r.Capabilities)
+			return &cp, nil
+		}
+	}
+	return res, nil
+}
+
 // withToolViews is r with _meta.ui.resourceUri (and the Apps SDK's
 // openai/outputTemplate, which ChatGPT reads) on each tool that has a
 // view. The tools are copied: the server's definitions are shared by
@@ -140,6 +192,9 @@ func withToolViews(r *sdk.ListToolsResult) *sdk.ListToolsResult {
 			m[k] = v
 		}
 		m["ui"] = map[string]any{"resourceUri": uri}
+		// The flat key of the extension's first drafts, which hosts of
+		// that time read; ext-apps' registerAppTool writes both.
+		m["ui/resourceUri"] = uri
 		m["openai/outputTemplate"] = uri
 		tc.Meta = m
 		cp.Tools[i] = &tc

@@ -22,8 +22,19 @@ func appsCaps() *sdk.ClientCapabilities {
 // appsClient connects to url as an MCP Apps host.
 func appsClient(t *testing.T, url string) *sdk.ClientSession {
 	t.Helper()
-	c := sdk.NewClient(&sdk.Implementation{Name: "serverfs-test", Version: "0"}, &sdk.ClientOptions{Capabilities: appsCaps()})
-	cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	return versionClient(t, url, "", appsCaps())
+}
+
+// versionClient connects to url with protocol revision version (go-sdk's
+// default when "") and capabilities caps (go-sdk's default when nil).
+func versionClient(t *testing.T, url, version string, caps *sdk.ClientCapabilities) *sdk.ClientSession {
+	t.Helper()
+	c := sdk.NewClient(&sdk.Implementation{Name: "serverfs-test", Version: "0"}, &sdk.ClientOptions{Capabilities: caps})
+	var opts *sdk.ClientSessionOptions
+	if version != "" {
+		opts = &sdk.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, opts)
 	if err == nil {
 		err = listForHeaders(t.Context(), cs)
 	}
@@ -117,20 +128,26 @@ func itoa(i int) string { return jsonNum(i) }
 func jsonNum(i int) string { b, _ := json.Marshal(i); return string(b) }
 
 // TestAppsNegotiation: a client that declares io.modelcontextprotocol/ui
-// sees _meta.ui.resourceUri and openai/outputTemplate on the tools that
-// have a view, the ui:// resources, and reads them; a client that does not
-// sees neither, and both get the same answers. Apart from those entries
-// the two tools/list answers are the same.
+// sees _meta.ui.resourceUri (with the flat ui/resourceUri and
+// openai/outputTemplate) on the tools that have a view, the ui://
+// resources, and reads them; a client that does not sees neither, and both
+// get the same answers. Apart from those entries the two tools/list
+// answers are the same. Both protocol lanes: initialize (2025-11-25, the
+// capabilities once per session) and 2026-07-28 (the capabilities in each
+// request's _meta).
 func TestAppsNegotiation(t *testing.T) {
-	var plain *sdk.ClientSession
-	e, _, apps, calls, conflict := appsFixture(t, func(e *testEnv, url string) *sdk.ClientSession {
-		plain = e.client(t, url)
-		return appsClient(t, url)
-	})
+	e, url, _, calls, conflict := appsFixture(t, func(e *testEnv, url string) *sdk.ClientSession { return appsClient(t, url) })
 	if conflict.Meta["ui"] != nil {
 		t.Errorf("submit_workspace answer carries _meta %v", conflict.Meta)
 	}
+	for _, version := range []string{"2025-11-25", ""} {
+		t.Run("protocol="+version, func(t *testing.T) {
+			negotiate(t, e, calls, versionClient(t, url, version, nil), versionClient(t, url, version, appsCaps()))
+		})
+	}
+}
 
+func negotiate(t *testing.T, e *testEnv, calls []appCall, plain, apps *sdk.ClientSession) {
 	listed := func(cs *sdk.ClientSession) []map[string]any {
 		t.Helper()
 		r, err := cs.ListTools(t.Context(), nil)
@@ -151,6 +168,13 @@ func TestAppsNegotiation(t *testing.T) {
 		}
 		return out
 	}
+	// initialize: the server names the extension to the client that did.
+	if ext := apps.InitializeResult().Capabilities.Extensions; ext[appsExtension] == nil || len(ext) != 1 {
+		t.Errorf("server extensions for an apps client: %v", ext)
+	}
+	if ext := plain.InitializeResult().Capabilities.Extensions; ext != nil {
+		t.Errorf("server extensions for a plain client: %v", ext)
+	}
 	pt, at := listed(plain), listed(apps)
 	if len(pt) != len(at) {
 		t.Fatalf("%d tools without the extension, %d with", len(pt), len(at))
@@ -158,7 +182,7 @@ func TestAppsNegotiation(t *testing.T) {
 	withView := map[string]string{}
 	for i := range pt {
 		name := pt[i]["name"].(string)
-		if pm, _ := pt[i]["_meta"].(map[string]any); pm["ui"] != nil || pm["openai/outputTemplate"] != nil {
+		if pm, _ := pt[i]["_meta"].(map[string]any); pm["ui"] != nil || pm["ui/resourceUri"] != nil || pm["openai/outputTemplate"] != nil {
 			t.Errorf("%s: _meta.ui without the extension", name)
 		}
 		meta, _ := at[i]["_meta"].(map[string]any)
@@ -166,10 +190,11 @@ func TestAppsNegotiation(t *testing.T) {
 		if want != "" {
 			withView[name] = want
 			ui, _ := meta["ui"].(map[string]any)
-			if ui["resourceUri"] != want || meta["openai/outputTemplate"] != want || len(ui) != 1 {
-				t.Errorf("%s: _meta %v, want ui.resourceUri and openai/outputTemplate %s", name, meta, want)
+			if ui["resourceUri"] != want || meta["ui/resourceUri"] != want || meta["openai/outputTemplate"] != want || len(ui) != 1 {
+				t.Errorf("%s: _meta %v, want ui.resourceUri, ui/resourceUri and openai/outputTemplate %s", name, meta, want)
 			}
 			delete(meta, "ui")
+			delete(meta, "ui/resourceUri")
 			delete(meta, "openai/outputTemplate")
 			if len(meta) == 0 {
 				delete(at[i], "_meta")
