@@ -116,7 +116,7 @@ func TestAppsViews(t *testing.T) {
 // extension, and runs ui/test/harness.mjs against it.
 func appsBrowser(t *testing.T, nt appsTools, built string) {
 	var cs *sdk.ClientSession
-	_, _, cs, _, conflict := appsFixture(t, func(e *testEnv, url string) *sdk.ClientSession { return appsClient(t, url) })
+	_, _, cs, _, submits := appsFixture(t, func(e *testEnv, url string) *sdk.ClientSession { return appsClient(t, url) })
 	host, err := os.ReadFile(filepath.Join(built, "host.html"))
 	if err != nil {
 		t.Fatal(err)
@@ -172,14 +172,14 @@ func appsBrowser(t *testing.T, nt appsTools, built string) {
 	} else if art, err = filepath.Abs(filepath.Join(art, "apps")); err != nil || os.MkdirAll(art, 0o755) != nil {
 		t.Fatal("ARTIFACTS:", err)
 	}
-	cb, err := json.Marshal(conflict)
+	cb, err := json.Marshal(submits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cf := filepath.Join(t.TempDir(), "conflict.json")
+	cf := filepath.Join(t.TempDir(), "submits.json")
 	writeFile(t, cf, cb)
 	cmd := exec.CommandContext(t.Context(), nt.node, filepath.Join(nt.root, "ui", "test", "harness.mjs"))
-	cmd.Env = append(os.Environ(), "BASE="+ts.URL, "PLAYWRIGHT="+nt.playwright, "CHROMIUM="+nt.chromium, "ARTIFACTS="+art, "CONFLICT="+cf)
+	cmd.Env = append(os.Environ(), "BASE="+ts.URL, "PLAYWRIGHT="+nt.playwright, "CHROMIUM="+nt.chromium, "ARTIFACTS="+art, "SUBMITS="+cf)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -56,8 +56,9 @@ type appCall struct {
 // file with lines from two of them), uncommitted changes (a modified, an
 // added, a deleted and a binary file), and a workspace whose submission
 // conflicts with the branch. calls are the read calls the views show;
-// conflict is the submit_workspace answer with MERGE_CONFLICT.
-func appsFixture(t *testing.T, cs func(e *testEnv, url string) *sdk.ClientSession) (e *testEnv, url string, s *sdk.ClientSession, calls []appCall, conflict *sdk.CallToolResult) {
+// submits are submit_workspace answers: "merged" (a workspace that added a
+// file) and "conflict" (MERGE_CONFLICT).
+func appsFixture(t *testing.T, cs func(e *testEnv, url string) *sdk.ClientSession) (e *testEnv, url string, s *sdk.ClientSession, calls []appCall, submits map[string]*sdk.CallToolResult) {
 	t.Helper()
 	e = workspaceEnv(t)
 	gitIn(t, e.root, "config", "user.name", "Ada Reviewer")
@@ -90,13 +91,18 @@ func appsFixture(t *testing.T, cs func(e *testEnv, url string) *sdk.ClientSessio
 		return r
 	}
 
-	// The conflict: a workspace and the branch both change sub/a.txt.
+	// A merge: a workspace adds a file.
 	ws := structured[workspaceOut](t, call("create_workspace", map[string]any{"workdir": "wd"})).Workspace
+	call("write_text_file", map[string]any{"workdir": ws, "path": "notes.md", "content": "# Notes\none\ntwo\n"})
+	merged := call("submit_workspace", map[string]any{"workspace": ws, "message": "notes", "mode": "strict"})
+
+	// The conflict: a workspace and the branch both change sub/a.txt.
+	ws = structured[workspaceOut](t, call("create_workspace", map[string]any{"workdir": "wd"})).Workspace
 	rd := structured[readTextFileOut](t, call("read_text_file", map[string]any{"workdir": ws, "path": "sub/a.txt"}))
 	call("write_text_file", map[string]any{"workdir": ws, "path": "sub/a.txt", "content": "alpha from the workspace\nbeta\n", "expected_revision": rd.Revision})
 	write("sub/a.txt", "alpha on main\nbeta\n")
 	git("commit", "-qam", "a: alpha on main")
-	conflict = e.call(t, s, "submit_workspace", map[string]any{"workspace": ws, "message": "workspace alpha", "mode": "replay"})
+	conflict := e.call(t, s, "submit_workspace", map[string]any{"workspace": ws, "message": "workspace alpha", "mode": "replay"})
 	if !strings.HasPrefix(resultText(conflict), "MERGE_CONFLICT") {
 		t.Fatalf("submit_workspace: %s", resultText(conflict))
 	}
@@ -120,7 +126,7 @@ func appsFixture(t *testing.T, cs func(e *testEnv, url string) *sdk.ClientSessio
 		{"show", "read_repo_history", map[string]any{"workdir": "wd", "view": "show", "rev": libCommit}},
 		{"blame", "read_repo_history", map[string]any{"workdir": "wd", "view": "blame", "path": "src/lib.go"}},
 	}
-	return e, url, s, calls, conflict
+	return e, url, s, calls, map[string]*sdk.CallToolResult{"merged": merged, "conflict": conflict}
 }
 
 func itoa(i int) string { return jsonNum(i) }
@@ -136,9 +142,11 @@ func jsonNum(i int) string { b, _ := json.Marshal(i); return string(b) }
 // capabilities once per session) and 2026-07-28 (the capabilities in each
 // request's _meta).
 func TestAppsNegotiation(t *testing.T) {
-	e, url, _, calls, conflict := appsFixture(t, func(e *testEnv, url string) *sdk.ClientSession { return appsClient(t, url) })
-	if conflict.Meta["ui"] != nil {
-		t.Errorf("submit_workspace answer carries _meta %v", conflict.Meta)
+	e, url, _, calls, submits := appsFixture(t, func(e *testEnv, url string) *sdk.ClientSession { return appsClient(t, url) })
+	for _, r := range submits {
+		if r.Meta["ui"] != nil || r.Meta["openai/outputTemplate"] != nil {
+			t.Errorf("submit_workspace answer carries view _meta %v", r.Meta)
+		}
 	}
 	for _, version := range []string{"2025-11-25", ""} {
 		t.Run("protocol="+version, func(t *testing.T) {

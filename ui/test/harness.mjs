@@ -3,7 +3,7 @@
 // real ServerFS results and checks the view's DOM. Every request the page
 // or its frames make is recorded; any not to BASE fails the run.
 // Env: BASE, PLAYWRIGHT (playwright-core's directory), CHROMIUM, ARTIFACTS,
-// CONFLICT (a file holding submit_workspace's MERGE_CONFLICT answer).
+// SUBMITS (a file holding submit_workspace's answers: merged, conflict).
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
@@ -13,7 +13,7 @@ const require = createRequire(import.meta.url);
 const { chromium } = require(process.env.PLAYWRIGHT);
 const BASE = process.env.BASE;
 const ART = process.env.ARTIFACTS;
-const conflict = JSON.parse(fs.readFileSync(process.env.CONFLICT, "utf8"));
+const submits = JSON.parse(fs.readFileSync(process.env.SUBMITS, "utf8"));
 
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM, args: ["--no-sandbox"] });
 const failures = [];
@@ -68,7 +68,7 @@ try {
       await shot("changes-dark");
     },
     async conflict() {
-      await show("submit_workspace", {}, "light", conflict);
+      await show("submit_workspace", {}, "light", submits.conflict);
       await frame.locator(".conflict").waitFor();
       assert.match(await text("h1"), /^MERGE_CONFLICT: wd@\w+ into main$/);
       assert.equal(await frame.locator(".conflict").getAttribute("data-path"), "sub/a.txt");
@@ -78,6 +78,15 @@ try {
       assert.equal(await text(".conflict header .meta"), "line 1");
       assert.equal(await text(".summary"), "1 file, +1 −1");
       await shot("conflict");
+    },
+    async merged() {
+      await show("submit_workspace", {}, "light", submits.merged);
+      await frame.locator(".list li").waitFor();
+      assert.match(await text("h1"), /^wd@\w+ merged into main$/);
+      assert.equal(await text(".summary"), "1 file, +3 −0");
+      assert.match(await text(".bar .meta"), /^[0-9a-f]{10} → [0-9a-f]{10}$/);
+      assert.deepEqual(await attrs(".list li", "data-path"), ["notes.md"]);
+      assert.equal(await frame.locator(".conflict").count(), 0);
     },
     async file() {
       await show("read_text_file", { workdir: "wd", path: "src/lib.go", start_line: 10, max_lines: 15 });
@@ -109,9 +118,9 @@ try {
     async log() {
       await show("read_repo_history", { workdir: "wd", view: "log", files: true });
       await frame.locator(".list li").first().waitFor();
-      assert.equal(await frame.locator(".list li").count(), 4);
-      assert.deepEqual((await texts(".list li .path")).map((s) => s.split("Ada")[0].split("T 20")[0]), ["a: alpha on main", "lib: spell out line twenty", "add lib and logo", "base"]);
-      await frame.locator(".list li").nth(1).click();
+      assert.equal(await frame.locator(".list li").count(), 5);
+      assert.deepEqual((await texts(".list li .path")).map((s) => s.split("Ada")[0].split("T 20")[0]), ["a: alpha on main", "notes", "lib: spell out line twenty", "add lib and logo", "base"]);
+      await frame.locator(".list li").nth(2).click();
       await frame.locator(".show .file[data-path='src/lib.go'] tr.add").waitFor();
       assert.equal(await text(".show h1"), "lib: spell out line twenty");
       assert.deepEqual(await texts(".show .list li .plus, .show .list li .minus"), ["+1", "−1"]);
