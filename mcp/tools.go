@@ -370,7 +370,7 @@ func readTools(lim sfs.Limits, s surface) []tool {
 // template registered.
 func NewServer(d *Deps, version string) *sdk.Server {
 	s := newServer(d, version)
-	s.AddReceivingMiddleware(growCallStack, encodeResults)
+	s.AddReceivingMiddleware(growCallStack, encodeResults, appsViews)
 	return s
 }
 

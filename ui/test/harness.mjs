@@ -1,0 +1,165 @@
+// Drives Debian's chromium with playwright-core: loads the test host page
+// (host.html, served by the Go test at BASE), shows each tool's view with
+// real ServerFS results and checks the view's DOM. Every request the page
+// or its frames make is recorded; any not to BASE fails the run.
+// Env: BASE, PLAYWRIGHT (playwright-core's directory), CHROMIUM, ARTIFACTS,
+// SUBMITS (a file holding submit_workspace's answers: merged, conflict).
+import { createRequire } from "node:module";
+import fs from "node:fs";
+import path from "node:path";
+import assert from "node:assert/strict";
+
+const require = createRequire(import.meta.url);
+const { chromium } = require(process.env.PLAYWRIGHT);
+const BASE = process.env.BASE;
+const ART = process.env.ARTIFACTS;
+const submits = JSON.parse(fs.readFileSync(process.env.SUBMITS, "utf8"));
+
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM, args: ["--no-sandbox"] });
+const failures = [];
+const shots = [];
+try {
+  const ctx = await browser.newContext({ viewport: { width: 1000, height: 640 }, deviceScaleFactor: 1 });
+  const page = await ctx.newPage();
+  const requests = [];
+  ctx.on("request", (r) => requests.push({ url: r.url(), main: r.frame() === page.mainFrame() }));
+  page.on("pageerror", (e) => failures.push("page error: " + e.message));
+  page.on("console", (m) => { if (m.type() === "error") failures.push("console: " + m.text()); });
+  await page.goto(BASE + "/host.html");
+  const frame = page.frameLocator("iframe");
+  const text = async (sel) => (await frame.locator(sel).first().textContent()).trim();
+  const texts = async (sel) => (await frame.locator(sel).allTextContents()).map((s) => s.trim());
+  const attrs = async (sel, a) => frame.locator(sel).evaluateAll((es, a) => es.map((e) => e.getAttribute(a)), a);
+  const show = async (tool, args, theme = "light", given) => page.evaluate(([t, a, th, g]) => window.show(t, a, th, g), [tool, args, theme, given]);
+  const shot = async (name) => { const p = path.join(ART, name + ".png"); await page.screenshot({ path: p }); shots.push(p); };
+
+  const cases = {
+    async changes() {
+      await show("inspect_repo", { workdir: "wd", view: "changes" });
+      await frame.locator(".file").first().waitFor();
+      assert.deepEqual(await attrs(".list li", "data-path"), ["NEW.md", "logo.bin", "old.txt", "src/lib.go"]);
+      assert.equal(await text(".summary"), "4 files, +4 −2");
+      assert.match(await text("h1"), /^Uncommitted changes in wd on main at [0-9a-f]{10}$/);
+      assert.deepEqual(await texts(".list li[data-path='NEW.md'] .plus, .list li[data-path='NEW.md'] .minus"), ["+2", "−0"]);
+      assert.deepEqual(await texts(".list li[data-path='src/lib.go'] .plus, .list li[data-path='src/lib.go'] .minus"), ["+2", "−1"]);
+      // Keyboard: ArrowDown moves through the files and opens each.
+      await frame.locator(".list li").first().focus();
+      await page.keyboard.press("ArrowDown");
+      assert.equal(await text(".file .note"), "logo.bin: binary file, not shown");
+      await page.keyboard.press("End");
+      await frame.locator(".file[data-path='src/lib.go'] tr.add").first().waitFor();
+      const row = (sel) => frame.locator(sel).evaluateAll((trs) => trs.map((tr) => Array.from(tr.children).map((td) => td.textContent)));
+      assert.deepEqual((await row(".file tr.del"))[0], ["7", "", "-", "line 5"]);
+      assert.deepEqual((await row(".file tr.add"))[0], ["", "7", "+", "line five"]);
+      assert.deepEqual(await texts(".file tr.gap"), ["⋯ 29 unchanged lines"]);
+      await shot("changes-unified");
+      await page.keyboard.press("s");
+      await frame.locator(".file td.del").first().waitFor();
+      const pair = await frame.locator(".file tr:has(td.del)").first().evaluate((tr) => Array.from(tr.children).map((td) => td.textContent));
+      assert.deepEqual(pair, ["7", "-", "line 5", "7", "+", "line five"]);
+      await shot("changes-split");
+    },
+    async staged_dark() {
+      await show("inspect_repo", { workdir: "wd", view: "staged_diff", paths: ["NEW.md"] }, "dark");
+      await frame.locator(".file tr.add").first().waitFor();
+      assert.equal(await frame.locator("html").getAttribute("data-theme"), "dark");
+      assert.match(await text("h1"), /^Staged changes in wd/);
+      assert.deepEqual(await attrs(".file tr.add", "class"), ["add", "add"]);
+      await shot("changes-dark");
+    },
+    async conflict() {
+      await show("submit_workspace", {}, "light", submits.conflict);
+      await frame.locator(".conflict").waitFor();
+      assert.match(await text("h1"), /^MERGE_CONFLICT: wd@\w+ into main$/);
+      assert.equal(await frame.locator(".conflict").getAttribute("data-path"), "sub/a.txt");
+      assert.equal(await text(".conflict .ours"), "<<<<<<< ours (branch main)alpha on main");
+      assert.equal(await text(".conflict .base"), "||||||| basealpha");
+      assert.match(await text(".conflict .theirs"), /^>>>>>>> theirs \(workspace wd@\w+\)alpha from the workspace$/);
+      assert.equal(await text(".conflict header .meta"), "line 1");
+      assert.equal(await text(".summary"), "1 file, +1 −1");
+      await shot("conflict");
+    },
+    async merged() {
+      await show("submit_workspace", {}, "light", submits.merged);
+      await frame.locator(".list li").waitFor();
+      assert.match(await text("h1"), /^wd@\w+ merged into main$/);
+      assert.equal(await text(".summary"), "1 file, +3 −0");
+      assert.match(await text(".bar .meta"), /^[0-9a-f]{10} → [0-9a-f]{10}$/);
+      assert.deepEqual(await attrs(".list li", "data-path"), ["notes.md"]);
+      assert.equal(await frame.locator(".conflict").count(), 0);
+    },
+    async file() {
+      await show("read_text_file", { workdir: "wd", path: "src/lib.go", start_line: 10, max_lines: 15 });
+      await frame.locator("tr[data-line]").first().waitFor();
+      const nums = await texts("tr[data-line] td.n");
+      assert.equal(nums.length, 15);
+      assert.equal(nums[0], "10");
+      assert.equal(nums[14], "24");
+      assert.equal(await text(".where"), "lines 10–24, more follow");
+      await frame.locator("input[type=search]").fill("twenty");
+      assert.deepEqual(await texts("mark"), ["twenty"]);
+      assert.equal(await frame.locator("tr:has(mark)").getAttribute("data-line"), "22");
+      // The next window: a read_text_file call through the host.
+      await frame.locator("button.more").click();
+      await frame.locator("tr[data-line='25']").waitFor();
+      assert.equal(await frame.locator(".file").count(), 2);
+      assert.equal(await frame.locator(".file").nth(1).locator(".where").textContent(), "lines 25–43 of 43");
+      const calls = await page.evaluate(() => window.calls);
+      assert.deepEqual(calls, ['read_text_file {"workdir":"wd","path":"src/lib.go","start_line":25}']);
+      await shot("file");
+    },
+    async files() {
+      await show("read_text_files", { workdir: "wd", paths: ["README.md", "sub/a.txt"] });
+      await frame.locator(".file").nth(1).waitFor();
+      assert.deepEqual(await attrs(".file", "data-path"), ["README.md", "sub/a.txt"]);
+      assert.deepEqual(await texts(".where"), ["lines 1–2 of 2", "lines 1–2 of 2"]);
+      assert.deepEqual(await texts(".file[data-path='sub/a.txt'] td:not(.n)"), ["alpha on main", "beta"]);
+    },
+    async log() {
+      await show("read_repo_history", { workdir: "wd", view: "log", files: true });
+      await frame.locator(".list li").first().waitFor();
+      assert.equal(await frame.locator(".list li").count(), 5);
+      assert.deepEqual((await texts(".list li .path")).map((s) => s.split("Ada")[0].split("T 20")[0]), ["a: alpha on main", "notes", "lib: spell out line twenty", "add lib and logo", "base"]);
+      await frame.locator(".list li").nth(2).click();
+      await frame.locator(".show .file[data-path='src/lib.go'] tr.add").waitFor();
+      assert.equal(await text(".show h1"), "lib: spell out line twenty");
+      assert.deepEqual(await texts(".show .list li .plus, .show .list li .minus"), ["+1", "−1"]);
+      const add = await frame.locator(".show tr.add").evaluate((tr) => Array.from(tr.children).map((td) => td.textContent));
+      assert.deepEqual(add, ["", "22", "+", "line twenty"]);
+      const calls = await page.evaluate(() => window.calls);
+      assert.equal(calls.length, 1);
+      assert.match(calls[0], /^read_repo_history \{"workdir":"wd","view":"show","rev":"[0-9a-f]{40}"\}$/);
+      await shot("history");
+    },
+    async blame() {
+      await show("read_repo_history", { workdir: "wd", view: "blame", path: "src/lib.go" });
+      await frame.locator("tr[data-line]").first().waitFor();
+      assert.equal(await frame.locator("tr[data-line]").count(), 42);
+      assert.equal(await frame.locator("tr.runstart").count(), 3);
+      const l22 = await frame.locator("tr[data-line='22']").evaluate((tr) => Array.from(tr.children).map((td) => td.textContent));
+      assert.match(l22[0], /^[0-9a-f]{10} Ada Reviewer · lib: spell out line twenty$/);
+      assert.deepEqual(l22.slice(1), ["22", "line twenty"]);
+      assert.equal(await text("tr[data-line='1'] td:last-child"), "package lib");
+      assert.equal(await text("tr[data-line='24'] td.blame"), "");
+    },
+  };
+  for (const [name, run] of Object.entries(cases)) {
+    await page.evaluate(() => (window.calls = []));
+    try {
+      // A bound on a hang (a message that never comes), not on speed.
+      let timer;
+      await Promise.race([run(), new Promise((_, fail) => (timer = setTimeout(() => fail(new Error("no answer in 60 s")), 60000)))]).finally(() => clearTimeout(timer));
+    } catch (e) {
+      failures.push(`${name}: ${e.message}`);
+      await shot("failed-" + name).catch(() => {});
+    }
+  }
+  const foreign = requests.filter((r) => !r.url.startsWith(BASE + "/"));
+  if (foreign.length) failures.push("requests off the host's origin: " + JSON.stringify(foreign));
+  const fromViews = requests.filter((r) => !r.main);
+  if (fromViews.length) failures.push("requests from a view: " + JSON.stringify(fromViews));
+  console.log(JSON.stringify({ requests: requests.map((r) => r.url.slice(BASE.length)), shots, failures }));
+} finally {
+  await browser.close();
+}
+process.exit(failures.length ? 1 : 0);
