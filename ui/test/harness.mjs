@@ -167,6 +167,19 @@ try {
       await frame.locator("input[type=search]").fill("TWEN");
       assert.deepEqual(await texts("mark.find"), ["twen"]);
     },
+    async search_files() {
+      // output files: the file and its count; reading it marks the matches.
+      await show("search_text", { workdir: "wd", path: "src", query: "twenty", output: "files" });
+      await frame.locator(".file button.more").waitFor();
+      assert.equal(await text(".where"), "1 matching line");
+      assert.equal(await text(".file button.more"), "Read the file");
+      await frame.locator(".file button.more").click();
+      await frame.locator("tr[data-line='1']").waitFor();
+      assert.equal(await text(".where"), "1 matching line · lines 1–43 of 43");
+      assert.deepEqual(await texts("mark.hit"), ["twenty"]);
+      assert.equal(await frame.locator("tr:has(mark.hit)").getAttribute("data-line"), "22");
+      assert.deepEqual(await page.evaluate(() => window.calls), ['read_text_file {"workdir":"wd","path":"src/lib.go","start_line":1}']);
+    },
     async files() {
       await show("read_text_files", { workdir: "wd", paths: ["README.md", "sub/a.txt"] });
       await frame.locator(".file").nth(1).waitFor();
