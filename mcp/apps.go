@@ -38,8 +38,8 @@ type appView struct {
 var appViews = []appView{
 	{"changes", "Change review", "Files changed with status and +/- counts, unified or side-by-side, merge conflicts with ours/base/theirs.",
 		[]string{"inspect_repo", "submit_workspace"}},
-	{"file", "File view", "A text file's window with line numbers and its position in the file.",
-		[]string{"read_text_file", "read_text_files"}},
+	{"file", "File view", "A text file's window with line numbers and its position in the file; search hits highlighted, each opened in its file.",
+		[]string{"read_text_file", "read_text_files", "search_text"}},
 	{"history", "History", "Commits, one commit's files and patch, blame beside the lines.",
 		[]string{"read_repo_history"}},
 }

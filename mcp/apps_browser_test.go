@@ -198,18 +198,21 @@ func appsBrowser(t *testing.T, nt appsTools, built string) {
 		t.Errorf("harness: %v\n%s", err, stderr.String())
 	}
 	t.Logf("screenshots: %s", strings.Join(rep.Shots, " "))
-	// The view's own calls reached the server: the next window of the file
-	// and a commit's show, besides the host's calls for each tool.
+	// The view's own calls reached the server: the next window of the file,
+	// the lines around two search hits and a commit's show, besides the
+	// host's calls for each tool.
 	mu.Lock()
 	defer mu.Unlock()
 	joined := strings.Join(served, "\n")
-	for _, want := range []string{`read_text_file {"name":"read_text_file","arguments":{"workdir":"wd","path":"src/lib.go","start_line":25}}`, `"view":"show","rev":"`} {
+	for _, want := range []string{`read_text_file {"name":"read_text_file","arguments":{"workdir":"wd","path":"src/lib.go","start_line":25}}`,
+		`read_text_file {"name":"read_text_file","arguments":{"workdir":"wd","path":"src/lib.go","start_line":1,"max_lines":21}}`,
+		`read_text_file {"name":"read_text_file","arguments":{"workdir":"wd","path":"src/lib.go","start_line":22,"max_lines":21}}`, `"view":"show","rev":"`} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("the server was not asked %s; it was asked:\n%s", want, joined)
 		}
 	}
 	if os.Getenv("UPDATE_APPS_SHOTS") == "true" {
-		for _, name := range []string{"changes-split", "conflict", "history"} {
+		for _, name := range []string{"changes-split", "conflict", "history", "file-search"} {
 			b, err := os.ReadFile(filepath.Join(art, name+".png"))
 			if err != nil {
 				t.Fatal(err)

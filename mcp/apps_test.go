@@ -122,6 +122,8 @@ func appsFixture(t *testing.T, cs func(e *testEnv, url string) *sdk.ClientSessio
 		{"staged", "inspect_repo", map[string]any{"workdir": "wd", "view": "staged_diff", "paths": []any{"NEW.md"}}},
 		{"file", "read_text_file", map[string]any{"workdir": "wd", "path": "src/lib.go", "start_line": 10, "max_lines": 15}},
 		{"files", "read_text_files", map[string]any{"workdir": "wd", "paths": []any{"README.md", "sub/a.txt"}}},
+		{"search", "search_text", map[string]any{"workdir": "wd", "path": "src", "query": "LINE 3", "case_sensitive": false}},
+		{"search_context", "search_text", map[string]any{"workdir": "wd", "query": "twenty", "context": 1}},
 		{"log", "read_repo_history", map[string]any{"workdir": "wd", "view": "log", "files": true}},
 		{"show", "read_repo_history", map[string]any{"workdir": "wd", "view": "show", "rev": libCommit}},
 		{"blame", "read_repo_history", map[string]any{"workdir": "wd", "view": "blame", "path": "src/lib.go"}},
@@ -212,7 +214,7 @@ func negotiate(t *testing.T, e *testEnv, calls []appCall, plain, apps *sdk.Clien
 			t.Errorf("%s differs beyond the view entries:\n%v\n%v", name, pt[i], at[i])
 		}
 	}
-	for _, want := range []string{"inspect_repo", "submit_workspace", "read_text_file", "read_text_files", "read_repo_history"} {
+	for _, want := range []string{"inspect_repo", "submit_workspace", "read_text_file", "read_text_files", "search_text", "read_repo_history"} {
 		if withView[want] == "" {
 			t.Errorf("%s has no view (tools with one: %v)", want, withView)
 		}

@@ -102,11 +102,83 @@ try {
       // The next window: a read_text_file call through the host.
       await frame.locator("button.more").click();
       await frame.locator("tr[data-line='25']").waitFor();
-      assert.equal(await frame.locator(".file").count(), 2);
-      assert.equal(await frame.locator(".file").nth(1).locator(".where").textContent(), "lines 25–43 of 43");
+      // The next window continues the same table (it is not drawn inside
+      // the first one).
+      assert.equal(await frame.locator(".file").count(), 1);
+      assert.equal(await frame.locator(".file .file").count(), 0);
+      assert.equal(await text(".where"), "lines 10–43 of 43");
+      const all = await texts("tr[data-line] td.n");
+      assert.deepEqual(all, Array.from({ length: 34 }, (_, i) => String(10 + i)));
+      assert.equal(await frame.locator("button.more").count(), 0);
       const calls = await page.evaluate(() => window.calls);
       assert.deepEqual(calls, ['read_text_file {"workdir":"wd","path":"src/lib.go","start_line":25}']);
       await shot("file");
+    },
+    async search() {
+      // search_text's hits, case-insensitive: the marks hold the file's text.
+      await show("search_text", { workdir: "wd", path: "src", query: "LINE 3", case_sensitive: false });
+      await frame.locator("tr.hit").first().waitFor();
+      assert.equal(await text("h1"), "“LINE 3” in wd:src");
+      assert.match(await text(".summary"), /^11 matching lines in 1 file · \d+ scanned$/);
+      assert.deepEqual(await attrs(".file", "data-path"), ["src/lib.go"]);
+      const hits = ["5", "32", "33", "34", "35", "36", "37", "38", "39", "40", "41"];
+      assert.deepEqual(await texts("tr.hit td.n"), hits);
+      assert.deepEqual(await texts("mark.hit"), hits.map(() => "line 3"));
+      assert.equal(await text("tr[data-line='33'] td:last-child"), "line 31");
+      assert.equal(await text(".where"), "11 matching lines");
+      // Opening a hit reads the lines around it through the host and
+      // merges them into the file's table, the hits still marked.
+      await frame.locator("tr.hit[data-line='5']").click();
+      await frame.locator("tr[data-line='1']").waitFor();
+      assert.equal(await text(".where"), "11 matching lines · lines 1–21, more follow");
+      assert.deepEqual(await texts("tr[data-line] td.n"), [...Array.from({ length: 21 }, (_, i) => String(1 + i)), ...hits.slice(1)]);
+      assert.equal(await frame.locator("tr.skip").count(), 1);
+      assert.equal(await text("tr[data-line='1'] td:last-child"), "package lib");
+      assert.deepEqual(await texts("tr[data-line='5'] mark.hit"), ["line 3"]);
+      assert.equal(await frame.locator("tr[data-line='5']").getAttribute("class"), "hit sel");
+      assert.deepEqual(await texts("mark.hit"), hits.map(() => "line 3"));
+      // Keyboard: ArrowDown goes to the next hit and opens it; one inside
+      // a window read already costs no call.
+      await page.keyboard.press("ArrowDown");
+      await frame.locator("tr[data-line='22']").waitFor();
+      assert.equal(await text(".where"), "11 matching lines · lines 1–42, more follow");
+      assert.equal(await frame.locator("tr.skip").count(), 0);
+      assert.equal(await frame.locator("tr.hit[data-line='32']").evaluate((e) => e === document.activeElement), true);
+      await page.keyboard.press("ArrowDown");
+      assert.equal(await frame.locator("tr.sel").getAttribute("data-line"), "33");
+      assert.deepEqual(await page.evaluate(() => window.calls), [
+        'read_text_file {"workdir":"wd","path":"src/lib.go","start_line":1,"max_lines":21}',
+        'read_text_file {"workdir":"wd","path":"src/lib.go","start_line":22,"max_lines":21}',
+      ]);
+      await shot("file-search");
+    },
+    async search_regex() {
+      // A regex valid in JS marks its matches; context lines are drawn
+      // unmarked and are not hits.
+      await show("search_text", { workdir: "wd", path: "src", query: "line t\\w+", regex: true, context: 1 }, "dark");
+      await frame.locator("tr.hit").first().waitFor();
+      assert.deepEqual(await texts("tr[data-line] td.n"), ["21", "22", "23"]);
+      assert.deepEqual(await texts("tr.hit td.n"), ["22"]);
+      assert.deepEqual(await texts("mark.hit"), ["line twenty"]);
+      // RE2's (?i) is no JS syntax: the hit's whole line is marked.
+      await show("search_text", { workdir: "wd", path: "src", query: "(?i)LINE TW", regex: true });
+      await frame.locator("tr.hit").first().waitFor();
+      assert.deepEqual(await texts("mark.hit"), ["line twenty"]);
+      await frame.locator("input[type=search]").fill("TWEN");
+      assert.deepEqual(await texts("mark.find"), ["twen"]);
+    },
+    async search_files() {
+      // output files: the file and its count; reading it marks the matches.
+      await show("search_text", { workdir: "wd", path: "src", query: "twenty", output: "files" });
+      await frame.locator(".file button.more").waitFor();
+      assert.equal(await text(".where"), "1 matching line");
+      assert.equal(await text(".file button.more"), "Read the file");
+      await frame.locator(".file button.more").click();
+      await frame.locator("tr[data-line='1']").waitFor();
+      assert.equal(await text(".where"), "1 matching line · lines 1–43 of 43");
+      assert.deepEqual(await texts("mark.hit"), ["twenty"]);
+      assert.equal(await frame.locator("tr:has(mark.hit)").getAttribute("data-line"), "22");
+      assert.deepEqual(await page.evaluate(() => window.calls), ['read_text_file {"workdir":"wd","path":"src/lib.go","start_line":1}']);
     },
     async files() {
       await show("read_text_files", { workdir: "wd", paths: ["README.md", "sub/a.txt"] });
