@@ -155,7 +155,7 @@ func (s *Server) handle(ctx context.Context, conn *net.UnixConn) {
 	reply := func(res any, err error) {
 		var r wire.Response
 		if err != nil {
-			r.Error = toWire(err)
+			r.Error = wire.ErrorOf(err)
 		} else if b, merr := json.Marshal(res); merr == nil {
 			r.Result = b
 		} else {
@@ -386,14 +386,4 @@ func (s *Server) HideFiles(paths ...string) {
 	s.ownMu.Lock()
 	defer s.ownMu.Unlock()
 	s.ownFiles = append(s.ownFiles, paths...)
-}
-
-// toWire turns an error into its wire form; anything but an *fs.Error is
-// INTERNAL_ERROR without detail (the detail stays in the bridge's log).
-func toWire(err error) *wire.Error {
-	var e *errs.Error
-	if errors.As(err, &e) && e.Code != errs.Internal {
-		return &wire.Error{Code: string(e.Code), Workdir: e.Workdir, Path: e.Path, Message: e.Msg}
-	}
-	return &wire.Error{Code: string(errs.Internal), Message: "the bridge failed; its log has the details"}
 }

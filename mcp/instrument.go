@@ -78,20 +78,6 @@ type callInfo struct {
 	bytes         int // bytes of content returned; 0: the size of the JSON output
 }
 
-// toolError is the one mapping from any error to the text of a tool error
-// result: "CODE: alias:/path message" for ServerFS errors, a generic
-// INTERNAL_ERROR otherwise (the detail goes to the server log only).
-func toolError(err error) (errs.Code, string) {
-	var e *errs.Error
-	if errors.As(err, &e) && e.Code != errs.Internal {
-		return e.Code, e.Error()
-	}
-	if errors.As(err, &e) && e.Location() != "" {
-		return errs.Internal, fmt.Sprintf("%s: %s failed; the server log has the details", errs.Internal, e.Location())
-	}
-	return errs.Internal, string(errs.Internal) + ": the request failed; the server log has the details"
-}
-
 // instrument wraps a handler into go-sdk's raw tool handler: it decodes
 // and checks the arguments (refusals are INVALID_ARGUMENT), a panic becomes
 // INTERNAL_ERROR (stack in the server log only) and the server keeps
@@ -115,7 +101,7 @@ func instrument[In, Out any](d *Deps, name string, cost costFn, args *argDecoder
 			code := errs.Code("")
 			if err != nil {
 				var text string
-				code, text = toolError(err)
+				code, text = errs.Render(err)
 				if code == errs.Internal {
 					d.Log.Error("tool failure", "event", "tool_error", "tool", name, "error", err.Error())
 				}
@@ -219,7 +205,7 @@ func marshalOutput[Out any](out Out) ([]byte, error) {
 }
 
 // argErr refuses arguments before the handler runs: INVALID_ARGUMENT,
-// mapped by toolError like every other error.
+// mapped by errs.Render like every other error.
 func argErr(format string, a ...any) error {
 	return errs.New(errs.InvalidArgument, fmt.Sprintf(format, a...))
 }

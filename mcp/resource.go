@@ -38,7 +38,8 @@ func addResourceTemplate(s *sdk.Server, d *Deps) {
 		defer func() {
 			if r := recover(); r != nil {
 				d.Log.Error("resource panic", "event", "panic", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: string(errs.Internal) + ": the request failed; the server log has the details"}
+				_, text := errs.Render(nil)
+				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: text}
 			}
 		}()
 		return readResource(ctx, d, req.Params.URI)
@@ -87,7 +88,7 @@ func readResource(ctx context.Context, d *Deps, uri string) (*sdk.ReadResourceRe
 			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: sfs.MIMEType(w.Path[strings.LastIndexByte(w.Path, '/')+1:]), Text: w.Content}}}, nil
 		}
 	}
-	code, text := toolError(err)
+	code, text := errs.Render(err)
 	d.Log.Info("resource_read", "event", "resource_read", "workdir", rawjson.LogString(alias), "path", rawjson.LogString(path), "success", false, "error_code", string(code))
 	rpcCode := int64(jsonrpc.CodeInvalidParams)
 	if code == errs.PathNotFound || code == errs.WorkdirNotFound {

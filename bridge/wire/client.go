@@ -97,7 +97,7 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 		return unavailable(err)
 	}
 	if resp.Error != nil {
-		return errs.At(errs.Code(resp.Error.Code), resp.Error.Workdir, resp.Error.Path, resp.Error.Message)
+		return resp.Error.Err()
 	}
 	if out != nil {
 		return json.Unmarshal(resp.Result, out)
