@@ -19,7 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/serverfs/serverfs/bridge/wire"
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // Grants: the operator signs one exact argv for
@@ -308,15 +308,15 @@ func jsonTooDeep(data []byte, max int) bool {
 // signature step refuses it.
 func parseGrant(token string) (*Grant, error) {
 	if len(token) > MaxGrantBytes {
-		return nil, &sfs.Error{Code: sfs.CodeGrantTooLarge, Msg: fmt.Sprintf("the grant is larger than %d bytes", MaxGrantBytes)}
+		return nil, errs.New(errs.GrantTooLarge, fmt.Sprintf("the grant is larger than %d bytes", MaxGrantBytes))
 	}
-	bad := func(why string) error { return &sfs.Error{Code: sfs.CodeGrantMalformed, Msg: why} }
+	bad := func(why string) error { return errs.New(errs.GrantMalformed, why) }
 	data := []byte(strings.TrimSpace(token))
 	if jsonTooDeep(data, maxGrantDepth) {
 		return nil, bad("the grant nests deeper than a grant does")
 	}
-	if errs := checkJSON(data, grantSchema); len(errs) > 0 {
-		return nil, bad("the grant is not a grant object: " + errs[0])
+	if errList := checkJSON(data, grantSchema); len(errList) > 0 {
+		return nil, bad("the grant is not a grant object: " + errList[0])
 	}
 	var g Grant
 	if why := strictDecode(data, &g); why != "" {

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/bridge/wire"
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 const grantTestHost = "host-a"
@@ -103,11 +103,11 @@ func TestGrantNegativeMatrix(t *testing.T) {
 	f := newGrantFixture(t, nil)
 	now := time.Now()
 	ctx := context.Background()
-	mustRefuse := func(name, workdir, token string, want sfs.Code) {
+	mustRefuse := func(name, workdir, token string, want errs.Code) {
 		t.Helper()
 		before := f.runs(t)
 		res, err := f.c.RunGrant(ctx, workdir, token)
-		if sfs.CodeOf(err) != want {
+		if errs.CodeOf(err) != want {
 			t.Errorf("%s: %+v, %v; want %s", name, res, err, want)
 		}
 		if f.runs(t) != before {
@@ -119,7 +119,7 @@ func TestGrantNegativeMatrix(t *testing.T) {
 	}
 
 	g := f.grant(now)
-	mustRefuse("unsigned", "wd", mustJSON(t, g), sfs.CodeGrantBadSignature)
+	mustRefuse("unsigned", "wd", mustJSON(t, g), errs.GrantBadSignature)
 
 	g = f.grant(now)
 	tok := f.sign(t, g)
@@ -129,39 +129,39 @@ func TestGrantNegativeMatrix(t *testing.T) {
 	if bad[3] == '+' || bad[3] == '/' {
 		bad[3] = 'A'
 	}
-	mustRefuse("wrong signature", "wd", strings.Replace(tok, sig, string(bad), 1), sfs.CodeGrantBadSignature)
+	mustRefuse("wrong signature", "wd", strings.Replace(tok, sig, string(bad), 1), errs.GrantBadSignature)
 
 	g = f.grant(now)
 	tok, _ = SignGrantObject(f.other, g)
-	mustRefuse("unknown key", "wd", tok, sfs.CodeGrantUnknownKey)
+	mustRefuse("unknown key", "wd", tok, errs.GrantUnknownKey)
 
 	g = f.grant(now)
 	g.IssuedAt, g.ExpiresAt = now.Add(-20*time.Minute).UTC().Format(time.RFC3339), now.Add(-12*time.Minute).UTC().Format(time.RFC3339)
-	mustRefuse("expired", "wd", f.sign(t, g), sfs.CodeGrantExpired)
+	mustRefuse("expired", "wd", f.sign(t, g), errs.GrantExpired)
 
 	g = f.grant(now)
 	g.IssuedAt, g.ExpiresAt = now.Add(5*time.Minute).UTC().Format(time.RFC3339), now.Add(10*time.Minute).UTC().Format(time.RFC3339)
-	mustRefuse("not yet valid", "wd", f.sign(t, g), sfs.CodeGrantExpired)
+	mustRefuse("not yet valid", "wd", f.sign(t, g), errs.GrantExpired)
 
 	g = f.grant(now)
 	g.ExpiresAt = now.Add(11 * time.Minute).UTC().Format(time.RFC3339)
-	mustRefuse("TTL over 10 min", "wd", f.sign(t, g), sfs.CodeGrantExpired)
+	mustRefuse("TTL over 10 min", "wd", f.sign(t, g), errs.GrantExpired)
 
 	g = f.grant(now)
 	g.Host = "host-b"
-	mustRefuse("other host", "wd", f.sign(t, g), sfs.CodeGrantWrongHost)
+	mustRefuse("other host", "wd", f.sign(t, g), errs.GrantWrongHost)
 
 	g = f.grant(now)
-	mustRefuse("other workdir", "wd2", f.sign(t, g), sfs.CodeGrantWrongWorkdir)
+	mustRefuse("other workdir", "wd2", f.sign(t, g), errs.GrantWrongWorkdir)
 
 	// The argv changed after signing: the signature no longer matches.
 	g = f.grant(now)
 	tok = f.sign(t, g)
-	mustRefuse("altered argv", "wd", strings.Replace(tok, "echo ran", "echo RAN", 1), sfs.CodeGrantBadSignature)
+	mustRefuse("altered argv", "wd", strings.Replace(tok, "echo ran", "echo RAN", 1), errs.GrantBadSignature)
 	// A signed argv_hash that is not the argv's.
 	g = f.grant(now)
 	g.ArgvHash = ArgvHash([]string{"true"})
-	mustRefuse("argv hash mismatch", "wd", f.sign(t, g), sfs.CodeGrantArgvMismatch)
+	mustRefuse("argv hash mismatch", "wd", f.sign(t, g), errs.GrantArgvMismatch)
 
 	// Replay: the first use runs, the second is refused.
 	g = f.grant(now)
@@ -174,7 +174,7 @@ func TestGrantNegativeMatrix(t *testing.T) {
 		e.ArgvHash != g.ArgvHash || e.Workdir != "wd" || e.ExitCode == nil || *e.ExitCode != 0 || e.Sandbox != SandboxEnforced {
 		t.Errorf("ledger of the run: %+v", e)
 	}
-	mustRefuse("replay", "wd", tok, sfs.CodeGrantReplay)
+	mustRefuse("replay", "wd", tok, errs.GrantReplay)
 
 	// Over max_uses: two uses run, the third is refused.
 	g = f.grant(now)
@@ -185,12 +185,12 @@ func TestGrantNegativeMatrix(t *testing.T) {
 			t.Fatalf("use %d of 2: %+v, %v", i, res, err)
 		}
 	}
-	mustRefuse("over max_uses", "wd", tok, sfs.CodeGrantReplay)
+	mustRefuse("over max_uses", "wd", tok, errs.GrantReplay)
 
 	// The nonce of a grant already seen, under another grant id.
 	g2 := f.grant(now)
 	g2.Nonce = g.Nonce
-	mustRefuse("nonce seen", "wd", f.sign(t, g2), sfs.CodeGrantReplay)
+	mustRefuse("nonce seen", "wd", f.sign(t, g2), errs.GrantReplay)
 
 	g = f.grant(now)
 	tok = f.sign(t, g)
@@ -201,31 +201,31 @@ func TestGrantNegativeMatrix(t *testing.T) {
 	if err := st.Revoke(g.GrantID, now); err != nil {
 		t.Fatal(err)
 	}
-	mustRefuse("revoked", "wd", tok, sfs.CodeGrantRevoked)
+	mustRefuse("revoked", "wd", tok, errs.GrantRevoked)
 
 	g = f.grant(now)
 	g.Constraints.Network = true
-	mustRefuse("network beyond the policy", "wd", f.sign(t, g), sfs.CodeGrantConstraintViolation)
+	mustRefuse("network beyond the policy", "wd", f.sign(t, g), errs.GrantConstraintViolation)
 	g = f.grant(now)
 	g.Constraints.UnixSockets = true
-	mustRefuse("Unix sockets beyond the policy", "wd", f.sign(t, g), sfs.CodeGrantConstraintViolation)
+	mustRefuse("Unix sockets beyond the policy", "wd", f.sign(t, g), errs.GrantConstraintViolation)
 	g = f.grant(now)
 	g.Constraints.Cwd = "../"
-	mustRefuse("cwd outside the workdir", "wd", f.sign(t, g), sfs.CodeGrantConstraintViolation)
+	mustRefuse("cwd outside the workdir", "wd", f.sign(t, g), errs.GrantConstraintViolation)
 
 	g = f.grant(now)
 	g.Argv = []string{"sh", "-c", "echo ran >> ran", strings.Repeat("x", MaxGrantBytes)}
 	g.ArgvHash = ArgvHash(g.Argv)
-	mustRefuse("oversized", "wd", f.sign(t, g), sfs.CodeGrantTooLarge)
+	mustRefuse("oversized", "wd", f.sign(t, g), errs.GrantTooLarge)
 
-	mustRefuse("not JSON", "wd", "run it please", sfs.CodeGrantMalformed)
+	mustRefuse("not JSON", "wd", "run it please", errs.GrantMalformed)
 	g = f.grant(now)
-	mustRefuse("unknown field", "wd", strings.Replace(f.sign(t, g), `{"argv"`, `{"shell":"sh -c","argv"`, 1), sfs.CodeGrantMalformed)
+	mustRefuse("unknown field", "wd", strings.Replace(f.sign(t, g), `{"argv"`, `{"shell":"sh -c","argv"`, 1), errs.GrantMalformed)
 	g = f.grant(now)
-	mustRefuse("duplicate key", "wd", strings.Replace(f.sign(t, g), `{"argv"`, `{"workdir":"wd2","argv"`, 1), sfs.CodeGrantMalformed)
+	mustRefuse("duplicate key", "wd", strings.Replace(f.sign(t, g), `{"argv"`, `{"workdir":"wd2","argv"`, 1), errs.GrantMalformed)
 	g = f.grant(now)
 	g.Protocol = "w2m-grant/v1"
-	mustRefuse("other protocol", "wd", f.sign(t, g), sfs.CodeGrantMalformed)
+	mustRefuse("other protocol", "wd", f.sign(t, g), errs.GrantMalformed)
 
 	if n := f.runs(t); n != 3 {
 		t.Errorf("the canary shows %d runs; want the 3 valid uses", n)
@@ -240,7 +240,7 @@ func TestGrantMutatesNeedsPolicy(t *testing.T) {
 	f := newGrantFixture(t, func(g *GrantPolicy) { g.AllowMutates = false })
 	now := time.Now()
 	g := f.grant(now)
-	if _, err := f.c.RunGrant(context.Background(), "wd", f.sign(t, g)); sfs.CodeOf(err) != sfs.CodeGrantConstraintViolation {
+	if _, err := f.c.RunGrant(context.Background(), "wd", f.sign(t, g)); errs.CodeOf(err) != errs.GrantConstraintViolation {
 		t.Fatalf("mutates without allow_mutates: %v", err)
 	}
 	g = f.grant(now)
@@ -285,16 +285,16 @@ func TestGrantHostileJSON(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		token string
-		want  sfs.Code
+		want  errs.Code
 	}{
-		{"64 MiB", `{"argv":["` + strings.Repeat("a", 64<<20) + `"]}`, sfs.CodeGrantTooLarge},
-		{"deep arrays", `{"argv":` + strings.Repeat("[", 4000) + strings.Repeat("]", 4000) + `}`, sfs.CodeGrantMalformed},
-		{"deep objects", strings.Repeat(`{"constraints":`, 500) + "{}" + strings.Repeat("}", 500), sfs.CodeGrantMalformed},
-		{"not UTF-8", "{\"argv\":[\"\xff\"]}", sfs.CodeGrantMalformed},
+		{"64 MiB", `{"argv":["` + strings.Repeat("a", 64<<20) + `"]}`, errs.GrantTooLarge},
+		{"deep arrays", `{"argv":` + strings.Repeat("[", 4000) + strings.Repeat("]", 4000) + `}`, errs.GrantMalformed},
+		{"deep objects", strings.Repeat(`{"constraints":`, 500) + "{}" + strings.Repeat("}", 500), errs.GrantMalformed},
+		{"not UTF-8", "{\"argv\":[\"\xff\"]}", errs.GrantMalformed},
 	} {
 		start := time.Now()
 		_, err := parseGrant(tc.token)
-		if sfs.CodeOf(err) != tc.want {
+		if errs.CodeOf(err) != tc.want {
 			t.Errorf("%s: %v, want %s", tc.name, err, tc.want)
 		}
 		if d := time.Since(start); d > 2*time.Second {
@@ -422,13 +422,13 @@ func TestGrantConcurrentUses(t *testing.T) {
 	f := newGrantFixture(t, nil)
 	tok := f.sign(t, f.grant(time.Now()))
 	var wg sync.WaitGroup
-	codes := make([]sfs.Code, 8)
+	codes := make([]errs.Code, 8)
 	for i := range codes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			_, err := f.c.RunGrant(context.Background(), "wd", tok)
-			codes[i] = sfs.CodeOf(err)
+			codes[i] = errs.CodeOf(err)
 		}()
 	}
 	wg.Wait()
@@ -437,7 +437,7 @@ func TestGrantConcurrentUses(t *testing.T) {
 		switch c {
 		case "":
 			ok++
-		case sfs.CodeGrantReplay, sfs.CodeLeaseBusy:
+		case errs.GrantReplay, errs.LeaseBusy:
 		default:
 			t.Errorf("code %s", c)
 		}
@@ -465,7 +465,7 @@ func BenchmarkGrantRefused(b *testing.B) {
 	defer srv.Close()
 	b.ResetTimer()
 	for range b.N {
-		if _, err := srv.RunGrant(context.Background(), "wd", tok); sfs.CodeOf(err) != sfs.CodeGrantWrongWorkdir {
+		if _, err := srv.RunGrant(context.Background(), "wd", tok); errs.CodeOf(err) != errs.GrantWrongWorkdir {
 			b.Fatal(err)
 		}
 	}
@@ -512,7 +512,7 @@ func TestGrantUsesAfterExpiryWait(t *testing.T) {
 	}
 	// The call that passed verifyGrant (at the real time) and waited.
 	_, err = srv.RunGrant(context.Background(), "wd", tok)
-	if sfs.CodeOf(err) != sfs.CodeGrantExpired || ran() != 1 {
+	if errs.CodeOf(err) != errs.GrantExpired || ran() != 1 {
 		t.Fatalf("the waiting call: %v (want GRANT_EXPIRED), the single-use command ran %d times", err, ran())
 	}
 	// Pruning stays bounded: past the margin the entry goes.
@@ -545,7 +545,7 @@ func TestGrantCwdSwappedForSymlink(t *testing.T) {
 	g.Argv = []string{"ls"}
 	g.ArgvHash = ArgvHash(g.Argv)
 	g.Constraints = GrantConstraints{Cwd: "link"}
-	if _, err := f.c.RunGrant(context.Background(), "wd", f.sign(t, g)); sfs.CodeOf(err) != sfs.CodeGrantConstraintViolation {
+	if _, err := f.c.RunGrant(context.Background(), "wd", f.sign(t, g)); errs.CodeOf(err) != errs.GrantConstraintViolation {
 		t.Fatalf("a symlinked cwd: %v, want GRANT_CONSTRAINT_VIOLATION", err)
 	}
 	swap := func() {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/bridge/wire"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"golang.org/x/sys/unix"
 )
@@ -108,10 +109,6 @@ func grantKeys(gp *GrantPolicy) map[string]ed25519.PublicKey {
 	return out
 }
 
-func grantErr(code sfs.Code, alias, msg string) *sfs.Error {
-	return &sfs.Error{Code: code, Workdir: alias, Msg: msg}
-}
-
 // verifyGrant verifies a grant in an order where the cheap checks come
 // first and nothing is trusted before the signature is: size
 // and shape, protocol, a known key, the signature, the time window (±
@@ -125,35 +122,35 @@ func (s *Server) verifyGrant(token, alias string, now time.Time) (*Grant, error)
 		return nil, err
 	}
 	if g.Signature == nil || g.Signature.Value == "" {
-		return g, grantErr(sfs.CodeGrantBadSignature, alias, "the grant is not signed")
+		return g, errs.At(errs.GrantBadSignature, alias, "", "the grant is not signed")
 	}
 	pub, ok := s.grantKeys[g.Signature.KeyID]
 	if !ok {
-		return g, grantErr(sfs.CodeGrantUnknownKey, alias, fmt.Sprintf("key %s is not pinned in the bridge policy", g.Signature.KeyID))
+		return g, errs.At(errs.GrantUnknownKey, alias, "", fmt.Sprintf("key %s is not pinned in the bridge policy", g.Signature.KeyID))
 	}
 	sig, err := base64.StdEncoding.DecodeString(g.Signature.Value)
 	msg, merr := g.signedBytes()
 	if err != nil || merr != nil || len(sig) != ed25519.SignatureSize || !ed25519.Verify(pub, msg, sig) {
-		return g, grantErr(sfs.CodeGrantBadSignature, alias, "the signature does not match the grant")
+		return g, errs.At(errs.GrantBadSignature, alias, "", "the signature does not match the grant")
 	}
 	issued, _ := time.Parse(time.RFC3339, g.IssuedAt)
 	expires, _ := time.Parse(time.RFC3339, g.ExpiresAt)
 	switch {
 	case now.Before(issued.Add(-GrantClockSkew)):
-		return g, grantErr(sfs.CodeGrantExpired, alias, "the grant is not valid yet (issued_at is in the future)")
+		return g, errs.At(errs.GrantExpired, alias, "", "the grant is not valid yet (issued_at is in the future)")
 	case now.After(expires.Add(GrantClockSkew)):
-		return g, grantErr(sfs.CodeGrantExpired, alias, "the grant has expired")
+		return g, errs.At(errs.GrantExpired, alias, "", "the grant has expired")
 	case !expires.After(issued) || expires.Sub(issued) > MaxGrantTTL:
-		return g, grantErr(sfs.CodeGrantExpired, alias, fmt.Sprintf("the grant's lifetime is not within 0..%s", MaxGrantTTL))
+		return g, errs.At(errs.GrantExpired, alias, "", fmt.Sprintf("the grant's lifetime is not within 0..%s", MaxGrantTTL))
 	}
 	if g.Host != s.policy.Grants.HostID {
-		return g, grantErr(sfs.CodeGrantWrongHost, alias, "the grant is for another host")
+		return g, errs.At(errs.GrantWrongHost, alias, "", "the grant is for another host")
 	}
 	if g.Workdir != alias {
-		return g, grantErr(sfs.CodeGrantWrongWorkdir, alias, fmt.Sprintf("the grant is for workdir %q", g.Workdir))
+		return g, errs.At(errs.GrantWrongWorkdir, alias, "", fmt.Sprintf("the grant is for workdir %q", g.Workdir))
 	}
 	if ArgvHash(g.Argv) != g.ArgvHash {
-		return g, grantErr(sfs.CodeGrantArgvMismatch, alias, "argv_hash is not the SHA-256 of the grant's argv")
+		return g, errs.At(errs.GrantArgvMismatch, alias, "", "argv_hash is not the SHA-256 of the grant's argv")
 	}
 	return g, nil
 }
@@ -167,7 +164,7 @@ func (s *Server) RunGrant(ctx context.Context, alias, token string) (*wire.Grant
 	entry := LedgerEntry{Event: "run", Workdir: alias, Outcome: "refused"}
 	res, err := s.runGrant(ctx, alias, token, now, &entry)
 	if err != nil {
-		entry.Code = string(sfs.CodeOf(err))
+		entry.Code = string(errs.CodeOf(err))
 	}
 	if lerr := s.grants.Append(entry, time.Now()); lerr != nil {
 		s.log.Error("the grant ledger cannot be written", "event", "grant_ledger", "error", lerr.Error())
@@ -181,7 +178,7 @@ func (s *Server) RunGrant(ctx context.Context, alias, token string) (*wire.Grant
 
 func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Time, entry *LedgerEntry) (*wire.GrantResult, error) {
 	if s.policy.Grants == nil || s.grants == nil {
-		return nil, grantErr(sfs.CodeGrantUnknownKey, alias, "this bridge pins no grant keys")
+		return nil, errs.At(errs.GrantUnknownKey, alias, "", "this bridge pins no grant keys")
 	}
 	if !policyAliasRE.MatchString(alias) {
 		entry.Workdir = ""
@@ -205,10 +202,10 @@ func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Tim
 		return nil, err
 	}
 	if !wp.ReadWrite {
-		return nil, bridgeErr(sfs.CodeWorkdirReadOnly, alias, "", "is read-only; granted commands need a read-write workdir", nil)
+		return nil, errs.At(errs.WorkdirReadOnly, alias, "", "is read-only; granted commands need a read-write workdir")
 	}
 	if !wp.RepoOps {
-		return nil, bridgeErr(sfs.CodeRepoOpsDisabled, alias, "", "has no repository operations enabled", nil)
+		return nil, errs.At(errs.RepoOpsDisabled, alias, "", "has no repository operations enabled")
 	}
 	// Constraints (checked last, reported after the persisted checks):
 	// a grant only narrows.
@@ -236,9 +233,9 @@ func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Tim
 			return err == nil, err
 		})
 		if err != nil {
-			var fe *sfs.Error
+			var fe *errs.Error
 			if !errors.As(err, &fe) {
-				return nil, bridgeErr(sfs.CodeInternal, alias, "", "the grant state cannot be used", err)
+				return nil, errs.At(errs.Internal, alias, "", "the grant state cannot be used").Wrap(err)
 			}
 			return nil, err
 		}
@@ -270,11 +267,11 @@ func (s *Server) runGrant(ctx context.Context, alias, token string, now time.Tim
 func grantConstraintErr(gp *GrantPolicy, c GrantConstraints, alias string, cwdErr error) error {
 	switch {
 	case c.Mutates && !gp.AllowMutates:
-		return grantErr(sfs.CodeGrantConstraintViolation, alias, "the grant says mutates but the bridge policy does not allow grants to write (grants.allow_mutates)")
+		return errs.At(errs.GrantConstraintViolation, alias, "", "the grant says mutates but the bridge policy does not allow grants to write (grants.allow_mutates)")
 	case c.Network && !gp.AllowNetwork:
-		return grantErr(sfs.CodeGrantConstraintViolation, alias, "the grant says network but the bridge policy does not allow grants the network (grants.allow_network)")
+		return errs.At(errs.GrantConstraintViolation, alias, "", "the grant says network but the bridge policy does not allow grants the network (grants.allow_network)")
 	case c.UnixSockets && !gp.AllowUnixSockets:
-		return grantErr(sfs.CodeGrantConstraintViolation, alias, "the grant says unix_sockets but the bridge policy does not allow grants Unix sockets (grants.allow_unix_sockets)")
+		return errs.At(errs.GrantConstraintViolation, alias, "", "the grant says unix_sockets but the bridge policy does not allow grants Unix sockets (grants.allow_unix_sockets)")
 	}
 	return cwdErr
 }
@@ -287,29 +284,29 @@ func countGrantUse(st *grantState, now time.Time, g *Grant, expires time.Time, a
 	// verifyGrant just before expiry and then waited for the
 	// locks is past it now.
 	if now.After(expires.Add(GrantClockSkew)) {
-		return 0, grantErr(sfs.CodeGrantExpired, alias, "the grant has expired")
+		return 0, errs.At(errs.GrantExpired, alias, "", "the grant has expired")
 	}
 	u := st.Grants[g.GrantID]
 	if u != nil && u.Uses >= g.MaxUses {
-		return 0, grantErr(sfs.CodeGrantReplay, alias, fmt.Sprintf("the grant was used %d of %d times already", u.Uses, g.MaxUses))
+		return 0, errs.At(errs.GrantReplay, alias, "", fmt.Sprintf("the grant was used %d of %d times already", u.Uses, g.MaxUses))
 	}
 	if u != nil && u.Nonce != g.Nonce {
-		return 0, grantErr(sfs.CodeGrantReplay, alias, "the grant id was seen with another nonce")
+		return 0, errs.At(errs.GrantReplay, alias, "", "the grant id was seen with another nonce")
 	}
 	for id, o := range st.Grants {
 		if o.Nonce == g.Nonce && id != g.GrantID {
-			return 0, grantErr(sfs.CodeGrantReplay, alias, "the nonce was seen with another grant")
+			return 0, errs.At(errs.GrantReplay, alias, "", "the nonce was seen with another grant")
 		}
 	}
 	if _, revoked := st.Revoked[g.GrantID]; revoked {
-		return 0, grantErr(sfs.CodeGrantRevoked, alias, "the operator revoked the grant")
+		return 0, errs.At(errs.GrantRevoked, alias, "", "the operator revoked the grant")
 	}
 	if cerr != nil {
 		return 0, cerr
 	}
 	if u == nil {
 		if len(st.Grants) >= MaxLiveGrants {
-			return 0, grantErr(sfs.CodeGrantReplay, alias, fmt.Sprintf("the bridge tracks at most %d unexpired grants; try again when some expired", MaxLiveGrants))
+			return 0, errs.At(errs.GrantReplay, alias, "", fmt.Sprintf("the bridge tracks at most %d unexpired grants; try again when some expired", MaxLiveGrants))
 		}
 		u = &grantUse{Nonce: g.Nonce, Until: expires.Add(GrantClockSkew).Unix()}
 		st.Grants[g.GrantID] = u
@@ -328,7 +325,7 @@ var grantBeforeStart atomic.Pointer[func()]
 // directory the descriptor holds, not in whatever the path names by
 // then; the path is for finding a relative argv[0] and for messages.
 func grantCwd(w *sfs.Workdir, root, cwd string) (string, *os.File, error) {
-	bad := grantErr(sfs.CodeGrantConstraintViolation, w.Alias(), "the grant's cwd is not a directory inside the workdir")
+	bad := errs.At(errs.GrantConstraintViolation, w.Alias(), "", "the grant's cwd is not a directory inside the workdir")
 	clean, err := w.CleanPath(cwd)
 	if err != nil {
 		return "", nil, bad

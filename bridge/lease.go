@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/serverfs/serverfs/bridge/wire"
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // Leases are the bridge's exclusive writer leases, one per workdir,
@@ -74,7 +74,7 @@ func (l *Leases) RecoverAll() (int, error) {
 }
 
 func busy(alias, purpose string) error {
-	return &sfs.Error{Code: sfs.CodeLeaseBusy, Workdir: alias, Msg: fmt.Sprintf("is busy: another change (%s) holds its writer lease; try again", purpose)}
+	return errs.At(errs.LeaseBusy, alias, "", fmt.Sprintf("is busy: another change (%s) holds its writer lease; try again", purpose))
 }
 
 // Acquire takes the workdir's lease for ttl, or answers LEASE_BUSY. An
@@ -104,7 +104,7 @@ func (l *Leases) Acquire(alias, purpose string, ttl time.Duration) (string, erro
 func (l *Leases) get(alias, id string) (*lease, error) {
 	cur := l.held[alias]
 	if cur == nil || cur.id != id || !l.now().Before(cur.expires) {
-		return nil, &sfs.Error{Code: sfs.CodeLeaseBusy, Workdir: alias, Msg: "the writer lease was lost (expired or released); start again"}
+		return nil, errs.At(errs.LeaseBusy, alias, "", "the writer lease was lost (expired or released); start again")
 	}
 	return cur, nil
 }
@@ -169,14 +169,14 @@ func (l *Leases) GuardCommit(alias, id, ref, old string) error {
 	}
 	root, ok := l.roots[alias]
 	if !ok {
-		return &sfs.Error{Code: sfs.CodeWorkdirNotFound, Msg: "no such workdir on the bridge"}
+		return errs.New(errs.WorkdirNotFound, "no such workdir on the bridge")
 	}
 	if ref != "HEAD" && !strings.HasPrefix(ref, "refs/heads/") || strings.Contains(ref, "..") {
-		return &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: "a guard names HEAD or a branch ref"}
+		return errs.New(errs.InvalidArgument, "a guard names HEAD or a branch ref")
 	}
 	ino, size, sum, err := lockIdentity(filepath.Join(root, ".git", "index.lock"))
 	if err != nil {
-		return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Msg: "no complete index.lock to guard", Err: err}
+		return errs.At(errs.InvalidArgument, alias, "", "no complete index.lock to guard").Wrap(err)
 	}
 	g := commitGuard{LockIno: ino, LockSize: size, LockSum: sum, Ref: ref, Old: old}
 	b, _ := json.Marshal(g)

@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -136,11 +137,11 @@ func RenderPolicyNotes(environ []string) (*Policy, []string, error) {
 				probs.add("%s: %s is set but %s is not true; repo ops are off for the slot", slot, name("REPO_ACTIONS_JSON"), name("REPO_OPS_ENABLED"))
 				ok = false
 			}
-			actions, errs := parseActions([]byte(rawActions))
-			for _, line := range errs {
+			actions, errList := parseActions([]byte(rawActions))
+			for _, line := range errList {
 				probs.add("%s: %s: %s", slot, name("REPO_ACTIONS_JSON"), line)
 			}
-			if len(errs) > 0 {
+			if len(errList) > 0 {
 				ok = false
 			}
 			w.Actions = actions
@@ -199,7 +200,7 @@ func renderPush(slot, alias, root string, pushable bool, rawURLs, rawBranches st
 	def, remote, err := repoPushDefault(alias, root)
 	if err != nil {
 		why := err.Error()
-		if fe, ok := err.(*sfs.Error); ok {
+		if fe, ok := err.(*errs.Error); ok {
 			why = fe.Msg
 		}
 		if len(urls) > 0 || len(branches) > 0 {
@@ -644,8 +645,8 @@ func LoadPolicy(path string) (*Policy, error) {
 	if len(data) > MaxPolicyFileBytes {
 		return fail("the policy file is larger than %d bytes", MaxPolicyFileBytes)
 	}
-	if errs := checkJSON(data, policySchema); len(errs) > 0 {
-		for _, e := range errs {
+	if errList := checkJSON(data, policySchema); len(errList) > 0 {
+		for _, e := range errList {
 			probs.add("the policy file: %s", e)
 		}
 		return nil, probs.err()
@@ -695,8 +696,8 @@ func WritePolicy(path string, p *Policy) (err error) {
 // parseActions decodes a REPO_ACTIONS_JSON value strictly. It returns the
 // problems found (without a slot prefix).
 func parseActions(data []byte) (map[string]Action, []string) {
-	if errs := checkJSON(data, actionsSchema); len(errs) > 0 {
-		return nil, errs
+	if errList := checkJSON(data, actionsSchema); len(errList) > 0 {
+		return nil, errList
 	}
 	var actions map[string]Action
 	if err := strictDecode(data, &actions); err != "" {
@@ -790,14 +791,14 @@ func checkJSON(data []byte, schema *jsonSchema) []string {
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
 		return []string{"must be a JSON object"}
 	}
-	var errs []string
-	if err := walkObject(dec, schema, "", &errs); err != nil {
-		return append(errs, describeJSONError(err))
+	var errList []string
+	if err := walkObject(dec, schema, "", &errList); err != nil {
+		return append(errList, describeJSONError(err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return append(errs, "unexpected data after the JSON object")
+		return append(errList, "unexpected data after the JSON object")
 	}
-	return errs
+	return errList
 }
 
 // walkObject reads an object's members after its '{'.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/bridge/wire"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -60,7 +61,7 @@ func newGitRunner(alias, root string, lim RunLimits) (*gitRunner, error) {
 	)
 	exe, err := lookPath("git", pathVar, root)
 	if err != nil {
-		return nil, bridgeErr(sfs.CodeInternal, alias, "", "git cannot be found on the bridge's PATH", err)
+		return nil, errs.At(errs.Internal, alias, "", "git cannot be found on the bridge's PATH").Wrap(err)
 	}
 	timeout := DefaultPushTimeout
 	if lim.Timeout > 0 {
@@ -86,7 +87,7 @@ func (g *gitRunner) inGitDir(dir, objects string) *gitRunner {
 func (g *gitRunner) run(ctx context.Context, what string, args ...string) (*procResult, error) {
 	left := time.Until(g.deadline)
 	if left <= 0 {
-		return nil, bridgeErr(sfs.CodeActionTimeout, g.alias, "", fmt.Sprintf("push ran out of time before %s", what), nil)
+		return nil, errs.At(errs.ActionTimeout, g.alias, "", fmt.Sprintf("push ran out of time before %s", what))
 	}
 	argv := append([]string{"git"}, gitConfigOverrides...)
 	argv = append(argv, args...)
@@ -95,15 +96,15 @@ func (g *gitRunner) run(ctx context.Context, what string, args ...string) (*proc
 		timeout: left, maxOutput: g.maxOut, tail: g.tail,
 	})
 	if err != nil {
-		return nil, bridgeErr(sfs.CodeInternal, g.alias, "", "git could not be started", err)
+		return nil, errs.At(errs.Internal, g.alias, "", "git could not be started").Wrap(err)
 	}
 	switch {
 	case pr.canceled:
-		return pr, bridgeErr(sfs.CodeCanceled, g.alias, "", fmt.Sprintf("push was cancelled during %s; git was killed", what), ctx.Err())
+		return pr, errs.At(errs.Canceled, g.alias, "", fmt.Sprintf("push was cancelled during %s; git was killed", what)).Wrap(ctx.Err())
 	case pr.timedOut:
-		return pr, bridgeErr(sfs.CodeActionTimeout, g.alias, "", fmt.Sprintf("%s ran past the push timeout and was killed", what), nil)
+		return pr, errs.At(errs.ActionTimeout, g.alias, "", fmt.Sprintf("%s ran past the push timeout and was killed", what))
 	case pr.overflowed:
-		return pr, bridgeErr(sfs.CodeOutputLimitExceeded, g.alias, "", fmt.Sprintf("%s wrote more than %d bytes and was killed", what, g.maxOut), nil)
+		return pr, errs.At(errs.OutputLimitExceeded, g.alias, "", fmt.Sprintf("%s wrote more than %d bytes and was killed", what, g.maxOut))
 	}
 	return pr, nil
 }
@@ -122,7 +123,7 @@ func (g *gitRunner) value(ctx context.Context, what string, args ...string) (str
 	case 1:
 		return "", false, nil
 	}
-	return "", false, bridgeErr(sfs.CodeRepoUnsupported, g.alias, "", fmt.Sprintf("git failed reading %s (exit %d)", what, pr.exitCode), nil)
+	return "", false, errs.At(errs.RepoUnsupported, g.alias, "", fmt.Sprintf("git failed reading %s (exit %d)", what, pr.exitCode))
 }
 
 var remoteNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._/-]*$`)
@@ -227,20 +228,20 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 		return nil, err
 	}
 	if !wp.RepoOps {
-		return nil, bridgeErr(sfs.CodeRepoOpsDisabled, alias, "", "has no repository operations enabled", nil)
+		return nil, errs.At(errs.RepoOpsDisabled, alias, "", "has no repository operations enabled")
 	}
 	if !wp.ReadWrite {
-		return nil, bridgeErr(sfs.CodeWorkdirReadOnly, alias, "", "is read-only; push_repo needs a read-write workdir", nil)
+		return nil, errs.At(errs.WorkdirReadOnly, alias, "", "is read-only; push_repo needs a read-write workdir")
 	}
 	// A .git directory only, as the server's git package requires: a
 	// .git file points at a repository elsewhere (whose config the agent
 	// might reach).
 	st, err := w.Control().Lstat(".git")
 	if err != nil || st.Type() != sfs.TypeDirectory {
-		return nil, bridgeErr(sfs.CodeRepoNotFound, alias, "", "is not the top of a git work tree (a .git directory)", err)
+		return nil, errs.At(errs.RepoNotFound, alias, "", "is not the top of a git work tree (a .git directory)").Wrap(err)
 	}
 	if wp.Push == nil {
-		return nil, bridgeErr(sfs.CodePushDestinationDenied, alias, "", "has no approved push destination in the bridge's policy; nothing was pushed. The operator re-runs `serverfs bridge render-policy` (it approves the repository's current upstream, or the .env's WORKDIR_NN_PUSH_URLS and _PUSH_BRANCHES) and restarts the bridge", nil)
+		return nil, errs.At(errs.PushDestinationDenied, alias, "", "has no approved push destination in the bridge's policy; nothing was pushed. The operator re-runs `serverfs bridge render-policy` (it approves the repository's current upstream, or the .env's WORKDIR_NN_PUSH_URLS and _PUSH_BRANCHES) and restarts the bridge")
 	}
 	g, err := newGitRunner(alias, wp.Root, lim)
 	if err != nil {
@@ -257,7 +258,7 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 		return nil, err
 	}
 	if !found || !isObjectID(commit) {
-		return nil, bridgeErr(sfs.CodeNoUpstream, alias, "", fmt.Sprintf("branch %q has no commit yet", up.branch), nil)
+		return nil, errs.At(errs.NoUpstream, alias, "", fmt.Sprintf("branch %q has no commit yet", up.branch))
 	}
 	tracking, _, err := g.value(ctx, "the branch's tracking ref", "for-each-ref", "--format=%(upstream)", "refs/heads/"+up.branch)
 	if err != nil {
@@ -302,7 +303,7 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 		switch {
 		case urlStatus == "rejected":
 			res.Status = "rejected"
-			return res, bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("%s rejected the push of %s to %s: %s", where, up.branch, up.upstream, scrubURLs(sc, up.remote, urls, reason)), nil)
+			return res, errs.At(errs.PushRejected, alias, "", fmt.Sprintf("%s rejected the push of %s to %s: %s", where, up.branch, up.upstream, scrubURLs(sc, up.remote, urls, reason)))
 		case urlStatus != "" && pr.exitCode == 0:
 			if urlStatus == "ok" {
 				status = "ok"
@@ -314,7 +315,7 @@ func Push(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy, lim
 		if why == "" {
 			why = fmt.Sprintf("git exited with %d", pr.exitCode)
 		}
-		return res, bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("the push of %s to %s/%s failed: %s", up.branch, where, up.upstream, why), nil)
+		return res, errs.At(errs.PushRejected, alias, "", fmt.Sprintf("the push of %s to %s/%s failed: %s", up.branch, where, up.upstream, why))
 	}
 	res.Status = status
 	// git updates the remote-tracking branch after a push to a named
@@ -346,14 +347,14 @@ func checkPushDestination(ctx context.Context, g *gitRunner, alias string, pp *P
 		return nil, err
 	}
 	if !slices.Contains(pp.Branches, up.upstream) {
-		return nil, bridgeErr(sfs.CodePushDestinationDenied, alias, "", fmt.Sprintf("the upstream of branch %q is %q, which is not among the branches the operator approved for pushes (%s); nothing was pushed. Push a branch whose upstream is approved, or the operator fixes the repository's upstream or approves the branch (WORKDIR_NN_PUSH_BRANCHES, then render-policy and a bridge restart)", up.branch, up.upstream, strings.Join(pp.Branches, ", ")), nil)
+		return nil, errs.At(errs.PushDestinationDenied, alias, "", fmt.Sprintf("the upstream of branch %q is %q, which is not among the branches the operator approved for pushes (%s); nothing was pushed. Push a branch whose upstream is approved, or the operator fixes the repository's upstream or approves the branch (WORKDIR_NN_PUSH_BRANCHES, then render-policy and a bridge restart)", up.branch, up.upstream, strings.Join(pp.Branches, ", ")))
 	}
 	fetchURLs, pushURLs, err := remoteURLs(ctx, g, up.remote)
 	if err != nil {
 		return nil, err
 	}
 	if i := unapprovedURL(pushURLs, pp.URLs); i >= 0 {
-		return nil, bridgeErr(sfs.CodePushDestinationDenied, alias, "", fmt.Sprintf("push URL %d of %d of remote %q (as git resolves it) is not among the URLs the operator approved for pushes; nothing was pushed. The operator fixes the repository's remote (git remote set-url, remote.%s.pushurl, url.*.insteadOf) or approves the URL (WORKDIR_NN_PUSH_URLS, then render-policy and a bridge restart)", i+1, len(pushURLs), up.remote, up.remote), nil)
+		return nil, errs.At(errs.PushDestinationDenied, alias, "", fmt.Sprintf("push URL %d of %d of remote %q (as git resolves it) is not among the URLs the operator approved for pushes; nothing was pushed. The operator fixes the repository's remote (git remote set-url, remote.%s.pushurl, url.*.insteadOf) or approves the URL (WORKDIR_NN_PUSH_URLS, then render-policy and a bridge restart)", i+1, len(pushURLs), up.remote, up.remote))
 	}
 	urls := append(append([]string(nil), fetchURLs...), pushURLs...)
 	trust, err := pushTrustArgs(ctx, g, up.remote, urls)
@@ -413,21 +414,21 @@ func resolveUpstream(ctx context.Context, g *gitRunner) (upstreamOf, error) {
 		return up, err
 	}
 	if !found {
-		return up, bridgeErr(sfs.CodeNoUpstream, g.alias, "", "HEAD is detached; push_repo pushes the current branch to its upstream", nil)
+		return up, errs.At(errs.NoUpstream, g.alias, "", "HEAD is detached; push_repo pushes the current branch to its upstream")
 	}
 	branch, ok := strings.CutPrefix(head, "refs/heads/")
 	if !ok || !validBranchName(branch) {
-		return up, bridgeErr(sfs.CodeNoUpstream, g.alias, "", "HEAD is not a local branch", nil)
+		return up, errs.At(errs.NoUpstream, g.alias, "", "HEAD is not a local branch")
 	}
 	remote, found, err := g.value(ctx, "the branch's remote", "config", "--get", "branch."+branch+".remote")
 	if err != nil {
 		return up, err
 	}
 	if !found || remote == "" {
-		return up, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("branch %q has no upstream (git branch --set-upstream-to sets one)", branch), nil)
+		return up, errs.At(errs.NoUpstream, g.alias, "", fmt.Sprintf("branch %q has no upstream (git branch --set-upstream-to sets one)", branch))
 	}
 	if remote == "." || remote == ".." || !remoteNameRE.MatchString(remote) {
-		return up, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("the upstream of branch %q is not on a named remote", branch), nil)
+		return up, errs.At(errs.NoUpstream, g.alias, "", fmt.Sprintf("the upstream of branch %q is not on a named remote", branch))
 	}
 	merge, found, err := g.value(ctx, "the branch's upstream", "config", "--get", "branch."+branch+".merge")
 	if err != nil {
@@ -435,7 +436,7 @@ func resolveUpstream(ctx context.Context, g *gitRunner) (upstreamOf, error) {
 	}
 	upstream, ok := strings.CutPrefix(merge, "refs/heads/")
 	if !found || !ok || !validBranchName(upstream) {
-		return up, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("the upstream of branch %q is not a branch (refs/heads/...) of remote %q", branch, remote), nil)
+		return up, errs.At(errs.NoUpstream, g.alias, "", fmt.Sprintf("the upstream of branch %q is not a branch (refs/heads/...) of remote %q", branch, remote))
 	}
 	return upstreamOf{branch: branch, remote: remote, upstream: upstream}, nil
 }
@@ -474,21 +475,21 @@ func pushGitDir(w *sfs.Workdir, alias, objectFormat string) (dir string, err err
 	case "sha256":
 		config = "[core]\n\trepositoryformatversion = 1\n\tbare = true\n[extensions]\n\tobjectformat = sha256\n"
 	default:
-		return "", bridgeErr(sfs.CodeRepoUnsupported, alias, "", "the repository's object format is neither sha1 nor sha256", nil)
+		return "", errs.At(errs.RepoUnsupported, alias, "", "the repository's object format is neither sha1 nor sha256")
 	}
 	var shallow []byte
 	if f, err := w.Control().Open(".git/shallow"); err == nil {
 		shallow, err = io.ReadAll(io.LimitReader(f, maxShallowBytes+1))
 		f.Close()
 		if err != nil || len(shallow) > maxShallowBytes {
-			return "", bridgeErr(sfs.CodeRepoUnsupported, alias, "", fmt.Sprintf("the repository's shallow list (.git/shallow) cannot be read or is larger than %d bytes", maxShallowBytes), err)
+			return "", errs.At(errs.RepoUnsupported, alias, "", fmt.Sprintf("the repository's shallow list (.git/shallow) cannot be read or is larger than %d bytes", maxShallowBytes)).Wrap(err)
 		}
-	} else if sfs.CodeOf(err) != sfs.CodePathNotFound {
-		return "", bridgeErr(sfs.CodeRepoUnsupported, alias, "", "the repository's shallow list (.git/shallow) is not a regular file", err)
+	} else if errs.CodeOf(err) != errs.PathNotFound {
+		return "", errs.At(errs.RepoUnsupported, alias, "", "the repository's shallow list (.git/shallow) is not a regular file").Wrap(err)
 	}
 	dir, err = os.MkdirTemp("", "serverfs-push-")
 	if err != nil {
-		return "", bridgeErr(sfs.CodeInternal, alias, "", "no temporary directory for the push", err)
+		return "", errs.At(errs.Internal, alias, "", "no temporary directory for the push").Wrap(err)
 	}
 	defer func() {
 		if err != nil {
@@ -500,11 +501,11 @@ func pushGitDir(w *sfs.Workdir, alias, objectFormat string) (dir string, err err
 		files["shallow"] = string(shallow)
 	}
 	if err := os.Mkdir(filepath.Join(dir, "refs"), 0o700); err != nil {
-		return "", bridgeErr(sfs.CodeInternal, alias, "", "the push's git directory cannot be made", err)
+		return "", errs.At(errs.Internal, alias, "", "the push's git directory cannot be made").Wrap(err)
 	}
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
-			return "", bridgeErr(sfs.CodeInternal, alias, "", "the push's git directory cannot be made", err)
+			return "", errs.At(errs.Internal, alias, "", "the push's git directory cannot be made").Wrap(err)
 		}
 	}
 	return dir, nil
@@ -532,7 +533,7 @@ func remoteURLs(ctx context.Context, g *gitRunner, remote string) (fetch, push [
 	if _, found, err := g.value(ctx, "the remote's vcs", "config", "--get", "remote."+remote+".vcs"); err != nil {
 		return nil, nil, err
 	} else if found {
-		return nil, nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("remote %q uses a remote helper; push_repo allows only https, ssh and file remotes", remote), nil)
+		return nil, nil, errs.At(errs.NoUpstream, g.alias, "", fmt.Sprintf("remote %q uses a remote helper; push_repo allows only https, ssh and file remotes", remote))
 	}
 	for _, isPush := range []bool{false, true} {
 		args := []string{"remote", "get-url", "--all"}
@@ -544,7 +545,7 @@ func remoteURLs(ctx context.Context, g *gitRunner, remote string) (fetch, push [
 			return nil, nil, err
 		}
 		if pr.exitCode != 0 {
-			return nil, nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("remote %q is not configured", remote), nil)
+			return nil, nil, errs.At(errs.NoUpstream, g.alias, "", fmt.Sprintf("remote %q is not configured", remote))
 		}
 		for _, u := range strings.Split(strings.TrimRight(string(pr.stdout), "\n"), "\n") {
 			if proto, ok := urlProtocol(u); !ok {
@@ -552,7 +553,7 @@ func remoteURLs(ctx context.Context, g *gitRunner, remote string) (fetch, push [
 				if proto != "" {
 					what = fmt.Sprintf("uses the %q transport", proto)
 				}
-				return nil, nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("remote %q %s; push_repo allows only https, ssh and file remotes", remote, what), nil)
+				return nil, nil, errs.At(errs.NoUpstream, g.alias, "", fmt.Sprintf("remote %q %s; push_repo allows only https, ssh and file remotes", remote, what))
 			}
 			if isPush {
 				push = append(push, u)
@@ -592,10 +593,10 @@ func configEntries(ctx context.Context, g *gitRunner, re string) ([]configEntry,
 	case 1:
 		return nil, nil // none
 	default:
-		return nil, bridgeErr(sfs.CodeRepoUnsupported, g.alias, "", fmt.Sprintf("git failed reading the configuration (exit %d)", pr.exitCode), nil)
+		return nil, errs.At(errs.RepoUnsupported, g.alias, "", fmt.Sprintf("git failed reading the configuration (exit %d)", pr.exitCode))
 	}
 	if pr.stdoutTruncated {
-		return nil, bridgeErr(sfs.CodeRepoUnsupported, g.alias, "", "the configuration is too large to check", nil)
+		return nil, errs.At(errs.RepoUnsupported, g.alias, "", "the configuration is too large to check")
 	}
 	fields := strings.Split(string(pr.stdout), "\x00")
 	var out []configEntry
@@ -641,7 +642,7 @@ func pushTrustArgs(ctx context.Context, g *gitRunner, remote string, urls []stri
 		}
 	}
 	if len(raw) == 0 {
-		return nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("remote %q has no remote.%s.url in the git configuration; push_repo pushes only to a configured URL", remote, remote), nil)
+		return nil, errs.At(errs.NoUpstream, g.alias, "", fmt.Sprintf("remote %q has no remote.%s.url in the git configuration; push_repo pushes only to a configured URL", remote, remote))
 	}
 	args := []string{"-c", "credential.helper="}
 	for _, e := range entries {
@@ -657,12 +658,12 @@ func pushTrustArgs(ctx context.Context, g *gitRunner, remote string, urls []stri
 			}
 			for _, u := range raw {
 				if e.value != "" && strings.HasPrefix(u, e.value) {
-					return nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("the repository's configuration rewrites the URL of remote %q (url.*.insteadOf or pushInsteadOf); push_repo pushes only to the remote's configured URL (rewrite rules belong in the operator's global configuration)", remote), nil)
+					return nil, errs.At(errs.NoUpstream, g.alias, "", fmt.Sprintf("the repository's configuration rewrites the URL of remote %q (url.*.insteadOf or pushInsteadOf); push_repo pushes only to the remote's configured URL (rewrite rules belong in the operator's global configuration)", remote))
 				}
 			}
 		case strings.HasPrefix(key, "http."):
 			if !e.operatorScope() && e.scope != "command" {
-				return nil, bridgeErr(sfs.CodeRepoUnsupported, g.alias, "", "the repository's configuration names TLS or cookie files (http.sslCAInfo, sslCAPath, sslCert, sslKey or cookieFile); push_repo uses only those of the operator's global configuration", nil)
+				return nil, errs.At(errs.RepoUnsupported, g.alias, "", "the repository's configuration names TLS or cookie files (http.sslCAInfo, sslCAPath, sslCert, sslKey or cookieFile); push_repo uses only those of the operator's global configuration")
 			}
 		}
 	}
@@ -675,7 +676,7 @@ func pushTrustArgs(ctx context.Context, g *gitRunner, remote string, urls []stri
 		if strings.ContainsAny(u, "=\n\x00") {
 			// It cannot be a -c key; its URL-specific settings could
 			// not be overridden.
-			return nil, bridgeErr(sfs.CodeNoUpstream, g.alias, "", fmt.Sprintf("remote %q has a URL with '=' or a control character; push_repo cannot pin its TLS settings", remote), nil)
+			return nil, errs.At(errs.NoUpstream, g.alias, "", fmt.Sprintf("remote %q has a URL with '=' or a control character; push_repo cannot pin its TLS settings", remote))
 		}
 		seen[u] = true
 		args = append(args, "-c", "http."+u+".sslVerify=true")

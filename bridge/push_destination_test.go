@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // pdTransport points a push test's origin at its bare remote A over one
@@ -91,7 +91,7 @@ func TestPushDestinationDenied(t *testing.T) {
 					ptGit(t, r.work, append([]string{"config"}, args...)...)
 				}
 				res, err := r.push(t)
-				fe := rtCode(t, err, sfs.CodePushDestinationDenied)
+				fe := rtCode(t, err, errs.PushDestinationDenied)
 				if res != nil {
 					t.Errorf("%s: result %+v", h.name, res)
 				}
@@ -184,7 +184,7 @@ func TestPushWithoutPushPolicy(t *testing.T) {
 	r.commit(t, "two")
 	r.wp.Push = nil
 	_, err := r.push(t)
-	fe := rtCode(t, err, sfs.CodePushDestinationDenied)
+	fe := rtCode(t, err, errs.PushDestinationDenied)
 	if !strings.Contains(fe.Msg, "render-policy") {
 		t.Errorf("the message does not say to re-render the policy: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/bridge/wire"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -152,7 +153,7 @@ func TestPushRejectedNonFastForward(t *testing.T) {
 
 	r.commit(t, "mine")
 	res, err := r.push(t)
-	fe := rtCode(t, err, sfs.CodePushRejected)
+	fe := rtCode(t, err, errs.PushRejected)
 	if res == nil || res.Status != "rejected" {
 		t.Fatalf("result %+v", res)
 	}
@@ -236,7 +237,7 @@ func TestPushRefusesUnapprovedTransports(t *testing.T) {
 			tc.setup(t, r, canary)
 			r.commit(t, "two")
 			res, err := r.push(t)
-			rtCode(t, err, sfs.CodeNoUpstream)
+			rtCode(t, err, errs.NoUpstream)
 			if res != nil {
 				t.Errorf("result %+v", res)
 			}
@@ -380,7 +381,7 @@ func TestPushIgnoresRepositorySSHCommand(t *testing.T) {
 	t.Setenv("GIT_SSH_COMMAND", "")
 	t.Setenv("GIT_SSH", filepath.Join(r.base, "repo-ssh"))
 	res, err := r.push(t)
-	rtCode(t, err, sfs.CodePushRejected)
+	rtCode(t, err, errs.PushRejected)
 	if res == nil || res.Status != "rejected" {
 		t.Errorf("result %+v", res)
 	}
@@ -397,7 +398,7 @@ func TestPushIgnoresRepositorySSHCommand(t *testing.T) {
 	ptFakeSSH(t, filepath.Join(r.base, "operator-ssh"), operator)
 	t.Setenv("GIT_SSH_COMMAND", filepath.Join(r.base, "operator-ssh"))
 	_, err = r.push(t)
-	rtCode(t, err, sfs.CodePushRejected)
+	rtCode(t, err, errs.PushRejected)
 	if rtExists(canary) {
 		t.Fatal("the repository's core.sshCommand ran")
 	}
@@ -410,31 +411,31 @@ func TestPushNoUpstream(t *testing.T) {
 	cases := []struct {
 		name  string
 		setup func(t *testing.T, r *ptRepo)
-		code  sfs.Code
+		code  errs.Code
 	}{
-		{"detached HEAD", func(t *testing.T, r *ptRepo) { ptGit(t, r.work, "checkout", "-q", "--detach") }, sfs.CodeNoUpstream},
-		{"no upstream", func(t *testing.T, r *ptRepo) { ptGit(t, r.work, "checkout", "-q", "-b", "topic") }, sfs.CodeNoUpstream},
+		{"detached HEAD", func(t *testing.T, r *ptRepo) { ptGit(t, r.work, "checkout", "-q", "--detach") }, errs.NoUpstream},
+		{"no upstream", func(t *testing.T, r *ptRepo) { ptGit(t, r.work, "checkout", "-q", "-b", "topic") }, errs.NoUpstream},
 		{"local upstream", func(t *testing.T, r *ptRepo) {
 			ptGit(t, r.work, "checkout", "-q", "-b", "topic")
 			ptGit(t, r.work, "branch", "--set-upstream-to=main")
-		}, sfs.CodeNoUpstream},
+		}, errs.NoUpstream},
 		{"upstream not a branch", func(t *testing.T, r *ptRepo) {
 			ptGit(t, r.work, "config", "branch.main.merge", "refs/tags/v1")
-		}, sfs.CodeNoUpstream},
+		}, errs.NoUpstream},
 		{"upstream with a refspec", func(t *testing.T, r *ptRepo) {
 			ptGit(t, r.work, "config", "branch.main.merge", "refs/heads/main:refs/heads/x")
-		}, sfs.CodeNoUpstream},
+		}, errs.NoUpstream},
 		{"remote not configured", func(t *testing.T, r *ptRepo) {
 			ptGit(t, r.work, "config", "branch.main.remote", "gone")
-		}, sfs.CodeNoUpstream},
+		}, errs.NoUpstream},
 		{"remote is a URL", func(t *testing.T, r *ptRepo) {
 			ptGit(t, r.work, "config", "branch.main.remote", "file://"+r.remote)
-		}, sfs.CodeNoUpstream},
+		}, errs.NoUpstream},
 		{"not a repository", func(t *testing.T, r *ptRepo) {
 			if err := os.RemoveAll(filepath.Join(r.work, ".git")); err != nil {
 				t.Fatal(err)
 			}
-		}, sfs.CodeRepoNotFound},
+		}, errs.RepoNotFound},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -459,18 +460,18 @@ func TestPushNoUpstream(t *testing.T) {
 		sub := filepath.Join(r.work, "sub")
 		rtWrite(t, filepath.Join(sub, "f"), "x")
 		_, err := Push(context.Background(), rtFS(t, sub), "w", WorkdirPolicy{Root: sub, ReadWrite: true, RepoOps: true}, RunLimits{})
-		rtCode(t, err, sfs.CodeRepoNotFound)
+		rtCode(t, err, errs.RepoNotFound)
 	})
 	t.Run("policy", func(t *testing.T) {
 		r := ptSetup(t)
 		wp := r.wp
 		wp.ReadWrite = false
 		_, err := Push(context.Background(), r.fsys, "w", wp, RunLimits{})
-		rtCode(t, err, sfs.CodeWorkdirReadOnly)
+		rtCode(t, err, errs.WorkdirReadOnly)
 		wp = r.wp
 		wp.RepoOps = false
 		_, err = Push(context.Background(), r.fsys, "w", wp, RunLimits{})
-		rtCode(t, err, sfs.CodeRepoOpsDisabled)
+		rtCode(t, err, errs.RepoOpsDisabled)
 	})
 }
 
@@ -514,7 +515,7 @@ func TestPushIgnoresRepositoryAskPass(t *testing.T) {
 
 	start := time.Now()
 	res, err := r.push(t)
-	rtCode(t, err, sfs.CodePushRejected)
+	rtCode(t, err, errs.PushRejected)
 	if hits.Load() == 0 {
 		t.Fatalf("git never reached the https remote: %+v, %v", res, err)
 	}
@@ -546,7 +547,7 @@ func TestPushTimeoutKillsProcessGroup(t *testing.T) {
 
 	start := time.Now()
 	_, err := Push(context.Background(), r.fsys, "w", r.wp, RunLimits{Timeout: 2 * time.Second})
-	rtCode(t, err, sfs.CodeActionTimeout)
+	rtCode(t, err, errs.ActionTimeout)
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("the timeout took %v", d)
 	}

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 const (
@@ -139,7 +139,7 @@ func TestPushVerifiesTLS(t *testing.T) {
 	head := r.commit(t, "two")
 
 	res, err := r.push(t)
-	fe := rtCode(t, err, sfs.CodePushRejected)
+	fe := rtCode(t, err, errs.PushRejected)
 	if !strings.Contains(strings.ToLower(fe.Msg), "certificate") && !strings.Contains(fe.Msg, "SSL") {
 		t.Errorf("the failure does not say why: %v", err)
 	}
@@ -178,7 +178,7 @@ func TestPushRepositoryCannotRedirect(t *testing.T) {
 	for _, key := range []string{"insteadOf", "pushInsteadOf"} {
 		ptGit(t, r.work, "config", "url."+evil.URL+"/."+key, srv.URL+"/")
 		_, err := r.push(t)
-		rtCode(t, err, sfs.CodePushDestinationDenied)
+		rtCode(t, err, errs.PushDestinationDenied)
 		if evilHits.Load() != 0 || strings.TrimSpace(ptGit(t, other, "rev-parse", "refs/heads/main")) != otherBefore {
 			t.Fatalf("%s: the push went to the other server", key)
 		}
@@ -189,7 +189,7 @@ func TestPushRepositoryCannotRedirect(t *testing.T) {
 	ptGit(t, r.work, "remote", "set-url", "origin", "https://git.example.invalid/remote.git")
 	ptGit(t, r.work, "config", "url."+srv.URL+"/.insteadOf", "https://git.example.invalid/")
 	_, err := r.push(t)
-	rtCode(t, err, sfs.CodeNoUpstream)
+	rtCode(t, err, errs.NoUpstream)
 	ptGit(t, r.work, "config", "--unset", "url."+srv.URL+"/.insteadOf")
 	ptGit(t, r.work, "remote", "set-url", "origin", srv.URL+"/remote.git")
 
@@ -198,7 +198,7 @@ func TestPushRepositoryCannotRedirect(t *testing.T) {
 	for _, key := range []string{"http." + srv.URL + "/.sslCAInfo", "http.sslCAPath", "http.sslKey", "http.cookieFile"} {
 		ptGit(t, r.work, "config", key, filepath.Join(r.work, "agent-file"))
 		_, err := r.push(t)
-		rtCode(t, err, sfs.CodeRepoUnsupported)
+		rtCode(t, err, errs.RepoUnsupported)
 		ptGit(t, r.work, "config", "--unset", key)
 	}
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/bridge/wire"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"golang.org/x/sys/unix"
 )
@@ -128,24 +129,24 @@ func releaseAction(fsys *sfs.FS, alias string, wp WorkdirPolicy, name, tag strin
 		return nil, Action{}, err
 	}
 	if !wp.ReadWrite {
-		return nil, Action{}, bridgeErr(sfs.CodeWorkdirReadOnly, alias, "", "is read-only; release actions need a read-write workdir", nil)
+		return nil, Action{}, errs.At(errs.WorkdirReadOnly, alias, "", "is read-only; release actions need a read-write workdir")
 	}
 	if !wp.RepoOps {
-		return nil, Action{}, bridgeErr(sfs.CodeRepoOpsDisabled, alias, "", "has no repository operations enabled", nil)
+		return nil, Action{}, errs.At(errs.RepoOpsDisabled, alias, "", "has no repository operations enabled")
 	}
 	a, ok := wp.Actions[name]
 	if !ok {
-		return nil, Action{}, bridgeErr(sfs.CodeActionNotFound, alias, "", fmt.Sprintf("has no action %q", sfs.DisplayPath(name)), nil)
+		return nil, Action{}, errs.At(errs.ActionNotFound, alias, "", fmt.Sprintf("has no action %q", sfs.DisplayPath(name)))
 	}
 	if !a.IsRelease() {
-		return nil, Action{}, bridgeErr(sfs.CodeInvalidArgument, alias, "", fmt.Sprintf("action %q is a command action; it takes no release_tag", name), nil)
+		return nil, Action{}, errs.At(errs.InvalidArgument, alias, "", fmt.Sprintf("action %q is a command action; it takes no release_tag", name))
 	}
 	if why := CheckReleaseTag(tag); why != "" {
-		return nil, Action{}, bridgeErr(sfs.CodeInvalidArgument, alias, "", why, nil)
+		return nil, Action{}, errs.At(errs.InvalidArgument, alias, "", why)
 	}
 	st, err := w.Control().Lstat(".git")
 	if err != nil || st.Type() != sfs.TypeDirectory {
-		return nil, Action{}, bridgeErr(sfs.CodeRepoNotFound, alias, "", "is not the top of a git work tree (a .git directory)", err)
+		return nil, Action{}, errs.At(errs.RepoNotFound, alias, "", "is not the top of a git work tree (a .git directory)").Wrap(err)
 	}
 	return w, a, nil
 }
@@ -175,7 +176,7 @@ func (rel *releaseRun) checkBranch(ctx context.Context) error {
 		return err
 	}
 	if !found || head != "refs/heads/main" {
-		return bridgeErr(sfs.CodeReleaseWrongBranch, alias, "", "HEAD is not the branch main; releases are tagged on main", nil)
+		return errs.At(errs.ReleaseWrongBranch, alias, "", "HEAD is not the branch main; releases are tagged on main")
 	}
 	remote, _, err := g.value(ctx, "the branch's remote", "config", "--get", "branch.main.remote")
 	if err != nil {
@@ -186,7 +187,7 @@ func (rel *releaseRun) checkBranch(ctx context.Context) error {
 		return err
 	}
 	if remote != "origin" || merge != "refs/heads/main" {
-		return bridgeErr(sfs.CodeNoUpstream, alias, "", "main does not track origin/main (git branch --set-upstream-to=origin/main main)", nil)
+		return errs.At(errs.NoUpstream, alias, "", "main does not track origin/main (git branch --set-upstream-to=origin/main main)")
 	}
 	return nil
 }
@@ -199,10 +200,10 @@ func (rel *releaseRun) checkOrigin(ctx context.Context, a Action) error {
 		return err
 	}
 	if unapprovedURL(fetchURLs, a.FetchURLs) >= 0 {
-		return bridgeErr(sfs.CodeRemoteNotApproved, rel.alias, "", "a fetch URL of origin is not among the action's approved fetch_urls", nil)
+		return errs.At(errs.RemoteNotApproved, rel.alias, "", "a fetch URL of origin is not among the action's approved fetch_urls")
 	}
 	if unapprovedURL(pushURLs, a.PushURLs) >= 0 {
-		return bridgeErr(sfs.CodeRemoteNotApproved, rel.alias, "", "a push URL of origin is not among the action's approved push_urls", nil)
+		return errs.At(errs.RemoteNotApproved, rel.alias, "", "a push URL of origin is not among the action's approved push_urls")
 	}
 	rel.urls = append(append([]string(nil), fetchURLs...), pushURLs...)
 	if rel.trust, err = pushTrustArgs(ctx, rel.g, "origin", rel.urls); err != nil {
@@ -226,7 +227,7 @@ func (rel *releaseRun) readHead(ctx context.Context) error {
 		return err
 	}
 	if !found || !isObjectID(commit) {
-		return bridgeErr(sfs.CodeReleaseWrongBranch, rel.alias, "", "main has no commit yet", nil)
+		return errs.At(errs.ReleaseWrongBranch, rel.alias, "", "main has no commit yet")
 	}
 	rel.commit = commit
 	return nil
@@ -243,21 +244,21 @@ func (rel *releaseRun) checkOriginRefs(ctx context.Context) (string, error) {
 	}
 	if pr.exitCode != 0 {
 		why := shortTail(scrubURLs(rel.sc, "origin", rel.urls, string(pr.stderr)))
-		return "", bridgeErr(sfs.CodeRemoteUnreachable, alias, "", fmt.Sprintf("origin could not be asked for its main and tags (git ls-remote exit %d): %s", pr.exitCode, why), nil)
+		return "", errs.At(errs.RemoteUnreachable, alias, "", fmt.Sprintf("origin could not be asked for its main and tags (git ls-remote exit %d): %s", pr.exitCode, why))
 	}
 	refs := parseLsRemote(string(pr.stdout))
 	switch rm := refs["refs/heads/main"]; {
 	case rm == "":
-		return "", bridgeErr(sfs.CodeRemoteNotAtHead, alias, "", fmt.Sprintf("origin has no main; HEAD is %s (push_repo first)", short(commit)), nil)
+		return "", errs.At(errs.RemoteNotAtHead, alias, "", fmt.Sprintf("origin has no main; HEAD is %s (push_repo first)", short(commit)))
 	case rm != commit:
-		return "", bridgeErr(sfs.CodeRemoteNotAtHead, alias, "", fmt.Sprintf("origin's main is %s, HEAD is %s: push_repo first, or bring main up to date on the host", short(rm), short(commit)), nil)
+		return "", errs.At(errs.RemoteNotAtHead, alias, "", fmt.Sprintf("origin's main is %s, HEAD is %s: push_repo first, or bring main up to date on the host", short(rm), short(commit)))
 	}
 	remoteTag := refs[tagRef+"^{}"]
 	if remoteTag == "" {
 		remoteTag = refs[tagRef]
 	}
 	if remoteTag != "" && remoteTag != commit {
-		return "", bridgeErr(sfs.CodeTagConflict, alias, "", fmt.Sprintf("origin has tag %s at %s, not at HEAD %s; nothing was changed", tag, short(remoteTag), short(commit)), nil)
+		return "", errs.At(errs.TagConflict, alias, "", fmt.Sprintf("origin has tag %s at %s, not at HEAD %s; nothing was changed", tag, short(remoteTag), short(commit)))
 	}
 	return remoteTag, nil
 }
@@ -278,7 +279,7 @@ func (rel *releaseRun) checkLocalTag(ctx context.Context) (bool, error) {
 		}
 	}
 	if localFound && localTag != rel.commit {
-		return false, bridgeErr(sfs.CodeTagConflict, rel.alias, "", fmt.Sprintf("the local tag %s is at %s, not at HEAD %s; nothing was changed", rel.tag, short(localTag), short(rel.commit)), nil)
+		return false, errs.At(errs.TagConflict, rel.alias, "", fmt.Sprintf("the local tag %s is at %s, not at HEAD %s; nothing was changed", rel.tag, short(localTag), short(rel.commit)))
 	}
 	return localFound, nil
 }
@@ -295,7 +296,7 @@ func (rel *releaseRun) pushTag(ctx context.Context, localFound bool, res *wire.R
 			return err
 		}
 		if pr.exitCode != 0 {
-			return bridgeErr(sfs.CodeTagConflict, alias, "", fmt.Sprintf("tag %s appeared while it was being created; nothing was changed", tag), nil)
+			return errs.At(errs.TagConflict, alias, "", fmt.Sprintf("tag %s appeared while it was being created; nothing was changed", tag))
 		}
 		created = true
 	}
@@ -323,14 +324,14 @@ func (rel *releaseRun) pushTag(ctx context.Context, localFound bool, res *wire.R
 		res.Status = "already_at_head"
 	case status == "rejected" && strings.Contains(reason, "already exists"):
 		undo()
-		return bridgeErr(sfs.CodeTagConflict, alias, "", fmt.Sprintf("origin refused tag %s: it already exists there (made meanwhile); the local tag this call made was removed", tag), nil)
+		return errs.At(errs.TagConflict, alias, "", fmt.Sprintf("origin refused tag %s: it already exists there (made meanwhile); the local tag this call made was removed", tag))
 	default:
 		undo()
 		why := reason
 		if why == "" {
 			why = shortTail(failureLine(res.PushOutput))
 		}
-		return bridgeErr(sfs.CodePushRejected, alias, "", fmt.Sprintf("the push of tag %s to origin failed: %s; the local tag this call made was removed", tag, scrubURLs(rel.sc, "origin", rel.urls, why)), nil)
+		return errs.At(errs.PushRejected, alias, "", fmt.Sprintf("the push of tag %s to origin failed: %s; the local tag this call made was removed", tag, scrubURLs(rel.sc, "origin", rel.urls, why)))
 	}
 	return nil
 }
@@ -349,24 +350,24 @@ func dispatchWorkflow(ctx context.Context, g *gitRunner, sc *scrubber, a Action,
 		err = checkExecutable(exe)
 	}
 	if err != nil {
-		return nil, bridgeErr(sfs.CodeDispatchFailed, g.alias, "", fmt.Sprintf("tag %s is on origin, but the GitHub CLI (gh) cannot be found on the bridge; the same call again retries the dispatch", tag), err)
+		return nil, errs.At(errs.DispatchFailed, g.alias, "", fmt.Sprintf("tag %s is on origin, but the GitHub CLI (gh) cannot be found on the bridge; the same call again retries the dispatch", tag)).Wrap(err)
 	}
 	dir, err := os.MkdirTemp("", "serverfs-gh-")
 	if err != nil {
-		return nil, bridgeErr(sfs.CodeInternal, g.alias, "", "no temporary directory for gh", err)
+		return nil, errs.At(errs.Internal, g.alias, "", "no temporary directory for gh").Wrap(err)
 	}
 	defer os.RemoveAll(dir)
 	sc.add(dir, scrubBridgePath)
 	left := time.Until(g.deadline)
 	if left <= 0 {
-		return nil, bridgeErr(sfs.CodeActionTimeout, g.alias, "", fmt.Sprintf("tag %s is on origin, but no time was left to dispatch the workflow", tag), nil)
+		return nil, errs.At(errs.ActionTimeout, g.alias, "", fmt.Sprintf("tag %s is on origin, but no time was left to dispatch the workflow", tag))
 	}
 	pr, err := runProcess(ctx, procSpec{
 		path: exe, argv: []string{"gh", "workflow", "run", a.Workflow, "--repo", a.Repository, "--ref", tag},
 		dir: dir, env: env, timeout: left, maxOutput: g.maxOut, tail: g.tail,
 	})
 	if err != nil {
-		return nil, bridgeErr(sfs.CodeDispatchFailed, g.alias, "", fmt.Sprintf("tag %s is on origin, but gh could not be started; the same call again retries the dispatch", tag), err)
+		return nil, errs.At(errs.DispatchFailed, g.alias, "", fmt.Sprintf("tag %s is on origin, but gh could not be started; the same call again retries the dispatch", tag)).Wrap(err)
 	}
 	out, _ := sc.tail(append(append([]byte(nil), pr.stdout...), pr.stderr...), pr.stdoutTruncated || pr.stderrTruncated, g.tail)
 	d := &wire.DispatchResult{Workflow: a.Workflow, Output: out}
@@ -375,13 +376,13 @@ func dispatchWorkflow(ctx context.Context, g *gitRunner, sc *scrubber, a Action,
 	}
 	switch {
 	case pr.canceled:
-		return nil, bridgeErr(sfs.CodeCanceled, g.alias, "", fmt.Sprintf("tag %s is on origin; the dispatch was cancelled and gh killed", tag), ctx.Err())
+		return nil, errs.At(errs.Canceled, g.alias, "", fmt.Sprintf("tag %s is on origin; the dispatch was cancelled and gh killed", tag)).Wrap(ctx.Err())
 	case pr.timedOut, pr.overflowed, pr.exitCode != 0:
 		detail := ""
 		if t := shortTail(out); t != "" {
 			detail = ": " + t
 		}
-		return nil, bridgeErr(sfs.CodeDispatchFailed, g.alias, "", fmt.Sprintf("tag %s is on origin, but gh workflow run %s failed (exit %d)%s; the same call again retries the dispatch", tag, a.Workflow, pr.exitCode, detail), nil)
+		return nil, errs.At(errs.DispatchFailed, g.alias, "", fmt.Sprintf("tag %s is on origin, but gh workflow run %s failed (exit %d)%s; the same call again retries the dispatch", tag, a.Workflow, pr.exitCode, detail))
 	}
 	return d, nil
 }
@@ -395,7 +396,7 @@ func refuseRepoFilters(ctx context.Context, g *gitRunner) error {
 	}
 	for _, e := range entries {
 		if !e.operatorScope() && e.scope != "command" {
-			return bridgeErr(sfs.CodeRepoUnsupported, g.alias, "", "the repository's own configuration names a filter driver (filter.*.clean, smudge or process); release actions run no repository command", nil)
+			return errs.At(errs.RepoUnsupported, g.alias, "", "the repository's own configuration names a filter driver (filter.*.clean, smudge or process); release actions run no repository command")
 		}
 	}
 	return nil
@@ -409,7 +410,7 @@ func cleanTree(ctx context.Context, g *gitRunner) error {
 		return err
 	}
 	if pr.exitCode != 0 {
-		return bridgeErr(sfs.CodeRepoUnsupported, g.alias, "", fmt.Sprintf("git status failed (exit %d)", pr.exitCode), nil)
+		return errs.At(errs.RepoUnsupported, g.alias, "", fmt.Sprintf("git status failed (exit %d)", pr.exitCode))
 	}
 	staged, dirty := 0, 0
 	recs := strings.Split(string(pr.stdout), "\x00")
@@ -432,9 +433,9 @@ func cleanTree(ctx context.Context, g *gitRunner) error {
 	}
 	switch {
 	case staged > 0:
-		return bridgeErr(sfs.CodeRepoStagedChanges, g.alias, "", fmt.Sprintf("%d path(s) have staged changes; a release needs a clean index and work tree", staged), nil)
+		return errs.At(errs.RepoStagedChanges, g.alias, "", fmt.Sprintf("%d path(s) have staged changes; a release needs a clean index and work tree", staged))
 	case dirty > 0:
-		return bridgeErr(sfs.CodeRepoDirty, g.alias, "", fmt.Sprintf("%d path(s) are modified, deleted or untracked; a release needs a clean work tree (commit or remove them)", dirty), nil)
+		return errs.At(errs.RepoDirty, g.alias, "", fmt.Sprintf("%d path(s) are modified, deleted or untracked; a release needs a clean work tree (commit or remove them)", dirty))
 	}
 	return nil
 }
@@ -443,7 +444,7 @@ func cleanTree(ctx context.Context, g *gitRunner) error {
 // no symlink, bounded) and compares its version with the tag.
 func checkPackageVersion(w *sfs.Workdir, alias, tag string) error {
 	fail := func(msg string, cause error) error {
-		return bridgeErr(sfs.CodeVersionMismatch, alias, "package.json", msg, cause)
+		return errs.At(errs.VersionMismatch, alias, "package.json", msg).Wrap(cause)
 	}
 	f, err := w.Control().Open("package.json")
 	if err != nil {

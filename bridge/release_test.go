@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/bridge/wire"
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 const testPackageJSON = "{\n  \"name\": \"widget\",\n  \"version\": \"0.1.0\"\n}\n"
@@ -135,7 +135,7 @@ func TestReleasePublishNPM(t *testing.T) {
 	// gh failing: DISPATCH_FAILED, the tag stays, the same call retries.
 	rtWrite(t, r.gh, "#!/bin/sh\necho 'HTTP 404: workflow not found' >&2\nexit 1\n")
 	_, err = c.RunRelease(context.Background(), "w", "rel", "v0.1.0")
-	if fe := rtCode(t, err, sfs.CodeDispatchFailed); !strings.Contains(fe.Msg, "HTTP 404") {
+	if fe := rtCode(t, err, errs.DispatchFailed); !strings.Contains(fe.Msg, "HTTP 404") {
 		t.Fatalf("message %q", fe.Msg)
 	}
 	if got := tags(t, r.remote); got != "refs/tags/v0.1.0 "+head {
@@ -150,33 +150,33 @@ func TestReleasePreconditions(t *testing.T) {
 		name  string
 		tag   string
 		setup func(t *testing.T, r *relRepo)
-		code  sfs.Code
+		code  errs.Code
 	}{
 		{"wrong branch", "v0.1.0", func(t *testing.T, r *relRepo) {
 			ptGit(t, r.work, "checkout", "-q", "-b", "release")
 			ptGit(t, r.work, "branch", "-q", "--set-upstream-to=origin/main")
-		}, sfs.CodeReleaseWrongBranch},
-		{"detached", "v0.1.0", func(t *testing.T, r *relRepo) { ptGit(t, r.work, "checkout", "-q", "--detach") }, sfs.CodeReleaseWrongBranch},
-		{"no upstream", "v0.1.0", func(t *testing.T, r *relRepo) { ptGit(t, r.work, "branch", "--unset-upstream") }, sfs.CodeNoUpstream},
-		{"upstream other", "v0.1.0", func(t *testing.T, r *relRepo) { ptGit(t, r.work, "branch", "-q", "--set-upstream-to=origin/other") }, sfs.CodeNoUpstream},
-		{"dirty tree", "v0.1.0", func(t *testing.T, r *relRepo) { rtWrite(t, filepath.Join(r.work, "a.txt"), "changed\n") }, sfs.CodeRepoDirty},
-		{"untracked", "v0.1.0", func(t *testing.T, r *relRepo) { rtWrite(t, filepath.Join(r.work, "new.txt"), "x\n") }, sfs.CodeRepoDirty},
+		}, errs.ReleaseWrongBranch},
+		{"detached", "v0.1.0", func(t *testing.T, r *relRepo) { ptGit(t, r.work, "checkout", "-q", "--detach") }, errs.ReleaseWrongBranch},
+		{"no upstream", "v0.1.0", func(t *testing.T, r *relRepo) { ptGit(t, r.work, "branch", "--unset-upstream") }, errs.NoUpstream},
+		{"upstream other", "v0.1.0", func(t *testing.T, r *relRepo) { ptGit(t, r.work, "branch", "-q", "--set-upstream-to=origin/other") }, errs.NoUpstream},
+		{"dirty tree", "v0.1.0", func(t *testing.T, r *relRepo) { rtWrite(t, filepath.Join(r.work, "a.txt"), "changed\n") }, errs.RepoDirty},
+		{"untracked", "v0.1.0", func(t *testing.T, r *relRepo) { rtWrite(t, filepath.Join(r.work, "new.txt"), "x\n") }, errs.RepoDirty},
 		{"staged change", "v0.1.0", func(t *testing.T, r *relRepo) {
 			rtWrite(t, filepath.Join(r.work, "a.txt"), "changed\n")
 			ptGit(t, r.work, "add", "a.txt")
-		}, sfs.CodeRepoStagedChanges},
-		{"version mismatch", "v0.2.0", func(t *testing.T, r *relRepo) {}, sfs.CodeVersionMismatch},
-		{"beta vs release", "v0.1.0-beta.1", func(t *testing.T, r *relRepo) {}, sfs.CodeVersionMismatch},
+		}, errs.RepoStagedChanges},
+		{"version mismatch", "v0.2.0", func(t *testing.T, r *relRepo) {}, errs.VersionMismatch},
+		{"beta vs release", "v0.1.0-beta.1", func(t *testing.T, r *relRepo) {}, errs.VersionMismatch},
 		{"unapproved fetch URL", "v0.1.0", func(t *testing.T, r *relRepo) {
 			a := r.wp.Actions["rel"]
 			a.FetchURLs = []string{"https://github.com/acme/widget.git"}
 			r.wp.Actions["rel"] = a
-		}, sfs.CodeRemoteNotApproved},
+		}, errs.RemoteNotApproved},
 		{"unapproved push URL", "v0.1.0", func(t *testing.T, r *relRepo) {
 			other := filepath.Join(r.base, "other.git")
 			ptGit(t, r.base, "clone", "-q", "--bare", r.remote, other)
 			ptGit(t, r.work, "remote", "set-url", "--push", "origin", "file://"+other)
-		}, sfs.CodeRemoteNotApproved},
+		}, errs.RemoteNotApproved},
 		{"remote ahead (stale tracking ref)", "v0.1.0", func(t *testing.T, r *relRepo) {
 			// Another clone moves origin's main; this clone's
 			// origin/main still says HEAD.
@@ -184,26 +184,26 @@ func TestReleasePreconditions(t *testing.T) {
 			ptGit(t, r.base, "clone", "-q", r.remote, o)
 			ptGit(t, o, "-c", "user.name=O", "-c", "user.email=o@example.com", "commit", "-q", "--allow-empty", "-m", "elsewhere")
 			ptGit(t, o, "push", "-q", "origin", "main")
-		}, sfs.CodeRemoteNotAtHead},
+		}, errs.RemoteNotAtHead},
 		{"remote behind", "v0.1.0", func(t *testing.T, r *relRepo) {
 			ptGit(t, r.work, "-c", "core.hooksPath=/dev/null", "commit", "-q", "--allow-empty", "-m", "unpushed")
-		}, sfs.CodeRemoteNotAtHead},
+		}, errs.RemoteNotAtHead},
 		{"pin mismatch", "v0.1.0", func(t *testing.T, r *relRepo) {
 			a := r.wp.Actions["rel"]
 			a.Integrity = map[string]string{"package.json": rtSHA("{}")}
 			r.wp.Actions["rel"] = a
-		}, sfs.CodeIntegrityMismatch},
+		}, errs.IntegrityMismatch},
 		{"repository filter", "v0.1.0", func(t *testing.T, r *relRepo) {
 			ptGit(t, r.work, "config", "filter.x.clean", "touch "+filepath.Join(r.base, "PWNED"))
-		}, sfs.CodeRepoUnsupported},
+		}, errs.RepoUnsupported},
 	}
 	for _, bad := range []string{"v1.2", "1.2.3", "v01.2.3", "v1.02.3", "v1.2.03", "v1.2.3-rc.1", "v1.2.3-beta.01", "v1.2.3\n", "--tags", "", "v1.2.3 ", "refs/tags/v1.2.3", "v1.2.3-beta", "v" + strings.Repeat("1", 70) + ".0.0"} {
 		cases = append(cases, struct {
 			name  string
 			tag   string
 			setup func(t *testing.T, r *relRepo)
-			code  sfs.Code
-		}{"tag " + bad, bad, func(t *testing.T, r *relRepo) {}, sfs.CodeInvalidArgument})
+			code  errs.Code
+		}{"tag " + bad, bad, func(t *testing.T, r *relRepo) {}, errs.InvalidArgument})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -246,7 +246,7 @@ func TestReleaseTagConflicts(t *testing.T) {
 		ptGit(t, r.work, "push", "-q", "origin", "refs/tags/v0.1.0")
 		ptGit(t, r.work, "tag", "-d", "v0.1.0")
 		_, err := r.release(t, "v0.1.0")
-		rtCode(t, err, sfs.CodeTagConflict)
+		rtCode(t, err, errs.TagConflict)
 		if got := tags(t, r.remote); got != "refs/tags/v0.1.0 "+old {
 			t.Errorf("remote tags %q", got)
 		}
@@ -264,7 +264,7 @@ func TestReleaseTagConflicts(t *testing.T) {
 		want := tags(t, r.remote)
 		ptGit(t, r.work, "tag", "-d", "v0.1.0")
 		_, err := r.release(t, "v0.1.0")
-		rtCode(t, err, sfs.CodeTagConflict)
+		rtCode(t, err, errs.TagConflict)
 		if got := tags(t, r.remote); got != want {
 			t.Errorf("remote tags %q, want %q", got, want)
 		}
@@ -274,7 +274,7 @@ func TestReleaseTagConflicts(t *testing.T) {
 		old := ptGit(t, r.work, "rev-parse", "HEAD~1")
 		ptGit(t, r.work, "tag", "v0.1.0", old)
 		_, err := r.release(t, "v0.1.0")
-		rtCode(t, err, sfs.CodeTagConflict)
+		rtCode(t, err, errs.TagConflict)
 		if got := tags(t, r.work); got != "refs/tags/v0.1.0 "+old {
 			t.Errorf("local tags %q", got)
 		}
@@ -315,7 +315,7 @@ func TestReleaseTagConflicts(t *testing.T) {
 		// (a directory/file conflict), which ls-remote does not match.
 		ptGit(t, r.remote, "update-ref", "refs/tags/v0.1.0/x", "main")
 		_, err := r.release(t, "v0.1.0")
-		rtCode(t, err, sfs.CodePushRejected)
+		rtCode(t, err, errs.PushRejected)
 		if got := tags(t, r.work); got != "" {
 			t.Errorf("local tags after a failed push %q", got)
 		}
@@ -342,7 +342,7 @@ func TestReleaseHoldsLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = c.Call(context.Background(), wire.MethodLeaseAcquire, wire.LeaseParams{Workdir: "w", Purpose: "test"}, nil)
-	rtCode(t, err, sfs.CodeLeaseBusy)
+	rtCode(t, err, errs.LeaseBusy)
 	w.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -359,13 +359,13 @@ func TestReleaseServerArguments(t *testing.T) {
 	c, _ := startBridge(t, &Policy{Workdirs: map[string]WorkdirPolicy{"w": r.wp}})
 	ctx := context.Background()
 	_, err := c.RunAction(ctx, "w", "rel", "")
-	rtCode(t, err, sfs.CodeInvalidArgument)
+	rtCode(t, err, errs.InvalidArgument)
 	_, err = c.RunRelease(ctx, "w", "lint", "v0.1.0")
-	rtCode(t, err, sfs.CodeInvalidArgument)
+	rtCode(t, err, errs.InvalidArgument)
 	err = c.Call(ctx, wire.MethodActionsRelease, wire.ActionParams{Workdir: "w", Action: "rel", ReleaseTag: "v0.1.0", Path: "package.json"}, nil)
-	rtCode(t, err, sfs.CodeInvalidArgument)
+	rtCode(t, err, errs.InvalidArgument)
 	err = c.Call(ctx, wire.MethodActionsRun, wire.ActionParams{Workdir: "w", Action: "lint", ReleaseTag: "v0.1.0"}, nil)
-	rtCode(t, err, sfs.CodeInvalidArgument)
+	rtCode(t, err, errs.InvalidArgument)
 	acts, err := c.Actions(ctx, "w")
 	if err != nil || len(acts) != 2 || acts[1] != (wire.ActionInfo{Name: "rel", Kind: KindReleaseTag, Argument: ArgumentReleaseTag, Mutates: true}) {
 		t.Fatalf("actions %+v, %v", acts, err)

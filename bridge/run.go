@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/serverfs/serverfs/bridge/wire"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"golang.org/x/sys/unix"
 )
@@ -491,10 +492,6 @@ func shortTail(out string) string {
 	return strings.ToValidUTF8(out, "\uFFFD")
 }
 
-func bridgeErr(code sfs.Code, alias, rel, msg string, cause error) *sfs.Error {
-	return &sfs.Error{Code: code, Workdir: alias, Path: rel, Msg: msg, Err: cause}
-}
-
 // actionTimeout is the timeout of an action run.
 func actionTimeout(a Action, lim RunLimits) time.Duration {
 	t := DefaultActionTimeout
@@ -539,10 +536,10 @@ func RunAction(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy
 		return nil, err
 	}
 	if !wp.ReadWrite {
-		return nil, bridgeErr(sfs.CodeWorkdirReadOnly, alias, "", "is read-only; named actions need a read-write workdir", nil)
+		return nil, errs.At(errs.WorkdirReadOnly, alias, "", "is read-only; named actions need a read-write workdir")
 	}
 	if !wp.RepoOps {
-		return nil, bridgeErr(sfs.CodeRepoOpsDisabled, alias, "", "has no repository operations enabled", nil)
+		return nil, errs.At(errs.RepoOpsDisabled, alias, "", "has no repository operations enabled")
 	}
 	a, ok := wp.Actions[name]
 	if !ok {
@@ -555,10 +552,10 @@ func RunAction(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy
 		if len(names) > 0 {
 			msg += "; actions: " + strings.Join(names, ", ")
 		}
-		return nil, bridgeErr(sfs.CodeActionNotFound, alias, "", msg, nil)
+		return nil, errs.At(errs.ActionNotFound, alias, "", msg)
 	}
 	if len(a.Argv) == 0 || a.Argv[0] == "" {
-		return nil, bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("action %q has no command", name), nil)
+		return nil, errs.At(errs.Internal, alias, "", fmt.Sprintf("action %q has no command", name))
 	}
 	argv := append([]string(nil), a.Argv...)
 	extra, err := actionArgument(w, a, name, arg)
@@ -604,14 +601,14 @@ func runCommand(ctx context.Context, w *sfs.Workdir, wp WorkdirPolicy, c command
 	// only git push gets that.
 	home, err := os.MkdirTemp("", "serverfs-action-")
 	if err != nil {
-		return nil, bridgeErr(sfs.CodeInternal, alias, "", "no temporary directory for the "+c.what, err)
+		return nil, errs.At(errs.Internal, alias, "", "no temporary directory for the "+c.what).Wrap(err)
 	}
 	defer os.RemoveAll(home)
 	env, pathVar := childEnv(nil)
 	env = withPrivateHome(env, home)
 	exe, err := lookPath(c.argv[0], pathVar, c.dir)
 	if err != nil {
-		return nil, bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("%s: its executable cannot be found on the bridge's PATH", c.what), err)
+		return nil, errs.At(errs.Internal, alias, "", fmt.Sprintf("%s: its executable cannot be found on the bridge's PATH", c.what)).Wrap(err)
 	}
 	maxOut, tail := outputLimits(lim)
 	timeout := c.timeout
@@ -625,7 +622,7 @@ func runCommand(ctx context.Context, w *sfs.Workdir, wp WorkdirPolicy, c command
 	run := func(git string) (level string, controls []string, mountNS bool, pr *procResult, err error) {
 		level, controls, sb, err := sandboxAction(spec, c, wp.Root, home, lim, git)
 		if err != nil {
-			return "", nil, false, nil, bridgeErr(sfs.CodeSandboxUnavailable, alias, "", fmt.Sprintf("%s: %v; nothing was run", c.what, err), nil)
+			return "", nil, false, nil, errs.At(errs.SandboxUnavailable, alias, "", fmt.Sprintf("%s: %v; nothing was run", c.what, err))
 		}
 		if err := verifyPins(w, alias, c.pins); err != nil {
 			return "", nil, false, nil, err
@@ -640,17 +637,17 @@ func runCommand(ctx context.Context, w *sfs.Workdir, wp WorkdirPolicy, c command
 		level, controls, _, pr, err = run(gitByLandlock)
 	}
 	if err != nil {
-		var fe *sfs.Error
+		var fe *errs.Error
 		if errors.As(err, &fe) {
 			return nil, err
 		}
-		return nil, bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("%s could not be started", c.what), err)
+		return nil, errs.At(errs.Internal, alias, "", fmt.Sprintf("%s could not be started", c.what)).Wrap(err)
 	}
 	sc := newScrubber(wp.Root, alias, lim)
 	sc.add(home, scrubActionHome)
 	if err := sandboxHelperError(pr); err != nil {
 		// Its reason may name a path (a read path Landlock refused).
-		return nil, bridgeErr(sfs.CodeSandboxUnavailable, alias, "", fmt.Sprintf("%s: the sandbox could not be applied (%s); nothing was run", c.what, sc.replace([]byte(err.Error()))), nil)
+		return nil, errs.At(errs.SandboxUnavailable, alias, "", fmt.Sprintf("%s: the sandbox could not be applied (%s); nothing was run", c.what, sc.replace([]byte(err.Error()))))
 	}
 	res := &wire.ActionResult{ProcessResult: wire.ProcessResult{ExitCode: pr.exitCode, DurationMs: pr.duration.Milliseconds(), Sandbox: level, SandboxControls: controls}}
 	res.Stdout, res.StdoutTruncated = sc.tail(pr.stdout, pr.stdoutTruncated, tail)
@@ -665,11 +662,11 @@ func runCommand(ctx context.Context, w *sfs.Workdir, wp WorkdirPolicy, c command
 	}
 	switch {
 	case pr.canceled:
-		return res, bridgeErr(sfs.CodeCanceled, alias, "", fmt.Sprintf("%s was cancelled and killed", c.what), ctx.Err())
+		return res, errs.At(errs.Canceled, alias, "", fmt.Sprintf("%s was cancelled and killed", c.what)).Wrap(ctx.Err())
 	case pr.timedOut:
-		return res, bridgeErr(sfs.CodeActionTimeout, alias, "", fmt.Sprintf("%s ran longer than %s and was killed (exit %d)%s", c.what, timeout, pr.exitCode, detail), nil)
+		return res, errs.At(errs.ActionTimeout, alias, "", fmt.Sprintf("%s ran longer than %s and was killed (exit %d)%s", c.what, timeout, pr.exitCode, detail))
 	case pr.overflowed:
-		return res, bridgeErr(sfs.CodeOutputLimitExceeded, alias, "", fmt.Sprintf("%s wrote more than %d bytes and was killed (exit %d)%s", c.what, maxOut, pr.exitCode, detail), nil)
+		return res, errs.At(errs.OutputLimitExceeded, alias, "", fmt.Sprintf("%s wrote more than %d bytes and was killed (exit %d)%s", c.what, maxOut, pr.exitCode, detail))
 	}
 	return res, nil
 }
@@ -685,26 +682,26 @@ func actionArgument(w *sfs.Workdir, a Action, name, arg string) (string, error) 
 	switch kind {
 	case ArgumentNone:
 		if arg != "" {
-			return "", bridgeErr(sfs.CodeInvalidArgument, alias, "", fmt.Sprintf("action %q takes no path", name), nil)
+			return "", errs.At(errs.InvalidArgument, alias, "", fmt.Sprintf("action %q takes no path", name))
 		}
 		return "", nil
 	case ArgumentPath, ArgumentBasename:
 	default:
-		return "", bridgeErr(sfs.CodeInternal, alias, "", fmt.Sprintf("action %q has an unsupported argument kind", name), nil)
+		return "", errs.At(errs.Internal, alias, "", fmt.Sprintf("action %q has an unsupported argument kind", name))
 	}
 	if arg == "" {
-		return "", bridgeErr(sfs.CodeInvalidArgument, alias, "", fmt.Sprintf("action %q needs a workdir-relative path", name), nil)
+		return "", errs.At(errs.InvalidArgument, alias, "", fmt.Sprintf("action %q needs a workdir-relative path", name))
 	}
 	clean, err := w.CleanPath(arg)
 	if err != nil {
 		return "", err
 	}
 	if clean == "" {
-		return "", bridgeErr(sfs.CodeInvalidArgument, alias, "", fmt.Sprintf("action %q needs a path below the workdir root", name), nil)
+		return "", errs.At(errs.InvalidArgument, alias, "", fmt.Sprintf("action %q needs a path below the workdir root", name))
 	}
 	if why := badArgumentChars(clean, a.ArgumentAllow); why != "" {
 		// Not shown: it is what a program would have misread.
-		return "", bridgeErr(sfs.CodeInvalidArgument, alias, "", fmt.Sprintf("action %q: the path %s", name, why), nil)
+		return "", errs.At(errs.InvalidArgument, alias, "", fmt.Sprintf("action %q: the path %s", name, why))
 	}
 	// It exists, and nothing on the way to it (nor it) is a symlink.
 	fi, err := w.Stat(clean)
@@ -713,13 +710,13 @@ func actionArgument(w *sfs.Workdir, a Action, name, arg string) (string, error) 
 	}
 	switch {
 	case fi.Type == sfs.TypeSymlink:
-		return "", bridgeErr(sfs.CodeSymlinkNotAllowed, alias, clean, "is a symlink; symlinks are never followed", nil)
+		return "", errs.At(errs.SymlinkNotAllowed, alias, clean, "is a symlink; symlinks are never followed")
 	case fi.Type == sfs.TypeDirectory:
 		if a.ArgumentAllow == nil || !a.ArgumentAllow.Directories {
-			return "", bridgeErr(sfs.CodeNotAFile, alias, clean, fmt.Sprintf("is a directory; action %q takes a regular file", name), nil)
+			return "", errs.At(errs.NotAFile, alias, clean, fmt.Sprintf("is a directory; action %q takes a regular file", name))
 		}
 	case fi.Type != sfs.TypeFile:
-		return "", bridgeErr(sfs.CodeUnsupportedFileType, alias, clean, fmt.Sprintf("is not a regular file; action %q takes a regular file", name), nil)
+		return "", errs.At(errs.UnsupportedFileType, alias, clean, fmt.Sprintf("is not a regular file; action %q takes a regular file", name))
 	}
 	if kind == ArgumentPath {
 		return clean, nil
@@ -768,7 +765,7 @@ func verifyPins(w *sfs.Workdir, alias string, pins map[string]string) error {
 	for _, rel := range rels {
 		if err := verifyPin(w, rel, pins[rel]); err != nil {
 			why := err.Error()
-			var fe *sfs.Error
+			var fe *errs.Error
 			if errors.As(err, &fe) {
 				// Its Msg never holds a host path; its Error() repeats
 				// the location.
@@ -777,7 +774,7 @@ func verifyPins(w *sfs.Workdir, alias string, pins map[string]string) error {
 					why += ": " + fe.Msg
 				}
 			}
-			return bridgeErr(sfs.CodeIntegrityMismatch, alias, rel, "fails its integrity pin ("+why+"); nothing was run", err)
+			return errs.At(errs.IntegrityMismatch, alias, rel, "fails its integrity pin ("+why+"); nothing was run").Wrap(err)
 		}
 	}
 	return nil

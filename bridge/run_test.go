@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/bridge/wire"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -74,9 +75,9 @@ func rtSHA(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func rtCode(t *testing.T, err error, want sfs.Code) *sfs.Error {
+func rtCode(t *testing.T, err error, want errs.Code) *errs.Error {
 	t.Helper()
-	var fe *sfs.Error
+	var fe *errs.Error
 	if !errors.As(err, &fe) || fe.Code != want {
 		t.Fatalf("error = %v, want %s", err, want)
 	}
@@ -194,7 +195,7 @@ func TestRunIntegrityRefusedBeforeStart(t *testing.T) {
 			pins := tc.setup(t, root)
 			wp := rtPolicy(root, map[string]Action{"lint": {Argv: []string{"touch", "canary"}, Mutates: true, Argument: ArgumentNone, Integrity: pins}})
 			res, err := RunAction(context.Background(), fsys, "w", wp, "lint", "", RunLimits{})
-			fe := rtCode(t, err, sfs.CodeIntegrityMismatch)
+			fe := rtCode(t, err, errs.IntegrityMismatch)
 			if res != nil {
 				t.Errorf("result %+v with an integrity failure", res)
 			}
@@ -300,7 +301,7 @@ func TestRunTimeoutKillsProcessGroup(t *testing.T) {
 	wp := rtPolicy(root, map[string]Action{"hang": {Argv: []string{"sh", "-c", "trap '' TERM; sleep 1000 & echo $$ $!; sleep 1000"}}})
 	start := time.Now()
 	res, err := RunAction(context.Background(), fsys, "w", wp, "hang", "", RunLimits{Timeout: 500 * time.Millisecond})
-	rtCode(t, err, sfs.CodeActionTimeout)
+	rtCode(t, err, errs.ActionTimeout)
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the timeout took %v", d)
 	}
@@ -358,7 +359,7 @@ func TestRunCancelKillsProcessGroup(t *testing.T) {
 		cancel()
 	}()
 	_, err := RunAction(ctx, fsys, "w", wp, "hang", "", RunLimits{Timeout: time.Minute})
-	rtCode(t, err, sfs.CodeCanceled)
+	rtCode(t, err, errs.Canceled)
 	b, rerr := os.ReadFile(pidFile)
 	if rerr != nil {
 		t.Fatal(rerr)
@@ -374,14 +375,14 @@ func TestRunOutputFloodKilled(t *testing.T) {
 		"flood": {Argv: []string{"sh", "-c", "echo $$ >&2; yes & yes"}},
 	})
 	res, err := RunAction(context.Background(), fsys, "w", wp, "yes", "", RunLimits{MaxOutputBytes: 1 << 20, TailBytes: 100, Timeout: time.Minute})
-	rtCode(t, err, sfs.CodeOutputLimitExceeded)
+	rtCode(t, err, errs.OutputLimitExceeded)
 	if res == nil || !res.StdoutTruncated || len(res.Stdout) > 100 || !strings.HasSuffix(res.Stdout, "y\ny\n") {
 		t.Fatalf("result %+v", res)
 	}
 
 	// With a grandchild flooding too, the whole group is killed.
 	res, err = RunAction(context.Background(), fsys, "w", wp, "flood", "", RunLimits{MaxOutputBytes: 1 << 20, Timeout: time.Minute})
-	rtCode(t, err, sfs.CodeOutputLimitExceeded)
+	rtCode(t, err, errs.OutputLimitExceeded)
 	if len(res.Stdout) > TailBytes {
 		t.Errorf("stdout tail %d bytes", len(res.Stdout))
 	}
@@ -426,34 +427,34 @@ func TestRunArguments(t *testing.T) {
 	}
 	refusals := []struct {
 		action, arg string
-		code        sfs.Code
+		code        errs.Code
 	}{
-		{"check", ".env", sfs.CodeDeniedPath},
-		{"check", ".config/x", sfs.CodeHiddenPathNotAllowed},
-		{"check", "../x", sfs.CodePathOutsideWorkdir},
-		{"check", "-x", sfs.CodeInvalidArgument},
-		{"check", "up", sfs.CodeSymlinkNotAllowed},
-		{"check", "up/x", sfs.CodeSymlinkNotAllowed},
-		{"check", "up/new", sfs.CodeSymlinkNotAllowed},
-		{"ensure", "up/x", sfs.CodeSymlinkNotAllowed},
-		{"check", "--help", sfs.CodeInvalidArgument},
-		{"check", "/etc/passwd", sfs.CodeInvalidPath},
-		{"check", "", sfs.CodeInvalidArgument},
-		{"check", ".", sfs.CodeInvalidArgument},
-		{"check", "raw/new.md", sfs.CodePathNotFound},
-		{"check", "raw", sfs.CodeNotAFile},
-		{"check", "fifo", sfs.CodeUnsupportedFileType},
-		{"dirs", "fifo", sfs.CodeUnsupportedFileType},
-		{"ensure", ".env", sfs.CodeDeniedPath},
-		{"ensure", "raw/-dash.md", sfs.CodeInvalidArgument},
-		{"ensure", "raw/missing.md", sfs.CodePathNotFound},
-		{"ensure", "raw", sfs.CodeNotAFile},
-		{"ensure", "-x", sfs.CodeInvalidArgument},
-		{"none", "raw/foo.md", sfs.CodeInvalidArgument},
+		{"check", ".env", errs.DeniedPath},
+		{"check", ".config/x", errs.HiddenPathNotAllowed},
+		{"check", "../x", errs.PathOutsideWorkdir},
+		{"check", "-x", errs.InvalidArgument},
+		{"check", "up", errs.SymlinkNotAllowed},
+		{"check", "up/x", errs.SymlinkNotAllowed},
+		{"check", "up/new", errs.SymlinkNotAllowed},
+		{"ensure", "up/x", errs.SymlinkNotAllowed},
+		{"check", "--help", errs.InvalidArgument},
+		{"check", "/etc/passwd", errs.InvalidPath},
+		{"check", "", errs.InvalidArgument},
+		{"check", ".", errs.InvalidArgument},
+		{"check", "raw/new.md", errs.PathNotFound},
+		{"check", "raw", errs.NotAFile},
+		{"check", "fifo", errs.UnsupportedFileType},
+		{"dirs", "fifo", errs.UnsupportedFileType},
+		{"ensure", ".env", errs.DeniedPath},
+		{"ensure", "raw/-dash.md", errs.InvalidArgument},
+		{"ensure", "raw/missing.md", errs.PathNotFound},
+		{"ensure", "raw", errs.NotAFile},
+		{"ensure", "-x", errs.InvalidArgument},
+		{"none", "raw/foo.md", errs.InvalidArgument},
 	}
 	for _, r := range refusals {
 		res, err := run(r.action, r.arg)
-		if sfs.CodeOf(err) != r.code || res != nil {
+		if errs.CodeOf(err) != r.code || res != nil {
 			t.Errorf("%s %q: %+v, %v; want %s", r.action, r.arg, res, err, r.code)
 		}
 	}
@@ -498,7 +499,7 @@ func TestRunArgumentsNeverReadAsOptions(t *testing.T) {
 	refuse := func(action, arg string) {
 		t.Helper()
 		res, err := run(action, arg)
-		if sfs.CodeOf(err) != sfs.CodeInvalidArgument || res != nil {
+		if errs.CodeOf(err) != errs.InvalidArgument || res != nil {
 			t.Errorf("%s %q: %+v, %v; want INVALID_ARGUMENT and nothing run", action, arg, res, err)
 		}
 		if rtExists(canary) {
@@ -591,26 +592,26 @@ func TestRunActionNotFound(t *testing.T) {
 		"build": {Argv: []string{"make"}},
 	})
 	_, err := RunAction(context.Background(), fsys, "w", wp, "deploy", "", RunLimits{})
-	fe := rtCode(t, err, sfs.CodeActionNotFound)
+	fe := rtCode(t, err, errs.ActionNotFound)
 	if !strings.Contains(fe.Msg, "build, lint") || strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "make") {
 		t.Errorf("error %v", err)
 	}
 
 	_, err = RunAction(context.Background(), fsys, "nope", wp, "lint", "", RunLimits{})
-	rtCode(t, err, sfs.CodeWorkdirNotFound)
+	rtCode(t, err, errs.WorkdirNotFound)
 	ro := wp
 	ro.ReadWrite = false
 	_, err = RunAction(context.Background(), fsys, "w", ro, "build", "", RunLimits{})
-	rtCode(t, err, sfs.CodeWorkdirReadOnly)
+	rtCode(t, err, errs.WorkdirReadOnly)
 	off := wp
 	off.RepoOps = false
 	_, err = RunAction(context.Background(), fsys, "w", off, "build", "", RunLimits{})
-	rtCode(t, err, sfs.CodeRepoOpsDisabled)
+	rtCode(t, err, errs.RepoOpsDisabled)
 
 	// An executable that is not on the allowlisted PATH.
 	wp.Actions["ghost"] = Action{Argv: []string{"serverfs-no-such-command"}}
 	_, err = RunAction(context.Background(), fsys, "w", wp, "ghost", "", RunLimits{})
-	rtCode(t, err, sfs.CodeInternal)
+	rtCode(t, err, errs.Internal)
 }
 
 func TestRunLookPathAllowlistedOnly(t *testing.T) {

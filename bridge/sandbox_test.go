@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/serverfs/serverfs/bridge/wire"
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // needLandlock fails (not skips) when the kernel has no Landlock: the
@@ -204,8 +204,8 @@ func TestSandboxRequired(t *testing.T) {
 			res, err := RunAction(context.Background(), fsys, "w", wp, "touch", "", RunLimits{Sandbox: &SandboxPolicy{Required: tc.required}})
 			_, statErr := os.Lstat(ran)
 			if tc.required {
-				var fe *sfs.Error
-				if !errors.As(err, &fe) || fe.Code != sfs.CodeSandboxUnavailable || statErr == nil {
+				var fe *errs.Error
+				if !errors.As(err, &fe) || fe.Code != errs.SandboxUnavailable || statErr == nil {
 					t.Fatalf("required sandbox on ABI %d: %+v, %v; ran: %v", tc.abi, res, err, statErr == nil)
 				}
 				return

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"golang.org/x/sys/unix"
 )
@@ -273,7 +274,7 @@ func TestSandboxHelperNeverRunsUnsandboxed(t *testing.T) {
 	}
 	wp := rtPolicy(root, map[string]Action{"touch": {Argv: []string{"touch", "f0", "ran"}, Mutates: true}})
 	res, err := RunAction(context.Background(), rtFS(t, root), "w", wp, "touch", "", RunLimits{})
-	if sfs.CodeOf(err) != sfs.CodeSandboxUnavailable || res != nil {
+	if errs.CodeOf(err) != errs.SandboxUnavailable || res != nil {
 		t.Fatalf("%+v, %v; want SANDBOX_UNAVAILABLE", res, err)
 	}
 	if _, err := os.Lstat(filepath.Join(root, "ran")); !errors.Is(err, os.ErrNotExist) {

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/serverfs/serverfs/bridge/wire"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -154,11 +155,11 @@ func (s *Server) handle(ctx context.Context, conn *net.UnixConn) {
 	reply := func(res any, err error) {
 		var r wire.Response
 		if err != nil {
-			r.Error = toWire(err)
+			r.Error = wire.ErrorOf(err)
 		} else if b, merr := json.Marshal(res); merr == nil {
 			r.Result = b
 		} else {
-			r.Error = &wire.Error{Code: string(sfs.CodeInternal), Message: "encoding the result failed"}
+			r.Error = &wire.Error{Code: string(errs.Internal), Message: "encoding the result failed"}
 		}
 		b, _ := json.Marshal(r)
 		conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
@@ -167,25 +168,25 @@ func (s *Server) handle(ctx context.Context, conn *net.UnixConn) {
 	uid, err := peerUID(conn)
 	if err != nil || !s.allowUIDs[uid] {
 		s.log.Warn("bridge refused a connection", "event", "bridge_refused", "reason", "peer uid", "uid", uid)
-		reply(nil, &sfs.Error{Code: sfs.CodeBridgeAuthFailed, Msg: "this user may not use the bridge"})
+		reply(nil, errs.New(errs.BridgeAuthFailed, "this user may not use the bridge"))
 		return
 	}
 	conn.SetReadDeadline(time.Now().Add(wire.RequestReadTimeout))
 	line, err := bufio.NewReaderSize(conn, wire.MaxRequestBytes+1).ReadSlice('\n')
 	if err != nil || len(line) > wire.MaxRequestBytes {
-		reply(nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: "malformed, oversized or late request"})
+		reply(nil, errs.New(errs.InvalidArgument, "malformed, oversized or late request"))
 		return
 	}
 	var req wire.Request
 	dec := json.NewDecoder(strings.NewReader(string(line)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		reply(nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: "malformed request"})
+		reply(nil, errs.New(errs.InvalidArgument, "malformed request"))
 		return
 	}
 	if subtle.ConstantTimeCompare([]byte(req.Token), s.token) != 1 {
 		s.log.Warn("bridge refused a request", "event", "bridge_refused", "reason", "token")
-		reply(nil, &sfs.Error{Code: sfs.CodeBridgeAuthFailed, Msg: "wrong bridge token"})
+		reply(nil, errs.New(errs.BridgeAuthFailed, "wrong bridge token"))
 		return
 	}
 	conn.SetReadDeadline(time.Time{})
@@ -200,7 +201,7 @@ func (s *Server) handle(ctx context.Context, conn *net.UnixConn) {
 	}()
 	start := time.Now()
 	res, err := s.dispatch(rctx, req)
-	s.log.Info("bridge call", "event", "bridge_call", "method", req.Method, "duration_ms", time.Since(start).Milliseconds(), "success", err == nil, "error_code", string(sfs.CodeOf(err)))
+	s.log.Info("bridge call", "event", "bridge_call", "method", req.Method, "duration_ms", time.Since(start).Milliseconds(), "success", err == nil, "error_code", string(errs.CodeOf(err)))
 	reply(res, err)
 }
 
@@ -228,7 +229,7 @@ func decodeParams[T any](raw json.RawMessage) (T, error) {
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
-		return v, &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: "malformed parameters"}
+		return v, errs.New(errs.InvalidArgument, "malformed parameters")
 	}
 	return v, nil
 }
@@ -247,7 +248,7 @@ func workdirParams[T interface{ Alias() string }](s *Server, raw json.RawMessage
 func (s *Server) workdir(alias string) (WorkdirPolicy, error) {
 	wp, ok := s.policy.Workdirs[alias]
 	if !ok {
-		return wp, &sfs.Error{Code: sfs.CodeWorkdirNotFound, Msg: fmt.Sprintf("%q: the bridge has no such workdir", sfs.DisplayPath(alias))}
+		return wp, errs.New(errs.WorkdirNotFound, fmt.Sprintf("%q: the bridge has no such workdir", sfs.DisplayPath(alias)))
 	}
 	return wp, nil
 }
@@ -309,30 +310,30 @@ func (s *Server) dispatch(ctx context.Context, req wire.Request) (any, error) {
 		}
 		a, ok := wp.Actions[p.Action]
 		if !ok {
-			return nil, &sfs.Error{Code: sfs.CodeActionNotFound, Workdir: p.Workdir, Msg: fmt.Sprintf("has no action %q (inspect_repo view actions lists them)", sfs.DisplayPath(p.Action))}
+			return nil, errs.At(errs.ActionNotFound, p.Workdir, "", fmt.Sprintf("has no action %q (inspect_repo view actions lists them)", sfs.DisplayPath(p.Action)))
 		}
 		if req.Method == wire.MethodActionsRun && a.IsRelease() {
-			return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: fmt.Sprintf("action %q is a %s action: it needs a release_tag (vMAJOR.MINOR.PATCH or vMAJOR.MINOR.PATCH-beta.N) and takes no path", p.Action, a.Kind)}
+			return nil, errs.At(errs.InvalidArgument, p.Workdir, "", fmt.Sprintf("action %q is a %s action: it needs a release_tag (vMAJOR.MINOR.PATCH or vMAJOR.MINOR.PATCH-beta.N) and takes no path", p.Action, a.Kind))
 		}
 		if req.Method == wire.MethodActionsRelease {
 			if p.Workspace != "" {
-				return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: "release actions run in the workdir, never in a workspace"}
+				return nil, errs.At(errs.InvalidArgument, p.Workdir, "", "release actions run in the workdir, never in a workspace")
 			}
 			if p.Path != "" {
-				return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: "release_tag and path are mutually exclusive"}
+				return nil, errs.At(errs.InvalidArgument, p.Workdir, "", "release_tag and path are mutually exclusive")
 			}
 			if !a.IsRelease() {
-				return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: fmt.Sprintf("action %q is a command action; it takes no release_tag", p.Action)}
+				return nil, errs.At(errs.InvalidArgument, p.Workdir, "", fmt.Sprintf("action %q is a command action; it takes no release_tag", p.Action))
 			}
 			if why := CheckReleaseTag(p.ReleaseTag); why != "" {
-				return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: why}
+				return nil, errs.At(errs.InvalidArgument, p.Workdir, "", why)
 			}
 			return s.withLease(p.Workdir, "release "+p.Action, func() (any, error) {
 				return Release(ctx, s.fs, p.Workdir, wp, p.Action, p.ReleaseTag, s.runLimits())
 			})
 		}
 		if p.ReleaseTag != "" {
-			return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: p.Workdir, Msg: fmt.Sprintf("action %q is a command action; it takes no release_tag", p.Action)}
+			return nil, errs.At(errs.InvalidArgument, p.Workdir, "", fmt.Sprintf("action %q is a command action; it takes no release_tag", p.Action))
 		}
 		if p.Workspace != "" {
 			return s.runInWorkspace(ctx, p, wp)
@@ -357,7 +358,7 @@ func (s *Server) dispatch(ctx context.Context, req wire.Request) (any, error) {
 			return Push(ctx, s.fs, p.Workdir, wp, s.runLimits())
 		})
 	}
-	return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: fmt.Sprintf("unknown method %q", sfs.DisplayPath(req.Method))}
+	return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("unknown method %q", sfs.DisplayPath(req.Method)))
 }
 
 // runLimits are the default limits, with the host paths outputs must not
@@ -385,14 +386,4 @@ func (s *Server) HideFiles(paths ...string) {
 	s.ownMu.Lock()
 	defer s.ownMu.Unlock()
 	s.ownFiles = append(s.ownFiles, paths...)
-}
-
-// toWire turns an error into its wire form; anything but an *fs.Error is
-// INTERNAL_ERROR without detail (the detail stays in the bridge's log).
-func toWire(err error) *wire.Error {
-	var e *sfs.Error
-	if errors.As(err, &e) && e.Code != sfs.CodeInternal {
-		return &wire.Error{Code: string(e.Code), Workdir: e.Workdir, Path: e.Path, Message: e.Msg}
-	}
-	return &wire.Error{Code: string(sfs.CodeInternal), Message: "the bridge failed; its log has the details"}
 }

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/bridge/wire"
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 const testToken = "0123456789abcdef-test-token"
@@ -122,9 +122,9 @@ func TestBridgeAuthentication(t *testing.T) {
 		"bad params":     `{"token":"` + testToken + `","method":"actions.run","params":{"workdir":"wd","action":"hello","argv":["sh"]}}` + "\n",
 	} {
 		r := raw(t, sock, line)
-		want := string(sfs.CodeInvalidArgument)
+		want := string(errs.InvalidArgument)
 		if strings.Contains(name, "token") {
-			want = string(sfs.CodeBridgeAuthFailed)
+			want = string(errs.BridgeAuthFailed)
 		}
 		if r.Error == nil || r.Error.Code != want {
 			t.Errorf("%s: %+v, want %s", name, r.Error, want)
@@ -141,7 +141,7 @@ func TestBridgeRefusesOtherUID(t *testing.T) {
 		defer os.Remove(tokFile)
 		c, _ := wire.NewClient(sock, tokFile)
 		_, err := c.Actions(context.Background(), "wd")
-		os.Stdout.WriteString("CODE=" + string(sfs.CodeOf(err)) + "\n")
+		os.Stdout.WriteString("CODE=" + string(errs.CodeOf(err)) + "\n")
 		return
 	}
 	if os.Geteuid() != 0 {
@@ -163,7 +163,7 @@ func TestBridgeRefusesOtherUID(t *testing.T) {
 	cmd.Env = []string{"SERVERFS_BRIDGE_UID_SOCKET=" + sock, "TMPDIR=/tmp"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()
-	if !strings.Contains(string(out), "CODE="+string(sfs.CodeBridgeAuthFailed)) {
+	if !strings.Contains(string(out), "CODE="+string(errs.BridgeAuthFailed)) {
 		t.Fatalf("client as uid 65534: %v\n%s", err, out)
 	}
 }
@@ -178,7 +178,7 @@ func TestLeases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Acquire("wd", "action", 0); sfs.CodeOf(err) != sfs.CodeLeaseBusy {
+	if _, err := l.Acquire("wd", "action", 0); errs.CodeOf(err) != errs.LeaseBusy {
 		t.Fatalf("second holder: %v", err)
 	}
 	if other, err := l.Acquire("other", "x", 0); err != nil || other == "" {
@@ -189,10 +189,10 @@ func TestLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock = clock.Add(8 * time.Second) // 16 s after acquire: alive thanks to the renewal
-	if _, err := l.Acquire("wd", "action", 0); sfs.CodeOf(err) != sfs.CodeLeaseBusy {
+	if _, err := l.Acquire("wd", "action", 0); errs.CodeOf(err) != errs.LeaseBusy {
 		t.Fatalf("renewed lease taken: %v", err)
 	}
-	if err := l.Release("wd", "not-the-id"); sfs.CodeOf(err) != sfs.CodeLeaseBusy {
+	if err := l.Release("wd", "not-the-id"); errs.CodeOf(err) != errs.LeaseBusy {
 		t.Fatalf("release by a stranger: %v", err)
 	}
 	if err := l.Release("wd", id); err != nil {
@@ -266,7 +266,7 @@ func TestLeaseRecoveryGuard(t *testing.T) {
 			}
 			c.afterDeath(gitDir)
 			clock = clock.Add(29 * time.Second)
-			if _, err := l.Acquire("wd", "next", 0); sfs.CodeOf(err) != sfs.CodeLeaseBusy {
+			if _, err := l.Acquire("wd", "next", 0); errs.CodeOf(err) != errs.LeaseBusy {
 				t.Fatalf("before the TTL: %v", err)
 			}
 			clock = clock.Add(2 * time.Second)
@@ -299,18 +299,18 @@ func TestLeaseRecoveryGuard(t *testing.T) {
 		root, _ := guardRepo(t)
 		l := NewLeases(t.TempDir(), map[string]string{"wd": root})
 		id, _ := l.Acquire("wd", "commit", time.Second)
-		if err := l.GuardCommit("wd", id, "refs/heads/main", "OLD"); sfs.CodeOf(err) != sfs.CodeInvalidArgument {
+		if err := l.GuardCommit("wd", id, "refs/heads/main", "OLD"); errs.CodeOf(err) != errs.InvalidArgument {
 			t.Fatalf("a guard without index.lock: %v", err)
 		}
 		os.WriteFile(filepath.Join(root, ".git", "index.lock"), nil, 0o644)
-		if err := l.GuardCommit("wd", id, "refs/heads/main", "OLD"); sfs.CodeOf(err) != sfs.CodeInvalidArgument {
+		if err := l.GuardCommit("wd", id, "refs/heads/main", "OLD"); errs.CodeOf(err) != errs.InvalidArgument {
 			t.Fatalf("a guard on an empty lock: %v", err)
 		}
 		os.Remove(filepath.Join(root, ".git", "index.lock"))
-		if err := l.GuardCommit("wd", id, "../../etc/passwd", "x"); sfs.CodeOf(err) != sfs.CodeInvalidArgument {
+		if err := l.GuardCommit("wd", id, "../../etc/passwd", "x"); errs.CodeOf(err) != errs.InvalidArgument {
 			t.Fatalf("a guard on a strange ref: %v", err)
 		}
-		if err := l.GuardCommit("wd", "not-mine", "HEAD", ""); sfs.CodeOf(err) != sfs.CodeLeaseBusy {
+		if err := l.GuardCommit("wd", "not-mine", "HEAD", ""); errs.CodeOf(err) != errs.LeaseBusy {
 			t.Fatalf("a guard without the lease: %v", err)
 		}
 	})
@@ -336,7 +336,7 @@ func TestBridgeRestartAppliesGuards(t *testing.T) {
 	if n, err := second.RecoverAll(); n != 1 || err != nil {
 		t.Fatalf("RecoverAll = %d, %v", n, err)
 	}
-	if _, err := second.Acquire("wd", "next", 0); sfs.CodeOf(err) != sfs.CodeLeaseBusy {
+	if _, err := second.Acquire("wd", "next", 0); errs.CodeOf(err) != errs.LeaseBusy {
 		t.Fatalf("right after the restart: %v", err)
 	}
 	clock = clock.Add(DefaultLeaseTTL + time.Second)
@@ -368,13 +368,13 @@ func TestBridgeRequestSizeAndCancel(t *testing.T) {
 	p.Workdirs["wd"] = wp
 	c, sock := startBridge(t, p)
 	r := raw(t, sock, `{"token":"`+testToken+`","method":"actions.list","params":{"workdir":"`+strings.Repeat("w", 10_000)+`"}}`+"\n")
-	if r.Error == nil || r.Error.Code != string(sfs.CodeWorkdirNotFound) {
+	if r.Error == nil || r.Error.Code != string(errs.WorkdirNotFound) {
 		t.Fatalf("a 10 KB request: %+v", r.Error)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	_, err := c.RunAction(ctx, "wd", "sleep", "")
 	cancel()
-	if sfs.CodeOf(err) != sfs.CodeCanceled {
+	if errs.CodeOf(err) != errs.Canceled {
 		t.Fatalf("a cancelled action: %v", err)
 	}
 	// The bridge kills it and releases the lease; wait for that condition.
@@ -503,8 +503,8 @@ func TestBridgeOutputHidesHostPaths(t *testing.T) {
 		"cat-other other:/x", "cat-token <bridge>", ""})
 
 	_, err = c.RunAction(context.Background(), "wd", "slow", "")
-	var fe *sfs.Error
-	if !errors.As(err, &fe) || fe.Code != sfs.CodeActionTimeout || strings.Contains(fe.Msg, base) || !strings.Contains(fe.Msg, "output ends: other other:") {
+	var fe *errs.Error
+	if !errors.As(err, &fe) || fe.Code != errs.ActionTimeout || strings.Contains(fe.Msg, base) || !strings.Contains(fe.Msg, "output ends: other other:") {
 		t.Errorf("the timed-out action: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/serverfs/serverfs/bridge/wire"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -29,12 +30,12 @@ const maxWorkspaceMeta = 64 << 10
 // must name alias as its workdir. Nothing on the way may be a symlink.
 func (s *Server) workspaceTree(alias, id string) (string, error) {
 	if s.policy.WorkspacesDir == "" {
-		return "", &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Msg: "the bridge runs no actions in workspaces: its policy has no workspaces_dir (the server's SERVERFS_STATE_DIR as the host sees it)"}
+		return "", errs.At(errs.InvalidArgument, alias, "", "the bridge runs no actions in workspaces: its policy has no workspaces_dir (the server's SERVERFS_STATE_DIR as the host sees it)")
 	}
 	if !sfs.ValidWorkspaceID(id) {
-		return "", &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Msg: "not a workspace ID"}
+		return "", errs.At(errs.InvalidArgument, alias, "", "not a workspace ID")
 	}
-	notFound := &sfs.Error{Code: sfs.CodeWorkdirNotFound, Msg: fmt.Sprintf("%q: the bridge finds no such workspace", alias+"@"+id)}
+	notFound := errs.New(errs.WorkdirNotFound, fmt.Sprintf("%q: the bridge finds no such workspace", alias+"@"+id))
 	dir := filepath.Join(s.policy.WorkspacesDir, "workspaces", id)
 	for _, p := range []string{filepath.Join(s.policy.WorkspacesDir, "workspaces"), dir, filepath.Join(dir, "tree")} {
 		st, err := os.Lstat(p)
@@ -72,11 +73,11 @@ func (s *Server) runInWorkspace(ctx context.Context, p wire.ActionParams, wp Wor
 	// pins and the path argument are checked there.
 	cfg, err := sfs.LoadConfig(nil, []string{p.Workdir + "=" + tree + ":rw:repo"})
 	if err != nil {
-		return nil, &sfs.Error{Code: sfs.CodeInternal, Workdir: p.Workdir, Msg: "the workspace cannot be opened", Err: err}
+		return nil, errs.At(errs.Internal, p.Workdir, "", "the workspace cannot be opened").Wrap(err)
 	}
 	f, err := sfs.New(cfg, sfs.Options{})
 	if err != nil {
-		return nil, &sfs.Error{Code: sfs.CodeInternal, Workdir: p.Workdir, Msg: "the workspace cannot be opened", Err: err}
+		return nil, errs.At(errs.Internal, p.Workdir, "", "the workspace cannot be opened").Wrap(err)
 	}
 	defer f.Close()
 	ws := wp

@@ -16,7 +16,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // MaxZstdWindow bounds the window a zstd frame may ask for, which is what
@@ -133,8 +133,8 @@ func (z *zstdReader) Read(p []byte) (int, error) {
 	}
 	n, err := z.d.Read(p)
 	if errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded) {
-		err = &sfs.Error{Code: sfs.CodeReadLimitExceeded, Err: err, Msg: fmt.Sprintf(
-			"is zstd data whose frame needs a window over the %d MiB this server decodes (compressed with --long or --ultra); recompress it at a level up to 19 without --long", MaxZstdWindow>>20)}
+		err = errs.New(errs.ReadLimitExceeded, fmt.Sprintf(
+			"is zstd data whose frame needs a window over the %d MiB this server decodes (compressed with --long or --ultra); recompress it at a level up to 19 without --long", MaxZstdWindow>>20)).Wrap(err)
 	}
 	return n, err
 }
@@ -152,8 +152,8 @@ func (z *zstdReader) Close() error {
 // WindowTooLarge reports whether err is a zstd frame's window over
 // MaxZstdWindow.
 func WindowTooLarge(err error) bool {
-	var e *sfs.Error
-	return errors.As(err, &e) && e.Code == sfs.CodeReadLimitExceeded
+	var e *errs.Error
+	return errors.As(err, &e) && e.Code == errs.ReadLimitExceeded
 }
 
 // CapReader ends a decompressed stream at the cap as if it ended there,

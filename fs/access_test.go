@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"github.com/serverfs/serverfs/errs"
 	"io"
 	"os"
 	"os/exec"
@@ -33,15 +34,15 @@ func TestAccessDenied(t *testing.T) {
 		}
 		ctx := context.Background()
 		_, err := e.fs.ReadText(ctx, "wd", "locked.txt", 0, 0)
-		wantCode(t, err, CodeAccessDenied)
+		wantCode(t, err, errs.AccessDenied)
 		// O_PATH needs no read permission: metadata stays visible.
 		if fi, err := e.fs.Stat("wd", "locked.txt"); err != nil || fi.Type != TypeFile {
 			t.Fatalf("stat of an unreadable file: %+v %v", fi, err)
 		}
 		_, err = e.fs.Stat("wd", "closed/inner.txt")
-		wantCode(t, err, CodeAccessDenied)
+		wantCode(t, err, errs.AccessDenied)
 		_, err = e.fs.List("wd", "unlisted", 0, 0)
-		wantCode(t, err, CodeAccessDenied)
+		wantCode(t, err, errs.AccessDenied)
 		// A walk skips what it cannot open and carries on.
 		res, err := e.fs.Find(ctx, "wd", "", "*", 0)
 		if err != nil {

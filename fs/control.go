@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/serverfs/serverfs/errs"
 	"golang.org/x/sys/unix"
 )
 
@@ -45,7 +46,7 @@ func (c *Control) comps(name string) ([]string, relPath, error) {
 	}
 	comps, ok := controlComps(name)
 	if !ok {
-		return nil, relPath{}, newErr(CodeInvalidPath, c.w.alias, "", "bad control path", nil)
+		return nil, relPath{}, errs.At(errs.InvalidPath, c.w.alias, "", "bad control path")
 	}
 	return comps, relPath{comps: comps}, nil
 }
@@ -192,14 +193,14 @@ func (f *WFile) Close() error {
 // final component.
 func (c *Control) controlParent(name string) (int, string, relPath, error) {
 	if c.w.mode != ModeReadWrite {
-		return -1, "", relPath{}, newErr(CodeWorkdirReadOnly, c.w.alias, "", "is read-only", nil)
+		return -1, "", relPath{}, errs.At(errs.WorkdirReadOnly, c.w.alias, "", "is read-only")
 	}
 	comps, rp, err := c.comps(name)
 	if err != nil {
 		return -1, "", rp, err
 	}
 	if len(comps) == 0 {
-		return -1, "", rp, newErr(CodeInvalidPath, c.w.alias, "", "bad control path", nil)
+		return -1, "", rp, errs.At(errs.InvalidPath, c.w.alias, "", "bad control path")
 	}
 	dir := relPath{comps: comps[:len(comps)-1]}
 	fd, _, err := c.w.openVerified(c.w.rootFD, dir.comps, dir, TypeDirectory)
@@ -218,7 +219,7 @@ func (c *Control) create(name string, flags int, perm uint32) (*WFile, error) {
 	fd, err := openatMode(dir, base, flags|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 	if err != nil {
 		if err == unix.EEXIST {
-			return nil, newErr(CodePathExists, c.w.alias, rp.String(), "already exists", err)
+			return nil, errs.At(errs.PathExists, c.w.alias, rp.String(), "already exists").Wrap(err)
 		}
 		return nil, controlErrno(c.w.alias, rp, err)
 	}
@@ -311,12 +312,12 @@ func (c *Control) SyncDir(name string) error {
 	return syncDir(fd)
 }
 
-func controlErrno(alias string, rp relPath, err error) *Error {
+func controlErrno(alias string, rp relPath, err error) *errs.Error {
 	switch {
 	case isErrno(err, unix.ENOSPC), isErrno(err, unix.EDQUOT):
-		return newErr(CodeNoSpace, alias, rp.String(), "cannot be written: no space left on the device", err)
+		return errs.At(errs.NoSpace, alias, rp.String(), "cannot be written: no space left on the device").Wrap(err)
 	case isErrno(err, unix.EROFS):
-		return newErr(CodeWorkdirReadOnly, alias, rp.String(), "is on a read-only mount", err)
+		return errs.At(errs.WorkdirReadOnly, alias, rp.String(), "is on a read-only mount").Wrap(err)
 	}
 	return errnoError(alias, rp, err)
 }
@@ -329,7 +330,7 @@ func (c *Control) Readlink(name string) (string, error) {
 		return "", err
 	}
 	if len(comps) == 0 {
-		return "", newErr(CodeInvalidPath, c.w.alias, "", "bad control path", nil)
+		return "", errs.At(errs.InvalidPath, c.w.alias, "", "bad control path")
 	}
 	dir := relPath{comps: comps[:len(comps)-1]}
 	fd, _, err := c.w.openVerified(c.w.rootFD, dir.comps, dir, TypeDirectory)

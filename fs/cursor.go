@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/serverfs/serverfs/errs"
 	"strings"
 )
 
@@ -41,7 +42,7 @@ func (c Cursor) Encode() string {
 // DecodeCursor parses an agent's cursor and checks that it belongs to the
 // request with key, or returns INVALID_ARGUMENT.
 func DecodeCursor(s, key string) (Cursor, error) {
-	bad := newErr(CodeInvalidArgument, "", "", "cursor is not a next_cursor of this request; pass next_cursor back unchanged, with the same arguments (only limit may change)", nil)
+	bad := errs.New(errs.InvalidArgument, "cursor is not a next_cursor of this request; pass next_cursor back unchanged, with the same arguments (only limit may change)")
 	if len(s) > maxCursorBytes {
 		return Cursor{}, bad
 	}

@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"fmt"
+	"github.com/serverfs/serverfs/errs"
 	"strings"
 	"testing"
 )
@@ -79,7 +80,7 @@ func TestFindCursor(t *testing.T) {
 		}
 	}
 	res, _ := e.fs.FindFrom(context.Background(), "wd", "", "*", 1, "")
-	if _, err := e.fs.FindFrom(context.Background(), "wd", "", "*.txt", 1, res.NextCursor); CodeOf(err) != CodeInvalidArgument {
+	if _, err := e.fs.FindFrom(context.Background(), "wd", "", "*.txt", 1, res.NextCursor); errs.CodeOf(err) != errs.InvalidArgument {
 		t.Errorf("a cursor of another pattern: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/serverfs/serverfs/errs"
 	"golang.org/x/sys/unix"
 )
 
@@ -77,7 +78,7 @@ func (d *Dir) Has(name string) bool {
 func (d *Dir) ReadControlFile(name string, max int64) ([]byte, bool, error) {
 	comps, ok := controlComps(name)
 	if !ok {
-		return nil, false, newErr(CodeInvalidPath, d.w.alias, d.rel.String(), "bad control file name", nil)
+		return nil, false, errs.At(errs.InvalidPath, d.w.alias, d.rel.String(), "bad control file name")
 	}
 	if d.listing.absent(comps) {
 		return nil, false, nil
@@ -85,7 +86,7 @@ func (d *Dir) ReadControlFile(name string, max int64) ([]byte, bool, error) {
 	rp := relPath{comps: append(append([]string(nil), d.rel.comps...), comps...)}
 	fd, _, err := d.w.openVerified(d.fd, comps, rp, TypeFile)
 	if err != nil {
-		if c := CodeOf(err); c == CodePathNotFound || c == CodeNotADirectory {
+		if c := errs.CodeOf(err); c == errs.PathNotFound || c == errs.NotADirectory {
 			return nil, false, nil
 		}
 		return nil, false, err
@@ -97,7 +98,7 @@ func (d *Dir) ReadControlFile(name string, max int64) ([]byte, bool, error) {
 		return nil, false, readErr(err)
 	}
 	if int64(len(b)) > max {
-		return nil, false, newErr(CodeReadLimitExceeded, d.w.alias, rp.String(), "control file is too large", nil)
+		return nil, false, errs.At(errs.ReadLimitExceeded, d.w.alias, rp.String(), "control file is too large")
 	}
 	return b, true, nil
 }

@@ -6,6 +6,6 @@
 // or denied (policy.go), and every operation on what is reached: listing,
 // walking and finding (list.go, walk.go, find.go), reading windows and
 // tails (read.go, tail.go), revision-guarded writes (write.go) behind a
-// writer lease (lease.go). Every error is an *Error with one of the codes
-// of errors.go; no host path ever appears in one.
+// writer lease (lease.go). Every error is an *errs.Error with one of the
+// codes of package errs; no host path ever appears in one.
 package fs

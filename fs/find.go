@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/glob"
 )
 
@@ -39,7 +40,7 @@ func CompileGlobFold(pattern string) (*Glob, error) { return compileGlob(pattern
 
 func compileGlob(pattern string, fold bool) (g *Glob, err error) {
 	bad := func(msg string) error {
-		return newErr(CodeInvalidPattern, "", "", fmt.Sprintf("%q %s", displayValue(pattern), msg), nil)
+		return errs.New(errs.InvalidPattern, fmt.Sprintf("%q %s", displayValue(pattern), msg))
 	}
 	switch {
 	case pattern == "":
@@ -144,7 +145,7 @@ func (f *FS) FindWith(ctx context.Context, alias, raw, pattern string, o FindOpt
 		limit = f.limits.DefaultSearchResults
 	}
 	if limit < 1 || limit > f.limits.MaxSearchResults {
-		return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("limit must be between 1 and %d", f.limits.MaxSearchResults), nil)
+		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("limit must be between 1 and %d", f.limits.MaxSearchResults))
 	}
 	g, err := compileGlob(pattern, o.IgnoreCase)
 	if err != nil {
@@ -209,10 +210,9 @@ func (f *FS) FindWith(ctx context.Context, alias, raw, pattern string, o FindOpt
 		next = res.Matches[len(res.Matches)-1].Path
 	case wr.Truncated && wr.TruncatedReason == TruncatedTimeout && len(res.Matches) == 0:
 		if context.Cause(ctx) == context.Canceled {
-			return nil, newErr(CodeCanceled, w.alias, prefix, "the search was cancelled", nil)
+			return nil, errs.At(errs.Canceled, w.alias, prefix, "the search was cancelled")
 		}
-		return nil, newErr(CodeSearchTimeout, w.alias, prefix,
-			fmt.Sprintf("nothing found within the %s search timeout; narrow the path or the pattern", f.limits.SearchTimeout), nil)
+		return nil, errs.At(errs.SearchTimeout, w.alias, prefix, fmt.Sprintf("nothing found within the %s search timeout; narrow the path or the pattern", f.limits.SearchTimeout))
 	case wr.Truncated:
 		res.Truncated, res.TruncatedReason = true, wr.TruncatedReason
 		switch wr.TruncatedReason {

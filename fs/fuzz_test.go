@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/serverfs/serverfs/errs"
 	"io"
 	"path"
 	"strings"
@@ -18,9 +19,9 @@ import (
 //	go test -run XXX -fuzz FuzzReadLines -fuzztime 30s ./fs/
 
 // fuzzAsError returns err as an *Error or fails the test.
-func fuzzAsError(t *testing.T, err error) *Error {
+func fuzzAsError(t *testing.T, err error) *errs.Error {
 	t.Helper()
-	var e *Error
+	var e *errs.Error
 	if !errors.As(err, &e) {
 		t.Fatalf("error is %T, not *Error: %v", err, err)
 	}
@@ -89,19 +90,19 @@ func FuzzCleanPath(f *testing.F) {
 			}
 			switch {
 			case !textOK:
-				if e.Code != CodeInvalidPath {
+				if e.Code != errs.InvalidPath {
 					t.Fatalf("cleanPath(%q) = %s, want INVALID_PATH", raw, e.Code)
 				}
 			case climbs && !longComp:
-				if e.Code != CodePathOutsideWorkdir {
+				if e.Code != errs.PathOutsideWorkdir {
 					t.Fatalf("cleanPath(%q) = %s, want PATH_OUTSIDE_WORKDIR", raw, e.Code)
 				}
 			case climbs:
-				if e.Code != CodePathOutsideWorkdir && e.Code != CodeInvalidPath {
+				if e.Code != errs.PathOutsideWorkdir && e.Code != errs.InvalidPath {
 					t.Fatalf("cleanPath(%q) = %s, want PATH_OUTSIDE_WORKDIR or INVALID_PATH", raw, e.Code)
 				}
 			case longComp:
-				if e.Code != CodeInvalidPath {
+				if e.Code != errs.InvalidPath {
 					t.Fatalf("cleanPath(%q) = %s, want INVALID_PATH", raw, e.Code)
 				}
 			default:
@@ -145,7 +146,7 @@ func FuzzCleanPath(f *testing.F) {
 
 // fuzzRefWindow is the expected outcome of ReadLines, computed independently.
 type fuzzRefWindow struct {
-	code    Code // "" on success
+	code    errs.Code // "" on success
 	content string
 	start   int
 	end     int
@@ -158,9 +159,9 @@ func fuzzRefReadLines(data []byte, startLine, maxLines, maxBytes int) fuzzRefWin
 	sniff := data[:min(len(data), SniffBytes)]
 	switch {
 	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}) || bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
-		return fuzzRefWindow{code: CodeUnsupportedTextEncoding}
+		return fuzzRefWindow{code: errs.UnsupportedTextEncoding}
 	case bytes.IndexByte(sniff, 0) >= 0:
-		return fuzzRefWindow{code: CodeBinaryFile}
+		return fuzzRefWindow{code: errs.BinaryFile}
 	}
 	data = bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})
 	var lines [][]byte
@@ -174,14 +175,14 @@ func fuzzRefReadLines(data []byte, startLine, maxLines, maxBytes int) fuzzRefWin
 		data = data[i+1:]
 	}
 	if startLine > len(lines) && !(startLine == 1 && len(lines) == 0) {
-		return fuzzRefWindow{code: CodeLineOutOfRange}
+		return fuzzRefWindow{code: errs.LineOutOfRange}
 	}
 	var out []byte
 	n := 0
 	for i := startLine - 1; i < len(lines) && n < maxLines; i++ {
 		if len(out)+len(lines[i]) > maxBytes {
 			if n == 0 {
-				return fuzzRefWindow{code: CodeLineTooLarge}
+				return fuzzRefWindow{code: errs.LineTooLarge}
 			}
 			break
 		}
@@ -189,10 +190,10 @@ func fuzzRefReadLines(data []byte, startLine, maxLines, maxBytes int) fuzzRefWin
 		n++
 	}
 	if bytes.IndexByte(out, 0) >= 0 {
-		return fuzzRefWindow{code: CodeBinaryFile}
+		return fuzzRefWindow{code: errs.BinaryFile}
 	}
 	if !utf8.Valid(out) {
-		return fuzzRefWindow{code: CodeUnsupportedTextEncoding}
+		return fuzzRefWindow{code: errs.UnsupportedTextEncoding}
 	}
 	return fuzzRefWindow{content: string(out), start: startLine, end: startLine + n - 1, hasMore: startLine-1+n < len(lines)}
 }
@@ -281,7 +282,7 @@ func FuzzReadLines(f *testing.F) {
 			}
 			e := fuzzAsError(t, err)
 			switch e.Code {
-			case CodeBinaryFile, CodeUnsupportedTextEncoding, CodeLineTooLarge, CodeLineOutOfRange:
+			case errs.BinaryFile, errs.UnsupportedTextEncoding, errs.LineTooLarge, errs.LineOutOfRange:
 			default:
 				t.Fatalf("ReadLines: unexpected code %v", err)
 			}
@@ -367,7 +368,7 @@ func FuzzCompileGlob(f *testing.F) {
 			if g != nil {
 				t.Fatalf("CompileGlob(%q) returned a Glob and an error", pattern)
 			}
-			if e := fuzzAsError(t, err); e.Code != CodeInvalidPattern {
+			if e := fuzzAsError(t, err); e.Code != errs.InvalidPattern {
 				t.Fatalf("CompileGlob(%q) = %v, want INVALID_PATTERN", pattern, err)
 			}
 			fuzzCheckShown(t, "error", err.Error())
@@ -433,10 +434,10 @@ func FuzzPolicyDenied(f *testing.F) {
 			for _, p := range []*Policy{hidden, allow} {
 				got := p.Denied(rp.comps)
 				code, _ := p.check(rp)
-				if deny && (!got || code != CodeDeniedPath) {
+				if deny && (!got || code != errs.DeniedPath) {
 					t.Fatalf("%q (allowHidden %v): Denied %v, check %q; want DENIED_PATH", rp.String(), p.AllowHidden(), got, code)
 				}
-				if got != (code == CodeDeniedPath) {
+				if got != (code == errs.DeniedPath) {
 					t.Fatalf("%q: Denied %v but check %q", rp.String(), got, code)
 				}
 			}

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"errors"
+	"github.com/serverfs/serverfs/errs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -89,12 +90,12 @@ func writeFile(t testing.TB, path, content string) {
 }
 
 // wantCode fails the test unless err carries code.
-func wantCode(t testing.TB, err error, code Code) {
+func wantCode(t testing.TB, err error, code errs.Code) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("want %s, got success", code)
 	}
-	var e *Error
+	var e *errs.Error
 	if !errors.As(err, &e) {
 		t.Fatalf("want %s, got a non-*Error %T: %v", code, err, err)
 	}

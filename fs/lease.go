@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"fmt"
+	"github.com/serverfs/serverfs/errs"
 	"sync"
 	"time"
 )
@@ -68,6 +69,6 @@ func (l *LocalLease) Acquire(ctx context.Context, workdir string) (func(), error
 	case <-ctx.Done():
 		return nil, canceled(ctx)
 	case <-timer.C:
-		return nil, newErr(CodeLeaseBusy, workdir, "", fmt.Sprintf("another change to this workdir has held its writer lease for over %s; try again", l.wait), nil)
+		return nil, errs.At(errs.LeaseBusy, workdir, "", fmt.Sprintf("another change to this workdir has held its writer lease for over %s; try again", l.wait))
 	}
 }

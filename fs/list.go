@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/serverfs/serverfs/errs"
 	"golang.org/x/sys/unix"
 )
 
@@ -45,7 +46,7 @@ func (f *FS) List(alias, raw string, offset, limit int) (*Listing, error) {
 		limit = f.limits.DefaultListLimit
 	}
 	if offset < 0 || limit < 1 || limit > f.limits.MaxListEntries {
-		return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("offset must be >= 0 and limit between 1 and %d", f.limits.MaxListEntries), nil)
+		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("offset must be >= 0 and limit between 1 and %d", f.limits.MaxListEntries))
 	}
 	fd, rp, _, err := w.openAs(raw, TypeDirectory)
 	if err != nil {
@@ -57,7 +58,7 @@ func (f *FS) List(alias, raw string, offset, limit int) (*Listing, error) {
 		return nil, errnoError(w.alias, rp, rerr)
 	}
 	if more {
-		return nil, newErr(CodeDirectoryTooLarge, w.alias, rp.String(), fmt.Sprintf("holds more than %d entries; use find_files with a pattern instead", f.limits.MaxWalkEntries), nil)
+		return nil, errs.At(errs.DirectoryTooLarge, w.alias, rp.String(), fmt.Sprintf("holds more than %d entries; use find_files with a pattern instead", f.limits.MaxWalkEntries))
 	}
 	names := make([]string, 0, len(ents))
 	for _, e := range ents {

@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"fmt"
+	"github.com/serverfs/serverfs/errs"
 	"os"
 	"strings"
 	"testing"
@@ -86,10 +87,10 @@ func TestList(t *testing.T) {
 		}
 		for _, a := range [][2]int{{-1, 10}, {0, -1}, {0, 501}} {
 			_, err := e.fs.List("wd", "d", a[0], a[1])
-			wantCode(t, err, CodeInvalidArgument)
+			wantCode(t, err, errs.InvalidArgument)
 		}
 		_, err = e.fs.List("wd", "d/a.txt", 0, 0)
-		wantCode(t, err, CodeNotADirectory)
+		wantCode(t, err, errs.NotADirectory)
 		l, err = e.fs.List("wd", "", 0, 0)
 		if err != nil || l.Path != "" {
 			t.Fatalf("root: %+v %v", l, err)
@@ -103,7 +104,7 @@ func TestListDirectoryTooLarge(t *testing.T) {
 		e.write(t, fmt.Sprintf("big/f%02d", i), "")
 	}
 	_, err := e.fs.List("wd", "big", 0, 0)
-	wantCode(t, err, CodeDirectoryTooLarge)
+	wantCode(t, err, errs.DirectoryTooLarge)
 	e.write(t, "ok/one", "")
 	if _, err := e.fs.List("wd", "ok", 0, 0); err != nil {
 		t.Fatal(err)
@@ -181,15 +182,15 @@ func TestFind(t *testing.T) {
 			t.Fatalf("linkdir: %+v", res)
 		}
 		_, err := e.fs.Find(ctx, "wd", "linkdir", "*", 0)
-		wantCode(t, err, CodeSymlinkNotAllowed)
+		wantCode(t, err, errs.SymlinkNotAllowed)
 		// malformed patterns
 		for _, p := range []string{"", "[a", "{a,b", "/abs/*", strings.Repeat("*", 2000), "a\x00"} {
 			_, err := e.fs.Find(ctx, "wd", "", p, 0)
-			wantCode(t, err, CodeInvalidPattern)
+			wantCode(t, err, errs.InvalidPattern)
 		}
 		for _, l := range []int{-1, 101} {
 			_, err := e.fs.Find(ctx, "wd", "", "*", l)
-			wantCode(t, err, CodeInvalidArgument)
+			wantCode(t, err, errs.InvalidArgument)
 		}
 	})
 }
@@ -214,12 +215,12 @@ func TestFindCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	// Nothing found before the end: coded, as search_text does.
-	if res, err := e.fs.Find(ctx, "wd", "", "*", 0); CodeOf(err) != CodeCanceled {
+	if res, err := e.fs.Find(ctx, "wd", "", "*", 0); errs.CodeOf(err) != errs.Canceled {
 		t.Fatalf("cancelled: %+v %v", res, err)
 	}
 	past, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel2()
-	if res, err := e.fs.Find(past, "wd", "", "*", 0); CodeOf(err) != CodeSearchTimeout || !strings.Contains(err.Error(), "search timeout") {
+	if res, err := e.fs.Find(past, "wd", "", "*", 0); errs.CodeOf(err) != errs.SearchTimeout || !strings.Contains(err.Error(), "search timeout") {
 		t.Fatalf("deadline: %+v %v", res, err)
 	}
 }

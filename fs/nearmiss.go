@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/serverfs/serverfs/errs"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,8 +25,8 @@ const (
 // withNearMisses adds the near misses of rp to err when it is a
 // PATH_NOT_FOUND.
 func (w *Workdir) withNearMisses(err error, rp relPath) error {
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodePathNotFound || len(rp.comps) == 0 {
+	var e *errs.Error
+	if !errors.As(err, &e) || e.Code != errs.PathNotFound || len(rp.comps) == 0 {
 		return err
 	}
 	if near := w.nearMisses(rp); len(near) > 0 {

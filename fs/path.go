@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"github.com/serverfs/serverfs/errs"
 	"strings"
 	"unicode/utf8"
 )
@@ -48,21 +49,21 @@ func (p relPath) base() string {
 //
 // Folding ".." textually is safe because the result is then resolved by the
 // kernel with symlinks forbidden: "link/../x" never touches "link".
-func cleanPath(raw string) (relPath, *Error) {
+func cleanPath(raw string) (relPath, *errs.Error) {
 	shown := displayPath(raw)
 	switch {
 	case strings.IndexByte(raw, 0) >= 0:
-		return relPath{}, newErr(CodeInvalidPath, "", shown, "contains a NUL byte", nil)
+		return relPath{}, errs.At(errs.InvalidPath, "", shown, "contains a NUL byte")
 	case !utf8.ValidString(raw):
-		return relPath{}, newErr(CodeInvalidPath, "", shown, "is not valid UTF-8", nil)
+		return relPath{}, errs.At(errs.InvalidPath, "", shown, "is not valid UTF-8")
 	case strings.HasPrefix(raw, `\`):
-		return relPath{}, newErr(CodeInvalidPath, "", shown, "starts with a backslash (a Windows rooted or UNC path); paths are relative to the workdir root, with '/' between components", nil)
+		return relPath{}, errs.At(errs.InvalidPath, "", shown, "starts with a backslash (a Windows rooted or UNC path); paths are relative to the workdir root, with '/' between components")
 	case windowsDrive(raw):
-		return relPath{}, newErr(CodeInvalidPath, "", shown, "starts with a drive letter (a Windows absolute path); paths are relative to the workdir root, with '/' between components", nil)
+		return relPath{}, errs.At(errs.InvalidPath, "", shown, "starts with a drive letter (a Windows absolute path); paths are relative to the workdir root, with '/' between components")
 	case strings.HasPrefix(raw, "/"):
-		return relPath{}, newErr(CodeInvalidPath, "", shown, "is absolute; paths are relative to the workdir root (e.g. \"src/main.go\", \"\" for the root)", nil)
+		return relPath{}, errs.At(errs.InvalidPath, "", shown, "is absolute; paths are relative to the workdir root (e.g. \"src/main.go\", \"\" for the root)")
 	case len(raw) > maxPathBytes:
-		return relPath{}, newErr(CodeInvalidPath, "", shown, "is longer than 4095 bytes", nil)
+		return relPath{}, errs.At(errs.InvalidPath, "", shown, "is longer than 4095 bytes")
 	}
 	// Any other backslash is an ordinary byte of a file name, as it is
 	// on Linux (git and the kernel agree): "a\b.txt" is one component,
@@ -75,13 +76,13 @@ func cleanPath(raw string) (relPath, *Error) {
 			continue
 		case "..":
 			if len(p.comps) == 0 {
-				return relPath{}, newErr(CodePathOutsideWorkdir, "", shown, "climbs above the workdir root", nil)
+				return relPath{}, errs.At(errs.PathOutsideWorkdir, "", shown, "climbs above the workdir root")
 			}
 			p.comps = p.comps[:len(p.comps)-1]
 			continue
 		}
 		if len(c) > maxNameBytes {
-			return relPath{}, newErr(CodeInvalidPath, "", shown, "has a component longer than 255 bytes", nil)
+			return relPath{}, errs.At(errs.InvalidPath, "", shown, "has a component longer than 255 bytes")
 		}
 		p.comps = append(p.comps, c)
 	}
@@ -91,9 +92,9 @@ func cleanPath(raw string) (relPath, *Error) {
 	if len(p.comps) > 0 {
 		switch {
 		case strings.HasPrefix(p.comps[0], `\`):
-			return relPath{}, newErr(CodeInvalidPath, "", shown, "starts with a backslash once cleaned (a Windows rooted or UNC path); paths are relative to the workdir root, with '/' between components", nil)
+			return relPath{}, errs.At(errs.InvalidPath, "", shown, "starts with a backslash once cleaned (a Windows rooted or UNC path); paths are relative to the workdir root, with '/' between components")
 		case windowsDrive(p.String()):
-			return relPath{}, newErr(CodeInvalidPath, "", shown, "starts with a drive letter once cleaned (a Windows absolute path); paths are relative to the workdir root, with '/' between components", nil)
+			return relPath{}, errs.At(errs.InvalidPath, "", shown, "starts with a drive letter once cleaned (a Windows absolute path); paths are relative to the workdir root, with '/' between components")
 		}
 	}
 	return p, nil

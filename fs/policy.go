@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/glob"
 )
 
@@ -164,14 +165,14 @@ func (p *Policy) suffixDenied(comps []string) bool {
 
 // check applies the policy to a whole cleaned path, in the order the error
 // codes promise: deny first (it cannot be lifted), then hidden.
-func (p *Policy) check(rp relPath) (Code, string) {
+func (p *Policy) check(rp relPath) (errs.Code, string) {
 	if p.Denied(rp.comps) {
-		return CodeDeniedPath, "is on the deny list of credential files; it cannot be read"
+		return errs.DeniedPath, "is on the deny list of credential files; it cannot be read"
 	}
 	if !p.allowHidden {
 		for _, c := range rp.comps {
 			if IsHidden(c) {
-				return CodeHiddenPathNotAllowed, "is hidden (a component starts with '.'); hidden paths are not served"
+				return errs.HiddenPathNotAllowed, "is hidden (a component starts with '.'); hidden paths are not served"
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/serverfs/serverfs/errs"
 	"golang.org/x/sys/unix"
 )
 
@@ -56,8 +57,8 @@ func TestSwapRace(t *testing.T) {
 				ok++
 				return
 			}
-			switch CodeOf(err) {
-			case CodeSymlinkNotAllowed, CodePathNotFound, CodeNotADirectory:
+			switch errs.CodeOf(err) {
+			case errs.SymlinkNotAllowed, errs.PathNotFound, errs.NotADirectory:
 				refused++
 			default:
 				t.Fatalf("iteration %d: unexpected error %v", i, err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/serverfs/serverfs/errs"
 	"io"
 	"unicode/utf8"
 )
@@ -94,14 +95,14 @@ type ReadOptions struct {
 func (f *FS) ReadWindow(ctx context.Context, alias, raw string, o ReadOptions) (*TextWindow, error) {
 	maxBytes := f.limits.MaxReadBytes
 	if o.MaxBytes < 0 || o.MaxBytes > maxBytes {
-		return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("max_bytes must be between 1 and %d", maxBytes), nil)
+		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("max_bytes must be between 1 and %d", maxBytes))
 	}
 	if o.MaxBytes > 0 {
 		maxBytes = o.MaxBytes
 	}
 	if o.Tail != 0 {
 		if o.StartLine != 0 || o.MaxLines != 0 {
-			return nil, newErr(CodeInvalidArgument, "", "", "tail reads the last lines: it cannot be combined with start_line or max_lines", nil)
+			return nil, errs.New(errs.InvalidArgument, "tail reads the last lines: it cannot be combined with start_line or max_lines")
 		}
 		return f.readTail(ctx, alias, raw, o.Tail, maxBytes, o.Decode)
 	}
@@ -113,7 +114,7 @@ func (f *FS) ReadWindow(ctx context.Context, alias, raw string, o ReadOptions) (
 		maxLines = min(DefaultReadLines, f.limits.MaxReadLines)
 	}
 	if startLine < 1 || maxLines < 1 || maxLines > f.limits.MaxReadLines {
-		return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("start_line must be >= 1 and max_lines between 1 and %d", f.limits.MaxReadLines), nil)
+		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("start_line must be >= 1 and max_lines between 1 and %d", f.limits.MaxReadLines))
 	}
 	return f.readWith(alias, raw, o.Decode, true, func(src io.Reader, _ *File, hint int64) (*TextWindow, error) {
 		return readLines(ctx, src, startLine, maxLines, maxBytes, hint)
@@ -156,18 +157,18 @@ func (f *FS) readWith(alias, raw string, decode Decoder, seq bool, read func(src
 		hint = -1
 		dec, err := decode(file)
 		if err != nil {
-			return nil, newErr(CodeBinaryFile, w.alias, info.Path, "cannot be decoded as text (corrupt compressed data?)", err)
+			return nil, errs.At(errs.BinaryFile, w.alias, info.Path, "cannot be decoded as text (corrupt compressed data?)").Wrap(err)
 		}
 		defer dec.Close()
 		src = dec
 	}
 	win, err := read(src, file, hint)
 	if err != nil {
-		var e *Error
+		var e *errs.Error
 		if errors.As(err, &e) {
 			e.Workdir, e.Path = w.alias, info.Path
-			if decode != nil && e.Code == CodeInternal {
-				e.Code, e.Msg = CodeBinaryFile, "cannot be decoded as text (corrupt compressed data?)"
+			if decode != nil && e.Code == errs.Internal {
+				e.Code, e.Msg = errs.BinaryFile, "cannot be decoded as text (corrupt compressed data?)"
 			}
 		}
 		return nil, err
@@ -175,13 +176,13 @@ func (f *FS) readWith(alias, raw string, decode Decoder, seq bool, read func(src
 	win.Workdir, win.Path = w.alias, info.Path
 	if tee != nil {
 		if win.Revision, err = tee.revision(); err != nil {
-			return nil, newErr(CodeInternal, w.alias, info.Path, "could not be read", err)
+			return nil, errs.At(errs.Internal, w.alias, info.Path, "could not be read").Wrap(err)
 		}
 	} else if revision {
 		// Hashed from the descriptor the window was read from, so the
 		// revision is of this file even if the path was replaced since.
 		if win.Revision, err = fileRevision(file, f.limits.MaxWriteBytes); err != nil {
-			return nil, newErr(CodeInternal, w.alias, info.Path, "could not be read", err)
+			return nil, errs.At(errs.Internal, w.alias, info.Path, "could not be read").Wrap(err)
 		}
 	}
 	return win, nil
@@ -207,9 +208,9 @@ func readLines(ctx context.Context, r io.Reader, startLine, maxLines, maxBytes i
 	}
 	switch {
 	case bytes.HasPrefix(sample, bomUTF16LE) || bytes.HasPrefix(sample, bomUTF16BE):
-		return nil, newErr(CodeUnsupportedTextEncoding, "", "", "is UTF-16 text; only UTF-8 is supported", nil)
+		return nil, errs.New(errs.UnsupportedTextEncoding, "is UTF-16 text; only UTF-8 is supported")
 	case bytes.IndexByte(sample, 0) >= 0:
-		return nil, newErr(CodeBinaryFile, "", "", "is a binary file (it contains NUL bytes)", nil)
+		return nil, errs.New(errs.BinaryFile, "is a binary file (it contains NUL bytes)")
 	case bytes.HasPrefix(sample, bomUTF8):
 		br.Discard(len(bomUTF8))
 	}
@@ -249,7 +250,7 @@ func readLines(ctx context.Context, r io.Reader, startLine, maxLines, maxBytes i
 			sl, err := br.ReadSlice('\n')
 			if len(out)+len(sl) > maxBytes {
 				if n == 0 {
-					return nil, newErr(CodeLineTooLarge, "", "", fmt.Sprintf("line %d alone is larger than the %d-byte read limit (SERVERFS_MAX_READ_BYTES); search_text can still find text in it", startLine, maxBytes), nil)
+					return nil, errs.New(errs.LineTooLarge, fmt.Sprintf("line %d alone is larger than the %d-byte read limit (SERVERFS_MAX_READ_BYTES); search_text can still find text in it", startLine, maxBytes))
 				}
 				out, full = out[:lineStart], true
 				break
@@ -277,11 +278,11 @@ func readLines(ctx context.Context, r io.Reader, startLine, maxLines, maxBytes i
 		return nil, outOfRange(startLine, startLine-1)
 	}
 	if i := bytes.IndexByte(out, 0); i >= 0 {
-		return nil, newErr(CodeBinaryFile, "", "", fmt.Sprintf("is a binary file (NUL byte on line %d)", startLine+bytes.Count(out[:i], []byte{'\n'})), nil)
+		return nil, errs.New(errs.BinaryFile, fmt.Sprintf("is a binary file (NUL byte on line %d)", startLine+bytes.Count(out[:i], []byte{'\n'})))
 	}
 	if !utf8.Valid(out) {
 		i := firstInvalidUTF8(out)
-		return nil, newErr(CodeUnsupportedTextEncoding, "", "", fmt.Sprintf("is not valid UTF-8 (line %d); only UTF-8 text is supported", startLine+bytes.Count(out[:i], []byte{'\n'})), nil)
+		return nil, errs.New(errs.UnsupportedTextEncoding, fmt.Sprintf("is not valid UTF-8 (line %d); only UTF-8 text is supported", startLine+bytes.Count(out[:i], []byte{'\n'})))
 	}
 	hasMore := full
 	if !eof && !full {
@@ -316,17 +317,17 @@ func firstInvalidUTF8(b []byte) int {
 }
 
 func outOfRange(start, total int) error {
-	return newErr(CodeLineOutOfRange, "", "", fmt.Sprintf("has %d lines; start_line %d is past the end", total, start), nil)
+	return errs.New(errs.LineOutOfRange, fmt.Sprintf("has %d lines; start_line %d is past the end", total, start))
 }
 
 func canceled(ctx context.Context) error {
-	return newErr(CodeCanceled, "", "", "the request was cancelled or timed out", ctx.Err())
+	return errs.New(errs.Canceled, "the request was cancelled or timed out").Wrap(ctx.Err())
 }
 
 func readErr(err error) error {
-	var e *Error
+	var e *errs.Error
 	if errors.As(err, &e) {
 		return e // a decoder's coded refusal, e.g. a zstd window over the limit
 	}
-	return newErr(CodeInternal, "", "", "could not be read", err)
+	return errs.New(errs.Internal, "could not be read").Wrap(err)
 }

@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"fmt"
+	"github.com/serverfs/serverfs/errs"
 	"runtime"
 	"strings"
 	"testing"
@@ -128,49 +129,49 @@ func TestReadText(t *testing.T) {
 			t.Fatalf("window before the long line: %+v", w)
 		}
 		_, err := readText(t, e, "long-line.txt", 2, 10)
-		wantCode(t, err, CodeLineTooLarge)
+		wantCode(t, err, errs.LineTooLarge)
 		if w := mustRead(t, e, "long-line.txt", 3, 10); w.Content != "after\n" {
 			t.Fatalf("%+v", w)
 		}
 	})
 	t.Run("start past end", func(t *testing.T) {
 		_, err := readText(t, e, "ascii.txt", 3, 1)
-		wantCode(t, err, CodeLineOutOfRange)
+		wantCode(t, err, errs.LineOutOfRange)
 		if !strings.Contains(err.Error(), "has 2 lines") || !strings.HasPrefix(err.Error(), "LINE_OUT_OF_RANGE: wd:/ascii.txt ") {
 			t.Fatalf("%v", err)
 		}
 		_, err = readText(t, e, "crlf.txt", 4, 1)
-		wantCode(t, err, CodeLineOutOfRange)
+		wantCode(t, err, errs.LineOutOfRange)
 		_, err = readText(t, e, "empty.txt", 2, 1)
-		wantCode(t, err, CodeLineOutOfRange)
+		wantCode(t, err, errs.LineOutOfRange)
 	})
 	t.Run("binary", func(t *testing.T) {
 		_, err := readText(t, e, "binary.bin", 0, 0)
-		wantCode(t, err, CodeBinaryFile)
+		wantCode(t, err, errs.BinaryFile)
 		if w := mustRead(t, e, "late-nul.txt", 1, 10); w.Content != strings.Repeat("a\n", 10) {
 			t.Fatal("window before a late NUL must read")
 		}
 		_, err = readText(t, e, "late-nul.txt", 4990, 50)
-		wantCode(t, err, CodeBinaryFile)
+		wantCode(t, err, errs.BinaryFile)
 	})
 	t.Run("encoding", func(t *testing.T) {
 		_, err := readText(t, e, "latin1.txt", 0, 0)
-		wantCode(t, err, CodeUnsupportedTextEncoding)
+		wantCode(t, err, errs.UnsupportedTextEncoding)
 		_, err = readText(t, e, "utf16.txt", 0, 0)
-		wantCode(t, err, CodeUnsupportedTextEncoding)
+		wantCode(t, err, errs.UnsupportedTextEncoding)
 	})
 	t.Run("missing and directory", func(t *testing.T) {
 		_, err := readText(t, e, "nope.txt", 0, 0)
-		wantCode(t, err, CodePathNotFound)
+		wantCode(t, err, errs.PathNotFound)
 		_, err = readText(t, e, "dir", 0, 0)
-		wantCode(t, err, CodeNotAFile)
+		wantCode(t, err, errs.NotAFile)
 		_, err = readText(t, e, "", 0, 0)
-		wantCode(t, err, CodeNotAFile)
+		wantCode(t, err, errs.NotAFile)
 	})
 	t.Run("arguments", func(t *testing.T) {
 		for _, a := range [][2]int{{-1, 1}, {1, -1}, {1, 51}} {
 			_, err := readText(t, e, "ascii.txt", a[0], a[1])
-			wantCode(t, err, CodeInvalidArgument)
+			wantCode(t, err, errs.InvalidArgument)
 		}
 	})
 	t.Run("cancelled", func(t *testing.T) {
@@ -178,7 +179,7 @@ func TestReadText(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, err := e.fs.ReadText(ctx, "wd", "big.txt", 150000, 1)
-		wantCode(t, err, CodeCanceled)
+		wantCode(t, err, errs.Canceled)
 	})
 }
 
@@ -188,7 +189,7 @@ func TestReadHugeSingleLineIsBounded(t *testing.T) {
 	e := newEnv(t, ResolverOpenat2)
 	e.write(t, "one-line.txt", strings.Repeat("y", 8<<20)+"\nnext\n")
 	_, err := readText(t, e, "one-line.txt", 1, 1)
-	wantCode(t, err, CodeLineTooLarge)
+	wantCode(t, err, errs.LineTooLarge)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	w, err := readText(t, e, "one-line.txt", 2, 1)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/serverfs/serverfs/errs"
 	"golang.org/x/sys/unix"
 )
 
@@ -162,29 +163,29 @@ func fstat(fd int) (unix.Stat_t, error) {
 }
 
 // errnoError maps a resolution errno to an *Error for wd:rp.
-func errnoError(wd string, rp relPath, err error) *Error {
+func errnoError(wd string, rp relPath, err error) *errs.Error {
 	p := rp.String()
 	var errno unix.Errno
 	if !errors.As(err, &errno) {
-		return newErr(CodeInternal, wd, p, "could not be opened", err)
+		return errs.At(errs.Internal, wd, p, "could not be opened").Wrap(err)
 	}
 	switch errno {
 	case unix.ENOENT:
-		return newErr(CodePathNotFound, wd, p, "does not exist", err)
+		return errs.At(errs.PathNotFound, wd, p, "does not exist").Wrap(err)
 	case unix.ELOOP:
-		return newErr(CodeSymlinkNotAllowed, wd, p, "passes through a symlink; symlinks are never followed", err)
+		return errs.At(errs.SymlinkNotAllowed, wd, p, "passes through a symlink; symlinks are never followed").Wrap(err)
 	case unix.EXDEV:
-		return newErr(CodePathOutsideWorkdir, wd, p, "resolves outside the workdir", err)
+		return errs.At(errs.PathOutsideWorkdir, wd, p, "resolves outside the workdir").Wrap(err)
 	case unix.ENOTDIR:
-		return newErr(CodeNotADirectory, wd, p, "has a parent component that is not a directory", err)
+		return errs.At(errs.NotADirectory, wd, p, "has a parent component that is not a directory").Wrap(err)
 	case unix.EACCES, unix.EPERM:
-		return newErr(CodeAccessDenied, wd, p, "is not readable by the server (permission denied)", err)
+		return errs.At(errs.AccessDenied, wd, p, "is not readable by the server (permission denied)").Wrap(err)
 	case unix.ENAMETOOLONG:
-		return newErr(CodeInvalidPath, wd, p, "is too long", err)
+		return errs.At(errs.InvalidPath, wd, p, "is too long").Wrap(err)
 	case unix.ENXIO, unix.ENODEV, unix.EOPNOTSUPP:
-		return newErr(CodeUnsupportedFileType, wd, p, "is a special file; only regular files and directories can be read", err)
+		return errs.At(errs.UnsupportedFileType, wd, p, "is a special file; only regular files and directories can be read").Wrap(err)
 	default:
-		return newErr(CodeInternal, wd, p, "could not be opened", err)
+		return errs.At(errs.Internal, wd, p, "could not be opened").Wrap(err)
 	}
 }
 

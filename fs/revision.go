@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/serverfs/serverfs/errs"
 	"hash"
 	"io"
 	"sync"
@@ -36,7 +37,7 @@ func validRevision(s string) bool {
 
 func checkRevisionArg(s string) error {
 	if s != "" && !validRevision(s) {
-		return newErr(CodeInvalidArgument, "", "", fmt.Sprintf("expected_revision %q is not a revision (\"sha256:\" and 64 lower-case hex digits, as read_text_file and stat_file return)", displayPath(s)), nil)
+		return errs.New(errs.InvalidArgument, fmt.Sprintf("expected_revision %q is not a revision (\"sha256:\" and 64 lower-case hex digits, as read_text_file and stat_file return)", displayPath(s)))
 	}
 	return nil
 }

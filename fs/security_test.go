@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"encoding/json"
+	"github.com/serverfs/serverfs/errs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,20 +25,20 @@ const (
 var ops = []op{opList, opFind, opRead, opStat, opTail, opTree}
 
 // okSymlink is the expectation "stat succeeds and reports a symlink".
-const okSymlink Code = "ok:symlink"
+const okSymlink errs.Code = "ok:symlink"
 
 // okAny is the expectation "succeeds".
-const okAny Code = "ok"
+const okAny errs.Code = "ok"
 
 // hostileCase is one path through all four operations.
 type hostileCase struct {
 	name string
 	path string
-	all  Code        // expected for every op unless overridden
-	per  map[op]Code // per-op overrides
+	all  errs.Code        // expected for every op unless overridden
+	per  map[op]errs.Code // per-op overrides
 }
 
-func (c hostileCase) want(o op) Code {
+func (c hostileCase) want(o op) errs.Code {
 	if w, ok := c.per[o]; ok {
 		return w
 	}
@@ -80,66 +81,66 @@ func setupHostileTree(t *testing.T, e *testEnv) {
 
 func hostileCases() []hostileCase {
 	long := strings.Repeat("a/", 2048)
-	notFound := map[op]Code{}
+	notFound := map[op]errs.Code{}
 	return []hostileCase{
-		{name: "parent", path: "../", all: CodePathOutsideWorkdir},
-		{name: "grandparent", path: "../../", all: CodePathOutsideWorkdir},
-		{name: "dotdot-etc", path: "foo/../../../etc/passwd", all: CodePathOutsideWorkdir},
-		{name: "dotdot-middle", path: "subdir/../../outside/canary.txt", all: CodePathOutsideWorkdir},
-		{name: "sibling-prefix", path: "../wd-evil/secret.txt", all: CodePathOutsideWorkdir},
-		{name: "absolute", path: "/etc/passwd", all: CodeInvalidPath},
-		{name: "absolute-root", path: "/", all: CodeInvalidPath},
-		{name: "nul", path: "inside.txt\x00.png", all: CodeInvalidPath},
+		{name: "parent", path: "../", all: errs.PathOutsideWorkdir},
+		{name: "grandparent", path: "../../", all: errs.PathOutsideWorkdir},
+		{name: "dotdot-etc", path: "foo/../../../etc/passwd", all: errs.PathOutsideWorkdir},
+		{name: "dotdot-middle", path: "subdir/../../outside/canary.txt", all: errs.PathOutsideWorkdir},
+		{name: "sibling-prefix", path: "../wd-evil/secret.txt", all: errs.PathOutsideWorkdir},
+		{name: "absolute", path: "/etc/passwd", all: errs.InvalidPath},
+		{name: "absolute-root", path: "/", all: errs.InvalidPath},
+		{name: "nul", path: "inside.txt\x00.png", all: errs.InvalidPath},
 		// An interior backslash is part of one name (the kernel resolves
 		// it so): never a separator, never a way up.
-		{name: "backslash", path: `subdir\a.txt`, all: CodePathNotFound},
-		{name: "backslash-traversal", path: `..\..\etc\passwd`, all: CodeHiddenPathNotAllowed}, // a name starting with "."
-		{name: "backslash-traversal-inner", path: `subdir/..\..\outside\canary.txt`, all: CodeHiddenPathNotAllowed},
-		{name: "backslash-traversal-undotted", path: `subdir\..\..\outside\canary.txt`, all: CodePathNotFound},
-		{name: "backslash-name", path: `back\slash.txt`, all: okAny, per: map[op]Code{opList: CodeNotADirectory, opFind: CodeNotADirectory}},
-		{name: "backslash-dir", path: `win\dir`, all: okAny, per: map[op]Code{opRead: CodeNotAFile}},
-		{name: "backslash-dir-file", path: `win\dir/f.txt`, all: okAny, per: map[op]Code{opList: CodeNotADirectory, opFind: CodeNotADirectory}},
+		{name: "backslash", path: `subdir\a.txt`, all: errs.PathNotFound},
+		{name: "backslash-traversal", path: `..\..\etc\passwd`, all: errs.HiddenPathNotAllowed}, // a name starting with "."
+		{name: "backslash-traversal-inner", path: `subdir/..\..\outside\canary.txt`, all: errs.HiddenPathNotAllowed},
+		{name: "backslash-traversal-undotted", path: `subdir\..\..\outside\canary.txt`, all: errs.PathNotFound},
+		{name: "backslash-name", path: `back\slash.txt`, all: okAny, per: map[op]errs.Code{opList: errs.NotADirectory, opFind: errs.NotADirectory}},
+		{name: "backslash-dir", path: `win\dir`, all: okAny, per: map[op]errs.Code{opRead: errs.NotAFile}},
+		{name: "backslash-dir-file", path: `win\dir/f.txt`, all: okAny, per: map[op]errs.Code{opList: errs.NotADirectory, opFind: errs.NotADirectory}},
 		// What Windows reads as absolute stays refused.
-		{name: "windows-drive", path: `C:\foo`, all: CodeInvalidPath},
-		{name: "windows-drive-slash", path: `c:/foo`, all: CodeInvalidPath},
-		{name: "windows-drive-alone", path: `C:`, all: CodeInvalidPath},
-		{name: "windows-unc", path: `\\host\share\x`, all: CodeInvalidPath},
-		{name: "windows-rooted", path: `\x`, all: CodeInvalidPath},
-		{name: "4KiB-path", path: long, all: CodeInvalidPath},
-		{name: "long-component", path: strings.Repeat("n", 300), all: CodeInvalidPath},
-		{name: "invalid-utf8", path: "sub\xffdir", all: CodeInvalidPath},
-		{name: "tilde", path: "~", all: CodePathNotFound},
-		{name: "tilde-slash", path: "~/inside.txt", all: CodePathNotFound},
-		{name: "fullwidth-dots", path: "．．/outside/canary.txt", all: CodePathNotFound},
-		{name: "onedot-leader", path: "\u2024\u2024/outside/canary.txt", all: CodePathNotFound},
-		{name: "symlink-file-inside", path: "link-file", all: CodeSymlinkNotAllowed, per: map[op]Code{opStat: okSymlink}},
-		{name: "symlink-dir-inside", path: "link-dir", all: CodeSymlinkNotAllowed, per: map[op]Code{opStat: okSymlink}},
-		{name: "through-symlink-dir-inside", path: "link-dir/a.txt", all: CodeSymlinkNotAllowed},
-		{name: "symlink-etc", path: "etc/passwd", all: CodeSymlinkNotAllowed},
-		{name: "symlink-outside", path: "out/canary.txt", all: CodeSymlinkNotAllowed},
-		{name: "symlink-other-workdir", path: "evil/secret.txt", all: CodeSymlinkNotAllowed},
-		{name: "dangling-outside", path: "dangling", all: CodeSymlinkNotAllowed, per: map[op]Code{opStat: okSymlink}},
-		{name: "through-dangling", path: "dangling/x", all: CodeSymlinkNotAllowed},
-		{name: "link-chain", path: "chain1", all: CodeSymlinkNotAllowed, per: map[op]Code{opStat: okSymlink}},
-		{name: "relative-dotdot-link", path: "subdir/rel", all: CodeSymlinkNotAllowed, per: map[op]Code{opStat: okSymlink}},
-		{name: "relative-dotdot-dir-link", path: "reldir/canary.txt", all: CodeSymlinkNotAllowed},
-		{name: "absolute-link-back-inside", path: "abs-inside", all: CodeSymlinkNotAllowed, per: map[op]Code{opStat: okSymlink}},
-		{name: "absolute-dir-link-back-inside", path: "abs-inside-dir/a.txt", all: CodeSymlinkNotAllowed},
-		{name: "hidden-file", path: ".hidden", all: CodeHiddenPathNotAllowed},
-		{name: "hidden-dir", path: ".hdir/x.txt", all: CodeHiddenPathNotAllowed},
-		{name: "hidden-via-dotdot", path: "subdir/../.hidden", all: CodeHiddenPathNotAllowed},
-		{name: "denied-id_rsa", path: "id_rsa", all: CodeDeniedPath},
-		{name: "denied-env-any-case", path: "config/.ENV.production", all: CodeDeniedPath},
-		{name: "denied-pem-any-case", path: "certs/server.PEM", all: CodeDeniedPath},
-		{name: "denied-ssh-dir", path: ".ssh", all: CodeDeniedPath},
-		{name: "denied-ssh-file", path: ".ssh/known_hosts", all: CodeDeniedPath},
-		{name: "trailing-slash-file", path: "inside.txt/", all: CodeNotADirectory, per: map[op]Code{opRead: CodeNotAFile}},
-		{name: "trailing-slash-dir", path: "subdir/", all: okAny, per: map[op]Code{opRead: CodeNotAFile}},
-		{name: "double-slash", path: "subdir//a.txt", all: okAny, per: map[op]Code{opList: CodeNotADirectory, opFind: CodeNotADirectory}},
-		{name: "dot-components", path: "./subdir/./a.txt", all: okAny, per: map[op]Code{opList: CodeNotADirectory, opFind: CodeNotADirectory}},
-		{name: "dotdot-stays-inside", path: "subdir/../inside.txt", all: okAny, per: map[op]Code{opList: CodeNotADirectory, opFind: CodeNotADirectory}},
-		{name: "missing", path: "no/such/file", all: CodePathNotFound, per: notFound},
-		{name: "file-as-parent", path: "inside.txt/x", all: CodeNotADirectory},
+		{name: "windows-drive", path: `C:\foo`, all: errs.InvalidPath},
+		{name: "windows-drive-slash", path: `c:/foo`, all: errs.InvalidPath},
+		{name: "windows-drive-alone", path: `C:`, all: errs.InvalidPath},
+		{name: "windows-unc", path: `\\host\share\x`, all: errs.InvalidPath},
+		{name: "windows-rooted", path: `\x`, all: errs.InvalidPath},
+		{name: "4KiB-path", path: long, all: errs.InvalidPath},
+		{name: "long-component", path: strings.Repeat("n", 300), all: errs.InvalidPath},
+		{name: "invalid-utf8", path: "sub\xffdir", all: errs.InvalidPath},
+		{name: "tilde", path: "~", all: errs.PathNotFound},
+		{name: "tilde-slash", path: "~/inside.txt", all: errs.PathNotFound},
+		{name: "fullwidth-dots", path: "．．/outside/canary.txt", all: errs.PathNotFound},
+		{name: "onedot-leader", path: "\u2024\u2024/outside/canary.txt", all: errs.PathNotFound},
+		{name: "symlink-file-inside", path: "link-file", all: errs.SymlinkNotAllowed, per: map[op]errs.Code{opStat: okSymlink}},
+		{name: "symlink-dir-inside", path: "link-dir", all: errs.SymlinkNotAllowed, per: map[op]errs.Code{opStat: okSymlink}},
+		{name: "through-symlink-dir-inside", path: "link-dir/a.txt", all: errs.SymlinkNotAllowed},
+		{name: "symlink-etc", path: "etc/passwd", all: errs.SymlinkNotAllowed},
+		{name: "symlink-outside", path: "out/canary.txt", all: errs.SymlinkNotAllowed},
+		{name: "symlink-other-workdir", path: "evil/secret.txt", all: errs.SymlinkNotAllowed},
+		{name: "dangling-outside", path: "dangling", all: errs.SymlinkNotAllowed, per: map[op]errs.Code{opStat: okSymlink}},
+		{name: "through-dangling", path: "dangling/x", all: errs.SymlinkNotAllowed},
+		{name: "link-chain", path: "chain1", all: errs.SymlinkNotAllowed, per: map[op]errs.Code{opStat: okSymlink}},
+		{name: "relative-dotdot-link", path: "subdir/rel", all: errs.SymlinkNotAllowed, per: map[op]errs.Code{opStat: okSymlink}},
+		{name: "relative-dotdot-dir-link", path: "reldir/canary.txt", all: errs.SymlinkNotAllowed},
+		{name: "absolute-link-back-inside", path: "abs-inside", all: errs.SymlinkNotAllowed, per: map[op]errs.Code{opStat: okSymlink}},
+		{name: "absolute-dir-link-back-inside", path: "abs-inside-dir/a.txt", all: errs.SymlinkNotAllowed},
+		{name: "hidden-file", path: ".hidden", all: errs.HiddenPathNotAllowed},
+		{name: "hidden-dir", path: ".hdir/x.txt", all: errs.HiddenPathNotAllowed},
+		{name: "hidden-via-dotdot", path: "subdir/../.hidden", all: errs.HiddenPathNotAllowed},
+		{name: "denied-id_rsa", path: "id_rsa", all: errs.DeniedPath},
+		{name: "denied-env-any-case", path: "config/.ENV.production", all: errs.DeniedPath},
+		{name: "denied-pem-any-case", path: "certs/server.PEM", all: errs.DeniedPath},
+		{name: "denied-ssh-dir", path: ".ssh", all: errs.DeniedPath},
+		{name: "denied-ssh-file", path: ".ssh/known_hosts", all: errs.DeniedPath},
+		{name: "trailing-slash-file", path: "inside.txt/", all: errs.NotADirectory, per: map[op]errs.Code{opRead: errs.NotAFile}},
+		{name: "trailing-slash-dir", path: "subdir/", all: okAny, per: map[op]errs.Code{opRead: errs.NotAFile}},
+		{name: "double-slash", path: "subdir//a.txt", all: okAny, per: map[op]errs.Code{opList: errs.NotADirectory, opFind: errs.NotADirectory}},
+		{name: "dot-components", path: "./subdir/./a.txt", all: okAny, per: map[op]errs.Code{opList: errs.NotADirectory, opFind: errs.NotADirectory}},
+		{name: "dotdot-stays-inside", path: "subdir/../inside.txt", all: okAny, per: map[op]errs.Code{opList: errs.NotADirectory, opFind: errs.NotADirectory}},
+		{name: "missing", path: "no/such/file", all: errs.PathNotFound, per: notFound},
+		{name: "file-as-parent", path: "inside.txt/x", all: errs.NotADirectory},
 	}
 }
 
@@ -274,7 +275,7 @@ func TestAllowHiddenKeepsDenyList(t *testing.T) {
 		for _, p := range []string{".ssh/known_hosts", ".ssh", "config/.ENV.production", "id_rsa"} {
 			for _, o := range ops {
 				_, err := runOp(e, o, p)
-				wantCode(t, err, CodeDeniedPath)
+				wantCode(t, err, errs.DeniedPath)
 			}
 		}
 		l, err := e.fs.List("wd", "", 0, 500)
@@ -300,7 +301,7 @@ func TestExtraDenyGlobs(t *testing.T) {
 	e.write(t, "deploy/not-secrets/token.txt", "ok\n")
 	for _, p := range []string{"db/app.SQLITE", "deploy/secrets/token.txt", "deploy/secrets"} {
 		_, err := e.fs.Stat("wd", p)
-		wantCode(t, err, CodeDeniedPath)
+		wantCode(t, err, errs.DeniedPath)
 	}
 	if _, err := e.fs.ReadText(context.Background(), "wd", "deploy/not-secrets/token.txt", 0, 0); err != nil {
 		t.Fatal(err)
@@ -312,7 +313,7 @@ func TestUnknownWorkdir(t *testing.T) {
 	e := newEnv(t, ResolverOpenat2)
 	for _, alias := range []string{"WD", "wd2", "", "../wd", "wd\x00"} {
 		_, err := e.fs.Stat(alias, "")
-		wantCode(t, err, CodeWorkdirNotFound)
+		wantCode(t, err, errs.WorkdirNotFound)
 		assertNoLeak(t, e, nil, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/serverfs/serverfs/errs"
 	"golang.org/x/sys/unix"
 )
 
@@ -64,7 +65,7 @@ func TestSpecialFilesNeverBlock(t *testing.T) {
 						}
 						return
 					}
-					wantCode(t, a.err, CodeUnsupportedFileType)
+					wantCode(t, a.err, errs.UnsupportedFileType)
 				})
 			}
 		}
@@ -93,19 +94,19 @@ func TestWalkEntryOpenFileRefusesSpecials(t *testing.T) {
 		e.write(t, "sp/plain.txt", "plain\n")
 		e.symlink(t, "plain.txt", "sp/link")
 		w, _ := e.fs.Workdir("wd")
-		opened := map[string]Code{}
+		opened := map[string]errs.Code{}
 		_, err := w.Walk(context.Background(), "sp", WalkOptions{MaxEntries: 1000, Visit: func(we *WalkEntry) WalkAction {
 			f, _, err := we.OpenFile()
 			if f != nil {
 				f.Close()
 			}
-			opened[we.Name] = CodeOf(err)
+			opened[we.Name] = errs.CodeOf(err)
 			return WalkContinue
 		}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]Code{"fifo": CodeUnsupportedFileType, "sock": CodeUnsupportedFileType, "null": CodeUnsupportedFileType, "link": CodeSymlinkNotAllowed, "plain.txt": ""}
+		want := map[string]errs.Code{"fifo": errs.UnsupportedFileType, "sock": errs.UnsupportedFileType, "null": errs.UnsupportedFileType, "link": errs.SymlinkNotAllowed, "plain.txt": ""}
 		for k, v := range want {
 			if opened[k] != v {
 				t.Errorf("%s: got %q, want %q", k, opened[k], v)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/serverfs/serverfs/errs"
 	"io"
 	"unicode/utf8"
 )
@@ -36,7 +37,7 @@ func (f *FS) ReadTail(ctx context.Context, alias, raw string, n int, decode Deco
 
 func (f *FS) readTail(ctx context.Context, alias, raw string, n, maxBytes int, decode Decoder) (*TextWindow, error) {
 	if n < 1 || n > f.limits.MaxReadLines {
-		return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("tail must be between 1 and %d", f.limits.MaxReadLines), nil)
+		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("tail must be between 1 and %d", f.limits.MaxReadLines))
 	}
 	return f.readWith(alias, raw, decode, false, func(src io.Reader, file *File, size int64) (*TextWindow, error) {
 		if decode != nil || size < 0 {
@@ -51,9 +52,9 @@ func (f *FS) readTail(ctx context.Context, alias, raw string, n, maxBytes int, d
 func sniff(sample []byte) (int, error) {
 	switch {
 	case bytes.HasPrefix(sample, bomUTF16LE) || bytes.HasPrefix(sample, bomUTF16BE):
-		return 0, newErr(CodeUnsupportedTextEncoding, "", "", "is UTF-16 text; only UTF-8 is supported", nil)
+		return 0, errs.New(errs.UnsupportedTextEncoding, "is UTF-16 text; only UTF-8 is supported")
 	case bytes.IndexByte(sample, 0) >= 0:
-		return 0, newErr(CodeBinaryFile, "", "", "is a binary file (it contains NUL bytes)", nil)
+		return 0, errs.New(errs.BinaryFile, "is a binary file (it contains NUL bytes)")
 	case bytes.HasPrefix(sample, bomUTF8):
 		return len(bomUTF8), nil
 	}
@@ -110,7 +111,7 @@ func tailFile(ctx context.Context, file *File, size int64, n, maxBytes int, coun
 		start, k = 0, k+1 // the file's first line
 	}
 	if k == 0 {
-		return nil, newErr(CodeLineTooLarge, "", "", fmt.Sprintf("its last line alone is larger than the %d-byte read limit (SERVERFS_MAX_READ_BYTES); search_text can still find text in it", maxBytes), nil)
+		return nil, errs.New(errs.LineTooLarge, fmt.Sprintf("its last line alone is larger than the %d-byte read limit (SERVERFS_MAX_READ_BYTES); search_text can still find text in it", maxBytes))
 	}
 	out := bytes.Join(chunks, nil)[start-chunkLo:]
 	if start == 0 {
@@ -175,11 +176,11 @@ func checkWindow(out []byte, startLine int, numbered bool) error {
 		return fmt.Sprintf("line %d", startLine+bytes.Count(out[:i], []byte{'\n'}))
 	}
 	if i := bytes.IndexByte(out, 0); i >= 0 {
-		return newErr(CodeBinaryFile, "", "", fmt.Sprintf("is a binary file (NUL byte %s)", onLine(where(i))), nil)
+		return errs.New(errs.BinaryFile, fmt.Sprintf("is a binary file (NUL byte %s)", onLine(where(i))))
 	}
 	if !utf8.Valid(out) {
 		i := firstInvalidUTF8(out)
-		return newErr(CodeUnsupportedTextEncoding, "", "", fmt.Sprintf("is not valid UTF-8 (%s); only UTF-8 text is supported", where(i)), nil)
+		return errs.New(errs.UnsupportedTextEncoding, fmt.Sprintf("is not valid UTF-8 (%s); only UTF-8 text is supported", where(i)))
 	}
 	return nil
 }
@@ -267,7 +268,7 @@ func tailStream(ctx context.Context, r io.Reader, n, maxBytes int) (*TextWindow,
 			zero := 0
 			return &TextWindow{StartLine: 1, EndLine: 0, TotalLines: &zero}, nil
 		}
-		return nil, newErr(CodeLineTooLarge, "", "", fmt.Sprintf("line %d (its last) alone is larger than the %d-byte read limit (SERVERFS_MAX_READ_BYTES); search_text can still find text in it", lastOversized, maxBytes), nil)
+		return nil, errs.New(errs.LineTooLarge, fmt.Sprintf("line %d (its last) alone is larger than the %d-byte read limit (SERVERFS_MAX_READ_BYTES); search_text can still find text in it", lastOversized, maxBytes))
 	}
 	out := buf[starts[head]:]
 	startLine := lines - k + 1

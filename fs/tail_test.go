@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/serverfs/serverfs/errs"
 	"io"
 	"math/rand"
 	"os"
@@ -85,7 +86,7 @@ func TestReadTail(t *testing.T) {
 			for mode, read := range map[string]func(*testing.T, *testEnv, string, int) (*TextWindow, error){"plain": tailPlain, "stream": tailStreamed} {
 				w, err := read(t, e, name, n)
 				if tooLarge {
-					if CodeOf(err) != CodeLineTooLarge {
+					if errs.CodeOf(err) != errs.LineTooLarge {
 						t.Errorf("%s %s tail %d: %v, want LINE_TOO_LARGE", mode, name, n, err)
 					}
 					continue
@@ -122,9 +123,9 @@ func TestReadTail(t *testing.T) {
 	e.write(t, "nul.txt", "text\nmore\x00text\nend\n")
 	e.write(t, "utf16.txt", "\xFF\xFEa\x00")
 	e.write(t, "latin1.txt", "ok\ncaf\xE9\n")
-	for name, code := range map[string]Code{"nul.txt": CodeBinaryFile, "utf16.txt": CodeUnsupportedTextEncoding, "latin1.txt": CodeUnsupportedTextEncoding} {
+	for name, code := range map[string]errs.Code{"nul.txt": errs.BinaryFile, "utf16.txt": errs.UnsupportedTextEncoding, "latin1.txt": errs.UnsupportedTextEncoding} {
 		for mode, read := range map[string]func(*testing.T, *testEnv, string, int) (*TextWindow, error){"plain": tailPlain, "stream": tailStreamed} {
-			if _, err := read(t, e, name, 5); CodeOf(err) != code {
+			if _, err := read(t, e, name, 5); errs.CodeOf(err) != code {
 				t.Errorf("%s %s: %v, want %s", mode, name, err, code)
 			}
 		}
@@ -134,13 +135,13 @@ func TestReadTail(t *testing.T) {
 	if w, err := tailPlain(t, e, "latin1-head.txt", 1); err != nil || w.Content != "ok\n" || w.StartLine != 2 {
 		t.Errorf("bad byte before the window: %+v %v", w, err)
 	}
-	if _, err := tailPlain(t, e, "one.txt", 0); CodeOf(err) != CodeInvalidArgument {
+	if _, err := tailPlain(t, e, "one.txt", 0); errs.CodeOf(err) != errs.InvalidArgument {
 		t.Errorf("tail 0: %v", err)
 	}
-	if _, err := tailPlain(t, e, "numbered.txt", 51); CodeOf(err) != CodeInvalidArgument {
+	if _, err := tailPlain(t, e, "numbered.txt", 51); errs.CodeOf(err) != errs.InvalidArgument {
 		t.Errorf("tail over max_lines: %v", err)
 	}
-	if _, err := tailPlain(t, e, "nofile.txt", 5); CodeOf(err) != CodePathNotFound {
+	if _, err := tailPlain(t, e, "nofile.txt", 5); errs.CodeOf(err) != errs.PathNotFound {
 		t.Errorf("missing: %v", err)
 	}
 }
@@ -178,7 +179,7 @@ func TestReadTailRandom(t *testing.T) {
 		for mode, read := range map[string]func(*testing.T, *testEnv, string, int) (*TextWindow, error){"plain": tailPlain, "stream": tailStreamed} {
 			w, err := read(t, e, name, n)
 			if tooLarge {
-				if CodeOf(err) != CodeLineTooLarge {
+				if errs.CodeOf(err) != errs.LineTooLarge {
 					t.Fatalf("%s %s tail %d: %v, want LINE_TOO_LARGE", mode, name, n, err)
 				}
 				continue
@@ -268,7 +269,7 @@ func TestReadTailHugeFileReadsItsEnd(t *testing.T) {
 	nul := bytes.Repeat([]byte("x\n"), 60000)
 	nul[len(nul)-3] = 0
 	small.write(t, "nul.log", string(nul))
-	if _, err := tailPlain(t, small, "nul.log", 3); CodeOf(err) != CodeBinaryFile {
+	if _, err := tailPlain(t, small, "nul.log", 3); errs.CodeOf(err) != errs.BinaryFile {
 		t.Errorf("NUL in an unnumbered window: %v", err)
 	}
 }

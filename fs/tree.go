@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/serverfs/serverfs/errs"
 	"golang.org/x/sys/unix"
 )
 
@@ -77,7 +78,7 @@ func (f *FS) Tree(ctx context.Context, alias, raw string, opts TreeOptions) (*Tr
 		limit = f.limits.DefaultListLimit
 	}
 	if opts.Depth < 1 || opts.Depth > MaxTreeDepth || opts.Offset < 0 || limit < 1 || limit > f.limits.MaxListEntries {
-		return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("depth must be between 1 and %d, offset >= 0 and limit between 1 and %d", MaxTreeDepth, f.limits.MaxListEntries), nil)
+		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("depth must be between 1 and %d, offset >= 0 and limit between 1 and %d", MaxTreeDepth, f.limits.MaxListEntries))
 	}
 	rp, err := w.clean(raw)
 	if err != nil {
@@ -138,7 +139,7 @@ func (f *FS) Tree(ctx context.Context, alias, raw string, opts TreeOptions) (*Tr
 	}
 	if wr.Truncated && !t.HasMore {
 		if wr.TruncatedReason == TruncatedTimeout && context.Cause(ctx) == context.Canceled {
-			return nil, newErr(CodeCanceled, w.alias, prefix, "the listing was cancelled", nil)
+			return nil, errs.At(errs.Canceled, w.alias, prefix, "the listing was cancelled")
 		}
 		t.Truncated = wr.TruncatedReason
 	}

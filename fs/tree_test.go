@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/serverfs/serverfs/errs"
 	"golang.org/x/sys/unix"
 )
 
@@ -127,11 +128,11 @@ func TestTree(t *testing.T) {
 		}
 	}
 	for _, o := range []TreeOptions{{Depth: 0}, {Depth: 6}, {Depth: 2, Offset: -1}, {Depth: 2, Limit: 1001}} {
-		if _, err := e.fs.Tree(ctx, "wd", "", o); CodeOf(err) != CodeInvalidArgument {
+		if _, err := e.fs.Tree(ctx, "wd", "", o); errs.CodeOf(err) != errs.InvalidArgument {
 			t.Errorf("%+v: %v", o, err)
 		}
 	}
-	if _, err := e.fs.Tree(ctx, "wd", "a.txt", TreeOptions{Depth: 2}); CodeOf(err) != CodeNotADirectory {
+	if _, err := e.fs.Tree(ctx, "wd", "a.txt", TreeOptions{Depth: 2}); errs.CodeOf(err) != errs.NotADirectory {
 		t.Errorf("a file: %v", err)
 	}
 }

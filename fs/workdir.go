@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/serverfs/serverfs/errs"
 	"golang.org/x/sys/unix"
 )
 
@@ -197,7 +198,7 @@ func (f *FS) Workdir(alias string) (*Workdir, error) {
 	if len(names) > 0 {
 		msg += "; known: " + strings.Join(names, ", ")
 	}
-	return nil, newErr(CodeWorkdirNotFound, "", "", fmt.Sprintf("%q: %s", displayPath(alias), msg), nil)
+	return nil, errs.New(errs.WorkdirNotFound, fmt.Sprintf("%q: %s", displayPath(alias), msg))
 }
 
 // Info describes the workdir for agents.
@@ -270,7 +271,7 @@ func (w *Workdir) clean(raw string) (relPath, error) {
 		return relPath{}, e
 	}
 	if code, msg := w.policy.check(rp); code != "" {
-		return relPath{}, newErr(code, w.alias, rp.String(), msg, nil)
+		return relPath{}, errs.At(code, w.alias, rp.String(), msg)
 	}
 	return rp, nil
 }
@@ -301,7 +302,7 @@ func (w *Workdir) openAs(raw string, want EntryType) (int, relPath, unix.Stat_t,
 		return -1, rp, unix.Stat_t{}, err
 	}
 	if rp.wantDir && want == TypeFile {
-		return -1, rp, unix.Stat_t{}, newErr(CodeNotAFile, w.alias, rp.String(), "ends with '/' but a file was expected", nil)
+		return -1, rp, unix.Stat_t{}, errs.At(errs.NotAFile, w.alias, rp.String(), "ends with '/' but a file was expected")
 	}
 	fd, st, err := w.openVerified(w.rootFD, rp.comps, rp, want)
 	if err != nil {
@@ -346,7 +347,7 @@ func (w *Workdir) openVerified(dirfd int, comps []string, rp relPath, want Entry
 			return -1, st2, err
 		}
 		if attempt == 2 {
-			return -1, st2, newErr(CodePathNotFound, w.alias, rp.String(), "kept changing while it was being opened; try again", nil)
+			return -1, st2, errs.At(errs.PathNotFound, w.alias, rp.String(), "kept changing while it was being opened; try again")
 		}
 	}
 }
@@ -355,15 +356,15 @@ func (w *Workdir) checkType(rp relPath, mode uint32, want EntryType) error {
 	t := typeOfMode(mode)
 	switch {
 	case t == TypeSymlink:
-		return newErr(CodeSymlinkNotAllowed, w.alias, rp.String(), "is a symlink; symlinks are never followed", nil)
+		return errs.At(errs.SymlinkNotAllowed, w.alias, rp.String(), "is a symlink; symlinks are never followed")
 	case t == TypeOther:
-		return newErr(CodeUnsupportedFileType, w.alias, rp.String(), fmt.Sprintf("is %s; only regular files and directories can be read", specialKind(mode)), nil)
+		return errs.At(errs.UnsupportedFileType, w.alias, rp.String(), fmt.Sprintf("is %s; only regular files and directories can be read", specialKind(mode)))
 	case want == TypeFile && t == TypeDirectory:
-		return newErr(CodeNotAFile, w.alias, rp.String(), "is a directory, not a file", nil)
+		return errs.At(errs.NotAFile, w.alias, rp.String(), "is a directory, not a file")
 	case want == TypeDirectory && t == TypeFile:
-		return newErr(CodeNotADirectory, w.alias, rp.String(), "is a file, not a directory", nil)
+		return errs.At(errs.NotADirectory, w.alias, rp.String(), "is a file, not a directory")
 	case rp.wantDir && t != TypeDirectory:
-		return newErr(CodeNotADirectory, w.alias, rp.String(), "ends with '/' but is not a directory", nil)
+		return errs.At(errs.NotADirectory, w.alias, rp.String(), "ends with '/' but is not a directory")
 	}
 	return nil
 }
@@ -430,7 +431,7 @@ func (w *Workdir) lstatPath(raw string) (relPath, unix.Stat_t, error) {
 		return rp, st, w.withNearMisses(err, rp)
 	}
 	if rp.wantDir && typeOfMode(st.Mode) != TypeDirectory {
-		return rp, st, newErr(CodeNotADirectory, w.alias, rp.String(), "ends with '/' but is not a directory", nil)
+		return rp, st, errs.At(errs.NotADirectory, w.alias, rp.String(), "ends with '/' but is not a directory")
 	}
 	return rp, st, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/serverfs/serverfs/errs"
 	"golang.org/x/sys/unix"
 )
 
@@ -67,7 +68,7 @@ func (f *FS) AttachWorkspace(parent, id string, rootFD int, meta WorkspaceMeta) 
 	p, ok := f.byAlias[parent]
 	if !ok || !ValidWorkspaceID(id) {
 		unix.Close(rootFD)
-		return nil, newErr(CodeInvalidArgument, "", "", "not a workspace of a configured workdir", nil)
+		return nil, errs.New(errs.InvalidArgument, "not a workspace of a configured workdir")
 	}
 	alias := parent + "@" + id
 	w := &Workdir{alias: alias, description: p.description, mode: ModeReadWrite, rootFD: rootFD, open: p.open, policy: p.policy, workspace: &meta}
@@ -78,7 +79,7 @@ func (f *FS) AttachWorkspace(parent, id string, rootFD int, meta WorkspaceMeta) 
 	}
 	if _, dup := f.spaces[alias]; dup {
 		unix.Close(rootFD)
-		return nil, newErr(CodeInvalidArgument, alias, "", "is attached already", nil)
+		return nil, errs.At(errs.InvalidArgument, alias, "", "is attached already")
 	}
 	f.spaces[alias] = w
 	return w, nil
@@ -233,7 +234,7 @@ func (w *Workdir) Workspace() *WorkspaceMeta { return w.workspace }
 
 // workspaceNotFound is WORKDIR_NOT_FOUND for an alias with '@'.
 func workspaceNotFound(alias string) error {
-	return newErr(CodeWorkdirNotFound, "", "", fmt.Sprintf("%q: no workspace has this alias (discarded, expired, or never created; list_workspaces lists them)", displayPath(alias)), nil)
+	return errs.New(errs.WorkdirNotFound, fmt.Sprintf("%q: no workspace has this alias (discarded, expired, or never created; list_workspaces lists them)", displayPath(alias)))
 }
 
 // age renders how long ago t was, to the minute ("3m", "2h5m", "4d3h").

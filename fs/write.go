@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/unidiff"
 )
 
@@ -90,7 +91,7 @@ func (f *FS) writableWorkdir(alias string) (*Workdir, error) {
 		return nil, err
 	}
 	if w.mode != ModeReadWrite {
-		return nil, newErr(CodeWorkdirReadOnly, w.alias, "", "is read-only; the administrator did not enable writes on it", nil)
+		return nil, errs.At(errs.WorkdirReadOnly, w.alias, "", "is read-only; the administrator did not enable writes on it")
 	}
 	return w, nil
 }
@@ -121,8 +122,8 @@ func (t *target) close() {
 	}
 }
 
-func (t *target) err(code Code, msg string, cause error) *Error {
-	return newErr(code, t.w.alias, t.rp.String(), msg, cause)
+func (t *target) err(code errs.Code, msg string, cause error) *errs.Error {
+	return errs.At(code, t.w.alias, t.rp.String(), msg).Wrap(cause)
 }
 
 // writeTarget resolves raw for a write: the policy on the whole path, no
@@ -133,16 +134,16 @@ func (w *Workdir) writeTarget(raw string) (*target, error) {
 		return nil, err
 	}
 	if len(rp.comps) == 0 {
-		return nil, newErr(CodeInvalidPath, w.alias, "", "is the workdir root, which cannot be created, replaced, moved or deleted", nil)
+		return nil, errs.At(errs.InvalidPath, w.alias, "", "is the workdir root, which cannot be created, replaced, moved or deleted")
 	}
 	if InGitDir(rp.String()) {
-		return nil, newErr(CodeDeniedPath, w.alias, rp.String(), "is inside .git (repository metadata); ServerFS never writes there", nil)
+		return nil, errs.At(errs.DeniedPath, w.alias, rp.String(), "is inside .git (repository metadata); ServerFS never writes there")
 	}
 	dir := relPath{comps: rp.comps[:len(rp.comps)-1]}
 	fd, _, err := w.openVerified(w.rootFD, dir.comps, dir, TypeDirectory)
 	if err != nil {
-		if CodeOf(err) == CodePathNotFound {
-			return nil, newErr(CodePathNotFound, w.alias, rp.String(), fmt.Sprintf("cannot be written: its parent directory %q does not exist (create it with create_directory)", dir.String()), err)
+		if errs.CodeOf(err) == errs.PathNotFound {
+			return nil, errs.At(errs.PathNotFound, w.alias, rp.String(), fmt.Sprintf("cannot be written: its parent directory %q does not exist (create it with create_directory)", dir.String())).Wrap(err)
 		}
 		return nil, err
 	}
@@ -173,7 +174,7 @@ func (t *target) lstat() (st unix.Stat_t, exists bool, err error) {
 func (t *target) lstatExisting() (unix.Stat_t, error) {
 	st, exists, err := t.lstat()
 	if err == nil && !exists {
-		err = t.err(CodePathNotFound, "does not exist", nil)
+		err = t.err(errs.PathNotFound, "does not exist", nil)
 	}
 	return st, err
 }
@@ -189,14 +190,14 @@ func (t *target) readCurrent(max int) ([]byte, unix.Stat_t, error) {
 	f := newFile(fd, "")
 	defer f.Close()
 	if st.Size > int64(max) {
-		return nil, st, t.err(CodeWriteLimitExceeded, fmt.Sprintf("is %d bytes, larger than the %d-byte write limit (SERVERFS_MAX_WRITE_BYTES); ServerFS does not change it", st.Size, max), nil)
+		return nil, st, t.err(errs.WriteLimitExceeded, fmt.Sprintf("is %d bytes, larger than the %d-byte write limit (SERVERFS_MAX_WRITE_BYTES); ServerFS does not change it", st.Size, max), nil)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
 	if err != nil {
-		return nil, st, t.err(CodeInternal, "could not be read", err)
+		return nil, st, t.err(errs.Internal, "could not be read", err)
 	}
 	if len(b) > max {
-		return nil, st, t.err(CodeWriteLimitExceeded, fmt.Sprintf("is larger than the %d-byte write limit (SERVERFS_MAX_WRITE_BYTES); ServerFS does not change it", max), nil)
+		return nil, st, t.err(errs.WriteLimitExceeded, fmt.Sprintf("is larger than the %d-byte write limit (SERVERFS_MAX_WRITE_BYTES); ServerFS does not change it", max), nil)
 	}
 	return b, st, nil
 }
@@ -210,7 +211,7 @@ func (t *target) readExpected(expected string, max int) ([]byte, unix.Stat_t, er
 		return nil, st, err
 	}
 	if cur := Revision(old); cur != expected {
-		return nil, st, t.err(CodeRevisionMismatch, fmt.Sprintf("has changed: its current revision is %s, not the expected %s; read it again (nothing was changed)", cur, expected), nil)
+		return nil, st, t.err(errs.RevisionMismatch, fmt.Sprintf("has changed: its current revision is %s, not the expected %s; read it again (nothing was changed)", cur, expected), nil)
 	}
 	return old, st, nil
 }
@@ -291,31 +292,31 @@ func syncDir(fd int) error {
 }
 
 // writeErrno maps an errno of a write system call.
-func writeErrno(t *target, err error) *Error {
+func writeErrno(t *target, err error) *errs.Error {
 	switch {
 	case isErrno(err, unix.EACCES), isErrno(err, unix.EPERM):
-		return t.err(CodeAccessDenied, "is not writable by the server (permission denied)", err)
+		return t.err(errs.AccessDenied, "is not writable by the server (permission denied)", err)
 	case isErrno(err, unix.EROFS):
-		return t.err(CodeWorkdirReadOnly, "is on a read-only mount", err)
+		return t.err(errs.WorkdirReadOnly, "is on a read-only mount", err)
 	case isErrno(err, unix.ENOSPC), isErrno(err, unix.EDQUOT):
-		return t.err(CodeNoSpace, "cannot be written: no space left on the device (or quota exceeded)", err)
+		return t.err(errs.NoSpace, "cannot be written: no space left on the device (or quota exceeded)", err)
 	case isErrno(err, unix.EXDEV):
-		return t.err(CodeInvalidArgument, "cannot be moved across filesystems", err)
+		return t.err(errs.InvalidArgument, "cannot be moved across filesystems", err)
 	default:
-		return t.err(CodeInternal, "could not be written", err)
+		return t.err(errs.Internal, "could not be written", err)
 	}
 }
 
 // checkContent enforces what new file content may be.
 func checkContent(content []byte, max int, what string) error {
 	if len(content) > max {
-		return newErr(CodeWriteLimitExceeded, "", "", fmt.Sprintf("%s is %d bytes, larger than the %d-byte write limit (SERVERFS_MAX_WRITE_BYTES)", what, len(content), max), nil)
+		return errs.New(errs.WriteLimitExceeded, fmt.Sprintf("%s is %d bytes, larger than the %d-byte write limit (SERVERFS_MAX_WRITE_BYTES)", what, len(content), max))
 	}
 	if i := bytes.IndexByte(content, 0); i >= 0 {
-		return newErr(CodeInvalidContent, "", "", fmt.Sprintf("%s contains a NUL byte (at byte %d); only text can be written", what, i), nil)
+		return errs.New(errs.InvalidContent, fmt.Sprintf("%s contains a NUL byte (at byte %d); only text can be written", what, i))
 	}
 	if !utf8.Valid(content) {
-		return newErr(CodeInvalidContent, "", "", fmt.Sprintf("%s is not valid UTF-8 (at byte %d); only UTF-8 text can be written", what, firstInvalidUTF8(content)), nil)
+		return errs.New(errs.InvalidContent, fmt.Sprintf("%s is not valid UTF-8 (at byte %d); only UTF-8 text can be written", what, firstInvalidUTF8(content)))
 	}
 	return nil
 }
@@ -336,17 +337,17 @@ func (f *FS) WriteFile(ctx context.Context, alias, raw, content, expectedRevisio
 // overlap; all of them are applied together or none is.
 func (f *FS) EditFile(ctx context.Context, alias, raw string, edits []Edit, expectedRevision string) (*WriteResult, error) {
 	if expectedRevision == "" {
-		return nil, newErr(CodeInvalidArgument, "", "", "expected_revision is required: read the file with read_text_file (or stat_file) and pass its revision", nil)
+		return nil, errs.New(errs.InvalidArgument, "expected_revision is required: read the file with read_text_file (or stat_file) and pass its revision")
 	}
 	if len(edits) == 0 || len(edits) > MaxEdits {
-		return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("edits must hold between 1 and %d replacements", MaxEdits), nil)
+		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("edits must hold between 1 and %d replacements", MaxEdits))
 	}
 	for i, e := range edits {
 		if e.OldText == "" {
-			return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("edit %d: old_text is empty; it must be text that occurs exactly once in the file", i+1), nil)
+			return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("edit %d: old_text is empty; it must be text that occurs exactly once in the file", i+1))
 		}
 		if e.OldText == e.NewText {
-			return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("edit %d: old_text and new_text are the same", i+1), nil)
+			return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("edit %d: old_text and new_text are the same", i+1))
 		}
 		if err := checkContent([]byte(e.NewText), f.limits.MaxWriteBytes, fmt.Sprintf("edit %d: new_text", i+1)); err != nil {
 			return nil, err
@@ -367,10 +368,10 @@ func (f *FS) EditFile(ctx context.Context, alias, raw string, edits []Edit, expe
 // checkText refuses to edit a file that read_text_file would refuse.
 func checkText(b []byte) error {
 	if bytes.IndexByte(b, 0) >= 0 {
-		return newErr(CodeBinaryFile, "", "", "is a binary file (it contains NUL bytes); it cannot be edited", nil)
+		return errs.New(errs.BinaryFile, "is a binary file (it contains NUL bytes); it cannot be edited")
 	}
 	if !utf8.Valid(b) {
-		return newErr(CodeUnsupportedTextEncoding, "", "", "is not valid UTF-8; it cannot be edited", nil)
+		return errs.New(errs.UnsupportedTextEncoding, "is not valid UTF-8; it cannot be edited")
 	}
 	return nil
 }
@@ -382,10 +383,10 @@ func applyEdits(old []byte, edits []Edit) ([]byte, error) {
 	for i, e := range edits {
 		at := bytes.Index(old, []byte(e.OldText))
 		if at < 0 {
-			return nil, newErr(CodeEditNotFound, "", "", fmt.Sprintf("edit %d: old_text does not occur in the file (it must match exactly, whitespace and line endings included); nothing was changed", i+1), nil)
+			return nil, errs.New(errs.EditNotFound, fmt.Sprintf("edit %d: old_text does not occur in the file (it must match exactly, whitespace and line endings included); nothing was changed", i+1))
 		}
 		if n := countNonOverlapping(old, []byte(e.OldText)); n > 1 {
-			return nil, newErr(CodeEditAmbiguous, "", "", fmt.Sprintf("edit %d: old_text occurs %d times; include more surrounding text so that it occurs once; nothing was changed", i+1, n), nil)
+			return nil, errs.New(errs.EditAmbiguous, fmt.Sprintf("edit %d: old_text occurs %d times; include more surrounding text so that it occurs once; nothing was changed", i+1, n))
 		}
 		spans = append(spans, span{at, at + len(e.OldText), i})
 	}
@@ -398,7 +399,7 @@ func applyEdits(old []byte, edits []Edit) ([]byte, error) {
 	}
 	for i := 1; i < len(spans); i++ {
 		if spans[i].at < spans[i-1].end {
-			return nil, newErr(CodeInvalidArgument, "", "", fmt.Sprintf("edits %d and %d overlap in the file; combine them into one edit", spans[i-1].edit+1, spans[i].edit+1), nil)
+			return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("edits %d and %d overlap in the file; combine them into one edit", spans[i-1].edit+1, spans[i].edit+1))
 		}
 	}
 	var out bytes.Buffer
@@ -440,7 +441,7 @@ func (f *FS) rewrite(ctx context.Context, alias, raw, expected string, mayCreate
 	}
 	defer t.close()
 	if t.rp.wantDir {
-		return nil, t.err(CodeNotAFile, "ends with '/' but a file was expected", nil)
+		return nil, t.err(errs.NotAFile, "ends with '/' but a file was expected", nil)
 	}
 	release, err := f.lease.Acquire(ctx, alias)
 	if err != nil {
@@ -453,17 +454,17 @@ func (f *FS) rewrite(ctx context.Context, alias, raw, expected string, mayCreate
 		return nil, err
 	}
 	located := func(err error) error {
-		if e, ok := err.(*Error); ok && e.Workdir == "" {
+		if e, ok := err.(*errs.Error); ok && e.Workdir == "" {
 			e.Workdir, e.Path = t.w.alias, t.rp.String()
 		}
 		return err
 	}
 	if !exists {
 		if !mayCreate {
-			return nil, t.err(CodePathNotFound, "does not exist", nil)
+			return nil, t.err(errs.PathNotFound, "does not exist", nil)
 		}
 		if expected != "" {
-			return nil, t.err(CodeRevisionMismatch, "does not exist, so it has no revision; omit expected_revision to create it", nil)
+			return nil, t.err(errs.RevisionMismatch, "does not exist, so it has no revision; omit expected_revision to create it", nil)
 		}
 		content, _, err := produce(nil)
 		if err != nil {
@@ -476,7 +477,7 @@ func (f *FS) rewrite(ctx context.Context, alias, raw, expected string, mayCreate
 		if err := unix.Renameat2(t.parent, tmp, t.parent, t.name, unix.RENAME_NOREPLACE); err != nil {
 			unix.Unlinkat(t.parent, tmp, 0)
 			if err == unix.EEXIST {
-				return nil, t.err(CodeRevisionMismatch, "was created by someone else meanwhile; read it and pass its revision to replace it", nil)
+				return nil, t.err(errs.RevisionMismatch, "was created by someone else meanwhile; read it and pass its revision to replace it", nil)
 			}
 			return nil, writeErrno(t, err)
 		}
@@ -493,7 +494,7 @@ func (f *FS) rewrite(ctx context.Context, alias, raw, expected string, mayCreate
 		if err != nil {
 			return nil, err
 		}
-		return nil, t.err(CodeRevisionMismatch, fmt.Sprintf("already exists (current revision %s); pass it as expected_revision to replace the file", Revision(old)), nil)
+		return nil, t.err(errs.RevisionMismatch, fmt.Sprintf("already exists (current revision %s); pass it as expected_revision to replace the file", Revision(old)), nil)
 	}
 	old, st, err := t.readExpected(expected, f.limits.MaxWriteBytes)
 	if err != nil {
@@ -515,7 +516,7 @@ func (f *FS) rewrite(ctx context.Context, alias, raw, expected string, mayCreate
 	// who changed the file since it was read (a write changes its ctime).
 	if !t.unchanged(&st) {
 		unix.Unlinkat(t.parent, tmp, 0)
-		return nil, t.err(CodeRevisionMismatch, "was changed by another program while it was being written; read it again", nil)
+		return nil, t.err(errs.RevisionMismatch, "was changed by another program while it was being written; read it again", nil)
 	}
 	if err := unix.Renameat(t.parent, tmp, t.parent, t.name); err != nil {
 		unix.Unlinkat(t.parent, tmp, 0)
@@ -551,7 +552,7 @@ func (f *FS) CreateDirectory(ctx context.Context, alias, raw string) (*WriteResu
 	}
 	t, err := w.writeTarget(raw)
 	if err != nil {
-		if CodeOf(err) != CodePathNotFound {
+		if errs.CodeOf(err) != errs.PathNotFound {
 			return nil, err
 		}
 		// The parent is missing: created below, component by component.
@@ -576,7 +577,7 @@ func (f *FS) CreateDirectory(ctx context.Context, alias, raw string) (*WriteResu
 		var fd int
 		for attempt := 0; ; attempt++ {
 			fd, _, err = w.openVerified(cur, []string{c}, sub, TypeDirectory)
-			if CodeOf(err) != CodePathNotFound || attempt == 2 {
+			if errs.CodeOf(err) != errs.PathNotFound || attempt == 2 {
 				break
 			}
 			if err = unix.Mkdirat(cur, c, 0o755); err != nil && err != unix.EEXIST {
@@ -623,7 +624,7 @@ func (f *FS) MovePath(ctx context.Context, alias, from, to, expectedRevision str
 	}
 	defer dst.close()
 	if len(dst.rp.comps) >= len(src.rp.comps) && equalComps(dst.rp.comps[:len(src.rp.comps)], src.rp.comps) {
-		return nil, src.err(CodeInvalidArgument, fmt.Sprintf("cannot be moved to %q: the destination is the source or inside it", dst.rp.String()), nil)
+		return nil, src.err(errs.InvalidArgument, fmt.Sprintf("cannot be moved to %q: the destination is the source or inside it", dst.rp.String()), nil)
 	}
 	release, err := f.lease.Acquire(ctx, alias)
 	if err != nil {
@@ -639,7 +640,7 @@ func (f *FS) MovePath(ctx context.Context, alias, from, to, expectedRevision str
 	switch typeOfMode(st.Mode) {
 	case TypeFile:
 		if src.rp.wantDir || dst.rp.wantDir {
-			return nil, src.err(CodeNotADirectory, "is a file, but a path ends with '/'", nil)
+			return nil, src.err(errs.NotADirectory, "is a file, but a path ends with '/'", nil)
 		}
 		if expectedRevision != "" {
 			if _, _, err := src.readExpected(expectedRevision, f.limits.MaxWriteBytes); err != nil {
@@ -651,7 +652,7 @@ func (f *FS) MovePath(ctx context.Context, alias, from, to, expectedRevision str
 		res.Size = &size
 	case TypeDirectory:
 		if expectedRevision != "" {
-			return nil, src.err(CodeInvalidArgument, "is a directory; expected_revision applies to files only", nil)
+			return nil, src.err(errs.InvalidArgument, "is a directory; expected_revision applies to files only", nil)
 		}
 		fd, _, err := w.openVerified(src.parent, []string{src.name}, src.rp, TypeDirectory)
 		if err != nil {
@@ -668,7 +669,7 @@ func (f *FS) MovePath(ctx context.Context, alias, from, to, expectedRevision str
 	}
 	if err := unix.Renameat2(src.parent, src.name, dst.parent, dst.name, unix.RENAME_NOREPLACE); err != nil {
 		if err == unix.EEXIST {
-			return nil, dst.err(CodePathExists, "already exists; move_path never replaces (delete it first, or choose another name)", nil)
+			return nil, dst.err(errs.PathExists, "already exists; move_path never replaces (delete it first, or choose another name)", nil)
 		}
 		return nil, writeErrno(src, err)
 	}
@@ -697,7 +698,7 @@ func equalComps(a, b []string) bool {
 // hidden, denied or .git entry, or is too large to check.
 func (w *Workdir) checkMovable(fd int, rel, dstRel relPath, budget *int, depth int) error {
 	if depth > MaxWalkDepth {
-		return newErr(CodeDirectoryTooLarge, w.alias, rel.String(), "is too deep to move", nil)
+		return errs.At(errs.DirectoryTooLarge, w.alias, rel.String(), "is too deep to move")
 	}
 	ents, more, err := readDirents(fd, *budget)
 	if err != nil {
@@ -705,13 +706,13 @@ func (w *Workdir) checkMovable(fd int, rel, dstRel relPath, budget *int, depth i
 	}
 	*budget -= len(ents)
 	if more {
-		return newErr(CodeDirectoryTooLarge, w.alias, rel.String(), "holds more entries than SERVERFS_MAX_WALK_ENTRIES allows checking; it cannot be moved", nil)
+		return errs.At(errs.DirectoryTooLarge, w.alias, rel.String(), "holds more entries than SERVERFS_MAX_WALK_ENTRIES allows checking; it cannot be moved")
 	}
 	for _, d := range ents {
 		// Checked where it is and where it would be: a deny pattern with
 		// '/' (config/prod/*.yaml) may match only the destination.
 		if !w.policy.visible(rel, d.name) || !w.policy.visible(dstRel, d.name) || strings.EqualFold(d.name, ".git") {
-			return newErr(CodeDeniedPath, w.alias, rel.String(), "contains hidden, credential or .git entries, which ServerFS does not move", nil)
+			return errs.At(errs.DeniedPath, w.alias, rel.String(), "contains hidden, credential or .git entries, which ServerFS does not move")
 		}
 		if direntType(fd, d) != TypeDirectory {
 			continue
@@ -755,17 +756,17 @@ func (f *FS) DeletePath(ctx context.Context, alias, raw, expectedRevision string
 	switch typeOfMode(st.Mode) {
 	case TypeFile:
 		if t.rp.wantDir {
-			return nil, t.err(CodeNotADirectory, "ends with '/' but is a file", nil)
+			return nil, t.err(errs.NotADirectory, "ends with '/' but is a file", nil)
 		}
 		if expectedRevision == "" {
-			return nil, t.err(CodeInvalidArgument, "is a file: expected_revision is required to delete it (read_text_file or stat_file return it)", nil)
+			return nil, t.err(errs.InvalidArgument, "is a file: expected_revision is required to delete it (read_text_file or stat_file return it)", nil)
 		}
 		_, st, err := t.readExpected(expectedRevision, f.limits.MaxWriteBytes)
 		if err != nil {
 			return nil, err
 		}
 		if !t.unchanged(&st) {
-			return nil, t.err(CodeRevisionMismatch, "was changed by another program meanwhile; read it again", nil)
+			return nil, t.err(errs.RevisionMismatch, "was changed by another program meanwhile; read it again", nil)
 		}
 		if err := unix.Unlinkat(t.parent, t.name, 0); err != nil {
 			return nil, writeErrno(t, err)
@@ -773,11 +774,11 @@ func (f *FS) DeletePath(ctx context.Context, alias, raw, expectedRevision string
 		res.Revision = expectedRevision
 	case TypeDirectory:
 		if expectedRevision != "" {
-			return nil, t.err(CodeInvalidArgument, "is a directory; expected_revision applies to files only", nil)
+			return nil, t.err(errs.InvalidArgument, "is a directory; expected_revision applies to files only", nil)
 		}
 		if err := unix.Unlinkat(t.parent, t.name, unix.AT_REMOVEDIR); err != nil {
 			if err == unix.ENOTEMPTY || err == unix.EEXIST {
-				return nil, t.err(CodeDirectoryNotEmpty, "is not empty (it may hold hidden files); delete_path removes only files and empty directories", nil)
+				return nil, t.err(errs.DirectoryNotEmpty, "is not empty (it may hold hidden files); delete_path removes only files and empty directories", nil)
 			}
 			return nil, writeErrno(t, err)
 		}

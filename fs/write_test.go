@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"fmt"
+	"github.com/serverfs/serverfs/errs"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -137,30 +138,30 @@ func TestWriteRevisionGuards(t *testing.T) {
 	stale := Revision([]byte("v0\n"))
 
 	_, err := e.fs.WriteFile(bg, "wd", "f.txt", "new\n", "")
-	wantCode(t, err, CodeRevisionMismatch)
+	wantCode(t, err, errs.RevisionMismatch)
 	if !strings.Contains(err.Error(), cur) {
 		t.Errorf("create over an existing file: %v does not name the current revision", err)
 	}
 	_, err = e.fs.WriteFile(bg, "wd", "f.txt", "new\n", stale)
-	wantCode(t, err, CodeRevisionMismatch)
+	wantCode(t, err, errs.RevisionMismatch)
 	if !strings.Contains(err.Error(), cur) {
 		t.Errorf("stale revision: %v does not name the current revision", err)
 	}
 	_, err = e.fs.EditFile(bg, "wd", "f.txt", []Edit{{"v1", "v2"}}, stale)
-	wantCode(t, err, CodeRevisionMismatch)
+	wantCode(t, err, errs.RevisionMismatch)
 	_, err = e.fs.DeletePath(bg, "wd", "f.txt", stale)
-	wantCode(t, err, CodeRevisionMismatch)
+	wantCode(t, err, errs.RevisionMismatch)
 	_, err = e.fs.MovePath(bg, "wd", "f.txt", "g.txt", stale)
-	wantCode(t, err, CodeRevisionMismatch)
+	wantCode(t, err, errs.RevisionMismatch)
 	_, err = e.fs.WriteFile(bg, "wd", "absent.txt", "x", cur)
-	wantCode(t, err, CodeRevisionMismatch)
+	wantCode(t, err, errs.RevisionMismatch)
 	_, err = e.fs.DeletePath(bg, "wd", "f.txt", "")
-	wantCode(t, err, CodeInvalidArgument)
+	wantCode(t, err, errs.InvalidArgument)
 	_, err = e.fs.EditFile(bg, "wd", "f.txt", []Edit{{"v1", "v2"}}, "")
-	wantCode(t, err, CodeInvalidArgument)
+	wantCode(t, err, errs.InvalidArgument)
 	for _, bad := range []string{"sha256:xyz", "SHA256:" + cur[7:], "sha1:" + cur[7:], cur[7:], cur + "0", strings.ToUpper(cur), "-x"} {
 		_, err = e.fs.WriteFile(bg, "wd", "f.txt", "new\n", bad)
-		wantCode(t, err, CodeInvalidArgument)
+		wantCode(t, err, errs.InvalidArgument)
 	}
 	if got := e.read(t, "f.txt"); got != "v1\n" {
 		t.Fatalf("refused writes changed the file: %q", got)
@@ -178,19 +179,19 @@ func TestEditFileRules(t *testing.T) {
 	cases := []struct {
 		name  string
 		edits []Edit
-		code  Code
+		code  errs.Code
 		msg   string
 	}{
-		{"not found", []Edit{{"delta", "x"}}, CodeEditNotFound, "edit 1"},
-		{"second not found", []Edit{{"alpha", "A"}, {"gamma\n", "G"}}, CodeEditNotFound, "edit 2"},
-		{"ambiguous", []Edit{{"beta", "B"}}, CodeEditAmbiguous, "occurs 2 times"},
-		{"overlapping occurrences", []Edit{{"aa", "b"}}, CodeEditAmbiguous, "occurs 2 times"},
-		{"edits overlap", []Edit{{"alpha\nbeta\nbeta", "x"}, {"beta\ngamma", "y"}}, CodeInvalidArgument, "overlap"},
-		{"empty old_text", []Edit{{"", "x"}}, CodeInvalidArgument, "empty"},
-		{"no-op edit", []Edit{{"alpha", "alpha"}}, CodeInvalidArgument, "same"},
-		{"no edits", nil, CodeInvalidArgument, "between 1"},
-		{"NUL in new_text", []Edit{{"alpha", "a\x00"}}, CodeInvalidContent, "NUL"},
-		{"invalid UTF-8 new_text", []Edit{{"alpha", "a\xff"}}, CodeInvalidContent, "UTF-8"},
+		{"not found", []Edit{{"delta", "x"}}, errs.EditNotFound, "edit 1"},
+		{"second not found", []Edit{{"alpha", "A"}, {"gamma\n", "G"}}, errs.EditNotFound, "edit 2"},
+		{"ambiguous", []Edit{{"beta", "B"}}, errs.EditAmbiguous, "occurs 2 times"},
+		{"overlapping occurrences", []Edit{{"aa", "b"}}, errs.EditAmbiguous, "occurs 2 times"},
+		{"edits overlap", []Edit{{"alpha\nbeta\nbeta", "x"}, {"beta\ngamma", "y"}}, errs.InvalidArgument, "overlap"},
+		{"empty old_text", []Edit{{"", "x"}}, errs.InvalidArgument, "empty"},
+		{"no-op edit", []Edit{{"alpha", "alpha"}}, errs.InvalidArgument, "same"},
+		{"no edits", nil, errs.InvalidArgument, "between 1"},
+		{"NUL in new_text", []Edit{{"alpha", "a\x00"}}, errs.InvalidContent, "NUL"},
+		{"invalid UTF-8 new_text", []Edit{{"alpha", "a\xff"}}, errs.InvalidContent, "UTF-8"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -199,7 +200,7 @@ func TestEditFileRules(t *testing.T) {
 			if !strings.Contains(err.Error(), c.msg) {
 				t.Errorf("%v lacks %q", err, c.msg)
 			}
-			if !strings.Contains(err.Error(), "wd:/f.txt") && c.code != CodeInvalidArgument && c.code != CodeInvalidContent {
+			if !strings.Contains(err.Error(), "wd:/f.txt") && c.code != errs.InvalidArgument && c.code != errs.InvalidContent {
 				t.Errorf("%v does not say which file", err)
 			}
 			if got := e.read(t, "f.txt"); got != text {
@@ -216,25 +217,25 @@ func TestEditFileRules(t *testing.T) {
 		tooMany[i] = Edit{fmt.Sprint(i), "x"}
 	}
 	_, err := e.fs.EditFile(bg, "wd", "f.txt", tooMany, res.Revision)
-	wantCode(t, err, CodeInvalidArgument)
+	wantCode(t, err, errs.InvalidArgument)
 
 	e.write(t, "bin.dat", "a\x00b")
 	_, err = e.fs.EditFile(bg, "wd", "bin.dat", []Edit{{"a", "b"}}, Revision([]byte("a\x00b")))
-	wantCode(t, err, CodeBinaryFile)
+	wantCode(t, err, errs.BinaryFile)
 	e.write(t, "latin1.txt", "caf\xe9\n")
 	_, err = e.fs.EditFile(bg, "wd", "latin1.txt", []Edit{{"caf", "tea"}}, Revision([]byte("caf\xe9\n")))
-	wantCode(t, err, CodeUnsupportedTextEncoding)
+	wantCode(t, err, errs.UnsupportedTextEncoding)
 }
 
 func TestWriteContentLimits(t *testing.T) {
 	e := newRWEnv(t, ProbeResolver(), "SERVERFS_MAX_WRITE_BYTES=1024")
 	_, err := e.fs.WriteFile(bg, "wd", "big.txt", strings.Repeat("x", 1025), "")
-	wantCode(t, err, CodeWriteLimitExceeded)
+	wantCode(t, err, errs.WriteLimitExceeded)
 	must(t)(e.fs.WriteFile(bg, "wd", "max.txt", strings.Repeat("x", 1024), ""))
 	_, err = e.fs.WriteFile(bg, "wd", "nul.txt", "a\x00b", "")
-	wantCode(t, err, CodeInvalidContent)
+	wantCode(t, err, errs.InvalidContent)
 	_, err = e.fs.WriteFile(bg, "wd", "bad.txt", "caf\xe9", "")
-	wantCode(t, err, CodeInvalidContent)
+	wantCode(t, err, errs.InvalidContent)
 	// A file over the cap has no revision and cannot be changed.
 	e.write(t, "huge.txt", strings.Repeat("y", 2000))
 	fi, err := e.fs.Stat("wd", "huge.txt")
@@ -246,9 +247,9 @@ func TestWriteContentLimits(t *testing.T) {
 		t.Fatalf("over-cap read has revision %q (%v)", win.Revision, err)
 	}
 	_, err = e.fs.WriteFile(bg, "wd", "huge.txt", "small", Revision([]byte(strings.Repeat("y", 2000))))
-	wantCode(t, err, CodeWriteLimitExceeded)
+	wantCode(t, err, errs.WriteLimitExceeded)
 	_, err = e.fs.EditFile(bg, "wd", "max.txt", []Edit{{"xx", "xxx"}}, Revision([]byte(strings.Repeat("x", 1024))))
-	wantCode(t, err, CodeEditAmbiguous)
+	wantCode(t, err, errs.EditAmbiguous)
 	for _, name := range []string{"big.txt", "nul.txt", "bad.txt"} {
 		if _, err := os.Stat(e.path(name)); !os.IsNotExist(err) {
 			t.Errorf("refused write created %s", name)
@@ -272,7 +273,7 @@ func TestWriteReadOnlyWorkdir(t *testing.T) {
 	}
 	for name, call := range calls {
 		_, err := call()
-		if CodeOf(err) != CodeWorkdirReadOnly {
+		if errs.CodeOf(err) != errs.WorkdirReadOnly {
 			t.Errorf("%s on an ro workdir: %v", name, err)
 		}
 	}
@@ -285,7 +286,7 @@ func TestWriteReadOnlyWorkdir(t *testing.T) {
 		t.Fatalf("ro workdir changed: %v", names)
 	}
 	_, err := e.fs.WriteFile(bg, "nope", "x", "x", "")
-	wantCode(t, err, CodeWorkdirNotFound)
+	wantCode(t, err, errs.WorkdirNotFound)
 }
 
 // TestWriteHostile sends every hostile target through every write tool on
@@ -327,15 +328,15 @@ func testWriteHostile(t *testing.T, e *testEnv, allowHidden bool) {
 	}
 	insideRev := Revision([]byte("inside\n"))
 	canaryRev := Revision([]byte(canaryText))
-	hidden := CodeHiddenPathNotAllowed
-	gitCode := CodeHiddenPathNotAllowed
+	hidden := errs.HiddenPathNotAllowed
+	gitCode := errs.HiddenPathNotAllowed
 	if allowHidden {
-		hidden, gitCode = okAny, CodeDeniedPath
+		hidden, gitCode = okAny, errs.DeniedPath
 	}
 	type call struct {
 		name string
 		do   func() (*WriteResult, error)
-		want Code
+		want errs.Code
 	}
 	write := func(p, rev string) func() (*WriteResult, error) {
 		return func() (*WriteResult, error) { return e.fs.WriteFile(bg, "wd", p, "PWNED\n", rev) }
@@ -353,63 +354,63 @@ func testWriteHostile(t *testing.T, e *testEnv, allowHidden bool) {
 		return func() (*WriteResult, error) { return e.fs.DeletePath(bg, "wd", p, rev) }
 	}
 	calls := []call{
-		{"write ../", write("../outside/new.txt", ""), CodePathOutsideWorkdir},
-		{"write a/../../x (missing a)", write("a/../../x.txt", ""), CodePathOutsideWorkdir},
-		{"write absolute", write("/etc/passwd", ""), CodeInvalidPath},
-		{"write NUL", write("x\x00.txt", ""), CodeInvalidPath},
-		{"write UNC path", write(`\\host\share\new.txt`, ""), CodeInvalidPath},
-		{"write drive path", write(`C:\outside\new.txt`, ""), CodeInvalidPath},
-		{"write root", write("", ""), CodeInvalidPath},
-		{"write via symlinked dir", write("out/new.txt", ""), CodeSymlinkNotAllowed},
-		{"replace via symlinked dir", write("out/canary.txt", canaryRev), CodeSymlinkNotAllowed},
-		{"write dangling symlink", write("dangling", ""), CodeSymlinkNotAllowed},
-		{"replace symlink to canary", write("canary-link", canaryRev), CodeSymlinkNotAllowed},
-		{"replace symlink inside", write("link-inside", insideRev), CodeSymlinkNotAllowed},
-		{"write into symlinked inside dir", write("link-dir/b.txt", ""), CodeSymlinkNotAllowed},
+		{"write ../", write("../outside/new.txt", ""), errs.PathOutsideWorkdir},
+		{"write a/../../x (missing a)", write("a/../../x.txt", ""), errs.PathOutsideWorkdir},
+		{"write absolute", write("/etc/passwd", ""), errs.InvalidPath},
+		{"write NUL", write("x\x00.txt", ""), errs.InvalidPath},
+		{"write UNC path", write(`\\host\share\new.txt`, ""), errs.InvalidPath},
+		{"write drive path", write(`C:\outside\new.txt`, ""), errs.InvalidPath},
+		{"write root", write("", ""), errs.InvalidPath},
+		{"write via symlinked dir", write("out/new.txt", ""), errs.SymlinkNotAllowed},
+		{"replace via symlinked dir", write("out/canary.txt", canaryRev), errs.SymlinkNotAllowed},
+		{"write dangling symlink", write("dangling", ""), errs.SymlinkNotAllowed},
+		{"replace symlink to canary", write("canary-link", canaryRev), errs.SymlinkNotAllowed},
+		{"replace symlink inside", write("link-inside", insideRev), errs.SymlinkNotAllowed},
+		{"write into symlinked inside dir", write("link-dir/b.txt", ""), errs.SymlinkNotAllowed},
 		{"write .git hook", write(".git/hooks/pre-commit", ""), gitCode},
 		{"write .git config", write(".git/config", Revision([]byte("[core]\n"))), gitCode},
 		{"write .GIT case", write(".GIT/hooks/x", ""), gitCode},
-		{"write .env", write(".env", Revision([]byte("SECRET=1\n"))), CodeDeniedPath},
-		{"write id_rsa", write("id_rsa", Revision([]byte("key\n"))), CodeDeniedPath},
-		{"create denied name", write("server.pem", ""), CodeDeniedPath},
+		{"write .env", write(".env", Revision([]byte("SECRET=1\n"))), errs.DeniedPath},
+		{"write id_rsa", write("id_rsa", Revision([]byte("key\n"))), errs.DeniedPath},
+		{"create denied name", write("server.pem", ""), errs.DeniedPath},
 		{"create hidden", write(".newhidden", ""), hidden},
-		{"write FIFO", write("fifo", ""), CodeUnsupportedFileType},
-		{"write over directory", write("full", ""), CodeNotAFile},
-		{"write dir-slash", write("new.txt/", ""), CodeNotAFile},
-		{"write missing parent", write("nodir/x.txt", ""), CodePathNotFound},
-		{"edit via symlink", edit("canary-link", canaryRev), CodeSymlinkNotAllowed},
-		{"edit via symlinked dir", edit("out/canary.txt", canaryRev), CodeSymlinkNotAllowed},
-		{"edit ../", edit("../outside/canary.txt", canaryRev), CodePathOutsideWorkdir},
-		{"edit missing", edit("missing.txt", canaryRev), CodePathNotFound},
-		{"mkdir ../", mkdir("../outside/d"), CodePathOutsideWorkdir},
-		{"mkdir via symlinked dir", mkdir("out/d"), CodeSymlinkNotAllowed},
-		{"mkdir deep via symlink", mkdir("link-dir/x/y"), CodeSymlinkNotAllowed},
-		{"mkdir over file", mkdir("inside.txt/d"), CodeNotADirectory},
+		{"write FIFO", write("fifo", ""), errs.UnsupportedFileType},
+		{"write over directory", write("full", ""), errs.NotAFile},
+		{"write dir-slash", write("new.txt/", ""), errs.NotAFile},
+		{"write missing parent", write("nodir/x.txt", ""), errs.PathNotFound},
+		{"edit via symlink", edit("canary-link", canaryRev), errs.SymlinkNotAllowed},
+		{"edit via symlinked dir", edit("out/canary.txt", canaryRev), errs.SymlinkNotAllowed},
+		{"edit ../", edit("../outside/canary.txt", canaryRev), errs.PathOutsideWorkdir},
+		{"edit missing", edit("missing.txt", canaryRev), errs.PathNotFound},
+		{"mkdir ../", mkdir("../outside/d"), errs.PathOutsideWorkdir},
+		{"mkdir via symlinked dir", mkdir("out/d"), errs.SymlinkNotAllowed},
+		{"mkdir deep via symlink", mkdir("link-dir/x/y"), errs.SymlinkNotAllowed},
+		{"mkdir over file", mkdir("inside.txt/d"), errs.NotADirectory},
 		{"mkdir .git", mkdir(".git/x"), gitCode},
-		{"mkdir root", mkdir(""), CodeInvalidPath},
-		{"move out of workdir", move("inside.txt", "../outside/x.txt"), CodePathOutsideWorkdir},
-		{"move into symlinked dir", move("inside.txt", "out/x.txt"), CodeSymlinkNotAllowed},
-		{"move symlink", move("canary-link", "c2"), CodeSymlinkNotAllowed},
-		{"move onto existing", move("inside.txt", "full/a.txt"), CodePathExists},
-		{"move onto existing dir", move("inside.txt", "empty"), CodePathExists},
-		{"move dir into itself", move("full", "full/sub"), CodeInvalidArgument},
-		{"move dir with .env", move("withsecret", "ws2"), CodeDeniedPath},
-		{"move dir with .git", move("withgit", "wg2"), CodeDeniedPath},
-		{"move .env", move(".env", "env.txt"), CodeDeniedPath},
+		{"mkdir root", mkdir(""), errs.InvalidPath},
+		{"move out of workdir", move("inside.txt", "../outside/x.txt"), errs.PathOutsideWorkdir},
+		{"move into symlinked dir", move("inside.txt", "out/x.txt"), errs.SymlinkNotAllowed},
+		{"move symlink", move("canary-link", "c2"), errs.SymlinkNotAllowed},
+		{"move onto existing", move("inside.txt", "full/a.txt"), errs.PathExists},
+		{"move onto existing dir", move("inside.txt", "empty"), errs.PathExists},
+		{"move dir into itself", move("full", "full/sub"), errs.InvalidArgument},
+		{"move dir with .env", move("withsecret", "ws2"), errs.DeniedPath},
+		{"move dir with .git", move("withgit", "wg2"), errs.DeniedPath},
+		{"move .env", move(".env", "env.txt"), errs.DeniedPath},
 		{"move to .git", move("inside.txt", ".git/hooks/pre-push"), gitCode},
-		{"move FIFO", move("fifo", "fifo2"), CodeUnsupportedFileType},
-		{"move missing", move("missing.txt", "x.txt"), CodePathNotFound},
-		{"move root", move("", "x"), CodeInvalidPath},
-		{"delete non-empty dir", del("full", ""), CodeDirectoryNotEmpty},
-		{"delete dir with only hidden", del("withsecret", ""), CodeDirectoryNotEmpty},
-		{"delete symlink", del("canary-link", ""), CodeSymlinkNotAllowed},
-		{"delete via symlinked dir", del("out/canary.txt", canaryRev), CodeSymlinkNotAllowed},
-		{"delete ../", del("../outside/canary.txt", canaryRev), CodePathOutsideWorkdir},
+		{"move FIFO", move("fifo", "fifo2"), errs.UnsupportedFileType},
+		{"move missing", move("missing.txt", "x.txt"), errs.PathNotFound},
+		{"move root", move("", "x"), errs.InvalidPath},
+		{"delete non-empty dir", del("full", ""), errs.DirectoryNotEmpty},
+		{"delete dir with only hidden", del("withsecret", ""), errs.DirectoryNotEmpty},
+		{"delete symlink", del("canary-link", ""), errs.SymlinkNotAllowed},
+		{"delete via symlinked dir", del("out/canary.txt", canaryRev), errs.SymlinkNotAllowed},
+		{"delete ../", del("../outside/canary.txt", canaryRev), errs.PathOutsideWorkdir},
 		{"delete .git", del(".git/config", Revision([]byte("[core]\n"))), gitCode},
-		{"delete .env", del(".env", Revision([]byte("SECRET=1\n"))), CodeDeniedPath},
-		{"delete FIFO", del("fifo", ""), CodeUnsupportedFileType},
-		{"delete root", del("", ""), CodeInvalidPath},
-		{"delete option-like", del("-rf", ""), CodePathNotFound},
+		{"delete .env", del(".env", Revision([]byte("SECRET=1\n"))), errs.DeniedPath},
+		{"delete FIFO", del("fifo", ""), errs.UnsupportedFileType},
+		{"delete root", del("", ""), errs.InvalidPath},
+		{"delete option-like", del("-rf", ""), errs.PathNotFound},
 	}
 	for _, c := range calls {
 		res, err := c.do()
@@ -423,7 +424,7 @@ func testWriteHostile(t *testing.T, e *testEnv, allowHidden bool) {
 			t.Errorf("%s: succeeded (%+v), want %s", c.name, res, c.want)
 			continue
 		}
-		if CodeOf(err) != c.want {
+		if errs.CodeOf(err) != c.want {
 			t.Errorf("%s: %v, want %s", c.name, err, c.want)
 		}
 		if strings.Contains(err.Error(), e.root) || strings.Contains(err.Error(), e.outside) {
@@ -512,11 +513,11 @@ func TestWriteConcurrentSameRevision(t *testing.T) {
 		winners := 0
 		var winner string
 		for i, err := range results {
-			switch CodeOf(err) {
+			switch errs.CodeOf(err) {
 			case "":
 				winners++
 				winner = contents[i]
-			case CodeRevisionMismatch:
+			case errs.RevisionMismatch:
 			default:
 				t.Fatalf("writer %d: %v", i, err)
 			}
@@ -537,7 +538,7 @@ func TestLocalLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = l.Acquire(bg, "wd")
-	wantCode(t, err, CodeLeaseBusy)
+	wantCode(t, err, errs.LeaseBusy)
 	other, err := l.Acquire(bg, "other")
 	if err != nil {
 		t.Fatalf("another workdir's lease: %v", err)
@@ -546,7 +547,7 @@ func TestLocalLease(t *testing.T) {
 	ctx, cancel := context.WithCancel(bg)
 	cancel()
 	_, err = l.Acquire(ctx, "wd")
-	wantCode(t, err, CodeCanceled)
+	wantCode(t, err, errs.Canceled)
 	release()
 	release() // a second release is harmless
 	r2, err := l.Acquire(bg, "wd")
@@ -573,7 +574,7 @@ func TestWriteHoldsLease(t *testing.T) {
 	defer f.Close()
 	release, _ := lease.Acquire(bg, "wd")
 	_, err = f.WriteFile(bg, "wd", "x.txt", "x", "")
-	wantCode(t, err, CodeLeaseBusy)
+	wantCode(t, err, errs.LeaseBusy)
 	if _, err := os.Stat(e.path("x.txt")); !os.IsNotExist(err) {
 		t.Fatal("write without the lease created the file")
 	}
@@ -790,7 +791,7 @@ func TestMoveDirectoryDestinationDenied(t *testing.T) {
 	e.write(t, "staging/app.yaml", "a: 1\n")
 	e.mkdir(t, "config")
 	_, err := e.fs.MovePath(bg, "wd", "staging", "config/prod", "")
-	wantCode(t, err, CodeDeniedPath)
+	wantCode(t, err, errs.DeniedPath)
 	if e.read(t, "staging/app.yaml") != "a: 1\n" {
 		t.Fatal("the refused move changed the source")
 	}

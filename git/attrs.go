@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/gitignore"
 )
 
@@ -30,7 +30,7 @@ func (r *Repo) loadAttrRules(path string) ([]attrRule, error) {
 		dir := comps[:i]
 		name := strings.Join(append(append([]string{}, dir...), ".gitattributes"), "/")
 		b, err := r.readControl(name)
-		if sfs.CodeOf(err) == sfs.CodeNotAFile {
+		if errs.CodeOf(err) == errs.NotAFile {
 			// A directory: git opens it and reads no line.
 			continue
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // TestStatusAttributes: status compares what git add would store, after
@@ -74,7 +74,7 @@ func TestStatusAttributes(t *testing.T) {
 	write(t, filepath.Join(dir, "lf.txt"), "c\nd\n") // same size as the index's: content decides
 	os.Chtimes(filepath.Join(dir, "lf.txt"), later.Add(time.Minute), later.Add(time.Minute))
 	r, _ = openDir(t, dir)
-	if _, err := r.Status(context.Background(), 1000); sfs.CodeOf(err) != sfs.CodeRepoUnsupported || !strings.Contains(err.Error(), "filter") {
+	if _, err := r.Status(context.Background(), 1000); errs.CodeOf(err) != errs.RepoUnsupported || !strings.Contains(err.Error(), "filter") {
 		t.Fatalf("a file under a filter with dirty stat: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-git/go-billy/v5"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -30,8 +31,8 @@ func (b *controlFS) abs(name string) string {
 // notExist turns the resolver's PATH_NOT_FOUND (and a non-directory parent)
 // into an error os.IsNotExist recognises, as go-git expects.
 func notExist(op, name string, err error) error {
-	switch sfs.CodeOf(err) {
-	case sfs.CodePathNotFound, sfs.CodeNotADirectory:
+	switch errs.CodeOf(err) {
+	case errs.PathNotFound, errs.NotADirectory:
 		return &os.PathError{Op: op, Path: name, Err: os.ErrNotExist}
 	}
 	return &os.PathError{Op: op, Path: name, Err: err}

@@ -12,7 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/unidiff"
 )
 
@@ -124,7 +124,7 @@ func (r *Repo) blame(ctx context.Context, rev, file string, start, end int, clam
 		return nil, err
 	}
 	if len(ps) != 1 {
-		return nil, argError("blame needs the path of one file")
+		return nil, errs.New(errs.InvalidArgument, "blame needs the path of one file")
 	}
 	p := ps[0]
 	h, _, c, closeHistory, err := r.historyAt(rev, true)
@@ -137,7 +137,7 @@ func (r *Repo) blame(ctx context.Context, rev, file string, start, end int, clam
 		return nil, err
 	}
 	if top == nil {
-		return nil, &sfs.Error{Code: sfs.CodePathNotFound, Workdir: h.alias, Path: p, Msg: fmt.Sprintf("is not a file in commit %s", c.Hash)}
+		return nil, errs.At(errs.PathNotFound, h.alias, p, fmt.Sprintf("is not a file in commit %s", c.Hash))
 	}
 	if err := h.load(top); err != nil {
 		return nil, err
@@ -156,9 +156,9 @@ func (r *Repo) blame(ctx context.Context, rev, file string, start, end int, clam
 	case total == 0:
 		return &BlameResult{Path: p, Commit: c.Hash.String(), Runs: []BlameRun{}, Commits: map[string]BlameCommit{}}, nil
 	case start > total:
-		return nil, &sfs.Error{Code: sfs.CodeLineOutOfRange, Workdir: h.alias, Path: p, Msg: fmt.Sprintf("has %d lines in commit %s; start_line %d is past them", total, c.Hash, start)}
+		return nil, errs.At(errs.LineOutOfRange, h.alias, p, fmt.Sprintf("has %d lines in commit %s; start_line %d is past them", total, c.Hash, start))
 	case end < start || end-start+1 > MaxBlameLines:
-		return nil, argError(fmt.Sprintf("end_line must be at least start_line and at most start_line+%d", MaxBlameLines-1))
+		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("end_line must be at least start_line and at most start_line+%d", MaxBlameLines-1))
 	}
 	end = min(end, total)
 	top.suspects = []blameEntry{{final: start - 1, line: start - 1, n: end - start + 1}}
@@ -323,7 +323,7 @@ func (h *history) load(o *origin) error {
 	}
 	data, err := h.r.readBlob(o.blob, maxDiffFileBytes)
 	if size, ok := tooLargeSize(err); ok {
-		return &sfs.Error{Code: sfs.CodeReadLimitExceeded, Workdir: h.alias, Path: o.path, Msg: fmt.Sprintf("is %d bytes in commit %s; blame reads files up to %d bytes", size, o.c.Hash, maxDiffFileBytes)}
+		return errs.At(errs.ReadLimitExceeded, h.alias, o.path, fmt.Sprintf("is %d bytes in commit %s; blame reads files up to %d bytes", size, o.c.Hash, maxDiffFileBytes))
 	}
 	if err != nil {
 		return err
@@ -616,7 +616,7 @@ func spanHashes(b []byte) map[uint32]int {
 // file's last line.
 func (r *Repo) BlameLines(ctx context.Context, rev, file string, start, n int) (*BlameResult, error) {
 	if n <= 0 || n > MaxBlameLines {
-		return nil, argError(fmt.Sprintf("max_lines must be between 1 and %d", MaxBlameLines))
+		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("max_lines must be between 1 and %d", MaxBlameLines))
 	}
 	return r.blame(ctx, rev, file, start, start+n-1, true)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"golang.org/x/sys/unix"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/git/internal/pathrule"
 )
 
@@ -108,11 +108,11 @@ type checkout struct {
 }
 
 func (co *checkout) tooLarge(msg string) error {
-	return &sfs.Error{Code: sfs.CodeWorkspaceTooLarge, Workdir: co.r.w.Alias(), Msg: msg}
+	return errs.At(errs.WorkspaceTooLarge, co.r.w.Alias(), "", msg)
 }
 
 func (co *checkout) refuse(path, why string) error {
-	return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: co.r.w.Alias(), Msg: fmt.Sprintf("has a tree entry %q that git refuses to check out (%s)", displayName(path), why)}
+	return errs.At(errs.RepoUnsupported, co.r.w.Alias(), "", fmt.Sprintf("has a tree entry %q that git refuses to check out (%s)", displayName(path), why))
 }
 
 // displayName bounds a tree path for a message.
@@ -157,7 +157,7 @@ func (co *checkout) tree(id plumbing.Hash, dirfd int, path string, depth int) er
 	}
 	for _, e := range t.Entries {
 		if err := co.ctx.Err(); err != nil {
-			return &sfs.Error{Code: sfs.CodeCanceled, Workdir: co.r.w.Alias(), Msg: "the checkout was cancelled or ran out of time", Err: err}
+			return errs.At(errs.Canceled, co.r.w.Alias(), "", "the checkout was cancelled or ran out of time").Wrap(err)
 		}
 		p := e.Name
 		if path != "" {
@@ -210,9 +210,9 @@ func (co *checkout) sysErr(path string, err error) error {
 		return co.refuse(path, "a name the tree holds twice")
 	}
 	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
-		return &sfs.Error{Code: sfs.CodeNoSpace, Workdir: co.r.w.Alias(), Msg: "the workspace storage is full", Err: err}
+		return errs.At(errs.NoSpace, co.r.w.Alias(), "", "the workspace storage is full").Wrap(err)
 	}
-	return &sfs.Error{Code: sfs.CodeInternal, Workdir: co.r.w.Alias(), Msg: "writing the checkout failed", Err: err}
+	return errs.At(errs.Internal, co.r.w.Alias(), "", "writing the checkout failed").Wrap(err)
 }
 
 func (co *checkout) mkdir(dirfd int, name, path string) (int, error) {
@@ -289,7 +289,7 @@ func (co *checkout) file(id plumbing.Hash, dirfd int, name, path string, perm ui
 	var written int64
 	for {
 		if err := co.ctx.Err(); err != nil {
-			return &sfs.Error{Code: sfs.CodeCanceled, Workdir: co.r.w.Alias(), Msg: "the checkout was cancelled or ran out of time", Err: err}
+			return errs.At(errs.Canceled, co.r.w.Alias(), "", "the checkout was cancelled or ran out of time").Wrap(err)
 		}
 		k, err := io.CopyBuffer(f, io.LimitReader(rd, copyChunk), co.buf)
 		written += k

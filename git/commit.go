@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/indexfile"
 	"github.com/serverfs/serverfs/git/internal/pathrule"
@@ -46,23 +47,19 @@ type CommitResult struct {
 	HiddenDeleted int `json:"hidden_deleted,omitempty"`
 }
 
-func argError(msg string) error {
-	return &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: msg}
-}
-
 // checkMessage refuses a commit message git would store badly or that
 // costs more than a message should: empty, over MaxMessageBytes, with a NUL
 // byte, or not UTF-8.
 func checkMessage(message string) error {
 	switch {
 	case strings.TrimSpace(message) == "":
-		return argError("message is empty")
+		return errs.New(errs.InvalidArgument, "message is empty")
 	case len(message) > MaxMessageBytes:
-		return argError(fmt.Sprintf("message is longer than %d bytes", MaxMessageBytes))
+		return errs.New(errs.InvalidArgument, fmt.Sprintf("message is longer than %d bytes", MaxMessageBytes))
 	case strings.IndexByte(message, 0) >= 0:
-		return argError("message contains a NUL byte")
+		return errs.New(errs.InvalidArgument, "message contains a NUL byte")
 	case !utf8.ValidString(message):
-		return argError("message is not valid UTF-8")
+		return errs.New(errs.InvalidArgument, "message is not valid UTF-8")
 	}
 	return nil
 }
@@ -75,9 +72,9 @@ func (r *Repo) checkCommitArgs(paths []string, message string) ([]string, error)
 	}
 	switch {
 	case len(paths) == 0:
-		return nil, argError("paths is empty: name the files to commit")
+		return nil, errs.New(errs.InvalidArgument, "paths is empty: name the files to commit")
 	case len(paths) > MaxCommitPaths:
-		return nil, argError(fmt.Sprintf("at most %d paths per commit", MaxCommitPaths))
+		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("at most %d paths per commit", MaxCommitPaths))
 	}
 	return r.checkPaths(paths)
 }
@@ -92,17 +89,17 @@ func (r *Repo) checkPaths(paths []string) ([]string, error) {
 		// Not options, not pathspec magic: ServerFS passes no path to a
 		// git program, but a name like this is never what an agent means.
 		if strings.HasPrefix(raw, "-") || strings.HasPrefix(raw, ":") {
-			return nil, argError(fmt.Sprintf("path %q looks like an option or pathspec magic; name files by their path", sfs.DisplayPath(raw)))
+			return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("path %q looks like an option or pathspec magic; name files by their path", sfs.DisplayPath(raw)))
 		}
 		p, err := r.w.CleanPath(raw)
 		if err != nil {
 			return nil, err
 		}
 		if p == "" || strings.HasSuffix(raw, "/") {
-			return nil, argError(fmt.Sprintf("path %q is not a file path", sfs.DisplayPath(raw)))
+			return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("path %q is not a file path", sfs.DisplayPath(raw)))
 		}
 		if sfs.InGitDir(p) {
-			return nil, &sfs.Error{Code: sfs.CodeDeniedPath, Workdir: r.w.Alias(), Path: p, Msg: "is inside .git; repository metadata is never committed"}
+			return nil, errs.At(errs.DeniedPath, r.w.Alias(), p, "is inside .git; repository metadata is never committed")
 		}
 		if !seen[p] {
 			seen[p] = true
@@ -127,7 +124,7 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 	defer r.packScope()()
 	alias := r.w.Alias()
 	if r.w.Mode() != sfs.ModeReadWrite {
-		return nil, repoErr(sfs.CodeWorkdirReadOnly, alias, "is read-only; commits need a read-write workdir")
+		return nil, errs.At(errs.WorkdirReadOnly, alias, "", "is read-only; commits need a read-write workdir")
 	}
 	paths, err := r.checkCommitArgs(paths, message)
 	if err != nil {
@@ -154,8 +151,8 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 	// until the commit is done. Releasing it without renaming leaves
 	// the index as it was.
 	lock, err := r.ctl.CreateExclusive(".git/index.lock", 0o644)
-	if sfs.CodeOf(err) == sfs.CodePathExists {
-		return nil, repoErr(sfs.CodeRepoLocked, alias, "is locked by another git process (.git/index.lock exists); try again when it has finished")
+	if errs.CodeOf(err) == errs.PathExists {
+		return nil, errs.At(errs.RepoLocked, alias, "", "is locked by another git process (.git/index.lock exists); try again when it has finished")
 	}
 	if err != nil {
 		return nil, err
@@ -193,10 +190,10 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 		parents = []plumbing.Hash{h.commit}
 		res.Parent = h.commit.String()
 		if c.headTree == newTree {
-			return nil, repoErr(sfs.CodeNothingToCommit, alias, "has nothing to commit: the named paths match HEAD")
+			return nil, errs.At(errs.NothingToCommit, alias, "", "has nothing to commit: the named paths match HEAD")
 		}
 	} else if len(res.Added) == 0 {
-		return nil, repoErr(sfs.CodeNothingToCommit, alias, "has nothing to commit: the named paths add nothing")
+		return nil, errs.At(errs.NothingToCommit, alias, "", "has nothing to commit: the named paths add nothing")
 	}
 
 	sig := object.Signature{Name: ident.name, Email: ident.email, When: time.Now()}
@@ -239,7 +236,7 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 func (r *Repo) checkNoOperationInProgress() error {
 	for _, f := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply"} {
 		if _, err := r.ctl.Lstat(".git/" + f); err == nil {
-			return repoErr(sfs.CodeRepoBusy, r.w.Alias(), fmt.Sprintf("has a merge, rebase, cherry-pick or revert in progress (.git/%s); finish it with git first", f))
+			return errs.At(errs.RepoBusy, r.w.Alias(), "", fmt.Sprintf("has a merge, rebase, cherry-pick or revert in progress (.git/%s); finish it with git first", f))
 		}
 	}
 	return nil
@@ -294,7 +291,7 @@ func (r *Repo) readCommitIndex(ctx context.Context, h headInfo, paths []string) 
 	c.entries = map[string]*indexfile.Entry{}
 	for i, e := range c.idx.Entries {
 		if e.Stage != 0 {
-			return nil, repoErr(sfs.CodeRepoBusy, r.w.Alias(), "has unmerged paths; resolve them with git first")
+			return nil, errs.At(errs.RepoBusy, r.w.Alias(), "", "has unmerged paths; resolve them with git first")
 		}
 		c.entries[e.Name] = &indexfile.Entry{Entry: e, AssumeValid: c.idx.AssumeValid[i]}
 	}
@@ -314,7 +311,7 @@ func (r *Repo) checkCommitSize(paths []string) error {
 				return tooLargeToCommit(alias, p, fst.Size)
 			}
 			if budget -= fst.Size; budget < 0 {
-				return &sfs.Error{Code: sfs.CodeWriteLimitExceeded, Workdir: alias, Msg: fmt.Sprintf("the files named hold more than a commit through ServerFS takes (%d bytes); commit them in parts", maxCommitBytes)}
+				return errs.At(errs.WriteLimitExceeded, alias, "", fmt.Sprintf("the files named hold more than a commit through ServerFS takes (%d bytes); commit them in parts", maxCommitBytes))
 			}
 		}
 	}
@@ -551,9 +548,9 @@ func (r *Repo) unnamedStaged(staged []string, touched map[string]bool) error {
 	if hidden > 0 {
 		what = append(what, fmt.Sprintf("%d path(s) hidden by the workdir's policy", hidden))
 	}
-	return &sfs.Error{Code: sfs.CodeRepoStagedChanges, Workdir: r.w.Alias(), Msg: fmt.Sprintf(
+	return errs.At(errs.RepoStagedChanges, r.w.Alias(), "", fmt.Sprintf(
 		"has %d change(s) already staged on paths the commit does not name (%s): the index differs from HEAD there, and a commit would include them; name them too, or commit or unstage them with git first",
-		total, strings.Join(what, "; "))}
+		total, strings.Join(what, "; ")))
 }
 
 // stager is the index while a commit stages its paths.
@@ -602,7 +599,7 @@ func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
 		return err
 	}
 	st, err := r.ctl.Lstat(p)
-	if sfs.CodeOf(err) == sfs.CodePathNotFound || sfs.CodeOf(err) == sfs.CodeNotADirectory {
+	if errs.CodeOf(err) == errs.PathNotFound || errs.CodeOf(err) == errs.NotADirectory {
 		return r.stageMissing(p, s)
 	}
 	if err != nil {
@@ -619,7 +616,7 @@ func (r *Repo) stagePath(ctx context.Context, p string, s *stager) error {
 	var hash plumbing.Hash
 	switch st.Type() {
 	case sfs.TypeOther:
-		return &sfs.Error{Code: sfs.CodeUnsupportedFileType, Workdir: r.w.Alias(), Path: p, Msg: "is a special file; git cannot commit it"}
+		return errs.At(errs.UnsupportedFileType, r.w.Alias(), p, "is a special file; git cannot commit it")
 	case sfs.TypeSymlink:
 		target, err := r.ctl.Readlink(p)
 		if err != nil {
@@ -661,8 +658,8 @@ func (r *Repo) leadingEntries(p string, s *stager) ([]string, error) {
 				if !r.visible(p[:i]) {
 					which = "a submodule" // (a deny pattern may match the directory alone)
 				}
-				return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: r.w.Alias(), Path: p, Msg: fmt.Sprintf(
-					"is inside %s, whose files belong to its own repository; commit there, and name the submodule itself here to record its checked-out commit", which)}
+				return nil, errs.At(errs.InvalidArgument, r.w.Alias(), p, fmt.Sprintf(
+					"is inside %s, whose files belong to its own repository; commit there, and name the submodule itself here to record its checked-out commit", which))
 			}
 			leading = append(leading, p[:i])
 		}
@@ -681,9 +678,9 @@ func (r *Repo) stageMissing(p string, s *stager) error {
 		return nil // removed already, replaced by an earlier named path
 	}
 	if len(s.below(p)) > 0 {
-		return argError(fmt.Sprintf("path %q is a directory in the index, deleted from the work tree; name the files in it to commit their deletion", p))
+		return errs.New(errs.InvalidArgument, fmt.Sprintf("path %q is a directory in the index, deleted from the work tree; name the files in it to commit their deletion", p))
 	}
-	return &sfs.Error{Code: sfs.CodePathNotFound, Workdir: r.w.Alias(), Path: p, Msg: "is neither in the work tree nor in the index: nothing to commit for it"}
+	return errs.At(errs.PathNotFound, r.w.Alias(), p, "is neither in the work tree nor in the index: nothing to commit for it")
 }
 
 // checkAddable refuses a name git would refuse to record, and an ignored
@@ -713,7 +710,7 @@ func (r *Repo) checkAddable(p string, st sfs.StatData, old *indexfile.Entry, s *
 		return err
 	}
 	if ignored {
-		return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: "is ignored (.gitignore or excludes) and not tracked: ignored files are never added"}
+		return errs.At(errs.InvalidArgument, alias, p, "is ignored (.gitignore or excludes) and not tracked: ignored files are never added")
 	}
 	return nil
 }
@@ -731,7 +728,7 @@ func (r *Repo) stageRegular(ctx context.Context, p string, old *indexfile.Entry)
 	}
 	state := attrState(rules, p)
 	unsupported := func(why string) error {
-		return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: alias, Path: p, Msg: "cannot be committed exactly like git would: " + why}
+		return errs.At(errs.RepoUnsupported, alias, p, "cannot be committed exactly like git would: "+why)
 	}
 	if why := conversionProblem(state, nil); why != "" {
 		return fail(unsupported(why))
@@ -768,7 +765,7 @@ func (r *Repo) stageRegular(ctx context.Context, p string, old *indexfile.Entry)
 		return nil
 	})
 	if err == errContentChanged {
-		return fail(&sfs.Error{Code: sfs.CodeRevisionMismatch, Workdir: alias, Path: p, Msg: "changed while it was being committed; try again"})
+		return fail(errs.At(errs.RevisionMismatch, alias, p, "changed while it was being committed; try again"))
 	}
 	if err != nil {
 		return fail(err)
@@ -801,7 +798,7 @@ func (s *stager) set(e *indexfile.Entry, leading []string) {
 func (r *Repo) stageDirectory(p string, st sfs.StatData, old *indexfile.Entry, leading []string, s *stager) error {
 	alias := r.w.Alias()
 	if old != nil && old.Mode != filemode.Submodule {
-		return argError(fmt.Sprintf("path %q was a file and is now a directory; name the files in it (%q) to commit them (the file is then deleted, as git does)", p, p+"/..."))
+		return errs.New(errs.InvalidArgument, fmt.Sprintf("path %q was a file and is now a directory; name the files in it (%q) to commit them (the file is then deleted, as git does)", p, p+"/..."))
 	}
 	gd, err := r.submoduleGitDir(p)
 	if err != nil {
@@ -813,14 +810,14 @@ func (r *Repo) stageDirectory(p string, st sfs.StatData, old *indexfile.Entry, l
 			s.touched[p] = true
 			return nil
 		}
-		return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: "is a directory; name the files in it to commit them"}
+		return errs.At(errs.InvalidArgument, alias, p, "is a directory; name the files in it to commit them")
 	}
 	head, ok, err := r.submoduleHead(p)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Path: p, Msg: "is a repository without a commit checked out; git add would refuse it too"}
+		return errs.At(errs.InvalidArgument, alias, p, "is a repository without a commit checked out; git add would refuse it too")
 	}
 	e := &indexfile.Entry{Entry: &index.Entry{Name: p, Hash: head, Mode: filemode.Submodule}}
 	if old != nil {
@@ -833,7 +830,7 @@ func (r *Repo) stageDirectory(p string, st sfs.StatData, old *indexfile.Entry, l
 }
 
 func tooLargeToCommit(alias, p string, size int64) error {
-	return &sfs.Error{Code: sfs.CodeWriteLimitExceeded, Workdir: alias, Path: p, Msg: fmt.Sprintf("is too large to commit through ServerFS (%d bytes; at most %d)", size, maxStagedFileSize)}
+	return errs.At(errs.WriteLimitExceeded, alias, p, fmt.Sprintf("is too large to commit through ServerFS (%d bytes; at most %d)", size, maxStagedFileSize))
 }
 
 // ctxReader reads r until ctx is done.
@@ -1010,10 +1007,10 @@ type identity struct{ name, email string }
 func (r *Repo) identity() (identity, error) {
 	id := identity{name: r.get("user", "", "name"), email: r.get("user", "", "email")}
 	if strings.TrimSpace(id.name) == "" || strings.TrimSpace(id.email) == "" {
-		return id, repoErr(sfs.CodeRepoIdentityMissing, r.w.Alias(), "has no committer identity: set user.name and user.email in the repository's or the server user's git configuration")
+		return id, errs.At(errs.RepoIdentityMissing, r.w.Alias(), "", "has no committer identity: set user.name and user.email in the repository's or the server user's git configuration")
 	}
 	if strings.ContainsAny(id.name+id.email, "<>\n\x00") {
-		return id, repoErr(sfs.CodeRepoIdentityMissing, r.w.Alias(), "has a user.name or user.email git would refuse (it contains <, > or a newline)")
+		return id, errs.At(errs.RepoIdentityMissing, r.w.Alias(), "", "has a user.name or user.email git would refuse (it contains <, > or a newline)")
 	}
 	return id, nil
 }

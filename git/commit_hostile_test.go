@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // newCommitRepo is a repository with one commit and an identity, in a
@@ -46,38 +46,38 @@ func TestCommitRefusals(t *testing.T) {
 		setup   func(t *testing.T, dir string)
 		paths   []string
 		message string
-		code    sfs.Code
+		code    errs.Code
 	}{
-		{"option-like path", nil, []string{"-x"}, "m", sfs.CodeInvalidArgument},
-		{"output option", nil, []string{"--output=/tmp/x"}, "m", sfs.CodeInvalidArgument},
-		{"pathspec magic", nil, []string{":(top)a.txt"}, "m", sfs.CodeInvalidArgument},
-		{".git path", nil, []string{".git/config"}, "m", sfs.CodeHiddenPathNotAllowed},
-		{"traversal", nil, []string{"../x"}, "m", sfs.CodePathOutsideWorkdir},
-		{"denied", func(t *testing.T, dir string) { write(t, filepath.Join(dir, "id_rsa"), "k\n") }, []string{"id_rsa"}, "m", sfs.CodeDeniedPath},
-		{"NUL in message", nil, []string{"a.txt"}, "a\x00b", sfs.CodeInvalidArgument},
-		{"empty message", nil, []string{"a.txt"}, " \n ", sfs.CodeInvalidArgument},
-		{"huge message", nil, []string{"a.txt"}, strings.Repeat("m", MaxMessageBytes+1), sfs.CodeInvalidArgument},
-		{"no paths", nil, nil, "m", sfs.CodeInvalidArgument},
-		{"nothing to commit", nil, []string{"a.txt"}, "m", sfs.CodeNothingToCommit},
-		{"absent path", nil, []string{"nope.txt"}, "m", sfs.CodePathNotFound},
-		{"directory", func(t *testing.T, dir string) { write(t, filepath.Join(dir, "d/x.txt"), "x\n") }, []string{"d"}, "m", sfs.CodeInvalidArgument},
+		{"option-like path", nil, []string{"-x"}, "m", errs.InvalidArgument},
+		{"output option", nil, []string{"--output=/tmp/x"}, "m", errs.InvalidArgument},
+		{"pathspec magic", nil, []string{":(top)a.txt"}, "m", errs.InvalidArgument},
+		{".git path", nil, []string{".git/config"}, "m", errs.HiddenPathNotAllowed},
+		{"traversal", nil, []string{"../x"}, "m", errs.PathOutsideWorkdir},
+		{"denied", func(t *testing.T, dir string) { write(t, filepath.Join(dir, "id_rsa"), "k\n") }, []string{"id_rsa"}, "m", errs.DeniedPath},
+		{"NUL in message", nil, []string{"a.txt"}, "a\x00b", errs.InvalidArgument},
+		{"empty message", nil, []string{"a.txt"}, " \n ", errs.InvalidArgument},
+		{"huge message", nil, []string{"a.txt"}, strings.Repeat("m", MaxMessageBytes+1), errs.InvalidArgument},
+		{"no paths", nil, nil, "m", errs.InvalidArgument},
+		{"nothing to commit", nil, []string{"a.txt"}, "m", errs.NothingToCommit},
+		{"absent path", nil, []string{"nope.txt"}, "m", errs.PathNotFound},
+		{"directory", func(t *testing.T, dir string) { write(t, filepath.Join(dir, "d/x.txt"), "x\n") }, []string{"d"}, "m", errs.InvalidArgument},
 		{"ignored", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, ".gitignore"), "*.log\n")
 			write(t, filepath.Join(dir, "x.log"), "l\n")
-		}, []string{"x.log"}, "m", sfs.CodeInvalidArgument},
+		}, []string{"x.log"}, "m", errs.InvalidArgument},
 		{"staged changes", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "s.txt"), "s\n")
 			gitCLI(t, dir, "add", "s.txt")
 			write(t, filepath.Join(dir, "a.txt"), "changed\n")
-		}, []string{"a.txt"}, "m", sfs.CodeRepoStagedChanges},
+		}, []string{"a.txt"}, "m", errs.RepoStagedChanges},
 		{"merge in progress", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, ".git/MERGE_HEAD"), headOf(t, dir)+"\n")
 			write(t, filepath.Join(dir, "a.txt"), "changed\n")
-		}, []string{"a.txt"}, "m", sfs.CodeRepoBusy},
+		}, []string{"a.txt"}, "m", errs.RepoBusy},
 		{"rebase in progress", func(t *testing.T, dir string) {
 			os.MkdirAll(filepath.Join(dir, ".git/rebase-merge"), 0o755)
 			write(t, filepath.Join(dir, "a.txt"), "changed\n")
-		}, []string{"a.txt"}, "m", sfs.CodeRepoBusy},
+		}, []string{"a.txt"}, "m", errs.RepoBusy},
 		{"unmerged", func(t *testing.T, dir string) {
 			h := strings.TrimSpace(gitCLI(t, dir, "rev-parse", "HEAD:a.txt"))
 			cmd := exec.Command("git", "update-index", "--index-info")
@@ -86,35 +86,35 @@ func TestCommitRefusals(t *testing.T) {
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("%v %s", err, out)
 			}
-		}, []string{"a.txt"}, "m", sfs.CodeRepoBusy},
+		}, []string{"a.txt"}, "m", errs.RepoBusy},
 		{"lfs filter", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, ".gitattributes"), "*.bin filter=lfs diff=lfs merge=lfs -text\n")
 			write(t, filepath.Join(dir, "x.bin"), "data\n")
-		}, []string{"x.bin"}, "m", sfs.CodeRepoUnsupported},
+		}, []string{"x.bin"}, "m", errs.RepoUnsupported},
 		{"nested attributes filter", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "sub/.gitattributes"), "secret.txt filter=crypt\n")
 			write(t, filepath.Join(dir, "sub/secret.txt"), "data\n")
-		}, []string{"sub/secret.txt"}, "m", sfs.CodeRepoUnsupported},
+		}, []string{"sub/secret.txt"}, "m", errs.RepoUnsupported},
 		{"info/attributes filter", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, ".git/info/attributes"), "*.txt filter=x\n")
 			write(t, filepath.Join(dir, "a.txt"), "changed\n")
-		}, []string{"a.txt"}, "m", sfs.CodeRepoUnsupported},
+		}, []string{"a.txt"}, "m", errs.RepoUnsupported},
 		{"text attribute with CRLF", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, ".gitattributes"), "* text=auto\n")
 			write(t, filepath.Join(dir, "w.txt"), "a\r\nb\r\n")
-		}, []string{"w.txt"}, "m", sfs.CodeRepoUnsupported},
+		}, []string{"w.txt"}, "m", errs.RepoUnsupported},
 		{"identity missing", func(t *testing.T, dir string) {
 			gitCLI(t, dir, "config", "--unset", "user.name")
 			write(t, filepath.Join(dir, "a.txt"), "changed\n")
-		}, []string{"a.txt"}, "m", sfs.CodeRepoIdentityMissing},
+		}, []string{"a.txt"}, "m", errs.RepoIdentityMissing},
 		{"index.lock present", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, ".git/index.lock"), "")
 			write(t, filepath.Join(dir, "a.txt"), "changed\n")
-		}, []string{"a.txt"}, "m", sfs.CodeRepoLocked},
+		}, []string{"a.txt"}, "m", errs.RepoLocked},
 		{"ref lock present", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, ".git/refs/heads/main.lock"), "")
 			write(t, filepath.Join(dir, "a.txt"), "changed\n")
-		}, []string{"a.txt"}, "m", sfs.CodeRepoLocked},
+		}, []string{"a.txt"}, "m", errs.RepoLocked},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -126,7 +126,7 @@ func TestCommitRefusals(t *testing.T) {
 			head := headOf(t, dir)
 			index, _ := os.ReadFile(filepath.Join(dir, ".git/index"))
 			_, err := r.Commit(ctx, c.paths, c.message)
-			if sfs.CodeOf(err) != c.code {
+			if errs.CodeOf(err) != c.code {
 				t.Fatalf("got %v, want %s", err, c.code)
 			}
 			if strings.Contains(err.Error(), dir) {
@@ -152,7 +152,7 @@ func TestCommitRefusals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.Commit(ctx, []string{"a.txt"}, "m"); sfs.CodeOf(err) != sfs.CodeWorkdirReadOnly {
+		if _, err := r.Commit(ctx, []string{"a.txt"}, "m"); errs.CodeOf(err) != errs.WorkdirReadOnly {
 			t.Fatalf("got %v", err)
 		}
 	})
@@ -226,7 +226,7 @@ func TestCommitRefusedWhileGitHoldsIndexLock(t *testing.T) {
 		t.Fatal("git's index.lock is not there while its editor runs")
 	}
 	head := headOf(t, dir)
-	if _, err := r.Commit(context.Background(), []string{"a.txt"}, "while git runs"); sfs.CodeOf(err) != sfs.CodeRepoLocked {
+	if _, err := r.Commit(context.Background(), []string{"a.txt"}, "while git runs"); errs.CodeOf(err) != errs.RepoLocked {
 		t.Fatalf("got %v, want REPO_LOCKED", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".git/index.lock")); err != nil {
@@ -327,7 +327,7 @@ func TestCommitRefusesNamesGitRejects(t *testing.T) {
 			head := headOf(t, dir)
 			index, _ := os.ReadFile(filepath.Join(dir, ".git/index"))
 			_, err = r.Commit(ctx, []string{c.path}, "m")
-			if sfs.CodeOf(err) != sfs.CodeGitPathRejected || !strings.Contains(err.Error(), c.rule+":") || strings.Contains(err.Error(), dir) {
+			if errs.CodeOf(err) != errs.GitPathRejected || !strings.Contains(err.Error(), c.rule+":") || strings.Contains(err.Error(), dir) {
 				t.Fatalf("got %v, want GIT_PATH_REJECTED naming %s", err, c.rule)
 			}
 			if headOf(t, dir) != head {
@@ -352,7 +352,7 @@ func TestCommitRefusesNamesGitRejects(t *testing.T) {
 				t.Fatal(err)
 			}
 			head := headOf(t, dir)
-			if _, err := r.Commit(ctx, []string{c.path}, "m"); sfs.CodeOf(err) != sfs.CodeGitPathRejected || !strings.Contains(err.Error(), c.rule+":") {
+			if _, err := r.Commit(ctx, []string{c.path}, "m"); errs.CodeOf(err) != errs.GitPathRejected || !strings.Contains(err.Error(), c.rule+":") {
 				t.Fatalf("got %v, want GIT_PATH_REJECTED naming %s", err, c.rule)
 			}
 			if headOf(t, dir) != head {

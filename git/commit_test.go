@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -282,7 +283,7 @@ func TestCommitMatchesGit(t *testing.T) {
 			states++
 			if optionLike {
 				// Refused by design (git would take "-x" after "--").
-				if _, err := r.Commit(context.Background(), paths, "m"); sfs.CodeOf(err) != sfs.CodeInvalidArgument && commitDesigned(a, err, paths, "") == "" {
+				if _, err := r.Commit(context.Background(), paths, "m"); errs.CodeOf(err) != errs.InvalidArgument && commitDesigned(a, err, paths, "") == "" {
 					t.Fatalf("%s: option-like path %q: %v", desc(round), paths, err)
 				}
 				designed++
@@ -322,7 +323,7 @@ func TestCommitMatchesGit(t *testing.T) {
 			case ourErr != nil && (addErr != nil || gitErr != nil):
 				refusals++
 				continue
-			case sfs.CodeOf(ourErr) == sfs.CodeGitPathRejected:
+			case errs.CodeOf(ourErr) == errs.GitPathRejected:
 				// git made the commit: git fsck --strict must flag it,
 				// or git with core.protectHFS refuse to check it out.
 				out, err := gitOut(b, "fsck", "--strict", "--no-dangling", "--no-progress")
@@ -336,7 +337,7 @@ func TestCommitMatchesGit(t *testing.T) {
 				if why := commitDesigned(a, ourErr, paths, stagedBefore); why != "" {
 					designed++
 					kinds["refused by design: "+why]++
-					if sfs.CodeOf(ourErr) == sfs.CodeRepoStagedChanges && rng.Intn(2) == 0 {
+					if errs.CodeOf(ourErr) == errs.RepoStagedChanges && rng.Intn(2) == 0 {
 						git("reset", "-q") // or the next rounds would all be refused
 					}
 					continue
@@ -387,16 +388,16 @@ func TestCommitMatchesGit(t *testing.T) {
 // file that became a directory, or an untracked one); a path inside a
 // submodule.
 func commitDesigned(dir string, err error, paths []string, stagedBefore string) string {
-	switch sfs.CodeOf(err) {
-	case sfs.CodeDeniedPath, sfs.CodeHiddenPathNotAllowed:
+	switch errs.CodeOf(err) {
+	case errs.DeniedPath, errs.HiddenPathNotAllowed:
 		return "a hidden or denied path named"
-	case sfs.CodeInvalidPath:
+	case errs.InvalidPath:
 		for _, p := range paths {
 			if strings.HasPrefix(p, `\`) {
 				return "a leading backslash (an absolute path on Windows)"
 			}
 		}
-	case sfs.CodeRepoStagedChanges:
+	case errs.RepoStagedChanges:
 		for _, s := range strings.Split(stagedBefore, "\x00") {
 			if s == "" {
 				continue
@@ -409,7 +410,7 @@ func commitDesigned(dir string, err error, paths []string, stagedBefore string) 
 				return "staged changes not named"
 			}
 		}
-	case sfs.CodeInvalidArgument:
+	case errs.InvalidArgument:
 		msg := err.Error()
 		for _, p := range paths {
 			fi, lerr := os.Lstat(filepath.Join(dir, p))

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // Conflict bundles are bounded: past the file/byte caps files are named
@@ -36,7 +36,7 @@ func TestConflictBundleBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		res, err := r.Submit(ctx, "main", p, MergeReplay, "")
-		if sfs.CodeOf(err) != sfs.CodeMergeConflict || res.Artifact == nil || len(res.Files) != 2 {
+		if errs.CodeOf(err) != errs.MergeConflict || res.Artifact == nil || len(res.Files) != 2 {
 			t.Fatalf("submit %d: %+v %v", i, res, err)
 		}
 		if !res.Artifact.Truncated {
@@ -72,7 +72,7 @@ func TestConflictHunksSurviveJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := r.Submit(context.Background(), "main", p, MergeReplay, "")
-	if sfs.CodeOf(err) != sfs.CodeMergeConflict || len(res.Hunks) != 2 {
+	if errs.CodeOf(err) != errs.MergeConflict || len(res.Hunks) != 2 {
 		t.Fatalf("%+v %v", res, err)
 	}
 	for _, h := range res.Hunks {

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/unidiff"
 )
@@ -114,7 +115,7 @@ var diffDeadline = context.WithTimeout
 // time inspect_repo advertises), answering what it compared until then.
 func (r *Repo) Diff(ctx context.Context, staged bool, paths []string, maxBytes int) (*DiffResult, error) {
 	if len(paths) == 0 || len(paths) > MaxDiffPaths {
-		return nil, argError(fmt.Sprintf("paths must name between 1 and %d files: the diff is for explicit paths only", MaxDiffPaths))
+		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("paths must name between 1 and %d files: the diff is for explicit paths only", MaxDiffPaths))
 	}
 	mode := diffWorktree
 	if staged {
@@ -133,7 +134,7 @@ const MaxHeadDiffPaths = 10_000
 // truncation are Diff's.
 func (r *Repo) DiffHead(ctx context.Context, paths []string, maxBytes int) (*DiffResult, error) {
 	if len(paths) > MaxHeadDiffPaths {
-		return nil, argError(fmt.Sprintf("paths must name at most %d files", MaxHeadDiffPaths))
+		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("paths must name at most %d files", MaxHeadDiffPaths))
 	}
 	return r.diff(ctx, diffHead, paths, maxBytes)
 }
@@ -323,8 +324,8 @@ func (r *Repo) untrackedChange(p string) (string, error) {
 	switch {
 	case err == nil && (st.Type() == sfs.TypeFile || st.Type() == sfs.TypeSymlink):
 		return "untracked", nil
-	case err != nil && sfs.CodeOf(err) != sfs.CodePathNotFound && sfs.CodeOf(err) != sfs.CodeNotADirectory &&
-		sfs.CodeOf(err) != sfs.CodeSymlinkNotAllowed: // beneath a symlink: no file, as in git
+	case err != nil && errs.CodeOf(err) != errs.PathNotFound && errs.CodeOf(err) != errs.NotADirectory &&
+		errs.CodeOf(err) != errs.SymlinkNotAllowed: // beneath a symlink: no file, as in git
 		return "", err
 	}
 	return "unchanged", nil
@@ -339,8 +340,8 @@ var emptyBlob = plumbing.ComputeHash(plumbing.BlobObject, nil)
 // file's size is the opened descriptor's, known before reading it.
 func (r *Repo) worktreeSide(p string, idx side, ie *index.Entry, idxStat sfs.StatData, budget *readBudget) (side, error) {
 	st, err := r.ctl.Lstat(p)
-	switch sfs.CodeOf(err) {
-	case sfs.CodePathNotFound, sfs.CodeNotADirectory, sfs.CodeSymlinkNotAllowed:
+	switch errs.CodeOf(err) {
+	case errs.PathNotFound, errs.NotADirectory, errs.SymlinkNotAllowed:
 		// Absent, beneath a file, or beneath a symlink (git's
 		// has_symlink_leading_path): no file here.
 		return side{}, nil

@@ -7,7 +7,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/git/internal/pathrule"
 )
 
@@ -31,8 +31,8 @@ func (r *Repo) dotfileContentErr(alias, p string, mode filemode.FileMode, id plu
 		return err
 	}
 	if size > maxDotfileCheck {
-		return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: alias, Path: p, Msg: fmt.Sprintf(
-			"is larger than the %d bytes ServerFS reads to check it as git fsck checks .gitmodules and .gitattributes", maxDotfileCheck)}
+		return errs.At(errs.RepoUnsupported, alias, p, fmt.Sprintf(
+			"is larger than the %d bytes ServerFS reads to check it as git fsck checks .gitmodules and .gitattributes", maxDotfileCheck))
 	}
 	data, err := r.readBlob(id, size)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/pack"
 	"github.com/serverfs/serverfs/git/internal/refs"
@@ -238,7 +239,7 @@ func (h *history) commit(id plumbing.Hash) (*object.Commit, error) {
 		return c, nil
 	}
 	if h.grafts[id] {
-		return nil, &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: h.alias, Msg: fmt.Sprintf("has a graft for the commit %s (.git/info/grafts), which gives it other parents in git's history; ServerFS does not apply grafts (a deprecated git feature): without the file, history is what the commits record", id)}
+		return nil, errs.At(errs.RepoUnsupported, h.alias, "", fmt.Sprintf("has a graft for the commit %s (.git/info/grafts), which gives it other parents in git's history; ServerFS does not apply grafts (a deprecated git feature): without the file, history is what the commits record", id))
 	}
 	c, err := h.getCommit(id)
 	if err != nil {
@@ -499,22 +500,22 @@ func (h *history) resolveRev(rev string) (plumbing.Hash, error) {
 			return plumbing.ZeroHash, err
 		}
 		if hd.commit.IsZero() {
-			return plumbing.ZeroHash, &sfs.Error{Code: sfs.CodeRevNotFound, Workdir: h.alias, Msg: "has no commits yet (HEAD is unborn)"}
+			return plumbing.ZeroHash, errs.At(errs.RevNotFound, h.alias, "", "has no commits yet (HEAD is unborn)")
 		}
 		return hd.commit, nil
 	}
 	if len(rev) > maxRevLen || !utf8.ValidString(rev) {
-		return plumbing.ZeroHash, argError("rev is too long or not UTF-8")
+		return plumbing.ZeroHash, errs.New(errs.InvalidArgument, "rev is too long or not UTF-8")
 	}
 	if strings.HasPrefix(rev, "-") {
-		return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q looks like an option; name a branch, a tag or a commit id", rev))
+		return plumbing.ZeroHash, errs.New(errs.InvalidArgument, fmt.Sprintf("rev %q looks like an option; name a branch, a tag or a commit id", rev))
 	}
 	if strings.Contains(rev, "@{") || strings.Contains(rev, "..") || strings.ContainsAny(rev, "~^:?*[\\ \t\n\x7f") {
-		return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q uses revision syntax (ranges, ~, ^, :, @{...}) that is not accepted; name a branch, a tag or a commit id", rev))
+		return plumbing.ZeroHash, errs.New(errs.InvalidArgument, fmt.Sprintf("rev %q uses revision syntax (ranges, ~, ^, :, @{...}) that is not accepted; name a branch, a tag or a commit id", rev))
 	}
 	for _, c := range rev {
 		if c < 0x20 {
-			return plumbing.ZeroHash, argError("rev contains a control character")
+			return plumbing.ZeroHash, errs.New(errs.InvalidArgument, "rev contains a control character")
 		}
 	}
 	var names []string
@@ -522,23 +523,23 @@ func (h *history) resolveRev(rev string) (plumbing.Hash, error) {
 	case strings.HasPrefix(rev, "refs/heads/") || strings.HasPrefix(rev, "refs/tags/"):
 		names = []string{rev}
 	case strings.HasPrefix(rev, "refs/"):
-		return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q is outside refs/heads and refs/tags; only local branches and tags are read", rev))
+		return plumbing.ZeroHash, errs.New(errs.InvalidArgument, fmt.Sprintf("rev %q is outside refs/heads and refs/tags; only local branches and tags are read", rev))
 	default:
 		names = []string{"refs/tags/" + rev, "refs/heads/" + rev}
 	}
 	for _, n := range names {
 		if !refs.ValidName(n) {
-			return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q is not a valid branch or tag name", rev))
+			return plumbing.ZeroHash, errs.New(errs.InvalidArgument, fmt.Sprintf("rev %q is not a valid branch or tag name", rev))
 		}
 		ref, err := h.r.storage.Reference(plumbing.ReferenceName(n))
 		if err == plumbing.ErrReferenceNotFound {
 			continue
 		}
 		if err != nil {
-			return plumbing.ZeroHash, &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: h.alias, Msg: fmt.Sprintf("has a ref %s that cannot be read", n), Err: err}
+			return plumbing.ZeroHash, errs.At(errs.RepoUnsupported, h.alias, "", fmt.Sprintf("has a ref %s that cannot be read", n)).Wrap(err)
 		}
 		if ref.Type() != plumbing.HashReference {
-			return plumbing.ZeroHash, argError(fmt.Sprintf("%s is a symbolic reference; name the branch it points at", n))
+			return plumbing.ZeroHash, errs.New(errs.InvalidArgument, fmt.Sprintf("%s is a symbolic reference; name the branch it points at", n))
 		}
 		return h.peel(ref.Hash(), rev)
 	}
@@ -549,7 +550,7 @@ func (h *history) resolveRev(rev string) (plumbing.Hash, error) {
 		}
 		ids, err := h.r.storage.HashesWithPrefix(hexPrefixBytes(rev))
 		if err != nil {
-			return plumbing.ZeroHash, &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: h.alias, Msg: "has an object store that cannot be searched", Err: err}
+			return plumbing.ZeroHash, errs.At(errs.RepoUnsupported, h.alias, "", "has an object store that cannot be searched").Wrap(err)
 		}
 		var match []plumbing.Hash
 		for _, id := range ids {
@@ -562,12 +563,12 @@ func (h *history) resolveRev(rev string) (plumbing.Hash, error) {
 			return h.peel(match[0], rev)
 		case 0:
 		default:
-			return plumbing.ZeroHash, &sfs.Error{Code: sfs.CodeRevNotFound, Workdir: h.alias, Msg: fmt.Sprintf("has %d objects whose ids start with %s; give more digits", len(match), rev)}
+			return plumbing.ZeroHash, errs.At(errs.RevNotFound, h.alias, "", fmt.Sprintf("has %d objects whose ids start with %s; give more digits", len(match), rev))
 		}
 	} else if isHex(rev) && len(rev) < 7 {
-		return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q: a commit id prefix needs at least 7 hex digits", rev))
+		return plumbing.ZeroHash, errs.New(errs.InvalidArgument, fmt.Sprintf("rev %q: a commit id prefix needs at least 7 hex digits", rev))
 	}
-	return plumbing.ZeroHash, &sfs.Error{Code: sfs.CodeRevNotFound, Workdir: h.alias, Msg: fmt.Sprintf("has no branch, tag or commit %q", rev)}
+	return plumbing.ZeroHash, errs.At(errs.RevNotFound, h.alias, "", fmt.Sprintf("has no branch, tag or commit %q", rev))
 }
 
 // hexPrefixBytes is the whole bytes of a hex prefix (HashesWithPrefix
@@ -598,7 +599,7 @@ func (h *history) peel(id plumbing.Hash, rev string) (plumbing.Hash, error) {
 		typ, err := h.r.objs.ObjectType(id)
 		if err != nil {
 			if errors.Is(err, plumbing.ErrObjectNotFound) && !h.r.hasAlternates() {
-				return plumbing.ZeroHash, &sfs.Error{Code: sfs.CodeRevNotFound, Workdir: h.alias, Msg: fmt.Sprintf("has no commit %s", rev)}
+				return plumbing.ZeroHash, errs.At(errs.RevNotFound, h.alias, "", fmt.Sprintf("has no commit %s", rev))
 			}
 			return plumbing.ZeroHash, h.r.objectErr("object", id, err)
 		}
@@ -612,10 +613,10 @@ func (h *history) peel(id plumbing.Hash, rev string) (plumbing.Hash, error) {
 			}
 			id = t.Target
 		default:
-			return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q names a %s, not a commit", rev, typ))
+			return plumbing.ZeroHash, errs.New(errs.InvalidArgument, fmt.Sprintf("rev %q names a %s, not a commit", rev, typ))
 		}
 	}
-	return plumbing.ZeroHash, argError(fmt.Sprintf("rev %q: too many nested tags", rev))
+	return plumbing.ZeroHash, errs.New(errs.InvalidArgument, fmt.Sprintf("rev %q: too many nested tags", rev))
 }
 
 // pathspec is a set of literal paths (files or directories); empty
@@ -651,23 +652,23 @@ func (ps pathspec) enter(d string) bool {
 // checkHistoryPaths cleans log/show paths: literal, visible, outside .git.
 func (r *Repo) checkHistoryPaths(paths []string) (pathspec, error) {
 	if len(paths) > MaxHistoryPaths {
-		return nil, argError(fmt.Sprintf("paths names at most %d paths", MaxHistoryPaths))
+		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("paths names at most %d paths", MaxHistoryPaths))
 	}
 	seen := map[string]bool{}
 	var out pathspec
 	for _, raw := range paths {
 		if strings.HasPrefix(raw, "-") || strings.HasPrefix(raw, ":") {
-			return nil, argError(fmt.Sprintf("path %q looks like an option or pathspec magic; name files or directories by their path", sfs.DisplayPath(raw)))
+			return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("path %q looks like an option or pathspec magic; name files or directories by their path", sfs.DisplayPath(raw)))
 		}
 		p, err := r.w.CleanPath(raw)
 		if err != nil {
 			return nil, err
 		}
 		if p == "" {
-			return nil, argError("a path of the root is the whole repository: leave paths out instead")
+			return nil, errs.New(errs.InvalidArgument, "a path of the root is the whole repository: leave paths out instead")
 		}
 		if sfs.InGitDir(p) {
-			return nil, &sfs.Error{Code: sfs.CodeDeniedPath, Workdir: r.w.Alias(), Path: p, Msg: "is inside .git, which has no history"}
+			return nil, errs.At(errs.DeniedPath, r.w.Alias(), p, "is inside .git, which has no history")
 		}
 		if !seen[p] {
 			seen[p] = true
@@ -1207,7 +1208,7 @@ func parseTime(name, s string) (int64, bool, error) {
 	}
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
-		return 0, false, argError(fmt.Sprintf("%s must be an RFC 3339 time such as 2024-05-01T00:00:00Z", name))
+		return 0, false, errs.New(errs.InvalidArgument, fmt.Sprintf("%s must be an RFC 3339 time such as 2024-05-01T00:00:00Z", name))
 	}
 	return t.Unix(), true, nil
 }
@@ -1236,7 +1237,7 @@ func (r *Repo) Log(ctx context.Context, o LogOptions) (*LogResult, error) {
 		o.Limit = DefaultLogCommits
 	}
 	if o.Limit > MaxLogCommits {
-		return nil, argError(fmt.Sprintf("limit must be between 1 and %d", MaxLogCommits))
+		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("limit must be between 1 and %d", MaxLogCommits))
 	}
 	maxWalk := MaxWalkCommits
 	if o.MaxWalk > 0 {
@@ -1266,7 +1267,7 @@ func (r *Repo) Log(ctx context.Context, o LogOptions) (*LogResult, error) {
 		f := strings.Split(o.Cursor, ".")
 		n, nerr := strconv.Atoi(safeIndex(f, 1))
 		if len(f) != 3 || !plumbing.IsHash(f[0]) || nerr != nil || n < 0 || f[2] != fmt.Sprintf("%08x", key) {
-			return nil, argError("cursor is not a next_cursor of a log with these rev, paths, since and until")
+			return nil, errs.New(errs.InvalidArgument, "cursor is not a next_cursor of a log with these rev, paths, since and until")
 		}
 		start, skip = plumbing.NewHash(f[0]), n
 	} else if start, err = h.resolveRev(o.Rev); err != nil {

@@ -18,7 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // The history differential tests: repositories generated with git
@@ -707,45 +707,45 @@ func TestHistoryRefusals(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		o    LogOptions
-		code sfs.Code
+		code errs.Code
 	}{
-		{LogOptions{Files: true, Rev: "--output=probe-out"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "-p"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "HEAD@{1}"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "@{-1}"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "main..b1"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "main...b1"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "HEAD~1"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "HEAD^"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "HEAD:a.txt"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "refs/remotes/origin/main"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "origin/main"}, sfs.CodeRevNotFound},
-		{LogOptions{Files: true, Rev: "refs/notes/x"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "refs/stash"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "FETCH_HEAD"}, sfs.CodeRevNotFound},
-		{LogOptions{Files: true, Rev: "ORIG_HEAD"}, sfs.CodeRevNotFound},
-		{LogOptions{Files: true, Rev: "../../etc/passwd"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "refs/heads/../../config"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "abc"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "0000000"}, sfs.CodeRevNotFound},
-		{LogOptions{Files: true, Rev: strings.Repeat("a", 300)}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "a\nb"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Rev: "--all"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Limit: 101}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Limit: 1 << 40}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Paths: []string{"-p"}}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Paths: []string{":(glob)*"}}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Paths: []string{".env"}}, sfs.CodeDeniedPath},
-		{LogOptions{Files: true, Paths: []string{".hidden/secret.txt"}}, sfs.CodeHiddenPathNotAllowed},
-		{LogOptions{Files: true, Paths: []string{"../x"}}, sfs.CodePathOutsideWorkdir},
-		{LogOptions{Files: true, Paths: []string{"/etc"}}, sfs.CodeInvalidPath},
-		{LogOptions{Files: true, Since: "yesterday"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Until: "--since=1"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Cursor: "x"}, sfs.CodeInvalidArgument},
-		{LogOptions{Files: true, Cursor: "0000000000000000000000000000000000000000.1.00000000"}, sfs.CodeInvalidArgument},
+		{LogOptions{Files: true, Rev: "--output=probe-out"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "-p"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "HEAD@{1}"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "@{-1}"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "main..b1"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "main...b1"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "HEAD~1"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "HEAD^"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "HEAD:a.txt"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "refs/remotes/origin/main"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "origin/main"}, errs.RevNotFound},
+		{LogOptions{Files: true, Rev: "refs/notes/x"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "refs/stash"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "FETCH_HEAD"}, errs.RevNotFound},
+		{LogOptions{Files: true, Rev: "ORIG_HEAD"}, errs.RevNotFound},
+		{LogOptions{Files: true, Rev: "../../etc/passwd"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "refs/heads/../../config"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "abc"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "0000000"}, errs.RevNotFound},
+		{LogOptions{Files: true, Rev: strings.Repeat("a", 300)}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "a\nb"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Rev: "--all"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Limit: 101}, errs.InvalidArgument},
+		{LogOptions{Files: true, Limit: 1 << 40}, errs.InvalidArgument},
+		{LogOptions{Files: true, Paths: []string{"-p"}}, errs.InvalidArgument},
+		{LogOptions{Files: true, Paths: []string{":(glob)*"}}, errs.InvalidArgument},
+		{LogOptions{Files: true, Paths: []string{".env"}}, errs.DeniedPath},
+		{LogOptions{Files: true, Paths: []string{".hidden/secret.txt"}}, errs.HiddenPathNotAllowed},
+		{LogOptions{Files: true, Paths: []string{"../x"}}, errs.PathOutsideWorkdir},
+		{LogOptions{Files: true, Paths: []string{"/etc"}}, errs.InvalidPath},
+		{LogOptions{Files: true, Since: "yesterday"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Until: "--since=1"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Cursor: "x"}, errs.InvalidArgument},
+		{LogOptions{Files: true, Cursor: "0000000000000000000000000000000000000000.1.00000000"}, errs.InvalidArgument},
 	} {
 		_, err := r.Log(ctx, c.o)
-		if sfs.CodeOf(err) != c.code {
+		if errs.CodeOf(err) != c.code {
 			t.Errorf("Log(%+v) = %v, want %s", c.o, err, c.code)
 		}
 	}
@@ -763,20 +763,20 @@ func TestHistoryRefusals(t *testing.T) {
 	for _, c := range []struct {
 		rev, path  string
 		start, end int
-		code       sfs.Code
+		code       errs.Code
 	}{
-		{"--output=probe-out", "a.txt", 0, 0, sfs.CodeInvalidArgument},
-		{"HEAD@{1}", "a.txt", 0, 0, sfs.CodeInvalidArgument},
-		{"", "-L1,2", 0, 0, sfs.CodeInvalidArgument},
-		{"", ".env", 0, 0, sfs.CodeDeniedPath},
-		{"", ".hidden/secret.txt", 0, 0, sfs.CodeHiddenPathNotAllowed},
-		{"", "src", 0, 0, sfs.CodePathNotFound},
-		{"", "no/such.txt", 0, 0, sfs.CodePathNotFound},
-		{"", tf, 1, 1 << 40, sfs.CodeInvalidArgument},
-		{"", tf, 1 << 30, 0, sfs.CodeLineOutOfRange},
-		{"", tf, 5, 2, sfs.CodeInvalidArgument},
+		{"--output=probe-out", "a.txt", 0, 0, errs.InvalidArgument},
+		{"HEAD@{1}", "a.txt", 0, 0, errs.InvalidArgument},
+		{"", "-L1,2", 0, 0, errs.InvalidArgument},
+		{"", ".env", 0, 0, errs.DeniedPath},
+		{"", ".hidden/secret.txt", 0, 0, errs.HiddenPathNotAllowed},
+		{"", "src", 0, 0, errs.PathNotFound},
+		{"", "no/such.txt", 0, 0, errs.PathNotFound},
+		{"", tf, 1, 1 << 40, errs.InvalidArgument},
+		{"", tf, 1 << 30, 0, errs.LineOutOfRange},
+		{"", tf, 5, 2, errs.InvalidArgument},
 	} {
-		if _, err := r.Blame(ctx, c.rev, c.path, c.start, c.end); sfs.CodeOf(err) != c.code {
+		if _, err := r.Blame(ctx, c.rev, c.path, c.start, c.end); errs.CodeOf(err) != c.code {
 			t.Errorf("Blame(%q, %q, %d, %d) = %v, want %s", c.rev, c.path, c.start, c.end, err, c.code)
 		}
 	}
@@ -899,13 +899,13 @@ func TestHistoryShallowAndMissing(t *testing.T) {
 	if err == nil {
 		t.Fatal("log over a missing commit succeeded")
 	}
-	if sfs.CodeOf(err) != sfs.CodeRepoIncomplete {
+	if errs.CodeOf(err) != errs.RepoIncomplete {
 		t.Fatalf("missing commit: %v", err)
 	}
-	if _, err := r2.Show(context.Background(), victim, nil, 0); sfs.CodeOf(err) != sfs.CodeRevNotFound {
+	if _, err := r2.Show(context.Background(), victim, nil, 0); errs.CodeOf(err) != errs.RevNotFound {
 		t.Fatalf("show of a missing commit: %v", err)
 	}
-	if _, err := r2.Show(context.Background(), child, nil, 0); sfs.CodeOf(err) != sfs.CodeRepoIncomplete {
+	if _, err := r2.Show(context.Background(), child, nil, 0); errs.CodeOf(err) != errs.RepoIncomplete {
 		t.Fatalf("show of a commit whose parent is missing: %v", err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // largeBlobMiB is the size of the blobs of TestLargeBlobsEveryTool;
@@ -69,7 +69,7 @@ func TestLargeBlobsEveryTool(t *testing.T) {
 		prepare func(dir string, b2 map[int64]byte) string
 		check   func(out hostileOut) string
 	}
-	code := func(want sfs.Code) func(hostileOut) string {
+	code := func(want errs.Code) func(hostileOut) string {
 		return func(out hostileOut) string {
 			if out.Code != string(want) {
 				return fmt.Sprintf("code %q (%s), want %q", out.Code, out.Err, want)
@@ -100,12 +100,12 @@ func TestLargeBlobsEveryTool(t *testing.T) {
 			var l LogResult
 			return json.Unmarshal(res, &l) == nil && len(l.Commits) == 2
 		})},
-		{name: "read_repo_history log <blob id>", op: hostileOp{Op: "log", Rev: "id2"}, check: code(sfs.CodeInvalidArgument)},
+		{name: "read_repo_history log <blob id>", op: hostileOp{Op: "log", Rev: "id2"}, check: code(errs.InvalidArgument)},
 		{name: "read_repo_history show HEAD", op: hostileOp{Op: "show", Rev: "HEAD"}, check: ok(func(res json.RawMessage) bool {
 			var s ShowResult
 			return json.Unmarshal(res, &s) == nil && len(s.Files) == 1 && s.Files[0].TooLarge
 		})},
-		{name: "read_repo_history blame big.txt", op: hostileOp{Op: "blame", Paths: []string{"big.txt"}}, check: code(sfs.CodeReadLimitExceeded)},
+		{name: "read_repo_history blame big.txt", op: hostileOp{Op: "blame", Paths: []string{"big.txt"}}, check: code(errs.ReadLimitExceeded)},
 		{name: "create_workspace (checkout HEAD)", op: hostileOp{Op: "checkout", Rev: "HEAD"}, check: ok(func(res json.RawMessage) bool {
 			var c CheckoutResult
 			return json.Unmarshal(res, &c) == nil && c.Bytes == size+2 && c.Files == 2

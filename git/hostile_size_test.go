@@ -27,6 +27,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/sys/unix"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -123,7 +124,7 @@ func TestHostileChild(t *testing.T) {
 	out.Elapsed = time.Since(start)
 	out.AfterKiB = vmHWM(t)
 	if err != nil {
-		out.Err, out.Code = err.Error(), string(sfs.CodeOf(err))
+		out.Err, out.Code = err.Error(), string(errs.CodeOf(err))
 	} else {
 		out.Result, _ = json.Marshal(res)
 	}
@@ -353,7 +354,7 @@ func TestOneGiBFileDiffAndCommit(t *testing.T) {
 	// streaming (its bytes never held whole), after the ignore rules of
 	// sub/ (the 1 GiB .gitignore, too large to be rules) are consulted.
 	gitCLI(t, dir, "update-index", "--cacheinfo", "100644,"+inHead+",big.bin")
-	check(hostileOp{Dir: dir, Op: "commit", Paths: []string{"big.bin"}}, "", string(sfs.CodeWriteLimitExceeded))
+	check(hostileOp{Dir: dir, Op: "commit", Paths: []string{"big.bin"}}, "", string(errs.WriteLimitExceeded))
 	const mid = 72 << 20
 	sparseFile(t, filepath.Join(dir, "sub/mid.bin"), mid, map[int64]byte{0: 'm', 40 << 20: 'M', mid - 1: '\n'})
 	check(hostileOp{Dir: dir, Op: "commit", Paths: []string{"sub/mid.bin"}}, "", "")
@@ -371,7 +372,7 @@ func TestOneGiBFileDiffAndCommit(t *testing.T) {
 		sparseFile(t, filepath.Join(dir, p), maxStagedFileSize, map[int64]byte{int64(i): 'p'})
 		many = append(many, p)
 	}
-	out := check(hostileOp{Dir: dir, Op: "commit", Paths: many}, "", string(sfs.CodeWriteLimitExceeded))
+	out := check(hostileOp{Dir: dir, Op: "commit", Paths: many}, "", string(errs.WriteLimitExceeded))
 	if out.Elapsed > time.Second || headOf(t, dir) != head {
 		t.Errorf("commit of %d bytes: %v, HEAD %s -> %s", len(many)*maxStagedFileSize, out.Elapsed, head, headOf(t, dir))
 	}
@@ -528,7 +529,7 @@ func TestStatusHashesLargeFilesWithinTheCap(t *testing.T) {
 	if elapsed > 3*time.Second {
 		t.Errorf("status took %v, more than the 1 s cap allows", elapsed)
 	}
-	if sfs.CodeOf(err) != sfs.CodeCanceled {
+	if errs.CodeOf(err) != errs.Canceled {
 		t.Errorf("status: %+v, %v; want the time cap's CANCELED", st, err)
 	}
 }

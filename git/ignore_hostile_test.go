@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // TestStatusHostileIgnore: a 1 MiB .gitignore of distinct wildcard
@@ -79,7 +79,7 @@ func TestStatusHostileIgnore(t *testing.T) {
 	write(t, filepath.Join(dir, ".gitignore"), tiny)
 	write(t, filepath.Join(dir, "sub/.gitignore"), tiny)
 	_, err = r.Status(context.Background(), 100)
-	if sfs.CodeOf(err) != sfs.CodeReadLimitExceeded || !strings.Contains(err.Error(), "sub") {
+	if errs.CodeOf(err) != errs.ReadLimitExceeded || !strings.Contains(err.Error(), "sub") {
 		t.Errorf("rules over the bound: %v", err)
 	}
 	os.Remove(filepath.Join(dir, "sub/.gitignore"))

@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"golang.org/x/sys/unix"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -122,7 +123,7 @@ func TestNamesCommitAndCheckoutMatchGit(t *testing.T) {
 			if sfs.InGitDir(p) {
 				// Never written (it would be the repository's own .git);
 				// git refuses .git in any case, and so do we.
-				if _, err := r0(t, f).Commit(ctx, []string{p}, "name"); sfs.CodeOf(err) != sfs.CodeDeniedPath {
+				if _, err := r0(t, f).Commit(ctx, []string{p}, "name"); errs.CodeOf(err) != errs.DeniedPath {
 					t.Fatalf("%s: %v", desc, err)
 				}
 				kinds["refused: inside .git"]++
@@ -169,7 +170,7 @@ func TestNamesCommitAndCheckoutMatchGit(t *testing.T) {
 				}
 				return ""
 			}
-			switch code := sfs.CodeOf(ourErr); {
+			switch code := errs.CodeOf(ourErr); {
 			case ourErr == nil:
 				if !gitCommitted {
 					t.Fatalf("%s: we committed what git refused", desc)
@@ -183,7 +184,7 @@ func TestNamesCommitAndCheckoutMatchGit(t *testing.T) {
 					t.Fatalf("%s: we committed it: %s", desc, why)
 				}
 				kinds["committed"]++
-			case code == sfs.CodeGitPathRejected:
+			case code == errs.GitPathRejected:
 				why := gitFlags()
 				if why == "" {
 					t.Fatalf("%s: we refused (%v) what git commits, fsck passes and git checks out", desc, ourErr)
@@ -193,7 +194,7 @@ func TestNamesCommitAndCheckoutMatchGit(t *testing.T) {
 				}
 				kinds["refused, "+strings.SplitN(why, ":", 2)[0]]++
 				os.RemoveAll(full)
-			case code == sfs.CodeInvalidPath:
+			case code == errs.InvalidPath:
 				// The path policy's, by design: what Windows reads as an
 				// absolute path (a leading backslash, a drive letter).
 				kinds["refused by the path policy"]++
@@ -253,7 +254,7 @@ func checkoutAgrees(t *testing.T, desc string, r *Repo, repo, p string, mode fil
 	case !gitOK && ourErr == nil:
 		t.Fatalf("%s: git refuses to check out a tree with it, we wrote it", desc)
 	case !gitOK:
-		if sfs.CodeOf(ourErr) != sfs.CodeRepoUnsupported || !strings.Contains(ourErr.Error(), "refuses to check out") {
+		if errs.CodeOf(ourErr) != errs.RepoUnsupported || !strings.Contains(ourErr.Error(), "refuses to check out") {
 			t.Fatalf("%s: checkout refusal %v", desc, ourErr)
 		}
 		return

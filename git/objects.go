@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/git/internal/odb"
 	"github.com/serverfs/serverfs/git/internal/pack"
 )
@@ -188,7 +188,7 @@ func (r *Repo) openBlob(id plumbing.Hash, limit int64) (*blobReader, error) {
 		if o.s != nil {
 			o.s.Close()
 		}
-		return nil, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), fmt.Sprintf("has a %s %s where a blob is expected; git fsck reports it", o.typ, id))
+		return nil, errs.At(errs.RepoUnsupported, r.w.Alias(), "", fmt.Sprintf("has a %s %s where a blob is expected; git fsck reports it", o.typ, id))
 	}
 	if o.s == nil {
 		return &blobReader{size: o.size, rd: bytes.NewReader(o.data), r: r, id: id}, nil
@@ -239,7 +239,7 @@ func (r *Repo) readBlob(h plumbing.Hash, limit int64) ([]byte, error) {
 func (r *Repo) writeBlob(src io.Reader, size int64, also io.Writer, veto func() error) (plumbing.Hash, error) {
 	alias := r.w.Alias()
 	if size > maxBlobBytes {
-		return plumbing.ZeroHash, repoErr(sfs.CodeWriteLimitExceeded, alias, fmt.Sprintf("a file of %d bytes is larger than a commit stores (%d)", size, maxBlobBytes))
+		return plumbing.ZeroHash, errs.At(errs.WriteLimitExceeded, alias, "", fmt.Sprintf("a file of %d bytes is larger than a commit stores (%d)", size, maxBlobBytes))
 	}
 	var rnd [8]byte
 	rand.Read(rnd[:])
@@ -311,7 +311,7 @@ func (r *Repo) writeBlob(src io.Reader, size int64, also io.Writer, veto func() 
 // (loose or packed) is not written again.
 func (r *Repo) writeObject(t plumbing.ObjectType, content []byte) (plumbing.Hash, error) {
 	if len(content) > maxBlobBytes {
-		return plumbing.ZeroHash, repoErr(sfs.CodeWriteLimitExceeded, r.w.Alias(), fmt.Sprintf("a file of %d bytes is larger than a commit stores (%d)", len(content), maxBlobBytes))
+		return plumbing.ZeroHash, errs.At(errs.WriteLimitExceeded, r.w.Alias(), "", fmt.Sprintf("a file of %d bytes is larger than a commit stores (%d)", len(content), maxBlobBytes))
 	}
 	sum := plumbing.ComputeHash(t, content)
 	if r.objs.Has(sum) {

@@ -13,7 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/git/internal/odb"
 	"github.com/serverfs/serverfs/git/internal/pack"
 )
@@ -149,7 +149,7 @@ func TestLargeTreeRefusedFromHeader(t *testing.T) {
 	gitCLI(t, dir, "update-ref", "refs/heads/main", commit)
 	for _, op := range []string{"status", "log", "show", "checkout"} {
 		_, err := runRepoKindOp(t, dir, op)
-		if sfs.CodeOf(err) != sfs.CodeRepoUnsupported || !strings.Contains(err.Error(), "more than ServerFS reads") {
+		if errs.CodeOf(err) != errs.RepoUnsupported || !strings.Contains(err.Error(), "more than ServerFS reads") {
 			t.Errorf("%s: %v, want REPO_UNSUPPORTED from the tree's size", op, err)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/git/internal/odb"
 	"github.com/serverfs/serverfs/git/internal/pack"
 )
@@ -65,7 +65,7 @@ func (s *sizedStorage) EncodedObject(t plumbing.ObjectType, id plumbing.Hash) (p
 		if t == plumbing.AnyObject {
 			what = "object"
 		}
-		return nil, repoErr(sfs.CodeRepoUnsupported, s.r.w.Alias(), fmt.Sprintf("has a %s %s of %d bytes, more than ServerFS reads (%d MiB)", what, id, size, maxStructObjectBytes>>20))
+		return nil, errs.At(errs.RepoUnsupported, s.r.w.Alias(), "", fmt.Sprintf("has a %s %s of %d bytes, more than ServerFS reads (%d MiB)", what, id, size, maxStructObjectBytes>>20))
 	}
 	if err != nil {
 		return nil, err
@@ -98,7 +98,7 @@ func (s *sizedStorage) EncodedObjectSize(id plumbing.Hash) (int64, error) {
 // form ServerFS does not read; ServerFS errors pass unchanged.
 func (r *Repo) objectErr(kind string, id plumbing.Hash, err error) error {
 	alias := r.w.Alias()
-	var se *sfs.Error
+	var se *errs.Error
 	switch {
 	case err == nil:
 		return nil
@@ -106,15 +106,15 @@ func (r *Repo) objectErr(kind string, id plumbing.Hash, err error) error {
 		return err
 	case errors.Is(err, plumbing.ErrObjectNotFound):
 		if r.hasAlternates() {
-			return &sfs.Error{Code: sfs.CodeRepoIncomplete, Workdir: alias, Err: err, Msg: fmt.Sprintf("lacks the %s %s in its own object store: it borrows objects from another repository (objects/info/alternates, as git clone --shared or --reference leave it), which ServerFS does not read; git repack -a -d there copies them in", kind, id)}
+			return errs.At(errs.RepoIncomplete, alias, "", fmt.Sprintf("lacks the %s %s in its own object store: it borrows objects from another repository (objects/info/alternates, as git clone --shared or --reference leave it), which ServerFS does not read; git repack -a -d there copies them in", kind, id)).Wrap(err)
 		}
-		return &sfs.Error{Code: sfs.CodeRepoIncomplete, Workdir: alias, Err: err, Msg: fmt.Sprintf("lacks the %s %s (a partial clone or a damaged object store); git would fail here too", kind, id)}
+		return errs.At(errs.RepoIncomplete, alias, "", fmt.Sprintf("lacks the %s %s (a partial clone or a damaged object store); git would fail here too", kind, id)).Wrap(err)
 	case isDamage(err):
-		return &sfs.Error{Code: sfs.CodeRepoIncomplete, Workdir: alias, Err: err, Msg: fmt.Sprintf("has a damaged %s %s (its stored data does not read back); git fsck reports it", kind, id)}
+		return errs.At(errs.RepoIncomplete, alias, "", fmt.Sprintf("has a damaged %s %s (its stored data does not read back); git fsck reports it", kind, id)).Wrap(err)
 	case errors.Is(err, odb.ErrDeltaReread):
-		return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: alias, Err: err, Msg: fmt.Sprintf("stores the %s %s as a pack delta whose copies go back in its base more than ServerFS inflates again; git repack -adf stores it anew", kind, id)}
+		return errs.At(errs.RepoUnsupported, alias, "", fmt.Sprintf("stores the %s %s as a pack delta whose copies go back in its base more than ServerFS inflates again; git repack -adf stores it anew", kind, id)).Wrap(err)
 	}
-	return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: alias, Err: err, Msg: fmt.Sprintf("has a %s %s that ServerFS cannot read", kind, id)}
+	return errs.At(errs.RepoUnsupported, alias, "", fmt.Sprintf("has a %s %s that ServerFS cannot read", kind, id)).Wrap(err)
 }
 
 // isDamage reports whether err says an object's stored form is broken

@@ -25,6 +25,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/serverfs/serverfs/diff3"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/indexfile"
 	"github.com/serverfs/serverfs/git/internal/pathrule"
@@ -196,13 +197,13 @@ func ledgerPath(branch string) string {
 // tree is clean, the tree and index follow the branch.
 func (r *Repo) Submit(ctx context.Context, branch string, p *Patch, mode, message string) (*MergeResult, error) {
 	if mode != MergeStrict && mode != MergeReplay {
-		return nil, argError(`mode must be "strict" or "replay"`)
+		return nil, errs.New(errs.InvalidArgument, `mode must be "strict" or "replay"`)
 	}
 	if !refs.ValidName("refs/heads/" + branch) {
-		return nil, argError("branch is not a valid branch name")
+		return nil, errs.New(errs.InvalidArgument, "branch is not a valid branch name")
 	}
 	if r.w.Mode() != sfs.ModeReadWrite {
-		return nil, repoErr(sfs.CodeWorkdirReadOnly, r.w.Alias(), "is read-only; merges need a read-write workdir")
+		return nil, errs.At(errs.WorkdirReadOnly, r.w.Alias(), "", "is read-only; merges need a read-write workdir")
 	}
 	key, err := r.queueKey(branch)
 	if err != nil {
@@ -303,7 +304,7 @@ func (r *Repo) appendLedger(branch string, ev LedgerEvent) error {
 // lines it could not read (cut short by a crash) and left out.
 func (r *Repo) ReadLedger(branch string) (events []LedgerEvent, torn int, err error) {
 	f, err := r.ctl.Open(ledgerPath(branch))
-	if sfs.CodeOf(err) == sfs.CodePathNotFound {
+	if errs.CodeOf(err) == errs.PathNotFound {
 		return nil, 0, nil
 	}
 	if err != nil {
@@ -495,13 +496,13 @@ func (r *Repo) RecoverQueue(ctx context.Context, branch string) ([]LedgerEvent, 
 func (r *Repo) branchHead(branch string) (plumbing.Hash, error) {
 	ref, err := r.storage.Reference(plumbing.NewBranchReferenceName(branch))
 	if err == plumbing.ErrReferenceNotFound {
-		return plumbing.ZeroHash, repoErr(sfs.CodeRevNotFound, r.w.Alias(), fmt.Sprintf("has no branch %q", branch))
+		return plumbing.ZeroHash, errs.At(errs.RevNotFound, r.w.Alias(), "", fmt.Sprintf("has no branch %q", branch))
 	}
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
 	if ref.Type() != plumbing.HashReference {
-		return plumbing.ZeroHash, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "the branch is a symbolic reference")
+		return plumbing.ZeroHash, errs.At(errs.RepoUnsupported, r.w.Alias(), "", "the branch is a symbolic reference")
 	}
 	return ref.Hash(), nil
 }
@@ -513,14 +514,14 @@ func (r *Repo) apply(ctx context.Context, branch string, p *Patch, mode, message
 	ev := LedgerEvent{QueueID: res.QueueID, Patch: p.SHA256, Base: p.Base, Head: p.Head, Mode: mode}
 	if p.Empty {
 		if !plumbing.IsHash(p.Base) {
-			return nil, repoErr(sfs.CodePatchMismatch, alias, "the patch does not match its objects: base must be a commit id")
+			return nil, errs.At(errs.PatchMismatch, alias, "", "the patch does not match its objects: base must be a commit id")
 		}
 		_, baseTree, err := r.flatTree(ctx, plumbing.NewHash(p.Base))
 		if err != nil {
 			return nil, err
 		}
 		if p.SHA256 != patchAddress(plumbing.NewHash(p.Base), baseTree, nil) || len(p.FilesChanged) > 0 {
-			return nil, repoErr(sfs.CodePatchMismatch, alias, "the patch does not match its objects: its sha256 is not the address of an empty change")
+			return nil, errs.At(errs.PatchMismatch, alias, "", "the patch does not match its objects: its sha256 is not the address of an empty change")
 		}
 		res.Status = StatusNoChange
 		ev.Event = "no_change"
@@ -528,7 +529,7 @@ func (r *Repo) apply(ctx context.Context, branch string, p *Patch, mode, message
 	}
 	changes, err := r.verifyPatch(ctx, p)
 	if err != nil {
-		ev.Event, ev.Note = "refused", string(sfs.CodeOf(err))
+		ev.Event, ev.Note = "refused", string(errs.CodeOf(err))
 		r.appendLedger(branch, ev)
 		return nil, err
 	}
@@ -563,7 +564,7 @@ func (r *Repo) applyQueued(ctx context.Context, branch string, p *Patch, mode, m
 	closed := false
 	defer func() {
 		if err != nil && !closed && out == nil {
-			r.appendLedger(branch, LedgerEvent{Event: "interrupted", QueueID: ev.QueueID, Patch: ev.Patch, Base: ev.Base, Head: ev.Head, Mode: mode, From: ev.From, Note: string(sfs.CodeOf(err))})
+			r.appendLedger(branch, LedgerEvent{Event: "interrupted", QueueID: ev.QueueID, Patch: ev.Patch, Base: ev.Base, Head: ev.Head, Mode: mode, From: ev.From, Note: string(errs.CodeOf(err))})
 		}
 	}()
 	var next plumbing.Hash
@@ -576,7 +577,7 @@ func (r *Repo) applyQueued(ctx context.Context, branch string, p *Patch, mode, m
 		if err := r.appendLedger(branch, ev); err != nil {
 			return nil, err
 		}
-		return res, repoErr(sfs.CodeBaseMoved, alias, fmt.Sprintf("branch %s is at %s, not at the patch's base %s; the branch did not move (submit with mode replay, or from a workspace at the new head)", branch, short(head), p.Base[:7]))
+		return res, errs.At(errs.BaseMoved, alias, "", fmt.Sprintf("branch %s is at %s, not at the patch's base %s; the branch did not move (submit with mode replay, or from a workspace at the new head)", branch, short(head), p.Base[:7]))
 	default:
 		merged, conflict, err := r.replay(ctx, branch, head, changes, p, message)
 		if err != nil {
@@ -588,7 +589,7 @@ func (r *Repo) applyQueued(ctx context.Context, branch string, p *Patch, mode, m
 			if err := r.appendLedger(branch, ev); err != nil {
 				return nil, err
 			}
-			return conflict, repoErr(sfs.CodeMergeConflict, alias, fmt.Sprintf("the patch conflicts with branch %s in %d file(s); the branch did not move", branch, len(conflict.Files)))
+			return conflict, errs.At(errs.MergeConflict, alias, "", fmt.Sprintf("the patch conflicts with branch %s in %d file(s); the branch did not move", branch, len(conflict.Files)))
 		}
 		if merged.IsZero() {
 			res.Status, res.To = StatusAlreadyMerged, head.String()
@@ -612,7 +613,7 @@ func (r *Repo) applyQueued(ctx context.Context, branch string, p *Patch, mode, m
 				checkout = ""
 			}
 		} else {
-			ev.Event, ev.To, ev.Note = "interrupted", "", string(sfs.CodeOf(err))
+			ev.Event, ev.To, ev.Note = "interrupted", "", string(errs.CodeOf(err))
 			r.appendLedger(branch, ev)
 			closed = true
 			return nil, err
@@ -921,7 +922,7 @@ func (r *Repo) updateBranch(branch string, old, next plumbing.Hash, headOnIt boo
 			return err
 		}
 		if now != old {
-			return repoErr(sfs.CodeRepoLocked, r.w.Alias(), fmt.Sprintf("branch %s moved while the merge was being made (another git process?); the merge was not applied", branch))
+			return errs.At(errs.RepoLocked, r.w.Alias(), "", fmt.Sprintf("branch %s moved while the merge was being made (another git process?); the merge was not applied", branch))
 		}
 		return nil
 	}
@@ -1151,7 +1152,7 @@ func (r *Repo) writeCheckoutTemporaries(ctx context.Context, changes []patchChan
 func (r *Repo) applyCheckout(changes []patchChange, writes []checkoutWrite, entries map[string]*indexfile.Entry) error {
 	for _, c := range changes {
 		if c.new.IsZero() {
-			if err := r.ctl.Remove(c.path); err != nil && sfs.CodeOf(err) != sfs.CodePathNotFound {
+			if err := r.ctl.Remove(c.path); err != nil && errs.CodeOf(err) != errs.PathNotFound {
 				return err
 			}
 			delete(entries, c.path)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 const queueChildEnv = "SERVERFS_QUEUE_CHILD"
@@ -217,7 +217,7 @@ func queueChild(t *testing.T, spec string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.Submit(ctx, "main", p, MergeReplay, ""); err != nil && sfs.CodeOf(err) != sfs.CodeMergeConflict {
+		if _, err := r.Submit(ctx, "main", p, MergeReplay, ""); err != nil && errs.CodeOf(err) != errs.MergeConflict {
 			t.Fatal(err)
 		}
 		fmt.Println("merged")

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -103,7 +104,7 @@ func TestSubmitQueue(t *testing.T) {
 	}
 	// strict p2: base moved; the branch stays.
 	res, err = r.Submit(ctx, "main", p2, MergeStrict, "")
-	if sfs.CodeOf(err) != sfs.CodeBaseMoved || res.Status != StatusBaseMoved || head() != p1.Head {
+	if errs.CodeOf(err) != errs.BaseMoved || res.Status != StatusBaseMoved || head() != p1.Head {
 		t.Fatalf("strict p2: %+v %v", res, err)
 	}
 	// replay p2: merged on top of p1.
@@ -135,7 +136,7 @@ func TestSubmitQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err = r.Submit(ctx, "main", p3, MergeReplay, "")
-	if sfs.CodeOf(err) != sfs.CodeMergeConflict || res.Status != StatusConflict || head() != merged {
+	if errs.CodeOf(err) != errs.MergeConflict || res.Status != StatusConflict || head() != merged {
 		t.Fatalf("conflict: %+v %v", res, err)
 	}
 	if strings.Join(res.Files, ",") != "a.txt" || len(res.Hunks) != 1 || res.Artifact == nil {
@@ -179,7 +180,7 @@ func TestSubmitQueue(t *testing.T) {
 	} {
 		bad := *p3
 		tamper(&bad)
-		if _, err := r.Submit(ctx, "main", &bad, MergeReplay, ""); sfs.CodeOf(err) != sfs.CodePatchMismatch {
+		if _, err := r.Submit(ctx, "main", &bad, MergeReplay, ""); errs.CodeOf(err) != errs.PatchMismatch {
 			t.Errorf("tampered %s: %v", name, err)
 		}
 	}
@@ -358,7 +359,7 @@ func TestSubmitQueueEdges(t *testing.T) {
 		t.Fatalf("p0 onto the packed branch: %+v %v", res, err)
 	}
 	res, err := r.Submit(ctx, "main", p1, MergeReplay, "")
-	if sfs.CodeOf(err) != sfs.CodeMergeConflict || strings.Join(res.Files, ",") != "bin.dat" || res.Hunks[0].Reason != "binary" {
+	if errs.CodeOf(err) != errs.MergeConflict || strings.Join(res.Files, ",") != "bin.dat" || res.Hunks[0].Reason != "binary" {
 		t.Fatalf("binary conflict: %+v %v", res, err)
 	}
 	// Without the binary change, run.sh merges: both lines, and the
@@ -381,19 +382,19 @@ func TestSubmitQueueEdges(t *testing.T) {
 	lock := filepath.Join(dir, ".git/refs/heads/main.lock")
 	os.WriteFile(lock, nil, 0o644)
 	before := head()
-	if _, err := r.Submit(ctx, "main", p2, MergeReplay, ""); sfs.CodeOf(err) != sfs.CodeRepoLocked || head() != before {
+	if _, err := r.Submit(ctx, "main", p2, MergeReplay, ""); errs.CodeOf(err) != errs.RepoLocked || head() != before {
 		t.Fatalf("locked ref: %v", err)
 	}
 	if _, err := os.Stat(lock); err != nil {
 		t.Fatal("someone else's lock was removed")
 	}
-	if evs, _, _ := r.ReadLedger("main"); evs[len(evs)-1].Event != "interrupted" || evs[len(evs)-1].Note != string(sfs.CodeRepoLocked) {
+	if evs, _, _ := r.ReadLedger("main"); evs[len(evs)-1].Event != "interrupted" || evs[len(evs)-1].Note != string(errs.RepoLocked) {
 		t.Fatalf("the refused apply is not closed in the ledger: %+v", evs[len(evs)-1])
 	}
 	os.Remove(lock)
 	// The branch moved between the merge and the swap: refused by the
 	// compare-and-swap.
-	if err := r.updateBranch("main", plumbing.NewHash(base), plumbing.NewHash(p2.Head), false, object.Signature{Name: "x", Email: "x@x"}, "x"); sfs.CodeOf(err) != sfs.CodeRepoLocked || head() != before {
+	if err := r.updateBranch("main", plumbing.NewHash(base), plumbing.NewHash(p2.Head), false, object.Signature{Name: "x", Email: "x@x"}, "x"); errs.CodeOf(err) != errs.RepoLocked || head() != before {
 		t.Fatalf("stale compare-and-swap: %v", err)
 	}
 
@@ -401,18 +402,18 @@ func TestSubmitQueueEdges(t *testing.T) {
 	os.WriteFile(filepath.Join(wss[3], "src/c.go"), []byte("package c\n\nfunc C() int { return 3 }\n"), 0o644)
 	os.WriteFile(filepath.Join(wss[4], "a.txt"), []byte("a1\na2\na3\na4\na5\na6\na7\na8\na9\n"), 0o644)
 	p3, p4 := patch(3, "c3"), patch(4, "a9")
-	errs := make(chan error, 3)
+	errList := make(chan error, 3)
 	for _, p := range []*Patch{p2, p3, p4} {
 		go func() {
 			res, err := r.Submit(ctx, "main", p, MergeReplay, "")
 			if err == nil && res.Status != StatusMerged {
 				err = fmt.Errorf("status %s", res.Status)
 			}
-			errs <- err
+			errList <- err
 		}()
 	}
 	for range 3 {
-		if err := <-errs; err != nil {
+		if err := <-errList; err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -468,7 +469,7 @@ func TestCommitWorkspaceHostile(t *testing.T) {
 	start := time.Now()
 	_, err = r.CommitWorkspace(ctx, w, base, "huge")
 	runtime.ReadMemStats(&after)
-	if sfs.CodeOf(err) != sfs.CodeWriteLimitExceeded {
+	if errs.CodeOf(err) != errs.WriteLimitExceeded {
 		t.Fatalf("4 GiB file: %v", err)
 	}
 	if took, alloc := time.Since(start), after.TotalAlloc-before.TotalAlloc; took > 10*time.Second || alloc > 64<<20 {

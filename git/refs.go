@@ -4,7 +4,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/git/internal/refs"
 )
 
@@ -16,7 +16,7 @@ func (r *Repo) updateRef(h headInfo, next plumbing.Hash, who object.Signature, m
 	if h.branch != "" {
 		ref = "refs/heads/" + h.branch
 		if !refs.ValidName(ref) {
-			return repoErr(sfs.CodeRepoUnsupported, alias, "HEAD points at a branch name ServerFS does not write")
+			return errs.At(errs.RepoUnsupported, alias, "", "HEAD points at a branch name ServerFS does not write")
 		}
 	}
 	unchanged := func() error {
@@ -25,7 +25,7 @@ func (r *Repo) updateRef(h headInfo, next plumbing.Hash, who object.Signature, m
 			return err
 		}
 		if now.branch != h.branch || now.commit != h.commit {
-			return repoErr(sfs.CodeRepoLocked, alias, "HEAD moved while the commit was being made (another git process?); nothing was committed")
+			return errs.At(errs.RepoLocked, alias, "", "HEAD moved while the commit was being made (another git process?); nothing was committed")
 		}
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/odb"
 	"github.com/serverfs/serverfs/git/internal/pack"
@@ -50,10 +51,6 @@ type Repo struct {
 	attrCache map[string][]attrRule // directory -> the attribute rules in force there
 }
 
-func repoErr(code sfs.Code, alias, msg string) error {
-	return &sfs.Error{Code: code, Workdir: alias, Msg: msg}
-}
-
 // Open opens the repository at the root of the workdir alias. A Repo
 // reads the configuration once, when opened: open one per request. The root
 // must hold a .git directory (not a file or symlink: a linked worktree or
@@ -67,14 +64,14 @@ func Open(f *sfs.FS, alias string) (*Repo, error) {
 	ctl := w.Control()
 	st, err := ctl.Lstat(".git")
 	switch {
-	case sfs.CodeOf(err) == sfs.CodePathNotFound:
-		return nil, repoErr(sfs.CodeRepoNotFound, alias, "is not a git repository: its root has no .git directory")
+	case errs.CodeOf(err) == errs.PathNotFound:
+		return nil, errs.At(errs.RepoNotFound, alias, "", "is not a git repository: its root has no .git directory")
 	case err != nil:
 		return nil, err
 	case st.Type() == sfs.TypeFile:
-		return nil, repoErr(sfs.CodeRepoUnsupported, alias, "has a .git file (a linked worktree or submodule checkout whose repository lies elsewhere); only a .git directory is supported")
+		return nil, errs.At(errs.RepoUnsupported, alias, "", "has a .git file (a linked worktree or submodule checkout whose repository lies elsewhere); only a .git directory is supported")
 	case st.Type() != sfs.TypeDirectory:
-		return nil, repoErr(sfs.CodeRepoUnsupported, alias, "has a .git that is not a directory (a symlink?); it is not followed")
+		return nil, errs.At(errs.RepoUnsupported, alias, "", "has a .git that is not a directory (a symlink?); it is not followed")
 	}
 	r := &Repo{fs: f, w: w, ctl: ctl, objs: odb.New(ctl, w.Alias()), fileMode: true, trustCtime: true}
 	repoCfg, err := r.readConfigFile(".git/config")
@@ -101,20 +98,20 @@ func (r *Repo) checkSupported(c *gitconfig.Config) error {
 	alias := r.w.Alias()
 	core, ext := c.Section("core"), c.Section("extensions")
 	if v := core.Option("repositoryformatversion"); v != "" && v != "0" && v != "1" {
-		return repoErr(sfs.CodeRepoUnsupported, alias, fmt.Sprintf("uses repository format version %s", v))
+		return errs.At(errs.RepoUnsupported, alias, "", fmt.Sprintf("uses repository format version %s", v))
 	}
 	if f := ext.Option("objectformat"); f != "" && !strings.EqualFold(f, "sha1") {
-		return repoErr(sfs.CodeRepoUnsupported, alias, fmt.Sprintf("uses object format %s; only sha1 repositories are supported", f))
+		return errs.At(errs.RepoUnsupported, alias, "", fmt.Sprintf("uses object format %s; only sha1 repositories are supported", f))
 	}
 	if parseBool(ext.Option("worktreeconfig"), false) {
-		return repoErr(sfs.CodeRepoUnsupported, alias, "uses extensions.worktreeConfig, which go-git cannot read")
+		return errs.At(errs.RepoUnsupported, alias, "", "uses extensions.worktreeConfig, which go-git cannot read")
 	}
 	if parseBool(c.Section("index").Option("splitindex"), false) || r.hasSharedIndex() {
-		return repoErr(sfs.CodeRepoUnsupported, alias, "uses a split index (index.splitIndex), which go-git cannot read")
+		return errs.At(errs.RepoUnsupported, alias, "", "uses a split index (index.splitIndex), which go-git cannot read")
 	}
 	for _, v := range []string{r.getIn(c, "core", "", "autocrlf")} {
 		if v != "" && !strings.EqualFold(v, "false") {
-			return repoErr(sfs.CodeRepoUnsupported, alias, fmt.Sprintf("sets core.autocrlf=%s; line-ending conversion is not supported (git would compare converted content)", v))
+			return errs.At(errs.RepoUnsupported, alias, "", fmt.Sprintf("sets core.autocrlf=%s; line-ending conversion is not supported (git would compare converted content)", v))
 		}
 	}
 	return nil
@@ -142,7 +139,7 @@ func (r *Repo) readConfigFile(name string) (*gitconfig.Config, error) {
 	c := gitconfig.New()
 	if b != nil {
 		if err := gitconfig.NewDecoder(bytes.NewReader(b)).Decode(c); err != nil {
-			return nil, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), fmt.Sprintf("has a %s that cannot be parsed", name))
+			return nil, errs.At(errs.RepoUnsupported, r.w.Alias(), "", fmt.Sprintf("has a %s that cannot be parsed", name))
 		}
 	}
 	return c, nil
@@ -151,7 +148,7 @@ func (r *Repo) readConfigFile(name string) (*gitconfig.Config, error) {
 // readControl reads a control file beneath the root; nil, nil when absent.
 func (r *Repo) readControl(name string) ([]byte, error) {
 	f, err := r.ctl.Open(name)
-	if sfs.CodeOf(err) == sfs.CodePathNotFound || sfs.CodeOf(err) == sfs.CodeNotADirectory {
+	if errs.CodeOf(err) == errs.PathNotFound || errs.CodeOf(err) == errs.NotADirectory {
 		return nil, nil
 	}
 	if err != nil {
@@ -163,7 +160,7 @@ func (r *Repo) readControl(name string) ([]byte, error) {
 		return nil, err
 	}
 	if len(b) > maxConfigBytes {
-		return nil, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), fmt.Sprintf("%s is larger than %d bytes", name, maxConfigBytes))
+		return nil, errs.At(errs.RepoUnsupported, r.w.Alias(), "", fmt.Sprintf("%s is larger than %d bytes", name, maxConfigBytes))
 	}
 	return b, nil
 }

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // kindsSource is a repository outside every workdir: a.txt and dir/b.txt
@@ -106,8 +106,8 @@ func TestRepositoryKinds(t *testing.T) {
 	src := kindsSource(t)
 	const (
 		ok         = ""
-		incomplete = string(sfs.CodeRepoIncomplete)
-		unsup      = string(sfs.CodeRepoUnsupported)
+		incomplete = string(errs.RepoIncomplete)
+		unsup      = string(errs.RepoUnsupported)
 		orIncompl  = "|" + incomplete // either answer is right
 	)
 	all := func(code string) map[string]string {
@@ -254,14 +254,14 @@ func TestRepositoryKinds(t *testing.T) {
 			res := map[string]any{}
 			for _, op := range repoKindOps {
 				out, err := runRepoKindOp(t, dir, op)
-				code := string(sfs.CodeOf(err))
+				code := string(errs.CodeOf(err))
 				want := k.want[op]
 				allowed := strings.Split(want, "|")
 				if !containsString(allowed, code) {
 					t.Errorf("%s: %v (%q), want %q", op, err, code, want)
 					continue
 				}
-				if code == string(sfs.CodeInternal) || err != nil && !strings.HasPrefix(err.Error(), code+": wd:/") {
+				if code == string(errs.Internal) || err != nil && !strings.HasPrefix(err.Error(), code+": wd:/") {
 					t.Errorf("%s: %q is not a ServerFS answer about the workdir", op, err)
 				}
 				if err == nil {

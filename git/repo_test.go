@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -72,38 +73,38 @@ func TestOpenRefusals(t *testing.T) {
 	cases := []struct {
 		name  string
 		setup func(t *testing.T, dir string)
-		code  sfs.Code
+		code  errs.Code
 		msg   string
 	}{
-		{"no repository", func(t *testing.T, dir string) {}, sfs.CodeRepoNotFound, "no .git"},
-		{".git file", func(t *testing.T, dir string) { write(t, filepath.Join(dir, ".git"), "gitdir: /elsewhere\n") }, sfs.CodeRepoUnsupported, ".git file"},
+		{"no repository", func(t *testing.T, dir string) {}, errs.RepoNotFound, "no .git"},
+		{".git file", func(t *testing.T, dir string) { write(t, filepath.Join(dir, ".git"), "gitdir: /elsewhere\n") }, errs.RepoUnsupported, ".git file"},
 		{".git symlink", func(t *testing.T, dir string) {
 			other := t.TempDir()
 			gitCLI(t, other, "init", "-q")
 			os.Symlink(filepath.Join(other, ".git"), filepath.Join(dir, ".git"))
-		}, sfs.CodeRepoUnsupported, "not a directory"},
-		{"sha256", func(t *testing.T, dir string) { gitCLI(t, dir, "init", "-q", "--object-format=sha256") }, sfs.CodeRepoUnsupported, "sha256"},
+		}, errs.RepoUnsupported, "not a directory"},
+		{"sha256", func(t *testing.T, dir string) { gitCLI(t, dir, "init", "-q", "--object-format=sha256") }, errs.RepoUnsupported, "sha256"},
 		{"worktreeConfig", func(t *testing.T, dir string) {
 			gitCLI(t, dir, "init", "-q")
 			gitCLI(t, dir, "config", "extensions.worktreeConfig", "true")
-		}, sfs.CodeRepoUnsupported, "worktreeConfig"},
+		}, errs.RepoUnsupported, "worktreeConfig"},
 		{"split index", func(t *testing.T, dir string) {
 			gitCLI(t, dir, "init", "-q")
 			write(t, filepath.Join(dir, "a"), "a\n")
 			gitCLI(t, dir, "add", "a")
 			gitCLI(t, dir, "update-index", "--split-index")
-		}, sfs.CodeRepoUnsupported, "split index"},
+		}, errs.RepoUnsupported, "split index"},
 		{"autocrlf", func(t *testing.T, dir string) {
 			gitCLI(t, dir, "init", "-q")
 			gitCLI(t, dir, "config", "core.autocrlf", "input")
-		}, sfs.CodeRepoUnsupported, "autocrlf"},
+		}, errs.RepoUnsupported, "autocrlf"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			c.setup(t, dir)
 			_, err := openDir(t, dir)
-			if sfs.CodeOf(err) != c.code || !strings.Contains(err.Error(), c.msg) {
+			if errs.CodeOf(err) != c.code || !strings.Contains(err.Error(), c.msg) {
 				t.Fatalf("got %v, want %s mentioning %q", err, c.code, c.msg)
 			}
 			if strings.Contains(err.Error(), dir) {

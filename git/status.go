@@ -24,6 +24,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/indexfile"
 )
@@ -77,13 +78,13 @@ func (r *Repo) head() (headInfo, error) {
 			return h, fmt.Errorf("resolving %s: %w", ref, err)
 		}
 		if resolved.Type() == plumbing.SymbolicReference {
-			return h, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "HEAD's branch is itself a symbolic reference")
+			return h, errs.At(errs.RepoUnsupported, r.w.Alias(), "", "HEAD's branch is itself a symbolic reference")
 		}
 		h.commit = resolved.Hash()
 		return h, nil
 	}
 	if !plumbing.IsHash(s) {
-		return headInfo{}, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "has an unreadable .git/HEAD")
+		return headInfo{}, errs.At(errs.RepoUnsupported, r.w.Alias(), "", "has an unreadable .git/HEAD")
 	}
 	return headInfo{commit: plumbing.NewHash(s)}, nil
 }
@@ -174,7 +175,7 @@ const maxIndexBytes = 256 << 20
 // index file's stat (for racily clean entries).
 func (r *Repo) readIndex() (*indexfile.File, sfs.StatData, error) {
 	f, err := r.ctl.Open(".git/index")
-	if sfs.CodeOf(err) == sfs.CodePathNotFound {
+	if errs.CodeOf(err) == errs.PathNotFound {
 		return &indexfile.File{Version: 2}, sfs.StatData{}, nil
 	}
 	if err != nil {
@@ -186,7 +187,7 @@ func (r *Repo) readIndex() (*indexfile.File, sfs.StatData, error) {
 		return nil, st, err
 	}
 	if st.Size > maxIndexBytes {
-		return nil, st, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "has an index larger than 256 MiB")
+		return nil, st, errs.At(errs.RepoUnsupported, r.w.Alias(), "", "has an index larger than 256 MiB")
 	}
 	b := make([]byte, st.Size)
 	if _, err := io.ReadFull(f, b); err != nil {
@@ -194,13 +195,13 @@ func (r *Repo) readIndex() (*indexfile.File, sfs.StatData, error) {
 	}
 	idx, err := indexfile.Decode(b)
 	if err != nil {
-		return nil, st, repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), "has an index ServerFS cannot read ("+err.Error()+")")
+		return nil, st, errs.At(errs.RepoUnsupported, r.w.Alias(), "", "has an index ServerFS cannot read ("+err.Error()+")")
 	}
 	return idx, st, nil
 }
 
 func canceled(alias string) error {
-	return &sfs.Error{Code: sfs.CodeCanceled, Workdir: alias, Msg: "the repository status did not finish in time"}
+	return errs.At(errs.Canceled, alias, "", "the repository status did not finish in time")
 }
 
 // visible reports whether the policy lets agents see path.
@@ -421,7 +422,7 @@ func kind(m filemode.FileMode) int {
 func (r *Repo) worktreeChange(ctx context.Context, we worktreeEntry, ie *index.Entry, idxStat sfs.StatData) (string, error) {
 	sd, err := we.Lstat()
 	if err != nil {
-		if sfs.CodeOf(err) == sfs.CodePathNotFound {
+		if errs.CodeOf(err) == errs.PathNotFound {
 			return "D", nil
 		}
 		return "", err
@@ -513,7 +514,7 @@ func (r *Repo) cleanForStatus(ie *index.Entry, data []byte) ([]byte, error) {
 	}
 	st := attrState(rules, ie.Name)
 	unsupported := func(why string) error {
-		return &sfs.Error{Code: sfs.CodeRepoUnsupported, Workdir: r.w.Alias(), Path: ie.Name, Msg: "cannot be compared like git does: " + why}
+		return errs.At(errs.RepoUnsupported, r.w.Alias(), ie.Name, "cannot be compared like git does: "+why)
 	}
 	if v, ok := st["filter"]; ok && v != "unset" {
 		return nil, unsupported("its attributes select the filter " + v)

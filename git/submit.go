@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/indexfile"
 	"github.com/serverfs/serverfs/git/internal/pathrule"
@@ -102,7 +103,7 @@ func (r *Repo) flatTree(ctx context.Context, commit plumbing.Hash) (map[string]t
 	}
 	c, err := r.getCommit(commit)
 	if errors.Is(err, plumbing.ErrObjectNotFound) && !r.hasAlternates() {
-		return nil, plumbing.ZeroHash, repoErr(sfs.CodeRevNotFound, r.w.Alias(), fmt.Sprintf("has no commit %s", commit))
+		return nil, plumbing.ZeroHash, errs.At(errs.RevNotFound, r.w.Alias(), "", fmt.Sprintf("has no commit %s", commit))
 	}
 	if err != nil {
 		return nil, plumbing.ZeroHash, err
@@ -151,7 +152,7 @@ func (r *Repo) diffstat(changes []patchChange) Diffstat {
 func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, message string) (*Patch, error) {
 	defer r.packScope()()
 	if !plumbing.IsHash(base) {
-		return nil, argError("base must be a full commit id")
+		return nil, errs.New(errs.InvalidArgument, "base must be a full commit id")
 	}
 	if err := checkMessage(message); err != nil {
 		return nil, err
@@ -177,7 +178,7 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 		newFlat[p] = treeEntry{hash: e.Hash, mode: e.Mode}
 	}
 	if p := fileDirClash(newFlat); p != "" {
-		return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: ws.Alias(), Msg: fmt.Sprintf("the workspace replaces a directory holding hidden files by a file (%d bytes of path); git cannot record both", len(p))}
+		return nil, errs.At(errs.InvalidArgument, ws.Alias(), "", fmt.Sprintf("the workspace replaces a directory holding hidden files by a file (%d bytes of path); git cannot record both", len(p)))
 	}
 	changes := diffTrees(baseFlat, newFlat)
 	for _, c := range changes {
@@ -260,7 +261,7 @@ func (r *Repo) walkWorkspace(ctx context.Context, ws *sfs.Workdir, baseFlat map[
 		if res.TruncatedReason == sfs.TruncatedTimeout {
 			return nil, nil, canceled(r.w.Alias())
 		}
-		return nil, nil, &sfs.Error{Code: sfs.CodeDirectoryTooLarge, Workdir: ws.Alias(), Msg: "the workspace is too large to commit (more than SERVERFS_MAX_WALK_ENTRIES entries or too deep)"}
+		return nil, nil, errs.At(errs.DirectoryTooLarge, ws.Alias(), "", "the workspace is too large to commit (more than SERVERFS_MAX_WALK_ENTRIES entries or too deep)")
 	}
 	return w.entries, w.seen, nil
 }
@@ -409,11 +410,11 @@ func (r *Repo) workspaceEntry(ctx context.Context, wsAlias string, wctl *sfs.Con
 		return nil, tooLargeToCommit(wsAlias, we.Path, size)
 	}
 	if *budget -= size; *budget < 0 {
-		return nil, &sfs.Error{Code: sfs.CodeWriteLimitExceeded, Msg: fmt.Sprintf("the workspace's changed files hold more than a commit through ServerFS takes (%d bytes)", maxCommitBytes)}
+		return nil, errs.New(errs.WriteLimitExceeded, fmt.Sprintf("the workspace's changed files hold more than a commit through ServerFS takes (%d bytes)", maxCommitBytes))
 	}
 	h, err := r.writeBlob(ctxReader{ctx, f}, size, nil, nil)
 	if err == errContentChanged {
-		return nil, &sfs.Error{Code: sfs.CodeRevisionMismatch, Path: we.Path, Msg: "changed while it was being committed; try again"}
+		return nil, errs.At(errs.RevisionMismatch, "", we.Path, "changed while it was being committed; try again")
 	}
 	e.Hash = h
 	return e, err
@@ -425,7 +426,7 @@ func (r *Repo) workspaceEntry(ctx context.Context, wsAlias string, wctl *sfs.Con
 func (r *Repo) verifyPatch(ctx context.Context, p *Patch) ([]patchChange, error) {
 	alias := r.w.Alias()
 	bad := func(why string) error {
-		return repoErr(sfs.CodePatchMismatch, alias, "the patch does not match its objects: "+why)
+		return errs.At(errs.PatchMismatch, alias, "", "the patch does not match its objects: "+why)
 	}
 	if !plumbing.IsHash(p.Base) || !plumbing.IsHash(p.Head) {
 		return nil, bad("base and head must be commit ids")

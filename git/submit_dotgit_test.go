@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // gitIn runs git in dir with stdin and returns its trimmed output.
@@ -56,7 +56,7 @@ func TestCommitWorkspaceRefusesDotGitSpellings(t *testing.T) {
 			}
 			w, _ := f.Workdir("ws")
 			p, err := r.CommitWorkspace(context.Background(), w, base, "x")
-			if sfs.CodeOf(err) != sfs.CodeGitPathRejected || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "hasDotgit") {
+			if errs.CodeOf(err) != errs.GitPathRejected || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "hasDotgit") {
 				t.Fatalf("CommitWorkspace = %+v, %v; want GIT_PATH_REJECTED naming %q and hasDotgit", p, err, name)
 			}
 			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
@@ -89,7 +89,7 @@ func TestSubmitAndFollowRefuseDotGitPaths(t *testing.T) {
 		for _, c := range changes {
 			p.FilesChanged = append(p.FilesChanged, c.path)
 		}
-		if _, err := r.verifyPatch(context.Background(), p); sfs.CodeOf(err) != sfs.CodeGitPathRejected {
+		if _, err := r.verifyPatch(context.Background(), p); errs.CodeOf(err) != errs.GitPathRejected {
 			t.Fatalf("%s: verifyPatch = %v; want GIT_PATH_REJECTED", name, err)
 		}
 		res, err := r.Submit(context.Background(), "main", p, MergeStrict, "")
@@ -99,7 +99,7 @@ func TestSubmitAndFollowRefuseDotGitPaths(t *testing.T) {
 		if got := gitCLI(t, dir, "rev-parse", "main"); strings.TrimSpace(got) != base {
 			t.Fatalf("%s: main moved to %s", name, got)
 		}
-		if err := r.checkoutFollow(context.Background(), plumbing.NewHash(base), plumbing.NewHash(head)); sfs.CodeOf(err) != sfs.CodeGitPathRejected {
+		if err := r.checkoutFollow(context.Background(), plumbing.NewHash(base), plumbing.NewHash(head)); errs.CodeOf(err) != errs.GitPathRejected {
 			t.Fatalf("%s: checkoutFollow = %v; want GIT_PATH_REJECTED", name, err)
 		}
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
@@ -122,7 +122,7 @@ func TestCommitWorkspaceChecksMessage(t *testing.T) {
 	r, w := openQueueRepo(t, dir, ws)
 	before := gitIn(t, dir, "", "count-objects")
 	for _, msg := range []string{" \n", strings.Repeat("m", 1<<20), "a\x00b", "a\xffb"} {
-		if p, err := r.CommitWorkspace(context.Background(), w, base, msg); sfs.CodeOf(err) != sfs.CodeInvalidArgument {
+		if p, err := r.CommitWorkspace(context.Background(), w, base, msg); errs.CodeOf(err) != errs.InvalidArgument {
 			t.Errorf("message of %d bytes: CommitWorkspace = %+v, %v; want INVALID_ARGUMENT", len(msg), p, err)
 		}
 	}
@@ -146,7 +146,7 @@ func TestCommitWorkspaceRefusesBadGitmodules(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, _ := f.Workdir("ws")
-	if p, err := r.CommitWorkspace(context.Background(), w, base, "x"); sfs.CodeOf(err) != sfs.CodeGitPathRejected || !strings.Contains(err.Error(), "gitmodulesUrl") {
+	if p, err := r.CommitWorkspace(context.Background(), w, base, "x"); errs.CodeOf(err) != errs.GitPathRejected || !strings.Contains(err.Error(), "gitmodulesUrl") {
 		t.Fatalf("CommitWorkspace = %+v, %v; want GIT_PATH_REJECTED naming gitmodulesUrl", p, err)
 	}
 }

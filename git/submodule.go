@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/refs"
 )
@@ -27,7 +28,7 @@ func (r *Repo) submoduleGitDir(dir string) (string, error) {
 	dotgit := dir + "/.git"
 	st, err := r.ctl.Lstat(dotgit)
 	switch {
-	case sfs.CodeOf(err) == sfs.CodePathNotFound || sfs.CodeOf(err) == sfs.CodeNotADirectory:
+	case errs.CodeOf(err) == errs.PathNotFound || errs.CodeOf(err) == errs.NotADirectory:
 		return "", nil
 	case err != nil:
 		return "", err
@@ -46,12 +47,12 @@ func (r *Repo) submoduleGitDir(dir string) (string, error) {
 		return "", nil // not a gitfile: not a repository
 	}
 	if strings.HasPrefix(target, "/") {
-		return "", repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), fmt.Sprintf(
+		return "", errs.At(errs.RepoUnsupported, r.w.Alias(), "", fmt.Sprintf(
 			"has a submodule at %q whose .git file names an absolute git directory; ServerFS reads submodule repositories only beneath the workdir root (relative gitdir, as git submodule writes it)", dir))
 	}
 	gd := path.Clean(path.Join(dir, target))
 	if gd == ".." || strings.HasPrefix(gd, "../") || gd == "." {
-		return "", repoErr(sfs.CodeRepoUnsupported, r.w.Alias(), fmt.Sprintf(
+		return "", errs.At(errs.RepoUnsupported, r.w.Alias(), "", fmt.Sprintf(
 			"has a submodule at %q whose .git file names a git directory outside the workdir", dir))
 	}
 	return gd, nil

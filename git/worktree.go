@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/ignore"
 )
@@ -139,7 +140,7 @@ func (r *Repo) scanWorktree(ctx context.Context, in scanInput) (*scanResult, err
 			if tw.over {
 				reason = sfs.TruncatedWalkLimit
 			}
-			return nil, &sfs.Error{Code: sfs.CodeDirectoryTooLarge, Workdir: alias, Msg: fmt.Sprintf("the work tree is too large to compare (%s: more than SERVERFS_MAX_WALK_ENTRIES entries or too deep)", reason)}
+			return nil, errs.At(errs.DirectoryTooLarge, alias, "", fmt.Sprintf("the work tree is too large to compare (%s: more than SERVERFS_MAX_WALK_ENTRIES entries or too deep)", reason))
 		}
 		out.untracked = append(out.untracked, tw.untrack...)
 		out.changes = append(out.changes, tw.changes...)

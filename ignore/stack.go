@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/gitignore"
 )
@@ -218,7 +219,7 @@ func (s *Stack) Err(alias string) error {
 	if !s.overSet {
 		return nil
 	}
-	return &sfs.Error{Code: sfs.CodeReadLimitExceeded, Workdir: alias, Path: s.over, Msg: s.opts.OverMsg}
+	return errs.At(errs.ReadLimitExceeded, alias, s.over, s.opts.OverMsg)
 }
 
 // Ignored reports whether the entry (workdir-relative path, '/'-separated)

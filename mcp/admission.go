@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/decompress"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/search"
 )
@@ -202,7 +203,7 @@ func (a *Admission) Acquire(ctx context.Context) (release func(), err error) {
 	case <-t.C:
 		why = a.busy(fmt.Sprintf("and none freed within %s", a.cfg.Wait))
 	case <-ctx.Done():
-		why = &sfs.Error{Code: sfs.CodeCanceled, Msg: "the request ended while waiting for a heavy-call slot", Err: ctx.Err()}
+		why = errs.New(errs.Canceled, "the request ended while waiting for a heavy-call slot").Wrap(ctx.Err())
 	}
 	a.mu.Lock()
 	state := w.state
@@ -336,7 +337,7 @@ func (a *Admission) releaser(client string) func() {
 
 func (a *Admission) busy(why string) error {
 	a.refused.Add(1)
-	return &sfs.Error{Code: sfs.CodeServerBusy, Msg: fmt.Sprintf("the server is running its limit of %d heavy calls (searches, finds, repository status/diff/commit/history, huge listings, compressed reads) %s; nothing ran: retry in a few seconds, or meanwhile use cheap calls (stat_file, read_text_file)", a.cfg.MaxHeavy, why)}
+	return errs.New(errs.ServerBusy, fmt.Sprintf("the server is running its limit of %d heavy calls (searches, finds, repository status/diff/commit/history, huge listings, compressed reads) %s; nothing ran: retry in a few seconds, or meanwhile use cheap calls (stat_file, read_text_file)", a.cfg.MaxHeavy, why))
 }
 
 // defaultAdmission is the gate of Deps built without one (tests).

@@ -25,6 +25,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/mcp/transport"
 	"github.com/serverfs/serverfs/search"
@@ -250,7 +251,7 @@ func TestAdmissionWaitDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if _, err := a.Acquire(t.Context()); sfs.CodeOf(err) != sfs.CodeServerBusy || !strings.Contains(err.Error(), "none freed within 50ms") {
+	if _, err := a.Acquire(t.Context()); errs.CodeOf(err) != errs.ServerBusy || !strings.Contains(err.Error(), "none freed within 50ms") {
 		t.Fatalf("queued call: %v", err)
 	}
 	if d := time.Since(start); d < 50*time.Millisecond || d > 5*time.Second {
@@ -258,7 +259,7 @@ func TestAdmissionWaitDeadline(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := a.Acquire(ctx); sfs.CodeOf(err) != sfs.CodeCanceled {
+	if _, err := a.Acquire(ctx); errs.CodeOf(err) != errs.Canceled {
 		t.Errorf("cancelled wait: %v", err)
 	}
 	release()
@@ -732,11 +733,11 @@ func TestAdmissionQueueShare(t *testing.T) {
 	acquireAsync(t, a, "A", got)
 	acquireAsync(t, a, "A", got)
 	untilWaiting(a, 2)
-	if _, err := a.Acquire(WithClient(t.Context(), "A")); sfs.CodeOf(err) != sfs.CodeServerBusy {
+	if _, err := a.Acquire(WithClient(t.Context(), "A")); errs.CodeOf(err) != errs.ServerBusy {
 		t.Fatalf("A's third waiting call: %v, want SERVER_BUSY", err)
 	}
 	acquireAsync(t, a, "B", got)
-	if g := <-got; g.client != "A" || sfs.CodeOf(g.err) != sfs.CodeServerBusy {
+	if g := <-got; g.client != "A" || errs.CodeOf(g.err) != errs.ServerBusy {
 		t.Fatalf("%s: %v, want A's newest waiting call refused", g.client, g.err)
 	}
 	untilWaiting(a, 2)

@@ -12,7 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/mcp/transport"
 )
 
@@ -141,7 +141,7 @@ func TestClientToken(t *testing.T) {
 					Message string `json:"message"`
 				} `json:"error"`
 			}
-			if err := json.Unmarshal([]byte(body), &msg); err != nil || msg.JSONRPC != "2.0" || !strings.HasPrefix(msg.Error.Message, string(sfs.CodeUnauthorized)+": ") || !strings.Contains(msg.Error.Message, transport.AuthHeader) {
+			if err := json.Unmarshal([]byte(body), &msg); err != nil || msg.JSONRPC != "2.0" || !strings.HasPrefix(msg.Error.Message, string(errs.Unauthorized)+": ") || !strings.Contains(msg.Error.Message, transport.AuthHeader) {
 				t.Errorf("%s: 401 body %q (%v)", c.name, body, err)
 			}
 		}

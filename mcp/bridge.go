@@ -8,6 +8,7 @@ import (
 
 	"github.com/serverfs/serverfs/bridge"
 	"github.com/serverfs/serverfs/bridge/wire"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -93,10 +94,10 @@ func repoWorkdir(d *Deps, alias string, rw bool) (*sfs.Workdir, error) {
 		return nil, err
 	}
 	if rw && w.Mode() != sfs.ModeReadWrite {
-		return nil, &sfs.Error{Code: sfs.CodeWorkdirReadOnly, Workdir: w.Alias(), Msg: "is read-only"}
+		return nil, errs.At(errs.WorkdirReadOnly, w.Alias(), "", "is read-only")
 	}
 	if d.Bridge == nil {
-		return nil, &sfs.Error{Code: sfs.CodeBridgeUnavailable, Msg: "no host bridge is configured"}
+		return nil, errs.New(errs.BridgeUnavailable, "no host bridge is configured")
 	}
 	return w, nil
 }
@@ -118,7 +119,7 @@ func runRepoAction(ctx context.Context, d *Deps, in runRepoActionIn) (*runRepoAc
 			return nil, info, argErr("%s", why)
 		}
 		if w.Mode() != sfs.ModeReadWrite {
-			return nil, info, &sfs.Error{Code: sfs.CodeWorkdirReadOnly, Workdir: w.Alias(), Msg: "is read-only; release actions need a read-write workdir"}
+			return nil, info, errs.At(errs.WorkdirReadOnly, w.Alias(), "", "is read-only; release actions need a read-write workdir")
 		}
 		rel, err := d.Bridge.RunRelease(ctx, in.Workdir, in.Action, in.ReleaseTag)
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/serverfs/serverfs/bridge"
 	"github.com/serverfs/serverfs/bridge/wire"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git"
 	"github.com/serverfs/serverfs/search"
@@ -244,7 +245,7 @@ func TestBridgeLeaseExcludesWrites(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	_, err = e.deps.FS.WriteFile(ctx, "wd", "new.txt", "x\n", "")
 	cancel()
-	if sfs.CodeOf(err) != sfs.CodeCanceled {
+	if errs.CodeOf(err) != errs.Canceled {
 		t.Fatalf("a write during the action: %v (want it to wait for the lease)", err)
 	}
 	if _, err := os.Stat(filepath.Join(e.root, "new.txt")); !os.IsNotExist(err) {
@@ -259,7 +260,7 @@ func TestBridgeLeaseExcludesWrites(t *testing.T) {
 	ctx, cancel = context.WithTimeout(context.Background(), 500*time.Millisecond)
 	_, err = repo.Commit(ctx, []string{"README.md"}, "during the action")
 	cancel()
-	if sfs.CodeOf(err) != sfs.CodeCanceled || gitIn(t, e.root, "rev-parse", "HEAD") != head {
+	if errs.CodeOf(err) != errs.Canceled || gitIn(t, e.root, "rev-parse", "HEAD") != head {
 		t.Fatalf("a commit during the action: %v (want it to wait for the lease)", err)
 	}
 	w.Close()

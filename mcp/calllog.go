@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/rawjson"
 )
 
@@ -36,7 +36,7 @@ func (lw *lineWriter) Write(p []byte) (int, error) {
 
 // writeToolCall writes the line the JSON handler writes for toolCall's
 // record: time, level, msg, then the attributes in their order.
-func (lw *lineWriter) writeToolCall(now time.Time, tool string, d time.Duration, code sfs.Code, info callInfo) {
+func (lw *lineWriter) writeToolCall(now time.Time, tool string, d time.Duration, code errs.Code, info callInfo) {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
 	b := append(lw.buf[:0], `{"time":"`...)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // TestCallLineMatchesHandler: the tool_call line NewJSONLogger encodes
@@ -33,12 +33,12 @@ func TestCallLineMatchesHandler(t *testing.T) {
 		now := time.Date(2000+r.IntN(8000), time.Month(1+r.IntN(12)), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60), []int{0, 1e8, 123456789, 5e5}[r.IntN(4)], zones[r.IntN(len(zones))])
 		tool, d := str(r), time.Duration(r.Int64N(int64(time.Hour)))
 		info := callInfo{workdir: str(r), path: str(r), bytes: r.IntN(1 << 30)}
-		var code sfs.Code
+		var code errs.Code
 		if r.IntN(2) == 0 {
-			code = sfs.Code(str(r))
+			code = errs.Code(str(r))
 		}
 		if code == "" && r.IntN(2) == 0 {
-			code = sfs.CodePathNotFound
+			code = errs.PathNotFound
 		}
 		var direct, handler bytes.Buffer
 		NewJSONLogger(&direct, slog.LevelInfo).toolCallAt(now, tool, d, code, info)

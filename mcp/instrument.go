@@ -19,6 +19,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/rawjson"
 )
@@ -38,12 +39,12 @@ type Logger struct {
 // toolCall writes a call's log line: the same record Info would, built
 // from typed attributes (no []any boxing, no caller lookup: the handler
 // logs no source) and handed to the handler only when INFO is enabled.
-func (l *Logger) toolCall(tool string, d time.Duration, code sfs.Code, info callInfo) {
+func (l *Logger) toolCall(tool string, d time.Duration, code errs.Code, info callInfo) {
 	l.toolCallAt(time.Now(), tool, d, code, info)
 }
 
 // toolCallAt is toolCall at time now.
-func (l *Logger) toolCallAt(now time.Time, tool string, d time.Duration, code sfs.Code, info callInfo) {
+func (l *Logger) toolCallAt(now time.Time, tool string, d time.Duration, code errs.Code, info callInfo) {
 	ctx := context.Background()
 	h := l.Handler()
 	if !h.Enabled(ctx, slog.LevelInfo) {
@@ -77,20 +78,6 @@ type callInfo struct {
 	bytes         int // bytes of content returned; 0: the size of the JSON output
 }
 
-// toolError is the one mapping from any error to the text of a tool error
-// result: "CODE: alias:/path message" for ServerFS errors, a generic
-// INTERNAL_ERROR otherwise (the detail goes to the server log only).
-func toolError(err error) (sfs.Code, string) {
-	var e *sfs.Error
-	if errors.As(err, &e) && e.Code != sfs.CodeInternal {
-		return e.Code, e.Error()
-	}
-	if errors.As(err, &e) && e.Location() != "" {
-		return sfs.CodeInternal, fmt.Sprintf("%s: %s failed; the server log has the details", sfs.CodeInternal, e.Location())
-	}
-	return sfs.CodeInternal, string(sfs.CodeInternal) + ": the request failed; the server log has the details"
-}
-
 // instrument wraps a handler into go-sdk's raw tool handler: it decodes
 // and checks the arguments (refusals are INVALID_ARGUMENT), a panic becomes
 // INTERNAL_ERROR (stack in the server log only) and the server keeps
@@ -109,13 +96,13 @@ func instrument[In, Out any](d *Deps, name string, cost costFn, args *argDecoder
 		defer func() {
 			if r := recover(); r != nil {
 				d.Log.Error("tool panic", "event", "panic", "tool", name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-				err = &sfs.Error{Code: sfs.CodeInternal, Msg: "panic"}
+				err = errs.New(errs.Internal, "panic")
 			}
-			code := sfs.Code("")
+			code := errs.Code("")
 			if err != nil {
 				var text string
-				code, text = toolError(err)
-				if code == sfs.CodeInternal {
+				code, text = errs.Render(err)
+				if code == errs.Internal {
 					d.Log.Error("tool failure", "event", "tool_error", "tool", name, "error", err.Error())
 				}
 				res = &sdk.CallToolResult{}
@@ -218,9 +205,9 @@ func marshalOutput[Out any](out Out) ([]byte, error) {
 }
 
 // argErr refuses arguments before the handler runs: INVALID_ARGUMENT,
-// mapped by toolError like every other error.
+// mapped by errs.Render like every other error.
 func argErr(format string, a ...any) error {
-	return &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: fmt.Sprintf(format, a...)}
+	return errs.New(errs.InvalidArgument, fmt.Sprintf(format, a...))
 }
 
 // argDecoder decodes a tool's arguments into In and enforces what its input

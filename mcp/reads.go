@@ -9,6 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/serverfs/serverfs/decompress"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -183,7 +184,7 @@ func readTextFiles(ctx context.Context, d *Deps, in readTextFilesIn) (*readTextF
 		if left <= 0 {
 			out.Truncated = true
 			out.unread++
-			_, fw.Error = toolError(&sfs.Error{Code: sfs.CodeReadLimitExceeded, Msg: fmt.Sprintf("%q not read: this call's %d-byte total is used up; read it with read_text_file", p, total)})
+			_, fw.Error = errs.Render(errs.New(errs.ReadLimitExceeded, fmt.Sprintf("%q not read: this call's %d-byte total is used up; read it with read_text_file", p, total)))
 			out.Files = append(out.Files, fw)
 			continue
 		}
@@ -193,16 +194,16 @@ func readTextFiles(ctx context.Context, d *Deps, in readTextFilesIn) (*readTextF
 		}
 		w, err := readText(ctx, d, in.Workdir, p, o)
 		switch {
-		case err != nil && sfs.CodeOf(err) == sfs.CodeLineTooLarge && left < total:
+		case err != nil && errs.CodeOf(err) == errs.LineTooLarge && left < total:
 			// The line may well fit in a call of its own.
 			out.Truncated = true
 			out.unread++
-			_, fw.Error = toolError(&sfs.Error{Code: sfs.CodeReadLimitExceeded, Msg: fmt.Sprintf("%q not read: its next line does not fit in the %d bytes left of this call's %d-byte total; read it with read_text_file", p, left, total)})
+			_, fw.Error = errs.Render(errs.New(errs.ReadLimitExceeded, fmt.Sprintf("%q not read: its next line does not fit in the %d bytes left of this call's %d-byte total; read it with read_text_file", p, left, total)))
 		case err != nil:
-			if sfs.CodeOf(err) == sfs.CodeCanceled {
+			if errs.CodeOf(err) == errs.Canceled {
 				return nil, info, err
 			}
-			_, fw.Error = toolError(err)
+			_, fw.Error = errs.Render(err)
 		default:
 			fw.Path = w.Path
 			fw.StartLine, fw.EndLine, fw.Content = w.StartLine, w.EndLine, w.Content

@@ -9,6 +9,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/serverfs/serverfs/bridge/wire"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git"
 	"github.com/serverfs/serverfs/unidiff"
@@ -106,7 +107,7 @@ func repoOpsWorkdir(d *Deps, alias string) (*sfs.Workdir, error) {
 		return nil, err
 	}
 	if !w.RepoOps() {
-		return nil, &sfs.Error{Code: sfs.CodeRepoOpsDisabled, Workdir: w.Alias(), Msg: "has no repository tools: the administrator did not enable repo ops on it"}
+		return nil, errs.At(errs.RepoOpsDisabled, w.Alias(), "", "has no repository tools: the administrator did not enable repo ops on it")
 	}
 	return w, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/rawjson"
 	"github.com/serverfs/serverfs/search"
@@ -159,7 +160,7 @@ func researchWorkdir(d *Deps, alias string) (*sfs.Workdir, error) {
 		return nil, err
 	}
 	if !w.SearchFetch() {
-		return nil, &sfs.Error{Code: sfs.CodeWorkdirNotFound, Msg: fmt.Sprintf("%q: search and fetch do not cover this workdir (they cover %s)", alias, strings.Join(researchAliases(d.FS), ", "))}
+		return nil, errs.New(errs.WorkdirNotFound, fmt.Sprintf("%q: search and fetch do not cover this workdir (they cover %s)", alias, strings.Join(researchAliases(d.FS), ", ")))
 	}
 	return w, nil
 }

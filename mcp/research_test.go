@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/serverfs/serverfs/bridge"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/search"
 )
@@ -434,46 +435,46 @@ func TestResearchHostileIDs(t *testing.T) {
 	e.deps.FS, e.deps.Search = f, search.New(f)
 	cs := e.client(t, e.serveHTTP(t))
 
-	for id, code := range map[string]sfs.Code{
-		"wd:/../secret.txt":                         sfs.CodePathOutsideWorkdir,
-		"wd:/sub/../../secret.txt":                  sfs.CodePathOutsideWorkdir,
-		"wd:/../outside/canary.txt#L1":              sfs.CodePathOutsideWorkdir,
-		"wd:/../wd-evil/x":                          sfs.CodePathOutsideWorkdir,
-		"wd://etc/passwd":                           sfs.CodeInvalidPath,
-		"wd:/C:\\Windows\\win.ini":                  sfs.CodeInvalidPath,
-		"wd:/\\\\host\\share\\x":                    sfs.CodeInvalidPath,
-		"wd:/README.md\x00.png":                     sfs.CodeInvalidPath,
-		"wd:/" + strings.Repeat("a/", 2048):         sfs.CodeInvalidPath,
-		`wd:/..\..\etc\passwd`:                      sfs.CodeHiddenPathNotAllowed,
-		"wd:/.hidden.txt":                           sfs.CodeHiddenPathNotAllowed,
-		"wd:/.hdir/x.txt#L1-L1":                     sfs.CodeHiddenPathNotAllowed,
-		"wd:/sub/../.hidden.txt":                    sfs.CodeHiddenPathNotAllowed,
-		"wd:/id_rsa":                                sfs.CodeDeniedPath,
-		"wd:/certs/server.PEM":                      sfs.CodeDeniedPath,
-		"wd:/config/.ENV.production":                sfs.CodeDeniedPath,
-		"wd:/link.txt":                              sfs.CodeSymlinkNotAllowed,
-		"wd:/link-file":                             sfs.CodeSymlinkNotAllowed,
-		"wd:/link-dir/a.txt":                        sfs.CodeSymlinkNotAllowed,
-		"wd:/etc/passwd":                            sfs.CodeSymlinkNotAllowed,
-		"wd:/out/canary.txt":                        sfs.CodeSymlinkNotAllowed,
-		"wd:/utf16.txt":                             sfs.CodeUnsupportedTextEncoding,
-		"wd:/bin.dat":                               sfs.CodeBinaryFile,
-		"wd:/sub":                                   sfs.CodeNotAFile,
-		"wd:/":                                      sfs.CodeNotAFile,
-		"wd:/missing.txt":                           sfs.CodePathNotFound,
-		"wd:/%2e%2e/secret.txt":                     sfs.CodePathNotFound, // ids are not percent-decoded
-		"wd:/．．/outside/canary.txt":                 sfs.CodePathNotFound,
-		"wd:/README.md#L999":                        sfs.CodeLineOutOfRange,
-		"nope:/README.md":                           sfs.CodeWorkdirNotFound,
-		"WD:/README.md":                             sfs.CodeWorkdirNotFound,
-		"ro:/ro.txt":                                sfs.CodeWorkdirNotFound, // not covered by search and fetch
-		"serverfs://wd/README.md":                   sfs.CodeWorkdirNotFound,
-		"README.md":                                 sfs.CodeInvalidArgument,
-		"wd:README.md":                              sfs.CodeInvalidArgument,
-		":/README.md":                               sfs.CodeInvalidArgument,
-		"wd:/README.md#L0":                          sfs.CodeInvalidArgument,
-		"wd:/README.md#L5-L2":                       sfs.CodeInvalidArgument,
-		"../../etc/passwd":                          sfs.CodeInvalidArgument,
+	for id, code := range map[string]errs.Code{
+		"wd:/../secret.txt":                         errs.PathOutsideWorkdir,
+		"wd:/sub/../../secret.txt":                  errs.PathOutsideWorkdir,
+		"wd:/../outside/canary.txt#L1":              errs.PathOutsideWorkdir,
+		"wd:/../wd-evil/x":                          errs.PathOutsideWorkdir,
+		"wd://etc/passwd":                           errs.InvalidPath,
+		"wd:/C:\\Windows\\win.ini":                  errs.InvalidPath,
+		"wd:/\\\\host\\share\\x":                    errs.InvalidPath,
+		"wd:/README.md\x00.png":                     errs.InvalidPath,
+		"wd:/" + strings.Repeat("a/", 2048):         errs.InvalidPath,
+		`wd:/..\..\etc\passwd`:                      errs.HiddenPathNotAllowed,
+		"wd:/.hidden.txt":                           errs.HiddenPathNotAllowed,
+		"wd:/.hdir/x.txt#L1-L1":                     errs.HiddenPathNotAllowed,
+		"wd:/sub/../.hidden.txt":                    errs.HiddenPathNotAllowed,
+		"wd:/id_rsa":                                errs.DeniedPath,
+		"wd:/certs/server.PEM":                      errs.DeniedPath,
+		"wd:/config/.ENV.production":                errs.DeniedPath,
+		"wd:/link.txt":                              errs.SymlinkNotAllowed,
+		"wd:/link-file":                             errs.SymlinkNotAllowed,
+		"wd:/link-dir/a.txt":                        errs.SymlinkNotAllowed,
+		"wd:/etc/passwd":                            errs.SymlinkNotAllowed,
+		"wd:/out/canary.txt":                        errs.SymlinkNotAllowed,
+		"wd:/utf16.txt":                             errs.UnsupportedTextEncoding,
+		"wd:/bin.dat":                               errs.BinaryFile,
+		"wd:/sub":                                   errs.NotAFile,
+		"wd:/":                                      errs.NotAFile,
+		"wd:/missing.txt":                           errs.PathNotFound,
+		"wd:/%2e%2e/secret.txt":                     errs.PathNotFound, // ids are not percent-decoded
+		"wd:/．．/outside/canary.txt":                 errs.PathNotFound,
+		"wd:/README.md#L999":                        errs.LineOutOfRange,
+		"nope:/README.md":                           errs.WorkdirNotFound,
+		"WD:/README.md":                             errs.WorkdirNotFound,
+		"ro:/ro.txt":                                errs.WorkdirNotFound, // not covered by search and fetch
+		"serverfs://wd/README.md":                   errs.WorkdirNotFound,
+		"README.md":                                 errs.InvalidArgument,
+		"wd:README.md":                              errs.InvalidArgument,
+		":/README.md":                               errs.InvalidArgument,
+		"wd:/README.md#L0":                          errs.InvalidArgument,
+		"wd:/README.md#L5-L2":                       errs.InvalidArgument,
+		"../../etc/passwd":                          errs.InvalidArgument,
 		"wd:/big.txt#L1-L" + strings.Repeat("9", 9): okCode,
 	} {
 		res := e.call(t, cs, "fetch", map[string]any{"id": id})
@@ -505,4 +506,4 @@ func TestResearchHostileIDs(t *testing.T) {
 }
 
 // okCode marks an id fetch must read.
-const okCode sfs.Code = "ok"
+const okCode errs.Code = "ok"

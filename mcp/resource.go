@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/rawjson"
 )
@@ -37,7 +38,8 @@ func addResourceTemplate(s *sdk.Server, d *Deps) {
 		defer func() {
 			if r := recover(); r != nil {
 				d.Log.Error("resource panic", "event", "panic", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: string(sfs.CodeInternal) + ": the request failed; the server log has the details"}
+				_, text := errs.Render(nil)
+				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: text}
 			}
 		}()
 		return readResource(ctx, d, req.Params.URI)
@@ -51,17 +53,17 @@ func addResourceTemplate(s *sdk.Server, d *Deps) {
 func parseResourceURI(uri string) (alias, path string, err error) {
 	rest, ok := strings.CutPrefix(uri, resourcePrefix)
 	if !ok {
-		return "", "", &sfs.Error{Code: sfs.CodeInvalidPath, Msg: "resource URIs look like serverfs://<workdir>/<path>"}
+		return "", "", errs.New(errs.InvalidPath, "resource URIs look like serverfs://<workdir>/<path>")
 	}
 	if i := strings.IndexAny(rest, "?#"); i >= 0 {
-		return "", "", &sfs.Error{Code: sfs.CodeInvalidPath, Msg: "resource URIs take no query or fragment"}
+		return "", "", errs.New(errs.InvalidPath, "resource URIs take no query or fragment")
 	}
 	rawAlias, rawPath, _ := strings.Cut(rest, "/")
 	if alias, err = url.PathUnescape(rawAlias); err != nil {
-		return "", "", &sfs.Error{Code: sfs.CodeInvalidPath, Msg: "bad percent-escape in the workdir"}
+		return "", "", errs.New(errs.InvalidPath, "bad percent-escape in the workdir")
 	}
 	if path, err = url.PathUnescape(rawPath); err != nil {
-		return "", "", &sfs.Error{Code: sfs.CodeInvalidPath, Msg: "bad percent-escape in the path"}
+		return "", "", errs.New(errs.InvalidPath, "bad percent-escape in the path")
 	}
 	return alias, path, nil
 }
@@ -79,17 +81,17 @@ func readResource(ctx context.Context, d *Deps, uri string) (*sdk.ReadResourceRe
 		var w *readTextFileOut
 		w, err = readText(ctx, d, alias, path, sfs.ReadOptions{StartLine: 1, MaxLines: d.FS.Limits().MaxReadLines})
 		if err == nil && w.HasMore {
-			err = &sfs.Error{Code: sfs.CodeReadLimitExceeded, Workdir: alias, Path: w.Path, Msg: "is larger than one read window; use the read_text_file tool with start_line and max_lines"}
+			err = errs.At(errs.ReadLimitExceeded, alias, w.Path, "is larger than one read window; use the read_text_file tool with start_line and max_lines")
 		}
 		if err == nil {
 			d.Log.Info("resource_read", "event", "resource_read", "workdir", rawjson.LogString(alias), "path", rawjson.LogString(path), "bytes_returned", w.BytesReturned, "success", true)
 			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: sfs.MIMEType(w.Path[strings.LastIndexByte(w.Path, '/')+1:]), Text: w.Content}}}, nil
 		}
 	}
-	code, text := toolError(err)
+	code, text := errs.Render(err)
 	d.Log.Info("resource_read", "event", "resource_read", "workdir", rawjson.LogString(alias), "path", rawjson.LogString(path), "success", false, "error_code", string(code))
 	rpcCode := int64(jsonrpc.CodeInvalidParams)
-	if code == sfs.CodePathNotFound || code == sfs.CodeWorkdirNotFound {
+	if code == errs.PathNotFound || code == errs.WorkdirNotFound {
 		rpcCode = codeResourceNotFound
 	}
 	data, _ := json.Marshal(map[string]string{"uri": uri, "code": string(code)})

@@ -6,7 +6,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/git"
 )
 
@@ -62,7 +62,7 @@ func submitWorkspace(ctx context.Context, d *Deps, in submitWorkspaceIn) (*submi
 		return nil, info, err
 	}
 	if ws.Branch == "" {
-		return nil, info, &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: ws.Alias, Msg: "was created from a commit or tag, not a branch: there is no branch to merge it into"}
+		return nil, info, errs.At(errs.InvalidArgument, ws.Alias, "", "was created from a commit or tag, not a branch: there is no branch to merge it into")
 	}
 	r, err := git.Open(d.FS, ws.Parent)
 	if err != nil {
@@ -81,9 +81,9 @@ func submitWorkspace(ctx context.Context, d *Deps, in submitWorkspaceIn) (*submi
 	}
 	res, err := r.Submit(ctx, ws.Branch, p, mode, "")
 	out := &submitWorkspaceOut{Workspace: ws.Alias, Workdir: ws.Parent}
-	switch code := sfs.CodeOf(err); {
+	switch code := errs.CodeOf(err); {
 	case err == nil:
-	case code == sfs.CodeBaseMoved || code == sfs.CodeMergeConflict:
+	case code == errs.BaseMoved || code == errs.MergeConflict:
 		out.Code = string(code)
 	default:
 		return nil, info, err

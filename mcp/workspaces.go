@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/workspace"
 )
@@ -103,7 +104,7 @@ func workspaceTools(cfg sfs.WorkspaceLimits) []tool {
 // are not served then).
 func workspaces(d *Deps) (*workspace.Manager, error) {
 	if d.Workspaces == nil {
-		return nil, &sfs.Error{Code: sfs.CodeInternal, Msg: "workspaces are not configured"}
+		return nil, errs.New(errs.Internal, "workspaces are not configured")
 	}
 	return d.Workspaces, nil
 }

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/serverfs/serverfs/bridge"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -307,22 +308,22 @@ func TestWorkspaceActions(t *testing.T) {
 
 	// The bridge checks the workspace itself: hostile or unknown IDs, and
 	// a workspace that is not the workdir's.
-	for wid, code := range map[string]sfs.Code{"../x": sfs.CodeInvalidArgument, "a/b": sfs.CodeInvalidArgument, "": sfs.CodeInvalidArgument, "zzzzzzzzzzzzzzzz": sfs.CodeWorkdirNotFound} {
+	for wid, code := range map[string]errs.Code{"../x": errs.InvalidArgument, "a/b": errs.InvalidArgument, "": errs.InvalidArgument, "zzzzzzzzzzzzzzzz": errs.WorkdirNotFound} {
 		if wid == "" {
 			continue // an empty ID is a run in the workdir
 		}
-		if _, err := bc.RunWorkspaceAction(t.Context(), "wd", wid, "show", ""); sfs.CodeOf(err) != code {
+		if _, err := bc.RunWorkspaceAction(t.Context(), "wd", wid, "show", ""); errs.CodeOf(err) != code {
 			t.Errorf("bridge, workspace %q: %v", wid, err)
 		}
 	}
 	os.MkdirAll(filepath.Join(state, "workspaces", "qqqqqqqqqqqqqqqq", "tree"), 0o755)
 	os.WriteFile(filepath.Join(state, "workspaces", "qqqqqqqqqqqqqqqq", "meta.json"), []byte(`{"workdir":"other","id":"qqqqqqqqqqqqqqqq"}`), 0o600)
-	if _, err := bc.RunWorkspaceAction(t.Context(), "wd", "qqqqqqqqqqqqqqqq", "show", ""); sfs.CodeOf(err) != sfs.CodeWorkdirNotFound {
+	if _, err := bc.RunWorkspaceAction(t.Context(), "wd", "qqqqqqqqqqqqqqqq", "show", ""); errs.CodeOf(err) != errs.WorkdirNotFound {
 		t.Errorf("bridge, another workdir's workspace: %v", err)
 	}
 	// Discarded: gone for the bridge too.
 	e.call(t, cs, "discard_workspace", map[string]any{"workspace": a})
-	if _, err := bc.RunWorkspaceAction(t.Context(), "wd", id, "show", ""); sfs.CodeOf(err) != sfs.CodeWorkdirNotFound {
+	if _, err := bc.RunWorkspaceAction(t.Context(), "wd", id, "show", ""); errs.CodeOf(err) != errs.WorkdirNotFound {
 		t.Errorf("bridge, discarded workspace: %v", err)
 	}
 	toolErr(t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": a, "action": "show"}), "WORKDIR_NOT_FOUND")

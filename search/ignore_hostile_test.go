@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // hostileIgnore is ~1 MiB of distinct wildcard-heavy patterns, the kind
@@ -59,7 +59,7 @@ func TestSearchHostileIgnoreStopsAtDeadline(t *testing.T) {
 				t.Errorf("cancelled=%v: answered after %v without saying timeout", cancelled, d)
 			}
 		} else if err != nil {
-			if c := sfs.CodeOf(err); c != sfs.CodeSearchTimeout && c != sfs.CodeCanceled {
+			if c := errs.CodeOf(err); c != errs.SearchTimeout && c != errs.Canceled {
 				t.Errorf("cancelled=%v: %v", cancelled, err)
 			}
 		}
@@ -91,8 +91,8 @@ func TestSearchIgnoreRulesOverBudget(t *testing.T) {
 	e.write(t, "d/.gitignore", tiny)
 	e.write(t, "d/f.txt", []byte("hit\n"))
 	_, err := e.eng.Search(context.Background(), Request{Workdir: "wd", Query: "hit"})
-	wantCode(t, err, sfs.CodeReadLimitExceeded)
-	if se, ok := err.(*sfs.Error); !ok || se.Path != "d" {
+	wantCode(t, err, errs.ReadLimitExceeded)
+	if se, ok := err.(*errs.Error); !ok || se.Path != "d" {
 		t.Errorf("error %v: want the path of the directory whose .gitignore broke the bound", err)
 	}
 	if res := e.search(t, Request{Query: "hit", IncludeIgnored: true}); res.Returned != 1 {
@@ -106,8 +106,8 @@ func TestSearchIgnoreRulesOverBudget(t *testing.T) {
 	}
 	e.write(t, ".git/info/exclude", tiny)
 	_, err = e.eng.Search(context.Background(), Request{Workdir: "wd", Query: "hit"})
-	wantCode(t, err, sfs.CodeReadLimitExceeded)
-	if se, ok := err.(*sfs.Error); !ok || se.Path != "" {
+	wantCode(t, err, errs.ReadLimitExceeded)
+	if se, ok := err.(*errs.Error); !ok || se.Path != "" {
 		t.Errorf("error %v: want the root", err)
 	}
 }

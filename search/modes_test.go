@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -357,7 +358,7 @@ func TestSearchCursor(t *testing.T) {
 	} {
 		bad.Workdir = "wd"
 		_, err := e.eng.Search(context.Background(), bad)
-		wantCode(t, err, sfs.CodeInvalidArgument)
+		wantCode(t, err, errs.InvalidArgument)
 	}
 }
 
@@ -426,6 +427,6 @@ func TestSearchContextBytes(t *testing.T) {
 	} {
 		bad.Workdir = "wd"
 		_, err := e.eng.Search(context.Background(), bad)
-		wantCode(t, err, sfs.CodeInvalidArgument)
+		wantCode(t, err, errs.InvalidArgument)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/serverfs/serverfs/decompress"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/ignore"
 )
@@ -223,7 +224,7 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error)
 		req.Limit = MaxRankResults
 	}
 	if len(req.Terms) == 0 || len(req.Terms) > MaxTerms {
-		return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: fmt.Sprintf("a search needs 1 to %d terms", MaxTerms)}
+		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("a search needs 1 to %d terms", MaxTerms))
 	}
 	var workdirs []*sfs.Workdir
 	for _, a := range req.Workdirs {
@@ -259,9 +260,9 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error)
 	if ctx.Err() != nil {
 		if len(res.Files) == 0 {
 			if context.Cause(ctx) == context.Canceled {
-				return nil, &sfs.Error{Code: sfs.CodeCanceled, Msg: "the search was cancelled"}
+				return nil, errs.New(errs.Canceled, "the search was cancelled")
 			}
-			return nil, &sfs.Error{Code: sfs.CodeSearchTimeout, Msg: fmt.Sprintf("nothing found within the %s search timeout; use fewer or rarer terms", lim.SearchTimeout)}
+			return nil, errs.New(errs.SearchTimeout, fmt.Sprintf("nothing found within the %s search timeout; use fewer or rarer terms", lim.SearchTimeout))
 		}
 		res.Truncated, res.TruncatedReason = true, sfs.TruncatedTimeout
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -44,7 +45,7 @@ func TestRankTimeout(t *testing.T) {
 		t.Errorf("%d goroutines after the search, %d before", n, before)
 	}
 	_, err = e.eng.Rank(context.Background(), RankRequest{Workdirs: []string{"wd"}, Terms: []string{"stripes"}})
-	if sfs.CodeOf(err) != sfs.CodeSearchTimeout {
+	if errs.CodeOf(err) != errs.SearchTimeout {
 		t.Errorf("nothing ranked by the timeout: %v", err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // MaxRegexInsts bounds the compiled program of a regular expression; Go's
@@ -131,7 +131,7 @@ func findIndex(re *regexp.Regexp, b []byte, every int, stopped func() bool) (loc
 // caseSensitive false adds (?i) to the whole pattern.
 func compileRegex(pattern string, caseSensitive bool) (*regexMatcher, error) {
 	bad := func(msg string) error {
-		return &sfs.Error{Code: sfs.CodeInvalidPattern, Msg: "regular expression " + msg}
+		return errs.New(errs.InvalidPattern, "regular expression "+msg)
 	}
 	if len(pattern) > MaxQueryBytes {
 		return nil, bad(fmt.Sprintf("is %d bytes long, more than %d", len(pattern), MaxQueryBytes))

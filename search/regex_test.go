@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -175,7 +176,7 @@ func TestRegexHostile(t *testing.T) {
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("%s: refused after %v", c.name, d)
 		}
-		wantCode(t, err, sfs.CodeInvalidPattern)
+		wantCode(t, err, errs.InvalidPattern)
 		if err != nil && !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want it to say %q", c.name, err, c.want)
 		}
@@ -242,7 +243,7 @@ func TestRegexHeavyPatternHonoursTimeout(t *testing.T) {
 		t.Fatalf("finished without the timeout in %v: %+v (the workload is too small)", d, res)
 	}
 	if err != nil {
-		wantCode(t, err, sfs.CodeSearchTimeout)
+		wantCode(t, err, errs.SearchTimeout)
 	}
 	if d > 5*time.Second {
 		t.Errorf("a 1 s search timeout ended after %v", d)

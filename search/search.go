@@ -27,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/serverfs/serverfs/decompress"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/ignore"
 )
@@ -418,10 +419,9 @@ func (q *query) answer(ctx context.Context, req Request, lim sfs.Limits, col *co
 	case timedOut:
 		if res.Returned == 0 {
 			if err := context.Cause(ctx); err == context.Canceled {
-				return nil, &sfs.Error{Code: sfs.CodeCanceled, Workdir: q.w.Alias(), Path: q.rootPath, Msg: "the search was cancelled"}
+				return nil, errs.At(errs.Canceled, q.w.Alias(), q.rootPath, "the search was cancelled")
 			}
-			return nil, &sfs.Error{Code: sfs.CodeSearchTimeout, Workdir: q.w.Alias(), Path: q.rootPath,
-				Msg: fmt.Sprintf("nothing found within the %s search timeout; narrow the path or add a glob", lim.SearchTimeout)}
+			return nil, errs.At(errs.SearchTimeout, q.w.Alias(), q.rootPath, fmt.Sprintf("nothing found within the %s search timeout; narrow the path or add a glob", lim.SearchTimeout))
 		}
 		res.Truncated, res.TruncatedReason = true, sfs.TruncatedTimeout
 		resumeAt = &col.last
@@ -636,13 +636,13 @@ func (res *Result) count(r fileResult) {
 
 func validate(req Request, lim sfs.Limits) error {
 	bad := func(msg string) error {
-		return &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: msg}
+		return errs.New(errs.InvalidArgument, msg)
 	}
 	switch {
 	case req.Query == "":
 		return bad("query is empty")
 	case len(req.Query) > MaxQueryBytes && req.Regex:
-		return &sfs.Error{Code: sfs.CodeInvalidPattern, Msg: fmt.Sprintf("regular expression is %d bytes long, more than %d", len(req.Query), MaxQueryBytes)}
+		return errs.New(errs.InvalidPattern, fmt.Sprintf("regular expression is %d bytes long, more than %d", len(req.Query), MaxQueryBytes))
 	case len(req.Query) > MaxQueryBytes:
 		return bad(fmt.Sprintf("query is longer than %d bytes", MaxQueryBytes))
 	case !utf8.ValidString(req.Query):

@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/serverfs/serverfs/decompress"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"golang.org/x/sys/unix"
 )
@@ -62,9 +63,9 @@ func (e *tenv) search(t testing.TB, req Request) *Result {
 	return res
 }
 
-func wantCode(t testing.TB, err error, code sfs.Code) {
+func wantCode(t testing.TB, err error, code errs.Code) {
 	t.Helper()
-	if sfs.CodeOf(err) != code {
+	if errs.CodeOf(err) != code {
 		t.Fatalf("want %s, got %v", code, err)
 	}
 }
@@ -165,22 +166,22 @@ func TestSearchArguments(t *testing.T) {
 	ctx := context.Background()
 	for _, q := range []string{"", "a\nb", "a\rb", "a\x00b", strings.Repeat("q", 1025), "\xff"} {
 		_, err := e.eng.Search(ctx, Request{Workdir: "wd", Query: q})
-		wantCode(t, err, sfs.CodeInvalidArgument)
+		wantCode(t, err, errs.InvalidArgument)
 	}
 	for _, l := range []int{-1, 101} {
 		_, err := e.eng.Search(ctx, Request{Workdir: "wd", Query: "x", Limit: l})
-		wantCode(t, err, sfs.CodeInvalidArgument)
+		wantCode(t, err, errs.InvalidArgument)
 	}
 	_, err := e.eng.Search(ctx, Request{Workdir: "wd", Query: "x", Glob: "[a"})
-	wantCode(t, err, sfs.CodeInvalidPattern)
+	wantCode(t, err, errs.InvalidPattern)
 	_, err = e.eng.Search(ctx, Request{Workdir: "nope", Query: "x"})
-	wantCode(t, err, sfs.CodeWorkdirNotFound)
+	wantCode(t, err, errs.WorkdirNotFound)
 	_, err = e.eng.Search(ctx, Request{Workdir: "wd", Query: "x", Path: "f.txt"})
-	wantCode(t, err, sfs.CodeNotADirectory)
+	wantCode(t, err, errs.NotADirectory)
 	_, err = e.eng.Search(ctx, Request{Workdir: "wd", Query: "x", Path: ".hidden"})
-	wantCode(t, err, sfs.CodeHiddenPathNotAllowed)
+	wantCode(t, err, errs.HiddenPathNotAllowed)
 	_, err = e.eng.Search(ctx, Request{Workdir: "wd", Query: "x", Path: "../"})
-	wantCode(t, err, sfs.CodePathOutsideWorkdir)
+	wantCode(t, err, errs.PathOutsideWorkdir)
 }
 
 // TestSearchPolicy: hidden, denied, symlinked and special files are never
@@ -334,12 +335,12 @@ func TestSearchNoGoroutineOutlivesTheCall(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, err := e.eng.Search(ctx, Request{Workdir: "wd", Query: "hit"})
-		wantCode(t, err, sfs.CodeCanceled)
+		wantCode(t, err, errs.Canceled)
 		check("cancel")
 		ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 		_, err = e.eng.Search(ctx, Request{Workdir: "wd", Query: "hit"})
 		cancel()
-		wantCode(t, err, sfs.CodeSearchTimeout)
+		wantCode(t, err, errs.SearchTimeout)
 		check("timeout")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -90,7 +91,7 @@ func TestSearchReadAheadSameAnswers(t *testing.T) {
 				par.readers = readers
 				want, err1 := seq.Search(context.Background(), req)
 				got, err2 := par.Search(context.Background(), req)
-				if sfs.CodeOf(err1) != sfs.CodeOf(err2) {
+				if errs.CodeOf(err1) != errs.CodeOf(err2) {
 					t.Fatalf("%+v readers %d: errors %v, %v", req, readers, err2, err1)
 				}
 				if want != nil && got != nil && want.TruncatedReason == sfs.TruncatedLimit {
@@ -187,7 +188,7 @@ func TestSearchReadAheadGoroutines(t *testing.T) {
 		go func() { <-held; cancel() }()
 		res, err := e.eng.Search(ctx, Request{Workdir: "wd", Query: "hit", Limit: 100})
 		if err != nil {
-			wantCode(t, err, sfs.CodeCanceled)
+			wantCode(t, err, errs.Canceled)
 		} else if res.TruncatedReason != sfs.TruncatedTimeout || res.Returned >= 200 {
 			t.Fatalf("cancelled: %+v", res)
 		}

@@ -42,6 +42,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git"
 )
@@ -276,13 +277,13 @@ func (m *Manager) eligible(alias string) error {
 		return err
 	}
 	if w.Workspace() != nil {
-		return &sfs.Error{Code: sfs.CodeInvalidArgument, Workdir: alias, Msg: "is a workspace; create a workspace of the workdir it came from"}
+		return errs.At(errs.InvalidArgument, alias, "", "is a workspace; create a workspace of the workdir it came from")
 	}
 	if !w.RepoOps() {
-		return &sfs.Error{Code: sfs.CodeRepoOpsDisabled, Workdir: alias, Msg: "has no repository tools; workspaces need an rw workdir with repo ops"}
+		return errs.At(errs.RepoOpsDisabled, alias, "", "has no repository tools; workspaces need an rw workdir with repo ops")
 	}
 	if w.Mode() != sfs.ModeReadWrite {
-		return &sfs.Error{Code: sfs.CodeWorkdirReadOnly, Workdir: alias, Msg: "is read-only; workspaces need an rw workdir with repo ops"}
+		return errs.At(errs.WorkdirReadOnly, alias, "", "is read-only; workspaces need an rw workdir with repo ops")
 	}
 	return nil
 }
@@ -307,7 +308,7 @@ func (m *Manager) Create(ctx context.Context, parent, base, owner string) (Works
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return Workspace{}, &sfs.Error{Code: sfs.CodeCanceled, Msg: "the server is shutting down"}
+		return Workspace{}, errs.New(errs.Canceled, "the server is shutting down")
 	}
 	n := m.pending[parent]
 	for _, ws := range m.spaces {
@@ -317,7 +318,7 @@ func (m *Manager) Create(ctx context.Context, parent, base, owner string) (Works
 	}
 	if n >= m.cfg.Limit {
 		m.mu.Unlock()
-		return Workspace{}, &sfs.Error{Code: sfs.CodeWorkspaceLimit, Workdir: parent, Msg: fmt.Sprintf("has %d active workspaces, the limit (SERVERFS_WORKSPACE_LIMIT); discard one with discard_workspace first", m.cfg.Limit)}
+		return Workspace{}, errs.At(errs.WorkspaceLimit, parent, "", fmt.Sprintf("has %d active workspaces, the limit (SERVERFS_WORKSPACE_LIMIT); discard one with discard_workspace first", m.cfg.Limit))
 	}
 	m.pending[parent]++
 	m.mu.Unlock()
@@ -357,7 +358,7 @@ func (m *Manager) Create(ctx context.Context, parent, base, owner string) (Works
 	unix.Close(treeFD)
 	if err != nil {
 		if timedOut {
-			return Workspace{}, &sfs.Error{Code: sfs.CodeWorkspaceTooLarge, Workdir: parent, Msg: fmt.Sprintf("the checkout did not finish within %s (SERVERFS_WORKSPACE_TIMEOUT_SECONDS)", m.cfg.Timeout), Err: err}
+			return Workspace{}, errs.At(errs.WorkspaceTooLarge, parent, "", fmt.Sprintf("the checkout did not finish within %s (SERVERFS_WORKSPACE_TIMEOUT_SECONDS)", m.cfg.Timeout)).Wrap(err)
 		}
 		return Workspace{}, err
 	}
@@ -380,9 +381,9 @@ func (m *Manager) Create(ctx context.Context, parent, base, owner string) (Works
 func (m *Manager) storageErr(alias string, err error) error {
 	err = unwrapPath(err)
 	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
-		return &sfs.Error{Code: sfs.CodeNoSpace, Workdir: alias, Msg: "the workspace storage is full", Err: err}
+		return errs.At(errs.NoSpace, alias, "", "the workspace storage is full").Wrap(err)
 	}
-	return &sfs.Error{Code: sfs.CodeInternal, Workdir: alias, Msg: "the workspace storage failed", Err: err}
+	return errs.At(errs.Internal, alias, "", "the workspace storage failed").Wrap(err)
 }
 
 // lookup parses ws strictly ("ALIAS@ID" of a well-formed alias and ID)
@@ -393,13 +394,13 @@ func (m *Manager) lookup(ws string) (*Workspace, error) {
 		if len(shown) > 64 {
 			shown = shown[:64] + "..."
 		}
-		return nil, &sfs.Error{Code: sfs.CodeInvalidArgument, Msg: fmt.Sprintf("%q is not a workspace: workspaces are ALIAS@ID as create_workspace and list_workspaces answer", strings.ToValidUTF8(shown, "\uFFFD"))}
+		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("%q is not a workspace: workspaces are ALIAS@ID as create_workspace and list_workspaces answer", strings.ToValidUTF8(shown, "\uFFFD")))
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w, ok := m.spaces[ws]
 	if !ok {
-		return nil, &sfs.Error{Code: sfs.CodeWorkdirNotFound, Msg: fmt.Sprintf("%q: no workspace has this alias (discarded, expired, or never created; list_workspaces lists them)", ws)}
+		return nil, errs.New(errs.WorkdirNotFound, fmt.Sprintf("%q: no workspace has this alias (discarded, expired, or never created; list_workspaces lists them)", ws))
 	}
 	return w, nil
 }
@@ -434,7 +435,7 @@ func (m *Manager) Discard(ctx context.Context, ws string) error {
 	m.mu.Lock()
 	if _, ok := m.spaces[w.Alias]; !ok {
 		m.mu.Unlock()
-		return &sfs.Error{Code: sfs.CodeWorkdirNotFound, Msg: fmt.Sprintf("%q: no workspace has this alias (discarded already)", ws)}
+		return errs.New(errs.WorkdirNotFound, fmt.Sprintf("%q: no workspace has this alias (discarded already)", ws))
 	}
 	delete(m.spaces, w.Alias)
 	m.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -223,10 +224,10 @@ func TestCheckoutMatchesGit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.m.Create(t.Context(), "wd", "nope", ""); sfs.CodeOf(err) != sfs.CodeRevNotFound {
+	if _, err := e.m.Create(t.Context(), "wd", "nope", ""); errs.CodeOf(err) != errs.RevNotFound {
 		t.Errorf("unknown base: %v", err)
 	}
-	if _, err := e.m.Create(t.Context(), "wd", "--output=x", ""); sfs.CodeOf(err) != sfs.CodeInvalidArgument {
+	if _, err := e.m.Create(t.Context(), "wd", "--output=x", ""); errs.CodeOf(err) != errs.InvalidArgument {
 		t.Errorf("option-like base: %v", err)
 	}
 }
@@ -248,14 +249,14 @@ func TestWorkspaceIsolation(t *testing.T) {
 		t.Fatalf("workspace workdir %+v", w.Info())
 	}
 	for _, p := range []string{".git", ".git/config", ".git/HEAD", ".env", "keys/server.pem", ".gitignore", "escape", "../live/README.md"} {
-		if _, err := e.fs.Stat(ws.Alias, p); err == nil || sfs.CodeOf(err) == sfs.CodeInternal {
+		if _, err := e.fs.Stat(ws.Alias, p); err == nil || errs.CodeOf(err) == errs.Internal {
 			if fi, _ := e.fs.Stat(ws.Alias, p); fi.Type != sfs.TypeSymlink {
 				t.Errorf("stat %s in the workspace: %v", p, err)
 			}
 		}
 	}
 	f, _, err := w.OpenFile("escape")
-	if sfs.CodeOf(err) != sfs.CodeSymlinkNotAllowed {
+	if errs.CodeOf(err) != errs.SymlinkNotAllowed {
 		t.Errorf("open escape symlink: %v", err)
 	}
 	if f != nil {
@@ -299,13 +300,13 @@ func TestWorkspaceIsolation(t *testing.T) {
 	if err := e.m.Discard(t.Context(), ws.Alias); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.fs.Workdir(ws.Alias); sfs.CodeOf(err) != sfs.CodeWorkdirNotFound {
+	if _, err := e.fs.Workdir(ws.Alias); errs.CodeOf(err) != errs.WorkdirNotFound {
 		t.Errorf("after discard: %v", err)
 	}
 	if _, err := os.Lstat(filepath.Join(e.state, "workspaces", ws.ID)); !os.IsNotExist(err) {
 		t.Errorf("discarded files remain: %v", err)
 	}
-	if err := e.m.Discard(t.Context(), ws.Alias); sfs.CodeOf(err) != sfs.CodeWorkdirNotFound {
+	if err := e.m.Discard(t.Context(), ws.Alias); errs.CodeOf(err) != errs.WorkdirNotFound {
 		t.Errorf("second discard: %v", err)
 	}
 }
@@ -320,7 +321,7 @@ func TestHostileWorkspaceIDs(t *testing.T) {
 	for _, id := range []string{"../x", "a/b", "@", "wd@", "@abc", "wd@../x", "wd@..", "wd@a/b", "wd@" + strings.Repeat("a", 17), "wd@" + strings.Repeat("a", 15),
 		"wd@AAAAAAAAAAAAAAAA", "wd@aaaaaaaaaaaaaaa1", "wd@aaaaaaaaaaaaaaaa@x", "wd@aaaaaaaaaaaaaaaa/", strings.Repeat("x", 100_000), "wd@aaaaaaaaaaaaaaaa\x00", "../wd@aaaaaaaaaaaaaaaa"} {
 		err := e.m.Discard(t.Context(), id)
-		if c := sfs.CodeOf(err); c != sfs.CodeInvalidArgument && c != sfs.CodeWorkdirNotFound {
+		if c := errs.CodeOf(err); c != errs.InvalidArgument && c != errs.WorkdirNotFound {
 			t.Errorf("discard %.40q: %v", id, err)
 		}
 		if len(err.Error()) > 300 {
@@ -342,8 +343,8 @@ func TestHostileWorkspaceIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for parent, code := range map[string]sfs.Code{ws.Alias: sfs.CodeInvalidArgument, "plain": sfs.CodeRepoOpsDisabled, "nope": sfs.CodeWorkdirNotFound, "wd@zzzzzzzzzzzzzzzz": sfs.CodeWorkdirNotFound} {
-		if _, err := e.m.Create(t.Context(), parent, "", ""); sfs.CodeOf(err) != code {
+	for parent, code := range map[string]errs.Code{ws.Alias: errs.InvalidArgument, "plain": errs.RepoOpsDisabled, "nope": errs.WorkdirNotFound, "wd@zzzzzzzzzzzzzzzz": errs.WorkdirNotFound} {
+		if _, err := e.m.Create(t.Context(), parent, "", ""); errs.CodeOf(err) != code {
 			t.Errorf("create in %s: %v, want %s", parent, err, code)
 		}
 	}
@@ -360,7 +361,7 @@ func TestWorkspaceLimit(t *testing.T) {
 		}
 		made = append(made, ws)
 	}
-	if _, err := e.m.Create(t.Context(), "wd", "", ""); sfs.CodeOf(err) != sfs.CodeWorkspaceLimit {
+	if _, err := e.m.Create(t.Context(), "wd", "", ""); errs.CodeOf(err) != errs.WorkspaceLimit {
 		t.Fatalf("third: %v", err)
 	}
 	ents, _ := os.ReadDir(filepath.Join(e.state, "workspaces"))
@@ -380,7 +381,7 @@ func TestWorkspaceLimit(t *testing.T) {
 func TestCheckoutBounds(t *testing.T) {
 	for name, cfg := range map[string]Config{"files": {MaxFiles: 5}, "bytes": {MaxBytes: 50_000}, "timeout": {Timeout: time.Nanosecond}} {
 		e := newEnv(t, cfg)
-		if _, err := e.m.Create(t.Context(), "wd", "", ""); sfs.CodeOf(err) != sfs.CodeWorkspaceTooLarge {
+		if _, err := e.m.Create(t.Context(), "wd", "", ""); errs.CodeOf(err) != errs.WorkspaceTooLarge {
 			t.Errorf("%s: %v", name, err)
 		}
 		if ents, _ := os.ReadDir(filepath.Join(e.state, "workspaces")); len(ents) != 0 {
@@ -390,7 +391,7 @@ func TestCheckoutBounds(t *testing.T) {
 	e := newEnv(t, Config{})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := e.m.Create(ctx, "wd", "", ""); sfs.CodeOf(err) != sfs.CodeCanceled {
+	if _, err := e.m.Create(ctx, "wd", "", ""); errs.CodeOf(err) != errs.Canceled {
 		t.Errorf("cancelled: %v", err)
 	}
 	if ents, _ := os.ReadDir(filepath.Join(e.state, "workspaces")); len(ents) != 0 {
@@ -556,7 +557,7 @@ func TestHostileTrees(t *testing.T) {
 		commit := gitRun(t, e.live, "commit-tree", tree, "-m", name)
 		gitRun(t, e.live, "update-ref", "refs/heads/evil", commit)
 		_, err := e.m.Create(t.Context(), "wd", "evil", "")
-		if sfs.CodeOf(err) != sfs.CodeRepoUnsupported || !strings.Contains(err.Error(), "refuses to check out") {
+		if errs.CodeOf(err) != errs.RepoUnsupported || !strings.Contains(err.Error(), "refuses to check out") {
 			t.Errorf("%s: %v", name, err)
 		}
 		if ents, _ := os.ReadDir(filepath.Join(e.state, "workspaces")); len(ents) != 0 {
@@ -663,19 +664,19 @@ func TestCheckoutStreamsLargeBlob(t *testing.T) {
 // TestConcurrentCreates: racing creations never pass the limit.
 func TestConcurrentCreates(t *testing.T) {
 	e := newEnv(t, Config{Limit: 2})
-	errs := make(chan error, 6)
+	errList := make(chan error, 6)
 	for range 6 {
 		go func() {
 			_, err := e.m.Create(t.Context(), "wd", "", "")
-			errs <- err
+			errList <- err
 		}()
 	}
 	ok, limited := 0, 0
 	for range 6 {
-		switch err := <-errs; sfs.CodeOf(err) {
+		switch err := <-errList; errs.CodeOf(err) {
 		case "":
 			ok++
-		case sfs.CodeWorkspaceLimit:
+		case errs.WorkspaceLimit:
 			limited++
 		default:
 			t.Error(err)

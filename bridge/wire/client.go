@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -53,7 +54,7 @@ func NewClient(socket, tokenFile string) (*Client, error) {
 }
 
 func unavailable(err error) error {
-	return &sfs.Error{Code: sfs.CodeBridgeUnavailable, Msg: "the host bridge is not reachable; ask the administrator to start it", Err: err}
+	return errs.New(errs.BridgeUnavailable, "the host bridge is not reachable; ask the administrator to start it").Wrap(err)
 }
 
 // Call sends one request and decodes the result into out (nil: the
@@ -84,7 +85,7 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 	}
 	if err != nil && line == "" {
 		if ctx.Err() != nil {
-			return &sfs.Error{Code: sfs.CodeCanceled, Msg: "the request was cancelled or timed out", Err: ctx.Err()}
+			return errs.New(errs.Canceled, "the request was cancelled or timed out").Wrap(ctx.Err())
 		}
 		return unavailable(err)
 	}
@@ -96,7 +97,7 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 		return unavailable(err)
 	}
 	if resp.Error != nil {
-		return &sfs.Error{Code: sfs.Code(resp.Error.Code), Workdir: resp.Error.Workdir, Path: resp.Error.Path, Msg: resp.Error.Message}
+		return resp.Error.Err()
 	}
 	if out != nil {
 		return json.Unmarshal(resp.Result, out)
@@ -117,12 +118,12 @@ func (c *Client) Acquire(ctx context.Context, workdir string) (func(), error) {
 			id = res.Lease
 			break
 		}
-		if sfs.CodeOf(err) != sfs.CodeLeaseBusy || time.Now().After(deadline) {
+		if errs.CodeOf(err) != errs.LeaseBusy || time.Now().After(deadline) {
 			return nil, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, &sfs.Error{Code: sfs.CodeCanceled, Msg: "the request was cancelled or timed out", Err: ctx.Err()}
+			return nil, errs.New(errs.Canceled, "the request was cancelled or timed out").Wrap(ctx.Err())
 		case <-time.After(200 * time.Millisecond): // polling the bridge, not synchronising a test
 		}
 	}

@@ -8,7 +8,10 @@ package wire
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
+
+	"github.com/serverfs/serverfs/errs"
 )
 
 // MaxRequestBytes bounds one request line.
@@ -55,13 +58,29 @@ type Response struct {
 	Error  *Error          `json:"error,omitempty"`
 }
 
-// Error is an *fs.Error on the wire: a code and a message without
+// Error is an *errs.Error on the wire: a code and a message without
 // host paths.
 type Error struct {
 	Code    string `json:"code"`
 	Workdir string `json:"workdir,omitempty"`
 	Path    string `json:"path,omitempty"`
 	Message string `json:"message"`
+}
+
+// ErrorOf turns an error into its wire form (the bridge's side); anything
+// but an *errs.Error is INTERNAL_ERROR without detail (the detail stays in
+// the bridge's log).
+func ErrorOf(err error) *Error {
+	var e *errs.Error
+	if errors.As(err, &e) && e.Code != errs.Internal {
+		return &Error{Code: string(e.Code), Workdir: e.Workdir, Path: e.Path, Message: e.Msg}
+	}
+	return &Error{Code: string(errs.Internal), Message: "the bridge failed; its log has the details"}
+}
+
+// Err is e as an *errs.Error again (the client's side).
+func (e *Error) Err() *errs.Error {
+	return errs.At(errs.Code(e.Code), e.Workdir, e.Path, e.Message)
 }
 
 // Method parameters. Alias is the workdir a call names.

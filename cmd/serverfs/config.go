@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/bridge/wire"
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/mcp"
 	"github.com/serverfs/serverfs/mcp/transport"
@@ -112,7 +113,7 @@ func configure(environ []string, flags configFlags) (*setup, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), offerTimeout)
 		off, err := bc.Offer(ctx)
 		cancel()
-		if sfs.CodeOf(err) == sfs.CodeInvalidArgument {
+		if errs.CodeOf(err) == errs.InvalidArgument {
 			// A bridge from before grants: it answered, it has none.
 			err = nil
 		}
@@ -130,7 +131,7 @@ func (su *setup) bridgeStatus() string {
 	case su.bridge == nil:
 		return "none"
 	case su.offerErr != nil:
-		return fmt.Sprintf("configured (%s now: run_granted_command is not served)", sfs.CodeOf(su.offerErr))
+		return fmt.Sprintf("configured (%s now: run_granted_command is not served)", errs.CodeOf(su.offerErr))
 	case su.grants:
 		return "configured (grants on)"
 	}

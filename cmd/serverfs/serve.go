@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/mcp"
 	"github.com/serverfs/serverfs/mcp/transport"
@@ -60,7 +61,7 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	deps := su.deps()
 	deps.Search, deps.Log, deps.Admit = search.New(f), log, mcp.NewAdmission(toolsCfg.Admission)
 	if su.offerErr != nil {
-		log.Warn("the host bridge did not answer at start-up; run_granted_command is not served", "event", "startup", "error_code", string(sfs.CodeOf(su.offerErr)))
+		log.Warn("the host bridge did not answer at start-up; run_granted_command is not served", "event", "startup", "error_code", string(errs.CodeOf(su.offerErr)))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // AuthHeader is the request header that carries the client token when
@@ -154,7 +154,7 @@ func errnoText(err error) string {
 // unauthorizedBody is the 401 answer: a JSON-RPC error (id null, as for a
 // request that could not be read) whose message is "CODE: explanation".
 var unauthorizedBody = fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":%q}}`+"\n",
-	(&sfs.Error{Code: sfs.CodeUnauthorized, Msg: "this server requires its client token in the " + AuthHeader + " header"}).Error())
+	(errs.New(errs.Unauthorized, "this server requires its client token in the "+AuthHeader+" header")).Error())
 
 // requireToken lets through only requests that carry tok in exactly one
 // AuthHeader; every other request gets 401 and unauthorizedBody, and a log

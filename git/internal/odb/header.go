@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/pack"
 )
@@ -64,10 +65,6 @@ type Header struct {
 var errObjectDamaged = pack.ErrDamaged
 
 func damaged(format string, args ...any) error { return pack.Damaged(format, args...) }
-
-func repoErr(code sfs.Code, alias, msg string) error {
-	return &sfs.Error{Code: code, Workdir: alias, Msg: msg}
-}
 
 // maxDirEntries bounds the listing of .git/objects/pack, as every
 // directory of .git is bounded.
@@ -140,7 +137,7 @@ func (st *Store) packIndex(p *repoPack) (*pack.Index, error) {
 			f.Close()
 		}
 		if errors.Is(p.idxErr, pack.ErrIndex) {
-			p.idxErr = repoErr(sfs.CodeRepoUnsupported, st.alias, fmt.Sprintf("has a pack index that is not a version 2 index (%s.idx); git index-pack writes one", p.base[len(".git/"):]))
+			p.idxErr = errs.At(errs.RepoUnsupported, st.alias, "", fmt.Sprintf("has a pack index that is not a version 2 index (%s.idx); git index-pack writes one", p.base[len(".git/"):]))
 		}
 	}
 	return p.idx, p.idxErr
@@ -152,14 +149,14 @@ func (st *Store) packIndex(p *repoPack) (*pack.Index, error) {
 // the replacement).
 func (st *Store) Locate(id plumbing.Hash) (Loc, error) {
 	if st.replaced[id] {
-		return Loc{}, repoErr(sfs.CodeRepoUnsupported, st.alias, fmt.Sprintf("replaces the object %s (refs/replace/%s): git reads the replacement in its place, ServerFS does not; remove the replace ref or set core.useReplaceRefs=false", id, id))
+		return Loc{}, errs.At(errs.RepoUnsupported, st.alias, "", fmt.Sprintf("replaces the object %s (refs/replace/%s): git reads the replacement in its place, ServerFS does not; remove the replace ref or set core.useReplaceRefs=false", id, id))
 	}
 	hx := id.String()
 	f, err := st.ctl.Open(".git/objects/" + hx[:2] + "/" + hx[2:])
 	if err == nil {
 		return Loc{loose: f}, nil
 	}
-	if c := sfs.CodeOf(err); c != sfs.CodePathNotFound && c != sfs.CodeNotADirectory {
+	if c := errs.CodeOf(err); c != errs.PathNotFound && c != errs.NotADirectory {
 		return Loc{}, err
 	}
 	for i, p := range st.packList() {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/git/internal/pack"
 )
 
@@ -105,7 +105,7 @@ func (s *Stream) Close() error {
 // DamageErr is a read error of an object's data: damage unless it is an
 // error of the file system (already a ServerFS error).
 func DamageErr(err error) error {
-	var se *sfs.Error
+	var se *errs.Error
 	if errors.As(err, &se) || errors.Is(err, errObjectDamaged) {
 		return err
 	}
@@ -304,7 +304,7 @@ func (st *Store) openBase(locate func() (Loc, error), depth int, reread *int64) 
 	}
 	if depth > maxStreamedDeltaDepth {
 		loc.Close()
-		return nil, repoErr(sfs.CodeRepoUnsupported, st.alias, fmt.Sprintf("has a pack delta chain of more than %d objects over %d MiB, more than ServerFS applies", maxStreamedDeltaDepth, maxDeltaBaseInMemory>>20))
+		return nil, errs.At(errs.RepoUnsupported, st.alias, "", fmt.Sprintf("has a pack delta chain of more than %d objects over %d MiB, more than ServerFS applies", maxStreamedDeltaDepth, maxDeltaBaseInMemory>>20))
 	}
 	s, err := st.openStream(loc, hd, depth, reread)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/errs"
 )
 
 // The names git refuses, ported from git's fsck rules (the tree checks of
@@ -372,6 +372,6 @@ func verifyDotfile(rest string, link bool) bool {
 
 // Err refuses a path a commit would record that git refuses.
 func Err(alias, p string, r *Rule) error {
-	return &sfs.Error{Code: sfs.CodeGitPathRejected, Workdir: alias, Path: p, Msg: fmt.Sprintf(
-		"is a name git refuses (%s: %s); rename it", r.ID, r.Why)}
+	return errs.At(errs.GitPathRejected, alias, p, fmt.Sprintf(
+		"is a name git refuses (%s: %s); rename it", r.ID, r.Why))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -26,8 +27,8 @@ func Move(ctl *sfs.Control, alias, ref string, next plumbing.Hash, unchanged fun
 		return err
 	}
 	lock, err := ctl.CreateExclusive(file+".lock", 0o644)
-	if sfs.CodeOf(err) == sfs.CodePathExists {
-		return &sfs.Error{Code: sfs.CodeRepoLocked, Workdir: alias, Msg: fmt.Sprintf("is locked by another git process (%s.lock exists); try again", ref)}
+	if errs.CodeOf(err) == errs.PathExists {
+		return errs.At(errs.RepoLocked, alias, "", fmt.Sprintf("is locked by another git process (%s.lock exists); try again", ref))
 	}
 	if err != nil {
 		return err
