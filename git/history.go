@@ -17,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/commitgraph"
 	"github.com/serverfs/serverfs/git/internal/pack"
 	"github.com/serverfs/serverfs/git/internal/refs"
 )
@@ -141,6 +142,75 @@ type history struct {
 	pack *pack.Reader
 	// zones are the time zones of the signatures read.
 	zones zoneCache
+	// graph is the repository's commit-graph when a log walks with it
+	// (useGraph): commits it holds are walked without reading them.
+	graph *commitgraph.Graph
+	// bloom are the Bloom keys of each log path (nil: the filters are
+	// not used).
+	bloom [][]commitgraph.Key
+	// graphParents is walkCommit's scratch.
+	graphParents []uint32
+}
+
+// useGraph has a log walk with the commit-graph, when there is one git
+// would use as well: not in a shallow repository, nor with grafts or
+// replaced objects (the graph records the commits as written). With
+// changed-path Bloom filters, the paths' keys too.
+func (h *history) useGraph(ps pathspec) {
+	if h.shallow != nil || h.grafts != nil || h.r.objs.HasReplacements() {
+		return
+	}
+	if h.graph = commitgraph.Open(h.r.ctl); h.graph == nil || len(ps) == 0 {
+		return
+	}
+	for _, p := range ps {
+		keys, ok := h.graph.Keys(p)
+		if !ok {
+			h.bloom = nil
+			return
+		}
+		h.bloom = append(h.bloom, keys)
+	}
+}
+
+// walkCommit is the commit id as a walk needs it: from the commit-graph
+// when it holds the commit (its id, tree, parents and committer time
+// only: h.commit reads the rest), else read whole by h.commit.
+func (h *history) walkCommit(id plumbing.Hash) (*object.Commit, error) {
+	if h.graph != nil {
+		if pos, ok := h.graph.Find(id); ok {
+			tree, ps, when, ok := h.graph.Commit(pos, h.graphParents)
+			h.graphParents = ps
+			if ok {
+				c := &object.Commit{Hash: id, TreeHash: tree, ParentHashes: make([]plumbing.Hash, len(ps))}
+				for i, p := range ps {
+					c.ParentHashes[i] = h.graph.ID(p)
+				}
+				c.Committer.When = time.Unix(when, 0)
+				return c, nil
+			}
+		}
+	}
+	return h.commit(id)
+}
+
+// bloomSame reports whether the Bloom filter of c says it certainly did
+// not change any log path against its first parent (for a root: has
+// none of them).
+func (h *history) bloomSame(c *object.Commit) bool {
+	if h.bloom == nil {
+		return false
+	}
+	pos, ok := h.graph.Find(c.Hash)
+	if !ok {
+		return false
+	}
+	for _, keys := range h.bloom {
+		if h.graph.MaybeChanged(pos, keys) {
+			return false
+		}
+	}
+	return true
 }
 
 // Cache budgets of one history request (within the 64 MiB admission
@@ -1272,7 +1342,8 @@ func (r *Repo) Log(ctx context.Context, o LogOptions) (*LogResult, error) {
 	} else if start, err = h.resolveRev(o.Rev); err != nil {
 		return nil, err
 	}
-	first, err := h.commit(start)
+	h.useGraph(ps)
+	first, err := h.walkCommit(start)
 	if err != nil {
 		return nil, err
 	}
@@ -1308,7 +1379,7 @@ func (r *Repo) Log(ctx context.Context, o LogOptions) (*LogResult, error) {
 				continue
 			}
 			seen[p] = true
-			pc, err := h.commit(p)
+			pc, err := h.walkCommit(p)
 			if err != nil {
 				return nil, err
 			}
@@ -1324,6 +1395,11 @@ func (r *Repo) Log(ctx context.Context, o LogOptions) (*LogResult, error) {
 			res.Truncated, res.TruncatedReason = true, "limit"
 			res.NextCursor = logCursor(start, skip+o.Limit, key)
 			return res, nil
+		}
+		if h.graph != nil {
+			if c, err = h.commit(c.Hash); err != nil { // all of it
+				return nil, err
+			}
 		}
 		lc, err := h.logCommit(c, ps, o.Files)
 		if err != nil {
@@ -1344,12 +1420,17 @@ func safeIndex(f []string, i int) string {
 // simplify is git's try_to_simplify_commit with every commit relevant:
 // whether c is TREESAME on ps, and the parents the walk follows.
 func (h *history) simplify(c *object.Commit, parents []plumbing.Hash, ps pathspec) (bool, []plumbing.Hash, error) {
+	// The filter is of the change against the first parent: TREESAME
+	// with it, which git's loop would find first.
+	if h.bloomSame(c) {
+		return true, parents[:min(len(parents), 1)], nil
+	}
 	if len(parents) == 0 {
 		same, err := h.treesame(plumbing.ZeroHash, c.TreeHash, ps)
 		return same, parents, err
 	}
 	for _, p := range parents {
-		pc, err := h.commit(p)
+		pc, err := h.walkCommit(p)
 		if err != nil {
 			return false, nil, err
 		}
@@ -1374,7 +1455,7 @@ func (h *history) logCommit(c *object.Commit, ps pathspec, files bool) (LogCommi
 	}
 	var from plumbing.Hash
 	if len(parents) == 1 {
-		pc, err := h.commit(parents[0])
+		pc, err := h.walkCommit(parents[0])
 		if err != nil {
 			return lc, err
 		}
