@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -187,6 +188,7 @@ func (h *history) walkCommit(id plumbing.Hash) (*object.Commit, error) {
 					c.ParentHashes[i] = h.graph.ID(p)
 				}
 				c.Committer.When = time.Unix(when, 0)
+				graphCommits.Add(1)
 				return c, nil
 			}
 		}
@@ -210,8 +212,13 @@ func (h *history) bloomSame(c *object.Commit) bool {
 			return false
 		}
 	}
+	bloomSkips.Add(1)
 	return true
 }
+
+// graphCommits and bloomSkips count the commits walked from the
+// commit-graph and the tree diffs Bloom filters spared (tests watch them).
+var graphCommits, bloomSkips atomic.Int64
 
 // Cache budgets of one history request (within the 64 MiB admission
 // budgets a heavy call at).
