@@ -8,7 +8,9 @@
 # Targets: <= 1.5x git with Bloom filters, <= 1.2x without.
 #
 # Environment: COMMITS (default 5200), RUNS (default 20), BENCH_DIR (default
-# a fresh mktemp dir), LIMIT (default 100), HOTPATH (default hot/path.txt).
+# a fresh mktemp dir), LIMIT (default 100), HOTPATH (default hot/path.txt),
+# REPEAT (in-process calls, default 100), OLD (another sfsgit binary to time
+# in the same alternation, optional).
 set -euo pipefail
 die() { echo "bench/git/graph.sh: $*" >&2; exit 1; }
 for tool in go git; do command -v "$tool" >/dev/null || die "'$tool' not found"; done
@@ -17,6 +19,7 @@ COMMITS=${COMMITS:-5200}
 RUNS=${RUNS:-20}
 LIMIT=${LIMIT:-100}
 HOTPATH=${HOTPATH:-hot/path.txt}
+REPEAT=${REPEAT:-100}
 WORK=${BENCH_DIR:-$(mktemp -d /tmp/sfsgraphbench.XXXXXX)}
 mkdir -p "$WORK"
 BIN=$WORK/sfsgit ALT=$WORK/alt
@@ -45,6 +48,14 @@ for state in plain graph bloom; do
 	s="$BIN log $repo $LIMIT $HOTPATH"
 	[ "$($s)" = "$LIMIT commits" ] || die "sfsgit log in $state: $($s)"
 	echo "### $state: log -n $LIMIT -- $HOTPATH ($(ls "$repo/.git/objects/info" | tr '\n' ' '))"
-	"$ALT" -runs "$RUNS" -warmup 3 "serverfs log limit $LIMIT paths $HOTPATH" "$s" "git log -n $LIMIT --name-status -- $HOTPATH" "$g"
+	rows=("serverfs log limit $LIMIT paths $HOTPATH" "$s")
+	[ -n "${OLD:-}" ] && rows+=("serverfs ($OLD)" "$OLD log $repo $LIMIT $HOTPATH")
+	"$ALT" -runs "$RUNS" -warmup 3 "${rows[@]}" "git log -n $LIMIT --name-status -- $HOTPATH" "$g"
+	# In process, as the server answers (no process start; the pack index
+	# and the commit-graph cached): the time of REPEAT more calls, each
+	# with the repository opened again.
+	t0=$(date +%s%N); $s >/dev/null; t1=$(date +%s%N)
+	SFSGIT_REPEAT=$REPEAT $s >/dev/null; t2=$(date +%s%N)
+	echo "in process: $(( ((t2 - t1) - (t1 - t0)) / REPEAT / 1000 )) µs per call (mean of $REPEAT)"
 	echo
 done
