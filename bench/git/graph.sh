@@ -52,10 +52,11 @@ for state in plain graph bloom; do
 	[ -n "${OLD:-}" ] && rows+=("serverfs ($OLD)" "$OLD log $repo $LIMIT $HOTPATH")
 	"$ALT" -runs "$RUNS" -warmup 3 "${rows[@]}" "git log -n $LIMIT --name-status -- $HOTPATH" "$g"
 	# In process, as the server answers (no process start; the pack index
-	# and the commit-graph cached): the time of REPEAT more calls, each
-	# with the repository opened again.
-	t0=$(date +%s%N); $s >/dev/null; t1=$(date +%s%N)
-	SFSGIT_REPEAT=$REPEAT $s >/dev/null; t2=$(date +%s%N)
-	echo "in process: $(( ((t2 - t1) - (t1 - t0)) / REPEAT / 1000 )) µs per call (mean of $REPEAT)"
+	# and the commit-graph cached): the CPU time (user + system) of REPEAT
+	# more calls, each with the repository opened again, per call.
+	TIMEFORMAT='%R %U %S'
+	one=$({ time $s >/dev/null; } 2>&1)
+	many=$({ time SFSGIT_REPEAT=$REPEAT $s >/dev/null; } 2>&1)
+	echo "$one $many" | awk -v n="$REPEAT" '{printf "in process: %.2f ms CPU, %.2f ms wall per call (mean of %d)\n", (($5 + $6) - ($2 + $3)) * 1000 / n, ($4 - $1) * 1000 / n, n}'
 	echo
 done
