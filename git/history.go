@@ -151,6 +151,11 @@ type history struct {
 	bloom [][]commitgraph.Key
 	// graphParents is walkCommit's scratch.
 	graphParents []uint32
+	// lastWalked is walkCommit's last commit from the graph.
+	lastWalked *object.Commit
+	// entries are rawEntry's last answers, nextEntry the one to replace.
+	entries   [8]entryMemo
+	nextEntry int
 }
 
 // useGraph has a log walk with the commit-graph, when there is one git
@@ -178,6 +183,10 @@ func (h *history) useGraph(ps pathspec) {
 // when it holds the commit (its id, tree, parents and committer time
 // only: h.commit reads the rest), else read whole by h.commit.
 func (h *history) walkCommit(id plumbing.Hash) (*object.Commit, error) {
+	// simplify reads a parent, then the walk queues it.
+	if h.lastWalked != nil && h.lastWalked.Hash == id {
+		return h.lastWalked, nil
+	}
 	if h.graph != nil {
 		if pos, ok := h.graph.Find(id); ok {
 			tree, ps, when, ok := h.graph.Commit(pos, h.graphParents)
@@ -189,6 +198,7 @@ func (h *history) walkCommit(id plumbing.Hash) (*object.Commit, error) {
 				}
 				c.Committer.When = time.Unix(when, 0)
 				graphCommits.Add(1)
+				h.lastWalked = c
 				return c, nil
 			}
 		}
@@ -1136,6 +1146,31 @@ func (h *history) rawEntry(id plumbing.Hash, name string) (filemode.FileMode, pl
 	if id.IsZero() || id == emptyTree {
 		return 0, plumbing.ZeroHash, true
 	}
+	// A walk looks each tree up twice in a row (as a commit's, then as
+	// its parent's against the next commit): the last few answers are
+	// kept (a tree's content is its id).
+	for i := range h.entries {
+		if e := &h.entries[i]; e.tree == id && e.name == name {
+			return e.mode, e.id, e.ok
+		}
+	}
+	mode, found, ok := h.scanEntry(id, name)
+	h.entries[h.nextEntry] = entryMemo{id, name, mode, found, ok}
+	h.nextEntry = (h.nextEntry + 1) % len(h.entries)
+	return mode, found, ok
+}
+
+// entryMemo is one answer of rawEntry.
+type entryMemo struct {
+	tree plumbing.Hash
+	name string
+	mode filemode.FileMode
+	id   plumbing.Hash
+	ok   bool
+}
+
+// scanEntry is rawEntry read from the tree.
+func (h *history) scanEntry(id plumbing.Hash, name string) (filemode.FileMode, plumbing.Hash, bool) {
 	o, ok := h.treeObject(id)
 	if !ok {
 		return 0, plumbing.ZeroHash, false
@@ -1356,7 +1391,12 @@ func (r *Repo) Log(ctx context.Context, o LogOptions) (*LogResult, error) {
 	}
 	res := &LogResult{Commits: []LogCommit{}}
 	q := dateQueue{first}
-	seen := map[plumbing.Hash]bool{start: true}
+	hint := 0
+	if h.graph != nil {
+		hint = int(min(h.graph.Len(), uint32(maxWalk), 1<<16))
+	}
+	seen := make(map[plumbing.Hash]bool, hint)
+	seen[start] = true
 	shown, walked := 0, 0
 	for len(q) > 0 {
 		if walked++; walked > maxWalk {
