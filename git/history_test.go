@@ -1397,7 +1397,7 @@ func TestLogCommitGraphMatchesGit(t *testing.T) {
 	orcNeedGit(t)
 	orcSetHome(t)
 	seeds := diffSeeds()[:12]
-	states := []string{"graph", "bloom", "bloom-v2", "truncated", "flipped", "bad-offset"}
+	states := []string{"graph", "bloom", "bloom-v2", "stale", "truncated", "flipped", "bad-offset"}
 	for _, sn := range seeds {
 		seed, rich := sn[0], sn[0] >= richSeedBase
 		src, _ := historyRepo(t, seed, int(sn[1]))
@@ -1413,6 +1413,19 @@ func TestLogCommitGraphMatchesGit(t *testing.T) {
 			orcGit(t, dir, "config", "core.commitGraph", "false")
 			cg := filepath.Join(dir, ".git/objects/info/commit-graph")
 			damageGraph(t, cg, state)
+			if state == "stale" {
+				// Commits the graph does not hold: read from the objects.
+				if err := os.MkdirAll(filepath.Join(dir, "after"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				for i, p := range []string{"after/one.txt", "after/one.txt", "after/two.txt"} {
+					if err := os.WriteFile(filepath.Join(dir, p), []byte(fmt.Sprintf("after the graph %d\n", i)), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					orcGit(t, dir, "add", "--", p)
+					orcGit(t, dir, "-c", "user.name=S", "-c", "user.email=s@example.com", "commit", "-q", "-m", "after the graph")
+				}
+			}
 			r, err := Open(newWorkdirFS(t, "wd="+dir), "wd")
 			if err != nil {
 				t.Fatal(err)
@@ -1447,12 +1460,15 @@ func TestLogCommitGraphMatchesGit(t *testing.T) {
 				}
 			}
 			check(LogOptions{Files: true, Paths: []string{"src"}, Limit: 7}, "HEAD", "--", "src")
+			if state == "stale" {
+				check(LogOptions{Files: true, Paths: []string{"after/one.txt", "src"}, Limit: 9}, "HEAD", "--", "after/one.txt", "src")
+			}
 			dates := strings.Fields(orcGit(t, dir, "log", "--format=%ct", "HEAD"))
 			s, _ := strconv.ParseInt(dates[len(dates)/2], 10, 64)
 			check(LogOptions{Files: true, Since: time.Unix(s, 0).UTC().Format(time.RFC3339), Paths: []string{"src"}, Limit: 50},
 				"HEAD", fmt.Sprintf("--since=@%d", s), "--", "src")
 			usedGraph, usedBloom := graphCommits.Load() > walked, bloomSkips.Load() > skipped
-			wantBloom := strings.HasPrefix(state, "bloom")
+			wantBloom := strings.HasPrefix(state, "bloom") || state == "stale"
 			if wantGraph := state == "graph" || wantBloom; usedGraph != wantGraph || usedBloom != wantBloom {
 				t.Errorf("seed %d, %s: walked from the graph %v, Bloom filters spared diffs %v", seed, state, usedGraph, usedBloom)
 			}
