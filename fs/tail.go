@@ -10,9 +10,13 @@ import (
 	"unicode/utf8"
 )
 
-// tailChunk is how much a plain-file tail reads per pread, walking back
-// from the end.
-const tailChunk = 64 << 10
+// A plain-file tail reads back from the end in preads of tailFirstChunk
+// bytes, doubling up to tailChunk: most tails are a few KiB (as tail -n
+// reads them), a long one still takes few calls.
+const (
+	tailFirstChunk = 8 << 10
+	tailChunk      = 64 << 10
+)
 
 // ReadTail returns the last n lines (1..Limits.MaxReadLines) of the text
 // file raw, within the same byte cap as ReadText: when the last n lines
@@ -81,11 +85,13 @@ func tailFile(ctx context.Context, file *File, size int64, n, maxBytes int, coun
 	var chunks [][]byte // read so far, in file order, from chunkLo to size
 	chunkLo := size
 	start, k := size, 0 // the window [start, size) holds k lines
+	step := int64(tailFirstChunk)
 	for chunkLo > lo && k < n {
 		if ctx.Err() != nil {
 			return nil, canceled(ctx)
 		}
-		clo := max(lo, chunkLo-tailChunk)
+		clo := max(lo, chunkLo-step)
+		step = min(2*step, tailChunk)
 		c := make([]byte, chunkLo-clo)
 		if _, err := file.ReadAt(c, clo); err != nil && err != io.EOF {
 			return nil, readErr(err)
@@ -113,7 +119,11 @@ func tailFile(ctx context.Context, file *File, size int64, n, maxBytes int, coun
 	if k == 0 {
 		return nil, errs.New(errs.LineTooLarge, fmt.Sprintf("its last line alone is larger than the %d-byte read limit (SERVERFS_MAX_READ_BYTES); search_text can still find text in it", maxBytes))
 	}
-	out := bytes.Join(chunks, nil)[start-chunkLo:]
+	out := chunks[0]
+	if len(chunks) > 1 {
+		out = bytes.Join(chunks, nil)
+	}
+	out = out[start-chunkLo:]
 	if start == 0 {
 		out = out[bom:]
 	}

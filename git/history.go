@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/commitgraph"
 	"github.com/serverfs/serverfs/git/internal/pack"
 	"github.com/serverfs/serverfs/git/internal/refs"
 )
@@ -142,7 +144,92 @@ type history struct {
 	pack *pack.Reader
 	// zones are the time zones of the signatures read.
 	zones zoneCache
+	// graph is the repository's commit-graph when a log walks with it
+	// (useGraph): commits it holds are walked without reading them.
+	graph *commitgraph.Graph
+	// bloom are the Bloom keys of each log path (nil: the filters are
+	// not used).
+	bloom [][]commitgraph.Key
+	// graphParents is walkCommit's scratch.
+	graphParents []uint32
+	// lastWalked is walkCommit's last commit from the graph.
+	lastWalked *object.Commit
+	// entries are rawEntry's last answers, nextEntry the one to replace.
+	entries   [8]entryMemo
+	nextEntry int
 }
+
+// useGraph has a log walk with the commit-graph, when there is one git
+// would use as well: not in a shallow repository, nor with grafts or
+// replaced objects (the graph records the commits as written). With
+// changed-path Bloom filters, the paths' keys too.
+func (h *history) useGraph(ps pathspec) {
+	if h.shallow != nil || h.grafts != nil || h.r.objs.HasReplacements() {
+		return
+	}
+	if h.graph = commitgraph.Open(h.r.ctl); h.graph == nil || len(ps) == 0 {
+		return
+	}
+	for _, p := range ps {
+		keys, ok := h.graph.Keys(p)
+		if !ok {
+			h.bloom = nil
+			return
+		}
+		h.bloom = append(h.bloom, keys)
+	}
+}
+
+// walkCommit is the commit id as a walk needs it: from the commit-graph
+// when it holds the commit (its id, tree, parents and committer time
+// only: h.commit reads the rest), else read whole by h.commit.
+func (h *history) walkCommit(id plumbing.Hash) (*object.Commit, error) {
+	// simplify reads a parent, then the walk queues it.
+	if h.lastWalked != nil && h.lastWalked.Hash == id {
+		return h.lastWalked, nil
+	}
+	if h.graph != nil {
+		if pos, ok := h.graph.Find(id); ok {
+			tree, ps, when, ok := h.graph.Commit(pos, h.graphParents)
+			h.graphParents = ps
+			if ok {
+				c := &object.Commit{Hash: id, TreeHash: tree, ParentHashes: make([]plumbing.Hash, len(ps))}
+				for i, p := range ps {
+					c.ParentHashes[i] = h.graph.ID(p)
+				}
+				c.Committer.When = time.Unix(when, 0)
+				graphCommits.Add(1)
+				h.lastWalked = c
+				return c, nil
+			}
+		}
+	}
+	return h.commit(id)
+}
+
+// bloomSame reports whether the Bloom filter of c says it certainly did
+// not change any log path against its first parent (for a root: has
+// none of them).
+func (h *history) bloomSame(c *object.Commit) bool {
+	if h.bloom == nil {
+		return false
+	}
+	pos, ok := h.graph.Find(c.Hash)
+	if !ok {
+		return false
+	}
+	for _, keys := range h.bloom {
+		if h.graph.MaybeChanged(pos, keys) {
+			return false
+		}
+	}
+	bloomSkips.Add(1)
+	return true
+}
+
+// graphCommits and bloomSkips count the commits walked from the
+// commit-graph and the tree diffs Bloom filters spared (tests watch them).
+var graphCommits, bloomSkips atomic.Int64
 
 // Cache budgets of one history request (within the 64 MiB admission
 // budgets a heavy call at).
@@ -1060,6 +1147,31 @@ func (h *history) rawEntry(id plumbing.Hash, name string) (filemode.FileMode, pl
 	if id.IsZero() || id == emptyTree {
 		return 0, plumbing.ZeroHash, true
 	}
+	// A walk looks each tree up twice in a row (as a commit's, then as
+	// its parent's against the next commit): the last few answers are
+	// kept (a tree's content is its id).
+	for i := range h.entries {
+		if e := &h.entries[i]; e.tree == id && e.name == name {
+			return e.mode, e.id, e.ok
+		}
+	}
+	mode, found, ok := h.scanEntry(id, name)
+	h.entries[h.nextEntry] = entryMemo{id, name, mode, found, ok}
+	h.nextEntry = (h.nextEntry + 1) % len(h.entries)
+	return mode, found, ok
+}
+
+// entryMemo is one answer of rawEntry.
+type entryMemo struct {
+	tree plumbing.Hash
+	name string
+	mode filemode.FileMode
+	id   plumbing.Hash
+	ok   bool
+}
+
+// scanEntry is rawEntry read from the tree.
+func (h *history) scanEntry(id plumbing.Hash, name string) (filemode.FileMode, plumbing.Hash, bool) {
 	o, ok := h.treeObject(id)
 	if !ok {
 		return 0, plumbing.ZeroHash, false
@@ -1273,13 +1385,19 @@ func (r *Repo) Log(ctx context.Context, o LogOptions) (*LogResult, error) {
 	} else if start, err = h.resolveRev(o.Rev); err != nil {
 		return nil, err
 	}
-	first, err := h.commit(start)
+	h.useGraph(ps)
+	first, err := h.walkCommit(start)
 	if err != nil {
 		return nil, err
 	}
 	res := &LogResult{Commits: []LogCommit{}}
 	q := dateQueue{first}
-	seen := map[plumbing.Hash]bool{start: true}
+	hint := 0
+	if h.graph != nil {
+		hint = int(min(h.graph.Len(), uint32(maxWalk), 1<<16))
+	}
+	seen := make(map[plumbing.Hash]bool, hint)
+	seen[start] = true
 	shown, walked := 0, 0
 	for len(q) > 0 {
 		if walked++; walked > maxWalk {
@@ -1309,7 +1427,7 @@ func (r *Repo) Log(ctx context.Context, o LogOptions) (*LogResult, error) {
 				continue
 			}
 			seen[p] = true
-			pc, err := h.commit(p)
+			pc, err := h.walkCommit(p)
 			if err != nil {
 				return nil, err
 			}
@@ -1325,6 +1443,11 @@ func (r *Repo) Log(ctx context.Context, o LogOptions) (*LogResult, error) {
 			res.Truncated, res.TruncatedReason = true, "limit"
 			res.NextCursor = logCursor(start, skip+o.Limit, key)
 			return res, nil
+		}
+		if h.graph != nil {
+			if c, err = h.commit(c.Hash); err != nil { // all of it
+				return nil, err
+			}
 		}
 		lc, err := h.logCommit(c, ps, o.Files)
 		if err != nil {
@@ -1345,12 +1468,17 @@ func safeIndex(f []string, i int) string {
 // simplify is git's try_to_simplify_commit with every commit relevant:
 // whether c is TREESAME on ps, and the parents the walk follows.
 func (h *history) simplify(c *object.Commit, parents []plumbing.Hash, ps pathspec) (bool, []plumbing.Hash, error) {
+	// The filter is of the change against the first parent: TREESAME
+	// with it, which git's loop would find first.
+	if h.bloomSame(c) {
+		return true, parents[:min(len(parents), 1)], nil
+	}
 	if len(parents) == 0 {
 		same, err := h.treesame(plumbing.ZeroHash, c.TreeHash, ps)
 		return same, parents, err
 	}
 	for _, p := range parents {
-		pc, err := h.commit(p)
+		pc, err := h.walkCommit(p)
 		if err != nil {
 			return false, nil, err
 		}
@@ -1375,7 +1503,7 @@ func (h *history) logCommit(c *object.Commit, ps pathspec, files bool) (LogCommi
 	}
 	var from plumbing.Hash
 	if len(parents) == 1 {
-		pc, err := h.commit(parents[0])
+		pc, err := h.walkCommit(parents[0])
 		if err != nil {
 			return lc, err
 		}

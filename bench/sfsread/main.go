@@ -4,6 +4,11 @@
 //
 //	sfsread tail N FILE     the last N lines of FILE (fs.ReadTail)
 //	sfsread tree DEPTH DIR  every entry of DIR down to DEPTH levels (fs.Tree, paged)
+//	sfsread open N FILE     the workdir of FILE opened, nothing read (the
+//	                        process's floor, to subtract from tail's time)
+//
+// SFSREAD_REPEAT=K runs the tail K more times first and prints its mean
+// in-process time per call on stderr.
 package main
 
 import (
@@ -13,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	sfs "github.com/serverfs/serverfs/fs"
 )
@@ -23,7 +29,7 @@ func die(err error) {
 }
 
 func main() {
-	if len(os.Args) != 4 || (os.Args[1] != "tail" && os.Args[1] != "tree") {
+	if len(os.Args) != 4 || (os.Args[1] != "tail" && os.Args[1] != "tree" && os.Args[1] != "open") {
 		fmt.Fprintln(os.Stderr, "usage: sfsread tail N FILE | sfsread tree DEPTH DIR")
 		os.Exit(2)
 	}
@@ -36,7 +42,7 @@ func main() {
 		die(err)
 	}
 	root, rel := target, ""
-	if os.Args[1] == "tail" {
+	if os.Args[1] == "tail" || os.Args[1] == "open" {
 		root, rel = filepath.Dir(target), filepath.Base(target)
 	}
 	env := []string{"SERVERFS_MAX_WALK_ENTRIES=100000000", "SERVERFS_MAX_LIST_ENTRIES=100000", "SERVERFS_MAX_READ_LINES=100000", "SERVERFS_MAX_READ_BYTES=16777216", "SERVERFS_SEARCH_TIMEOUT_SECONDS=300"}
@@ -51,6 +57,18 @@ func main() {
 	ctx := context.Background()
 	w := bufio.NewWriterSize(os.Stdout, 64<<10)
 	defer w.Flush()
+	if os.Args[1] == "open" {
+		return
+	}
+	if k, _ := strconv.Atoi(os.Getenv("SFSREAD_REPEAT")); k > 0 && os.Args[1] == "tail" {
+		t0 := time.Now()
+		for range k {
+			if _, err := f.ReadTail(ctx, "d", rel, n, nil); err != nil {
+				die(err)
+			}
+		}
+		fmt.Fprintf(os.Stderr, "tail %d: %.1f µs per call in process\n", n, float64(time.Since(t0).Microseconds())/float64(k))
+	}
 	if os.Args[1] == "tail" {
 		win, err := f.ReadTail(ctx, "d", rel, n, nil)
 		if err != nil {

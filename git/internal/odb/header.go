@@ -96,6 +96,10 @@ func (st *Store) Replace(id plumbing.Hash) {
 	st.replaced[id] = true
 }
 
+// HasReplacements reports whether any object is replaced (git then
+// ignores the commit-graph, which records the objects as written).
+func (st *Store) HasReplacements() bool { return len(st.replaced) > 0 }
+
 // repoPack is one pack of the object store, its index read on first use.
 type repoPack struct {
 	base   string // ".git/objects/pack/pack-<id>", without .idx or .pack
