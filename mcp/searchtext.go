@@ -96,8 +96,12 @@ type searchTextOut struct {
 	// Total (count mode) is every file's matching lines, those past the
 	// page included, unless TotalIncomplete says why not (timeout,
 	// walk_limit, or counted from the cursor on).
-	Total           int            `json:"total,omitempty"`
-	TotalIncomplete string         `json:"total_incomplete,omitempty"`
+	Total           int    `json:"total,omitempty"`
+	TotalIncomplete string `json:"total_incomplete,omitempty"`
+	// MoreFiles and MoreLines (count mode) aggregate the files with
+	// matches past the listed ones and their matching lines.
+	MoreFiles       int            `json:"more_files,omitempty"`
+	MoreLines       int            `json:"more_lines,omitempty"`
 	Returned        int            `json:"returned"`
 	Truncated       bool           `json:"truncated,omitempty"`
 	TruncatedReason string         `json:"truncated_reason,omitempty"`
@@ -196,7 +200,8 @@ func (o *searchTextOut) rel(p string) string {
 
 // compactSearch groups a search's results by file below its path.
 func compactSearch(r *search.Result) *searchTextOut {
-	out := &searchTextOut{Workdir: r.Workdir, Path: r.Path, Query: r.Query, Total: r.Total, TotalIncomplete: r.TotalIncomplete, Returned: r.Returned, Truncated: r.Truncated,
+	out := &searchTextOut{Workdir: r.Workdir, Path: r.Path, Query: r.Query, Total: r.Total, TotalIncomplete: r.TotalIncomplete,
+		MoreFiles: r.MoreFiles, MoreLines: r.MoreLines, Returned: r.Returned, Truncated: r.Truncated,
 		TruncatedReason: r.TruncatedReason, NextCursor: r.NextCursor, FilesScanned: r.FilesScanned, FilesSkipped: r.FilesSkipped,
 		Skipped: r.Skipped, Hint: r.Hint, r: r}
 	rel := func(p string) string {
@@ -256,6 +261,27 @@ func compactSearch(r *search.Result) *searchTextOut {
 		}
 	}
 	return out
+}
+
+// writeMore writes the count mode's aggregate of the files past the
+// list, "… and N more files with M matching lines" ("at least" where the
+// walk or the timeout cut the scan).
+func (o *searchTextOut) writeMore(b *strings.Builder) {
+	if o.MoreFiles == 0 {
+		return
+	}
+	least := ""
+	if o.TotalIncomplete != "" && o.TotalIncomplete != search.TotalFromCursor {
+		least = "at least "
+	}
+	plural := func(n int, one, many string) string {
+		if n == 1 {
+			return one
+		}
+		return many
+	}
+	fmt.Fprintf(b, "… and %s%d more %s with %s%d matching %s\n", least, o.MoreFiles, plural(o.MoreFiles, "file", "files"),
+		least, o.MoreLines, plural(o.MoreLines, "line", "lines"))
 }
 
 // Text is the text content of a search: a first line "workdir:/path
@@ -327,6 +353,7 @@ func (o *searchTextOut) Text() string {
 	if len(r.Matches)+len(r.Blocks) > 0 {
 		b.WriteByte('\n')
 	}
+	o.writeMore(&b)
 	if o.Total > 0 || o.TotalIncomplete != "" {
 		b.WriteString("total: ")
 		if o.TotalIncomplete != "" {

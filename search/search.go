@@ -135,6 +135,12 @@ type Result struct {
 	// timeout stopped the scan, or it started at a cursor.
 	Total           int    `json:"total,omitempty"`
 	TotalIncomplete string `json:"total_incomplete,omitempty"`
+	// MoreFiles and MoreLines (count mode) aggregate the files with
+	// matches after the listed ones (the limit or the byte cap ended the
+	// list) and their matching lines, so that one answer covers the whole
+	// tree; exact unless TotalIncomplete is timeout or walk_limit.
+	MoreFiles       int    `json:"more_files,omitempty"`
+	MoreLines       int    `json:"more_lines,omitempty"`
 	Returned        int    `json:"returned"`                   // matching lines, or files in the files and count modes
 	Truncated       bool   `json:"truncated"`                  // false: complete (in count mode: every count is exact and final)
 	TruncatedReason string `json:"truncated_reason,omitempty"` // limit, bytes, timeout, walk_limit, depth
@@ -492,6 +498,10 @@ func newCollector(alias, rootPath string, req Request, lim sfs.Limits) *collecto
 	return &collector{req: req, res: res, capBytes: capBytes}
 }
 
+// fileLineBytes is what a file of the files and count modes adds to the
+// answer besides its path: a separator, its count and a line ending.
+const fileLineBytes = 8
+
 // full reports whether one more result would exceed the limit or the
 // byte cap; it sets the reason.
 func (c *collector) full() bool {
@@ -513,22 +523,24 @@ func (c *collector) take(r fileResult) {
 			c.done, c.partial = true, true // a partial count is not a count: resume at this file
 			return
 		}
+		if r.count == 0 {
+			break
+		}
+		c.res.Total += r.count
+		if !c.paged && c.full() {
+			// The page ends here (reason and last stay its own), the
+			// scan does not: the rest is aggregated and the total
+			// counts on.
+			c.done, c.paged = false, true
+		}
 		if c.paged {
-			c.res.Total += r.count
+			c.res.MoreFiles++
+			c.res.MoreLines += r.count
 			return
 		}
-		if r.count > 0 {
-			if c.full() {
-				// The page ends here (reason and last stay its own),
-				// the scan does not: the total counts on.
-				c.done, c.paged = false, true
-				c.res.Total += r.count
-				return
-			}
-			c.res.Files = append(c.res.Files, FileHit{Path: r.path, Count: r.count, Compressed: r.compressed})
-			c.res.Total += r.count
-			c.returned++
-		}
+		c.res.Files = append(c.res.Files, FileHit{Path: r.path, Count: r.count, Compressed: r.compressed})
+		c.bytes += len(r.path) + fileLineBytes
+		c.returned++
 	case c.req.Output == OutputFiles:
 		if len(r.matches) > 0 {
 			if c.full() {
@@ -539,6 +551,7 @@ func (c *collector) take(r fileResult) {
 				hit.Count = r.count
 			}
 			c.res.Files = append(c.res.Files, hit)
+			c.bytes += len(r.path) + fileLineBytes
 			c.returned++
 		} else if r.partial {
 			c.done = true
