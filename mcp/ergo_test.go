@@ -227,3 +227,50 @@ func TestNotFoundNearMisses(t *testing.T) {
 		t.Errorf("a denied sibling is named: %q", text)
 	}
 }
+
+// TestCountAggregate: one count call covers the whole tree: the files past
+// the limit are aggregated (more_files, more_lines, and the text's "… and
+// N more files with M matching lines") and the total is every file's, as
+// rg -c summed; where the walk limit cut the scan the aggregate says "at
+// least".
+func TestCountAggregate(t *testing.T) {
+	dir := t.TempDir()
+	files, lines := 0, 0
+	perFile := map[string]int{}
+	for i := range 30 {
+		n := i % 4 // a quarter of the files have no match
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("d%d/f%02d.txt", i%5, i)), []byte(strings.Repeat("func x\nother\n", n)))
+		if n > 0 {
+			files, lines = files+1, lines+n
+			perFile[fmt.Sprintf("d%d/f%02d.txt", i%5, i)] = n
+		}
+	}
+	e := newDirEnv(t, dir, "")
+	cs := e.client(t, e.serveHTTP(t))
+	res := e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "func", "output": "count", "limit": 4})
+	o := structured[map[string]any](t, res)
+	listed, listedLines := 0, 0
+	for p, n := range o["files"].(map[string]any) {
+		if float64(perFile[p]) != n {
+			t.Errorf("%s: count %v, want %d", p, n, perFile[p])
+		}
+		listed, listedLines = listed+1, listedLines+int(n.(float64))
+	}
+	more := fmt.Sprintf("\n… and %d more files with %d matching lines\ntotal: %d\n", files-listed, lines-listedLines, lines)
+	if listed != 4 || o["more_files"] != float64(files-listed) || o["more_lines"] != float64(lines-listedLines) || o["total"] != float64(lines) ||
+		!strings.Contains(resultText(res), more) {
+		t.Errorf("count: %v\n%s\nwant %q", o, resultText(res), more)
+	}
+	// A limit the files fit in: no aggregate.
+	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "func", "output": "count", "limit": 100})
+	if o := structured[map[string]any](t, res); o["more_files"] != nil || o["more_lines"] != nil || strings.Contains(resultText(res), "more file") {
+		t.Errorf("complete count: %v\n%s", o, resultText(res))
+	}
+
+	e = newDirEnv(t, dir, "", "SERVERFS_MAX_WALK_ENTRIES=25")
+	cs = e.client(t, e.serveHTTP(t))
+	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "func", "output": "count", "limit": 1})
+	if o := structured[map[string]any](t, res); o["more_files"] == nil || !strings.Contains(resultText(res), "… and at least ") {
+		t.Errorf("walk limit: %v\n%s", o, resultText(res))
+	}
+}
