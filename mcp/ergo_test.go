@@ -267,6 +267,13 @@ func TestCountAggregate(t *testing.T) {
 		t.Errorf("complete count: %v\n%s", o, resultText(res))
 	}
 
+	// Files mode: the files past the list, no lines.
+	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "func", "output": "files", "limit": 4})
+	if o := structured[map[string]any](t, res); o["more_files"] != float64(files-4) || o["more_lines"] != nil ||
+		!strings.Contains(resultText(res), fmt.Sprintf("\n… and %d more files\n", files-4)) || strings.Contains(resultText(res), "total:") {
+		t.Errorf("files: %v\n%s", o, resultText(res))
+	}
+
 	e = newDirEnv(t, dir, "", "SERVERFS_MAX_WALK_ENTRIES=25")
 	cs = e.client(t, e.serveHTTP(t))
 	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "func", "output": "count", "limit": 1})

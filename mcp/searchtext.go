@@ -98,8 +98,9 @@ type searchTextOut struct {
 	// walk_limit, or counted from the cursor on).
 	Total           int    `json:"total,omitempty"`
 	TotalIncomplete string `json:"total_incomplete,omitempty"`
-	// MoreFiles and MoreLines (count mode) aggregate the files with
-	// matches past the listed ones and their matching lines.
+	// MoreFiles and MoreLines (count mode; files mode MoreFiles only)
+	// aggregate the files with matches past the listed ones and their
+	// matching lines.
 	MoreFiles       int            `json:"more_files,omitempty"`
 	MoreLines       int            `json:"more_lines,omitempty"`
 	Returned        int            `json:"returned"`
@@ -263,9 +264,9 @@ func compactSearch(r *search.Result) *searchTextOut {
 	return out
 }
 
-// writeMore writes the count mode's aggregate of the files past the
-// list, "… and N more files with M matching lines" ("at least" where the
-// walk or the timeout cut the scan).
+// writeMore writes the aggregate of the files past the list, "… and N
+// more files with M matching lines" (files mode: "… and N more files";
+// "at least" where the walk or the timeout cut the scan).
 func (o *searchTextOut) writeMore(b *strings.Builder) {
 	if o.MoreFiles == 0 {
 		return
@@ -280,8 +281,11 @@ func (o *searchTextOut) writeMore(b *strings.Builder) {
 		}
 		return many
 	}
-	fmt.Fprintf(b, "… and %s%d more %s with %s%d matching %s\n", least, o.MoreFiles, plural(o.MoreFiles, "file", "files"),
-		least, o.MoreLines, plural(o.MoreLines, "line", "lines"))
+	fmt.Fprintf(b, "… and %s%d more %s", least, o.MoreFiles, plural(o.MoreFiles, "file", "files"))
+	if o.MoreLines > 0 { // files mode counts no lines past the list
+		fmt.Fprintf(b, " with %s%d matching %s", least, o.MoreLines, plural(o.MoreLines, "line", "lines"))
+	}
+	b.WriteByte('\n')
 }
 
 // Text is the text content of a search: a first line "workdir:/path
@@ -354,7 +358,9 @@ func (o *searchTextOut) Text() string {
 		b.WriteByte('\n')
 	}
 	o.writeMore(&b)
-	if o.Total > 0 || o.TotalIncomplete != "" {
+	// Files mode has no total: its TotalIncomplete is of the aggregate
+	// only (files past the list, no lines counted).
+	if o.Total > 0 || (o.TotalIncomplete != "" && (o.MoreFiles == 0 || o.MoreLines > 0)) {
 		b.WriteString("total: ")
 		if o.TotalIncomplete != "" {
 			b.WriteString("at least ")

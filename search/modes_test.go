@@ -435,7 +435,8 @@ func TestSearchContextBytes(t *testing.T) {
 // TestDiffCountAggregate: a count whose list ends at the limit aggregates
 // the rest, and the aggregate agrees with rg -c summed: every listed
 // file's count is rg's, the listed files and more_files are rg's files,
-// more_lines the lines of the unlisted ones and the total rg's sum.
+// more_lines the lines of the unlisted ones and the total rg's sum. The
+// files mode's more_files agrees as well.
 func TestDiffCountAggregate(t *testing.T) {
 	root := t.TempDir()
 	rnd := rand.New(rand.NewPCG(36, 1))
@@ -483,6 +484,19 @@ func TestDiffCountAggregate(t *testing.T) {
 		}
 		if full := limit < len(want); res.Truncated != full || (full && (res.TruncatedReason != sfs.TruncatedLimit || res.NextCursor == "")) {
 			t.Errorf("limit %d: truncated %v (%s), next_cursor %q", limit, res.Truncated, res.TruncatedReason, res.NextCursor)
+		}
+		// Files mode aggregates the files past the list too (no lines).
+		res, err = c.engine.Search(context.Background(), Request{Workdir: "d", Query: q.query, CaseSensitive: true, Output: OutputFiles, Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range res.Files {
+			if _, ok := want[f.Path]; !ok {
+				t.Errorf("files, limit %d: %s is not among rg's", limit, f.Path)
+			}
+		}
+		if len(res.Files) != min(limit, len(want)) || len(res.Files)+res.MoreFiles != len(want) || res.MoreLines != 0 || res.TotalIncomplete != "" {
+			t.Errorf("files, limit %d: %d listed + %d more files (rg %d), more lines %d, incomplete %q", limit, len(res.Files), res.MoreFiles, len(want), res.MoreLines, res.TotalIncomplete)
 		}
 	}
 }

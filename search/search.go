@@ -135,10 +135,12 @@ type Result struct {
 	// timeout stopped the scan, or it started at a cursor.
 	Total           int    `json:"total,omitempty"`
 	TotalIncomplete string `json:"total_incomplete,omitempty"`
-	// MoreFiles and MoreLines (count mode) aggregate the files with
-	// matches after the listed ones (the limit or the byte cap ended the
-	// list) and their matching lines, so that one answer covers the whole
-	// tree; exact unless TotalIncomplete is timeout or walk_limit.
+	// MoreFiles and MoreLines (count mode; files mode MoreFiles only, and
+	// TotalIncomplete then says only why MoreFiles is not every file's)
+	// aggregate the files with matches after the listed ones (the limit or
+	// the byte cap ended the list) and their matching lines, so that one
+	// answer covers the whole tree; exact unless TotalIncomplete is
+	// timeout or walk_limit.
 	MoreFiles       int    `json:"more_files,omitempty"`
 	MoreLines       int    `json:"more_lines,omitempty"`
 	Returned        int    `json:"returned"`                   // matching lines, or files in the files and count modes
@@ -402,13 +404,13 @@ func (q *query) answer(ctx context.Context, req Request, lim sfs.Limits, col *co
 	res := col.res
 	limited := col.reason == sfs.TruncatedLimit || col.reason == TruncatedBytes
 	timedOut := !limited && ctx.Err() != nil
-	if req.Output == OutputCount {
+	if req.Output == OutputCount || res.MoreFiles > 0 {
 		switch {
 		case col.partial || ctx.Err() != nil: // in count mode only the timeout (or the client) cancels
 			res.TotalIncomplete = sfs.TruncatedTimeout
 		case walkRes.Truncated:
 			res.TotalIncomplete = walkRes.TruncatedReason
-		case q.cursor != nil:
+		case q.cursor != nil && req.Output == OutputCount:
 			res.TotalIncomplete = TotalFromCursor
 		}
 	}
@@ -472,10 +474,11 @@ type collector struct {
 	done     bool       // nothing more is taken
 	reason   string     // why done: limit, bytes or "" (a partial file: timeout)
 	last     sfs.Cursor // the position after the last result taken
-	// paged (count mode): the page is full, but files are still read,
-	// counted in the total only, so that it is every file's.
+	// paged (count and files modes): the page is full, but files are
+	// still read, aggregated, so that the answer covers every file.
 	paged bool
-	// partial (count mode): a file's count was cut (timeout).
+	// partial (count mode, or files mode once paged): a file's search was
+	// cut (timeout).
 	partial bool
 }
 
@@ -543,7 +546,11 @@ func (c *collector) take(r fileResult) {
 		c.returned++
 	case c.req.Output == OutputFiles:
 		if len(r.matches) > 0 {
-			if c.full() {
+			if !c.paged && c.full() {
+				c.done, c.paged = false, true // as in count mode: the rest is aggregated
+			}
+			if c.paged {
+				c.res.MoreFiles++
 				return
 			}
 			hit := FileHit{Path: r.path, Compressed: r.compressed}
@@ -554,7 +561,7 @@ func (c *collector) take(r fileResult) {
 			c.bytes += len(r.path) + fileLineBytes
 			c.returned++
 		} else if r.partial {
-			c.done = true
+			c.done, c.partial = true, c.paged
 			return
 		}
 	case c.res.Blocks != nil:
