@@ -485,6 +485,20 @@ func TestDiffCountAggregate(t *testing.T) {
 		if full := limit < len(want); res.Truncated != full || (full && (res.TruncatedReason != sfs.TruncatedLimit || res.NextCursor == "")) {
 			t.Errorf("limit %d: truncated %v (%s), next_cursor %q", limit, res.Truncated, res.TruncatedReason, res.NextCursor)
 		}
+		// Following next_cursor lists every file once, in order.
+		if limit == 7 {
+			for _, out := range []string{OutputCount, OutputFiles} {
+				paged := c.pageAll(t, Request{Workdir: "d", Query: q.query, CaseSensitive: true, Output: out, Limit: limit})
+				if len(paged) != len(want) {
+					t.Errorf("%s pages: %d files, rg %d", out, len(paged), len(want))
+				}
+				for p, n := range paged {
+					if _, ok := want[p]; !ok || (out == OutputCount && n != want[p]) {
+						t.Errorf("%s pages: %s count %d, rg %d (listed %v)", out, p, n, want[p], ok)
+					}
+				}
+			}
+		}
 		// Files mode aggregates the files past the list too (no lines).
 		res, err = c.engine.Search(context.Background(), Request{Workdir: "d", Query: q.query, CaseSensitive: true, Output: OutputFiles, Limit: limit})
 		if err != nil {
@@ -526,4 +540,29 @@ func TestCountByteCap(t *testing.T) {
 				res.MoreFiles, res.MoreLines, res.Total, res.TruncatedReason)
 		}
 	}
+}
+
+// pageAll follows next_cursor from req's first page to its last and
+// returns every file listed with its count; a file listed twice fails.
+func (c *diffCorpus) pageAll(t *testing.T, req Request) map[string]int {
+	t.Helper()
+	got := map[string]int{}
+	for range 10_000 {
+		res, err := c.engine.Search(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range res.Files {
+			if _, dup := got[f.Path]; dup {
+				t.Errorf("%s listed twice", f.Path)
+			}
+			got[f.Path] = f.Count
+		}
+		if res.NextCursor == "" {
+			return got
+		}
+		req.Cursor = res.NextCursor
+	}
+	t.Fatal("pages do not end")
+	return nil
 }

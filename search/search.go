@@ -578,8 +578,8 @@ func (c *collector) take(r fileResult) {
 			c.last = sfs.Cursor{Path: r.path, Line: m.line}
 		}
 	}
-	if c.done {
-		return
+	if c.done || c.paged {
+		return // past the page the position stays the page's end
 	}
 	if r.partial {
 		// Stopped from outside (timeout) inside this file: what it found
