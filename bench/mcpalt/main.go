@@ -48,7 +48,7 @@ func run() error {
 	flag.Parse()
 	anchor := flag.Args()
 	if len(anchor) == 0 || (*server == "") == (*url == "") {
-		return errors.New("usage: mcpalt [-runs N] [-warmup N] [-page] -tool T -args JSON (-server CMD | -url URL) -- ANCHOR...")
+		return errors.New("usage: mcpalt [-runs N] [-warmup N] [-page] -tool T -args JSON (-server CMD | -url URL) -- ANCHOR ARGS")
 	}
 	var args map[string]any
 	if err := json.Unmarshal([]byte(*argsJSON), &args); err != nil {
