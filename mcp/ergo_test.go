@@ -124,11 +124,20 @@ func TestCountTotalComplete(t *testing.T) {
 	if !strings.Contains(text, fmt.Sprintf("\ntotal: %d\n", want)) {
 		t.Errorf("text does not say total: %d:\n%s", want, text)
 	}
-	// The next page counts from its cursor on: a lower bound.
+	// A full page from a cursor counts its own files only (the first
+	// page aggregated the rest): a lower bound.
 	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "TODO", "output": "count", "limit": 2, "cursor": o["next_cursor"]})
 	o = structured[map[string]any](t, res)
-	if o["total_incomplete"] != search.TotalFromCursor || !strings.Contains(resultText(res), "total: at least ") || !strings.Contains(resultText(res), "(incomplete: "+search.TotalFromCursor+")") {
+	if o["total_incomplete"] != search.TotalPageOnly || o["total"] != float64(3+1) || o["more_files"] != nil ||
+		!strings.Contains(resultText(res), "(incomplete: "+search.TotalPageOnly+")") {
 		t.Errorf("cursor page: %v\n%s", o, resultText(res))
+	}
+	// The last page, from a cursor, counts from it to the end.
+	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "TODO", "output": "count", "limit": 10, "cursor": o["next_cursor"]})
+	o = structured[map[string]any](t, res)
+	if o["total_incomplete"] != search.TotalFromCursor || o["truncated"] != nil || !strings.Contains(resultText(res), "total: at least ") ||
+		!strings.Contains(resultText(res), "(incomplete: "+search.TotalFromCursor+")") {
+		t.Errorf("last cursor page: %v\n%s", o, resultText(res))
 	}
 
 	// The walk stops after 9 entries: the total is of those read.

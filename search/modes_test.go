@@ -558,6 +558,10 @@ func (c *diffCorpus) pageAll(t *testing.T, req Request) map[string]int {
 			}
 			got[f.Path] = f.Count
 		}
+		// A full page from a cursor lists and counts only its own files.
+		if req.Cursor != "" && res.NextCursor != "" && (res.MoreFiles != 0 || (req.Output == OutputCount && res.TotalIncomplete != TotalPageOnly)) {
+			t.Errorf("%s page from a cursor: more_files %d, total_incomplete %q", req.Output, res.MoreFiles, res.TotalIncomplete)
+		}
 		if res.NextCursor == "" {
 			return got
 		}

@@ -275,6 +275,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		})
 
 	col := newCollector(q.w.Alias(), q.rootPath, req, lim)
+	col.fromCursor = q.cursor != nil
 	col.drain(p.results, tokens, func() { stop.Store(true); cancel() })
 	<-p.done // every goroutine of this call has ended
 	if walkErr != nil {
@@ -406,7 +407,9 @@ func (q *query) answer(ctx context.Context, req Request, lim sfs.Limits, col *co
 	timedOut := !limited && ctx.Err() != nil
 	if req.Output == OutputCount || res.MoreFiles > 0 {
 		switch {
-		case col.partial || ctx.Err() != nil: // in count mode only the timeout (or the client) cancels
+		case limited && !col.paged: // a page from a cursor, ended at its limit
+			res.TotalIncomplete = TotalPageOnly
+		case col.partial || ctx.Err() != nil: // past its page, only the timeout (or the client) cancels
 			res.TotalIncomplete = sfs.TruncatedTimeout
 		case walkRes.Truncated:
 			res.TotalIncomplete = walkRes.TruncatedReason
@@ -464,6 +467,10 @@ func (req Request) after() int {
 // not every file's: the files before it are not counted.
 const TotalFromCursor = "counted from the cursor on"
 
+// TotalPageOnly is why the total of a full page from a cursor is not every
+// file's: such a page counts its own files only.
+const TotalPageOnly = "this page only"
+
 // collector builds the answer from file results taken in walk order.
 type collector struct {
 	req      Request
@@ -477,6 +484,10 @@ type collector struct {
 	// paged (count and files modes): the page is full, but files are
 	// still read, aggregated, so that the answer covers every file.
 	paged bool
+	// fromCursor: the search continues an earlier answer, whose first
+	// page aggregated the files past it: this page ends at its own end,
+	// so that paging through a tree reads it once, not once per page.
+	fromCursor bool
 	// partial (count mode, or files mode once paged): a file's search was
 	// cut (timeout).
 	partial bool
@@ -529,13 +540,16 @@ func (c *collector) take(r fileResult) {
 		if r.count == 0 {
 			break
 		}
-		c.res.Total += r.count
 		if !c.paged && c.full() {
+			if c.fromCursor {
+				return // a later page lists only: the first aggregated the rest
+			}
 			// The page ends here (reason and last stay its own), the
 			// scan does not: the rest is aggregated and the total
 			// counts on.
 			c.done, c.paged = false, true
 		}
+		c.res.Total += r.count
 		if c.paged {
 			c.res.MoreFiles++
 			c.res.MoreLines += r.count
@@ -547,6 +561,9 @@ func (c *collector) take(r fileResult) {
 	case c.req.Output == OutputFiles:
 		if len(r.matches) > 0 {
 			if !c.paged && c.full() {
+				if c.fromCursor {
+					return
+				}
 				c.done, c.paged = false, true // as in count mode: the rest is aggregated
 			}
 			if c.paged {
