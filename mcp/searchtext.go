@@ -95,7 +95,7 @@ type searchTextOut struct {
 	Revisions map[string]string `json:"revisions,omitempty"`
 	// Total (count mode) is every file's matching lines, those past the
 	// page included, unless TotalIncomplete says why not (timeout,
-	// walk_limit, or counted from the cursor on).
+	// walk_limit, counted from the cursor on, or this page only).
 	Total           int    `json:"total,omitempty"`
 	TotalIncomplete string `json:"total_incomplete,omitempty"`
 	// MoreFiles and MoreLines (count mode; files mode MoreFiles only)

@@ -132,7 +132,8 @@ type Result struct {
 	// Total (count mode) is the number of matching lines of every file
 	// the search read, those past the limit included; TotalIncomplete
 	// says why that is not every file's, when it is not: the walk or the
-	// timeout stopped the scan, or it started at a cursor.
+	// timeout stopped the scan, or it started at a cursor (and a full page
+	// from a cursor counts its own files only).
 	Total           int    `json:"total,omitempty"`
 	TotalIncomplete string `json:"total_incomplete,omitempty"`
 	// MoreFiles and MoreLines (count mode; files mode MoreFiles only, and
