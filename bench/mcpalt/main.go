@@ -1,8 +1,9 @@
 // Command mcpalt times one MCP tool call as an agent makes it (go-sdk's
 // client, the call timed client-side, every next_cursor page followed with
 // -page) alternating run by run with an anchor command run as a whole
-// process, and prints one markdown row each: mean and median wall time and
-// the ratio to the anchor.
+// process, and prints one markdown row each: mean and median wall time, the
+// ratio to the anchor, and (stdio) the server's CPU per sample against the
+// anchor's (10 ms ticks: use enough runs).
 //
 //	mcpalt -runs 5 -warmup 1 -tool search_text \
 //	  -args '{"workdir":"wd","query":"func","output":"count","limit":100}' \
@@ -22,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,9 +59,11 @@ func run() error {
 	ctx := context.Background()
 	client := mcp.NewClient(&mcp.Implementation{Name: "serverfs-mcpalt", Version: "0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 	var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: *url}
+	var srv *exec.Cmd
 	if *server != "" {
 		f := strings.Fields(*server)
-		tr = &mcp.CommandTransport{Command: exec.Command(f[0], f[1:]...), TerminateDuration: 2 * time.Second}
+		srv = exec.Command(f[0], f[1:]...)
+		tr = &mcp.CommandTransport{Command: srv, TerminateDuration: 2 * time.Second}
 	}
 	s, err := client.Connect(ctx, tr, nil)
 	if err != nil {
@@ -69,15 +73,17 @@ func run() error {
 	if _, err := s.ListTools(ctx, nil); err != nil {
 		return err
 	}
-	var ours, theirs []float64
+	var ours, theirs, oursCPU, theirsCPU []float64
 	pages := 0
 	for r := 0; r < *warmup+*runs; r++ {
+		cpu0 := serverCPU(srv)
 		start := time.Now()
 		n, err := callAll(ctx, s, *tool, args, *page, *expect)
 		if err != nil {
 			return err
 		}
 		d := time.Since(start)
+		cpu := serverCPU(srv) - cpu0
 		start = time.Now()
 		cmd := exec.Command(anchor[0], anchor[1:]...)
 		if err := cmd.Run(); err != nil {
@@ -87,8 +93,10 @@ func run() error {
 			}
 		}
 		a := time.Since(start)
+		acpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		if r >= *warmup {
 			ours, theirs, pages = append(ours, ms(d)), append(theirs, ms(a)), n
+			oursCPU, theirsCPU = append(oursCPU, ms(cpu)), append(theirsCPU, ms(acpu))
 		}
 	}
 	if *name == "" {
@@ -98,10 +106,18 @@ func run() error {
 	am, amed := stats(theirs)
 	om, omed := stats(ours)
 	fmt.Printf("runs %d alternating (warm-up %d), load %s\n", *runs, *warmup, strings.TrimSpace(string(load)))
-	fmt.Println("| command | calls | mean wall [ms] | median wall [ms] | ratio (mean) | ratio (median) |")
-	fmt.Println("|---|--:|--:|--:|--:|--:|")
-	fmt.Printf("| %s | %d | %.1f | %.1f | %.2f× | %.2f× |\n", *name, pages, om, omed, om/am, omed/amed)
-	fmt.Printf("| %s | | %.1f | %.1f | 1.00× | 1.00× |\n", strings.Join(anchor, " "), am, amed)
+	ac, _ := stats(theirsCPU)
+	oc, _ := stats(oursCPU)
+	cpuCol := func(v, ratio float64) string {
+		if srv == nil {
+			return "| |"
+		}
+		return fmt.Sprintf("| %.1f | %.2f× |", v, ratio)
+	}
+	fmt.Println("| command | calls | mean wall [ms] | median wall [ms] | ratio (mean) | ratio (median) | mean CPU [ms] | CPU ratio |")
+	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Printf("| %s | %d | %.1f | %.1f | %.2f× | %.2f× %s\n", *name, pages, om, omed, om/am, omed/amed, cpuCol(oc, oc/ac))
+	fmt.Printf("| %s | | %.1f | %.1f | 1.00× | 1.00× %s\n", strings.Join(anchor, " "), am, amed, cpuCol(ac, 1))
 	return nil
 }
 
@@ -147,6 +163,27 @@ func stats(v []float64) (mean, median float64) {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return mean / float64(len(v)), s[len(s)/2]
+}
+
+// serverCPU is the stdio server's CPU time so far (user + system, from
+// /proc/PID/stat); 0 without a server process.
+func serverCPU(srv *exec.Cmd) time.Duration {
+	if srv == nil || srv.Process == nil {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", srv.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command (which may hold spaces) in parentheses:
+	// utime and stime are the 12th and 13th, in clock ticks (100 Hz).
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.Atoi(f[11])
+	st, _ := strconv.Atoi(f[12])
+	return time.Duration(u+st) * 10 * time.Millisecond
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
