@@ -124,11 +124,20 @@ func TestCountTotalComplete(t *testing.T) {
 	if !strings.Contains(text, fmt.Sprintf("\ntotal: %d\n", want)) {
 		t.Errorf("text does not say total: %d:\n%s", want, text)
 	}
-	// The next page counts from its cursor on: a lower bound.
+	// A full page from a cursor counts its own files only (the first
+	// page aggregated the rest): a lower bound.
 	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "TODO", "output": "count", "limit": 2, "cursor": o["next_cursor"]})
 	o = structured[map[string]any](t, res)
-	if o["total_incomplete"] != search.TotalFromCursor || !strings.Contains(resultText(res), "total: at least ") || !strings.Contains(resultText(res), "(incomplete: "+search.TotalFromCursor+")") {
+	if o["total_incomplete"] != search.TotalPageOnly || o["total"] != float64(3+1) || o["more_files"] != nil ||
+		!strings.Contains(resultText(res), "(incomplete: "+search.TotalPageOnly+")") {
 		t.Errorf("cursor page: %v\n%s", o, resultText(res))
+	}
+	// The last page, from a cursor, counts from it to the end.
+	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "TODO", "output": "count", "limit": 10, "cursor": o["next_cursor"]})
+	o = structured[map[string]any](t, res)
+	if o["total_incomplete"] != search.TotalFromCursor || o["truncated"] != nil || !strings.Contains(resultText(res), "total: at least ") ||
+		!strings.Contains(resultText(res), "(incomplete: "+search.TotalFromCursor+")") {
+		t.Errorf("last cursor page: %v\n%s", o, resultText(res))
 	}
 
 	// The walk stops after 9 entries: the total is of those read.
@@ -225,5 +234,59 @@ func TestNotFoundNearMisses(t *testing.T) {
 	text := toolErr(t, e.call(t, cs, "stat_file", map[string]any{"workdir": "wd", "path": "id_r\u017fa"}), "PATH_NOT_FOUND: ")
 	if strings.Contains(text, "differs") || strings.Contains(text, "id_rsa") {
 		t.Errorf("a denied sibling is named: %q", text)
+	}
+}
+
+// TestCountAggregate: one count call covers the whole tree: the files past
+// the limit are aggregated (more_files, more_lines, and the text's "… and
+// N more files with M matching lines") and the total is every file's, as
+// rg -c summed; where the walk limit cut the scan the aggregate says "at
+// least".
+func TestCountAggregate(t *testing.T) {
+	dir := t.TempDir()
+	files, lines := 0, 0
+	perFile := map[string]int{}
+	for i := range 30 {
+		n := i % 4 // a quarter of the files have no match
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("d%d/f%02d.txt", i%5, i)), []byte(strings.Repeat("func x\nother\n", n)))
+		if n > 0 {
+			files, lines = files+1, lines+n
+			perFile[fmt.Sprintf("d%d/f%02d.txt", i%5, i)] = n
+		}
+	}
+	e := newDirEnv(t, dir, "")
+	cs := e.client(t, e.serveHTTP(t))
+	res := e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "func", "output": "count", "limit": 4})
+	o := structured[map[string]any](t, res)
+	listed, listedLines := 0, 0
+	for p, n := range o["files"].(map[string]any) {
+		if float64(perFile[p]) != n {
+			t.Errorf("%s: count %v, want %d", p, n, perFile[p])
+		}
+		listed, listedLines = listed+1, listedLines+int(n.(float64))
+	}
+	more := fmt.Sprintf("\n… and %d more files with %d matching lines\ntotal: %d\n", files-listed, lines-listedLines, lines)
+	if listed != 4 || o["more_files"] != float64(files-listed) || o["more_lines"] != float64(lines-listedLines) || o["total"] != float64(lines) ||
+		!strings.Contains(resultText(res), more) {
+		t.Errorf("count: %v\n%s\nwant %q", o, resultText(res), more)
+	}
+	// A limit the files fit in: no aggregate.
+	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "func", "output": "count", "limit": 100})
+	if o := structured[map[string]any](t, res); o["more_files"] != nil || o["more_lines"] != nil || strings.Contains(resultText(res), "more file") {
+		t.Errorf("complete count: %v\n%s", o, resultText(res))
+	}
+
+	// Files mode: the files past the list, no lines.
+	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "func", "output": "files", "limit": 4})
+	if o := structured[map[string]any](t, res); o["more_files"] != float64(files-4) || o["more_lines"] != nil ||
+		!strings.Contains(resultText(res), fmt.Sprintf("\n… and %d more files\n", files-4)) || strings.Contains(resultText(res), "total:") {
+		t.Errorf("files: %v\n%s", o, resultText(res))
+	}
+
+	e = newDirEnv(t, dir, "", "SERVERFS_MAX_WALK_ENTRIES=25")
+	cs = e.client(t, e.serveHTTP(t))
+	res = e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "func", "output": "count", "limit": 1})
+	if o := structured[map[string]any](t, res); o["more_files"] == nil || !strings.Contains(resultText(res), "… and at least ") {
+		t.Errorf("walk limit: %v\n%s", o, resultText(res))
 	}
 }

@@ -95,9 +95,14 @@ type searchTextOut struct {
 	Revisions map[string]string `json:"revisions,omitempty"`
 	// Total (count mode) is every file's matching lines, those past the
 	// page included, unless TotalIncomplete says why not (timeout,
-	// walk_limit, or counted from the cursor on).
-	Total           int            `json:"total,omitempty"`
-	TotalIncomplete string         `json:"total_incomplete,omitempty"`
+	// walk_limit, counted from the cursor on, or this page only).
+	Total           int    `json:"total,omitempty"`
+	TotalIncomplete string `json:"total_incomplete,omitempty"`
+	// MoreFiles and MoreLines (count mode; files mode MoreFiles only)
+	// aggregate the files with matches past the listed ones and their
+	// matching lines.
+	MoreFiles       int            `json:"more_files,omitempty"`
+	MoreLines       int            `json:"more_lines,omitempty"`
 	Returned        int            `json:"returned"`
 	Truncated       bool           `json:"truncated,omitempty"`
 	TruncatedReason string         `json:"truncated_reason,omitempty"`
@@ -196,7 +201,8 @@ func (o *searchTextOut) rel(p string) string {
 
 // compactSearch groups a search's results by file below its path.
 func compactSearch(r *search.Result) *searchTextOut {
-	out := &searchTextOut{Workdir: r.Workdir, Path: r.Path, Query: r.Query, Total: r.Total, TotalIncomplete: r.TotalIncomplete, Returned: r.Returned, Truncated: r.Truncated,
+	out := &searchTextOut{Workdir: r.Workdir, Path: r.Path, Query: r.Query, Total: r.Total, TotalIncomplete: r.TotalIncomplete,
+		MoreFiles: r.MoreFiles, MoreLines: r.MoreLines, Returned: r.Returned, Truncated: r.Truncated,
 		TruncatedReason: r.TruncatedReason, NextCursor: r.NextCursor, FilesScanned: r.FilesScanned, FilesSkipped: r.FilesSkipped,
 		Skipped: r.Skipped, Hint: r.Hint, r: r}
 	rel := func(p string) string {
@@ -256,6 +262,30 @@ func compactSearch(r *search.Result) *searchTextOut {
 		}
 	}
 	return out
+}
+
+// writeMore writes the aggregate of the files past the list, "… and N
+// more files with M matching lines" (files mode: "… and N more files";
+// "at least" where the walk or the timeout cut the scan).
+func (o *searchTextOut) writeMore(b *strings.Builder) {
+	if o.MoreFiles == 0 {
+		return
+	}
+	least := ""
+	if o.TotalIncomplete != "" && o.TotalIncomplete != search.TotalFromCursor {
+		least = "at least "
+	}
+	plural := func(n int, one, many string) string {
+		if n == 1 {
+			return one
+		}
+		return many
+	}
+	fmt.Fprintf(b, "… and %s%d more %s", least, o.MoreFiles, plural(o.MoreFiles, "file", "files"))
+	if o.MoreLines > 0 { // files mode counts no lines past the list
+		fmt.Fprintf(b, " with %s%d matching %s", least, o.MoreLines, plural(o.MoreLines, "line", "lines"))
+	}
+	b.WriteByte('\n')
 }
 
 // Text is the text content of a search: a first line "workdir:/path
@@ -327,7 +357,10 @@ func (o *searchTextOut) Text() string {
 	if len(r.Matches)+len(r.Blocks) > 0 {
 		b.WriteByte('\n')
 	}
-	if o.Total > 0 || o.TotalIncomplete != "" {
+	o.writeMore(&b)
+	// Files mode has no total: its TotalIncomplete is of the aggregate
+	// only (files past the list, no lines counted).
+	if o.Total > 0 || (o.TotalIncomplete != "" && (o.MoreFiles == 0 || o.MoreLines > 0)) {
 		b.WriteString("total: ")
 		if o.TotalIncomplete != "" {
 			b.WriteString("at least ")

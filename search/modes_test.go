@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os/exec"
 	"sort"
 	"strconv"
@@ -429,4 +430,143 @@ func TestSearchContextBytes(t *testing.T) {
 		_, err := e.eng.Search(context.Background(), bad)
 		wantCode(t, err, errs.InvalidArgument)
 	}
+}
+
+// TestDiffCountAggregate: a count whose list ends at the limit aggregates
+// the rest, and the aggregate agrees with rg -c summed: every listed
+// file's count is rg's, the listed files and more_files are rg's files,
+// more_lines the lines of the unlisted ones and the total rg's sum. The
+// files mode's more_files agrees as well.
+func TestDiffCountAggregate(t *testing.T) {
+	root := t.TempDir()
+	rnd := rand.New(rand.NewPCG(36, 1))
+	for i := range 400 {
+		var b strings.Builder
+		for j := range rnd.IntN(40) {
+			if rnd.IntN(3) == 0 {
+				fmt.Fprintf(&b, "func f%d() {} // func again\n", j)
+			} else {
+				fmt.Fprintf(&b, "var v%d = %d\n", j, j)
+			}
+		}
+		diffWrite(t, root, fmt.Sprintf("d%d/s%d/f%03d.go", i%7, i%3, i), []byte(b.String()))
+	}
+	c := newDiffCorpus(t, root)
+	q := diffQuery{query: "func"}
+	want := map[string]int{}
+	wantTotal := 0
+	for _, rec := range bytes.Split(c.rgRun(t, q, "-c"), []byte{'\n'}) {
+		if z := bytes.IndexByte(rec, 0); z >= 0 {
+			n, _ := strconv.Atoi(string(rec[z+1:]))
+			want[strings.TrimPrefix(string(rec[:z]), "./")] = n
+			wantTotal += n
+		}
+	}
+	if len(want) < 200 {
+		t.Fatalf("rg -c found %d files: the corpus is not what the test needs", len(want))
+	}
+	for _, limit := range []int{1, 7, 100, len(want) - 1, len(want), len(want) + 1} {
+		res, err := c.engine.Search(context.Background(), Request{Workdir: "d", Query: q.query, CaseSensitive: true, Output: OutputCount, Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed := 0
+		for _, f := range res.Files {
+			if want[f.Path] != f.Count {
+				t.Errorf("limit %d: %s count %d, rg -c %d", limit, f.Path, f.Count, want[f.Path])
+			}
+			listed += f.Count
+		}
+		if len(res.Files) != min(limit, len(want)) || len(res.Files)+res.MoreFiles != len(want) || res.Total != wantTotal ||
+			res.MoreLines != wantTotal-listed || res.TotalIncomplete != "" {
+			t.Errorf("limit %d: %d listed + %d more files (rg %d), %d + %d lines, total %d (rg %d, incomplete %q)",
+				limit, len(res.Files), res.MoreFiles, len(want), listed, res.MoreLines, res.Total, wantTotal, res.TotalIncomplete)
+		}
+		if full := limit < len(want); res.Truncated != full || (full && (res.TruncatedReason != sfs.TruncatedLimit || res.NextCursor == "")) {
+			t.Errorf("limit %d: truncated %v (%s), next_cursor %q", limit, res.Truncated, res.TruncatedReason, res.NextCursor)
+		}
+		// Following next_cursor lists every file once, in order.
+		if limit == 7 {
+			for _, out := range []string{OutputCount, OutputFiles} {
+				paged := c.pageAll(t, Request{Workdir: "d", Query: q.query, CaseSensitive: true, Output: out, Limit: limit})
+				if len(paged) != len(want) {
+					t.Errorf("%s pages: %d files, rg %d", out, len(paged), len(want))
+				}
+				for p, n := range paged {
+					if _, ok := want[p]; !ok || (out == OutputCount && n != want[p]) {
+						t.Errorf("%s pages: %s count %d, rg %d (listed %v)", out, p, n, want[p], ok)
+					}
+				}
+			}
+		}
+		// Files mode aggregates the files past the list too (no lines).
+		res, err = c.engine.Search(context.Background(), Request{Workdir: "d", Query: q.query, CaseSensitive: true, Output: OutputFiles, Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range res.Files {
+			if _, ok := want[f.Path]; !ok {
+				t.Errorf("files, limit %d: %s is not among rg's", limit, f.Path)
+			}
+		}
+		if len(res.Files) != min(limit, len(want)) || len(res.Files)+res.MoreFiles != len(want) || res.MoreLines != 0 || res.TotalIncomplete != "" {
+			t.Errorf("files, limit %d: %d listed + %d more files (rg %d), more lines %d, incomplete %q", limit, len(res.Files), res.MoreFiles, len(want), res.MoreLines, res.TotalIncomplete)
+		}
+	}
+}
+
+// TestCountByteCap: the list of a count ends at the byte cap as at the
+// limit, the rest aggregated.
+func TestCountByteCap(t *testing.T) {
+	e := newTenv(t, "SERVERFS_MAX_SEARCH_RESULTS=10000", "SERVERFS_MAX_READ_BYTES=1024")
+	dir := strings.Repeat("d", 250) + "/" + strings.Repeat("e", 250)
+	const files = 60
+	for i := range files {
+		e.write(t, fmt.Sprintf("%s/%s%02d.txt", dir, strings.Repeat("f", 240), i), []byte("hit\nhit\n"))
+	}
+	entry := len(dir) + 1 + 240 + 2 + len(".txt") + fileLineBytes
+	// The cap is max(SERVERFS_MAX_READ_BYTES, limit*MaxLineText): paths
+	// over MaxLineText bytes reach it before the limit.
+	for _, limit := range []int{2, 40} {
+		capBytes := max(1024, limit*MaxLineText)
+		listed := min(limit, (capBytes+entry-1)/entry)
+		res := e.search(t, Request{Query: "hit", CaseSensitive: true, Output: OutputCount, Limit: limit})
+		reason := sfs.TruncatedLimit
+		if listed < limit {
+			reason = TruncatedBytes
+		}
+		if len(res.Files) != listed || res.MoreFiles != files-listed || res.MoreLines != 2*(files-listed) || res.Total != 2*files || res.TruncatedReason != reason {
+			t.Errorf("limit %d: %d listed (want %d) + %d more files with %d lines, total %d, truncated %q", limit, len(res.Files), listed,
+				res.MoreFiles, res.MoreLines, res.Total, res.TruncatedReason)
+		}
+	}
+}
+
+// pageAll follows next_cursor from req's first page to its last and
+// returns every file listed with its count; a file listed twice fails.
+func (c *diffCorpus) pageAll(t *testing.T, req Request) map[string]int {
+	t.Helper()
+	got := map[string]int{}
+	for range 10_000 {
+		res, err := c.engine.Search(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range res.Files {
+			if _, dup := got[f.Path]; dup {
+				t.Errorf("%s listed twice", f.Path)
+			}
+			got[f.Path] = f.Count
+		}
+		// A full page from a cursor lists and counts only its own files.
+		if req.Cursor != "" && res.NextCursor != "" && (res.MoreFiles != 0 || (req.Output == OutputCount && res.TotalIncomplete != TotalPageOnly)) {
+			t.Errorf("%s page from a cursor: more_files %d, total_incomplete %q", req.Output, res.MoreFiles, res.TotalIncomplete)
+		}
+		if res.NextCursor == "" {
+			return got
+		}
+		req.Cursor = res.NextCursor
+	}
+	t.Fatal("pages do not end")
+	return nil
 }

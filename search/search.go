@@ -132,9 +132,18 @@ type Result struct {
 	// Total (count mode) is the number of matching lines of every file
 	// the search read, those past the limit included; TotalIncomplete
 	// says why that is not every file's, when it is not: the walk or the
-	// timeout stopped the scan, or it started at a cursor.
+	// timeout stopped the scan, or it started at a cursor (and a full page
+	// from a cursor counts its own files only).
 	Total           int    `json:"total,omitempty"`
 	TotalIncomplete string `json:"total_incomplete,omitempty"`
+	// MoreFiles and MoreLines (count mode; files mode MoreFiles only, and
+	// TotalIncomplete then says only why MoreFiles is not every file's)
+	// aggregate the files with matches after the listed ones (the limit or
+	// the byte cap ended the list) and their matching lines, so that one
+	// answer covers the whole tree; exact unless TotalIncomplete is
+	// timeout or walk_limit.
+	MoreFiles       int    `json:"more_files,omitempty"`
+	MoreLines       int    `json:"more_lines,omitempty"`
 	Returned        int    `json:"returned"`                   // matching lines, or files in the files and count modes
 	Truncated       bool   `json:"truncated"`                  // false: complete (in count mode: every count is exact and final)
 	TruncatedReason string `json:"truncated_reason,omitempty"` // limit, bytes, timeout, walk_limit, depth
@@ -267,6 +276,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		})
 
 	col := newCollector(q.w.Alias(), q.rootPath, req, lim)
+	col.fromCursor = q.cursor != nil
 	col.drain(p.results, tokens, func() { stop.Store(true); cancel() })
 	<-p.done // every goroutine of this call has ended
 	if walkErr != nil {
@@ -396,13 +406,15 @@ func (q *query) answer(ctx context.Context, req Request, lim sfs.Limits, col *co
 	res := col.res
 	limited := col.reason == sfs.TruncatedLimit || col.reason == TruncatedBytes
 	timedOut := !limited && ctx.Err() != nil
-	if req.Output == OutputCount {
+	if req.Output == OutputCount || res.MoreFiles > 0 {
 		switch {
-		case col.partial || ctx.Err() != nil: // in count mode only the timeout (or the client) cancels
+		case limited && !col.paged: // a page from a cursor, ended at its limit
+			res.TotalIncomplete = TotalPageOnly
+		case col.partial || ctx.Err() != nil: // past its page, only the timeout (or the client) cancels
 			res.TotalIncomplete = sfs.TruncatedTimeout
 		case walkRes.Truncated:
 			res.TotalIncomplete = walkRes.TruncatedReason
-		case q.cursor != nil:
+		case q.cursor != nil && req.Output == OutputCount:
 			res.TotalIncomplete = TotalFromCursor
 		}
 	}
@@ -456,6 +468,10 @@ func (req Request) after() int {
 // not every file's: the files before it are not counted.
 const TotalFromCursor = "counted from the cursor on"
 
+// TotalPageOnly is why the total of a full page from a cursor is not every
+// file's: such a page counts its own files only.
+const TotalPageOnly = "this page only"
+
 // collector builds the answer from file results taken in walk order.
 type collector struct {
 	req      Request
@@ -466,10 +482,15 @@ type collector struct {
 	done     bool       // nothing more is taken
 	reason   string     // why done: limit, bytes or "" (a partial file: timeout)
 	last     sfs.Cursor // the position after the last result taken
-	// paged (count mode): the page is full, but files are still read,
-	// counted in the total only, so that it is every file's.
+	// paged (count and files modes): the page is full, but files are
+	// still read, aggregated, so that the answer covers every file.
 	paged bool
-	// partial (count mode): a file's count was cut (timeout).
+	// fromCursor: the search continues an earlier answer, whose first
+	// page aggregated the files past it: this page ends at its own end,
+	// so that paging through a tree reads it once, not once per page.
+	fromCursor bool
+	// partial (count mode, or files mode once paged): a file's search was
+	// cut (timeout).
 	partial bool
 }
 
@@ -492,6 +513,10 @@ func newCollector(alias, rootPath string, req Request, lim sfs.Limits) *collecto
 	return &collector{req: req, res: res, capBytes: capBytes}
 }
 
+// fileLineBytes is what a file of the files and count modes adds to the
+// answer besides its path: a separator, its count and a line ending.
+const fileLineBytes = 8
+
 // full reports whether one more result would exceed the limit or the
 // byte cap; it sets the reason.
 func (c *collector) full() bool {
@@ -513,25 +538,37 @@ func (c *collector) take(r fileResult) {
 			c.done, c.partial = true, true // a partial count is not a count: resume at this file
 			return
 		}
+		if r.count == 0 {
+			break
+		}
+		if !c.paged && c.full() {
+			if c.fromCursor {
+				return // a later page lists only: the first aggregated the rest
+			}
+			// The page ends here (reason and last stay its own), the
+			// scan does not: the rest is aggregated and the total
+			// counts on.
+			c.done, c.paged = false, true
+		}
+		c.res.Total += r.count
 		if c.paged {
-			c.res.Total += r.count
+			c.res.MoreFiles++
+			c.res.MoreLines += r.count
 			return
 		}
-		if r.count > 0 {
-			if c.full() {
-				// The page ends here (reason and last stay its own),
-				// the scan does not: the total counts on.
-				c.done, c.paged = false, true
-				c.res.Total += r.count
-				return
-			}
-			c.res.Files = append(c.res.Files, FileHit{Path: r.path, Count: r.count, Compressed: r.compressed})
-			c.res.Total += r.count
-			c.returned++
-		}
+		c.res.Files = append(c.res.Files, FileHit{Path: r.path, Count: r.count, Compressed: r.compressed})
+		c.bytes += len(r.path) + fileLineBytes
+		c.returned++
 	case c.req.Output == OutputFiles:
 		if len(r.matches) > 0 {
-			if c.full() {
+			if !c.paged && c.full() {
+				if c.fromCursor {
+					return
+				}
+				c.done, c.paged = false, true // as in count mode: the rest is aggregated
+			}
+			if c.paged {
+				c.res.MoreFiles++
 				return
 			}
 			hit := FileHit{Path: r.path, Compressed: r.compressed}
@@ -539,9 +576,10 @@ func (c *collector) take(r fileResult) {
 				hit.Count = r.count
 			}
 			c.res.Files = append(c.res.Files, hit)
+			c.bytes += len(r.path) + fileLineBytes
 			c.returned++
 		} else if r.partial {
-			c.done = true
+			c.done, c.partial = true, c.paged
 			return
 		}
 	case c.res.Blocks != nil:
@@ -558,8 +596,8 @@ func (c *collector) take(r fileResult) {
 			c.last = sfs.Cursor{Path: r.path, Line: m.line}
 		}
 	}
-	if c.done {
-		return
+	if c.done || c.paged {
+		return // past the page the position stays the page's end
 	}
 	if r.partial {
 		// Stopped from outside (timeout) inside this file: what it found

@@ -62,7 +62,8 @@ type searcher struct {
 	// counted to the end only when needLines is set.
 	lines     int
 	needLines bool
-	// countOnly: matches are reported without their text (count mode).
+	// countOnly: matches are reported without their text (count mode);
+	// without needLines, without their line numbers either (see search).
 	countOnly bool
 	// sec is the section of the current file that is read, reused from
 	// file to file (set by Engine.searchFile).
@@ -95,6 +96,9 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 	inLong := false   // buf[0] continues a line that began in an earlier window
 	reported := false // the long line was already reported
 	outcome := outcomeSearched
+	// A count needs neither texts nor line numbers: the newlines before a
+	// match and after the last are not counted (a pass over every byte).
+	noLines := s.countOnly && !s.needLines
 	for {
 		if stopped() {
 			return outcome, errStopped
@@ -183,13 +187,13 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 		}
 		var counted int // newlines before counted are in lineNo
 		var ok bool
-		lineNo, counted, ok = s.matchLines(m, chunk, pos, cut, lineNo, emit)
+		lineNo, counted, ok = s.matchLines(m, chunk, pos, cut, lineNo, noLines, emit)
 		if !ok {
 			return outcome, errStopped
 		}
 		// The last buffer's remaining lines need counting only for lines
 		// (a range numbering the next one); no match follows them.
-		if counted < cut && (!eof || s.needLines) {
+		if counted < cut && (!eof || s.needLines) && !noLines {
 			lineNo += bytes.Count(chunk[counted:cut], []byte{'\n'})
 		}
 		if eof {
@@ -222,20 +226,28 @@ func (s *searcher) yield() {
 // matchLines reports the matching lines of chunk[pos:cut], whole lines
 // the first of which is numbered lineNo. It returns the number of the
 // line at counted (the newlines before counted are numbered; those after
-// are not looked at) and false when emit stopped the search.
-func (s *searcher) matchLines(m matcher, chunk []byte, pos, cut, lineNo int, emit func(lineMatch) bool) (int, int, bool) {
+// are not looked at) and false when emit stopped the search. With
+// noLines the lines are neither numbered nor cut out: counted stays pos.
+func (s *searcher) matchLines(m matcher, chunk []byte, pos, cut, lineNo int, noLines bool, emit func(lineMatch) bool) (int, int, bool) {
 	counted := pos
 	for pos < cut {
 		i := m.index(chunk[:cut], pos)
 		if i < 0 {
 			break
 		}
-		lineNo += bytes.Count(chunk[counted:i], []byte{'\n'})
-		ls := bytes.LastIndexByte(chunk[pos:i], '\n') + 1 + pos
 		le := cut
 		if j := bytes.IndexByte(chunk[i:cut], '\n'); j >= 0 {
 			le = i + j
 		}
+		if noLines {
+			if !emit(lineMatch{line: lineNo}) {
+				return lineNo, counted, false
+			}
+			pos = le + 1
+			continue
+		}
+		lineNo += bytes.Count(chunk[counted:i], []byte{'\n'})
+		ls := bytes.LastIndexByte(chunk[pos:i], '\n') + 1 + pos
 		if !emit(s.makeLine(lineNo, chunk[ls:le])) {
 			return lineNo, counted, false
 		}
