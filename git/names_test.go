@@ -18,6 +18,7 @@ import (
 
 	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/gittest"
 )
 
 // nameGen draws the names git's checks are about: .git and the dotfiles
@@ -235,11 +236,11 @@ func r0(t *testing.T, f *sfs.FS) *Repo {
 // checkout-index): both refuse it, or both write the same files.
 func checkoutAgrees(t *testing.T, desc string, r *Repo, repo, p string, mode filemode.FileMode) {
 	t.Helper()
-	o := &gitNameOracle{t: t, dir: filepath.Join(repo, ".git")}
-	trees := o.tree(p, mode, "# plumbing\n")
-	commit := o.must("", "commit-tree", trees[0], "-m", "plumbing")
+	o := &gitNameOracle{gittest.Oracle{T: t, Dir: filepath.Join(repo, ".git")}}
+	trees := o.Tree(p, mode, "# plumbing\n")
+	commit := o.Must("", "commit-tree", trees[0], "-m", "plumbing")
 	idx := filepath.Join(t.TempDir(), "index")
-	_, gitOK := o.run("", []string{"GIT_INDEX_FILE=" + idx}, "read-tree", trees[0])
+	_, gitOK := o.Run("", []string{"GIT_INDEX_FILE=" + idx}, "read-tree", trees[0])
 	dir := filepath.Join(t.TempDir(), "co")
 	os.Mkdir(dir, 0o755)
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
@@ -261,7 +262,7 @@ func checkoutAgrees(t *testing.T, desc string, r *Repo, repo, p string, mode fil
 	}
 	gitDir := filepath.Join(t.TempDir(), "git")
 	os.Mkdir(gitDir, 0o755)
-	if out, ok := o.run("", []string{"GIT_INDEX_FILE=" + idx}, "--work-tree="+gitDir, "checkout-index", "-a"); !ok {
+	if out, ok := o.Run("", []string{"GIT_INDEX_FILE=" + idx}, "--work-tree="+gitDir, "checkout-index", "-a"); !ok {
 		t.Fatalf("%s: git checkout-index: %s", desc, out)
 	}
 	if want, got := listTree(t, gitDir), listTree(t, dir); want != got {
@@ -318,48 +319,4 @@ func listTree(t *testing.T, root string) string {
 
 // gitNameOracle is the system git over a repository's objects, as package
 // pathrule's tests ask it (their oracle; checkoutAgrees needs only these).
-type gitNameOracle struct {
-	t   *testing.T
-	dir string // a bare repository holding the objects
-}
-
-// run runs git in the oracle's repository with stdin and extra
-// environment, returning its output and whether it succeeded.
-func (o *gitNameOracle) run(stdin string, env []string, args ...string) (string, bool) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = o.dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + o.dir, "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C",
-		"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@example.invalid", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@example.invalid"}, env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
-	return string(out), err == nil
-}
-
-func (o *gitNameOracle) must(stdin string, args ...string) string {
-	o.t.Helper()
-	out, ok := o.run(stdin, nil, args...)
-	if !ok {
-		o.t.Fatalf("git %q: %s", args, out)
-	}
-	return strings.TrimSpace(out)
-}
-
-// tree writes the trees that hold p (slash-separated) as a leaf of mode
-// mode with content, and returns their ids, the root's first, then the
-// leaf's.
-func (o *gitNameOracle) tree(p string, mode filemode.FileMode, content string) []string {
-	o.t.Helper()
-	id := o.must(content, "hash-object", "-w", "--stdin")
-	kind := "blob"
-	if mode == filemode.Submodule {
-		kind = "commit"
-	}
-	comps := strings.Split(p, "/")
-	ids := []string{id}
-	for i := len(comps) - 1; i >= 0; i-- {
-		id = o.must(fmt.Sprintf("%06o %s %s\t%s\x00", uint32(mode), kind, id, comps[i]), "mktree", "-z", "--missing")
-		ids = append([]string{id}, ids...)
-		mode, kind = filemode.Dir, "tree"
-	}
-	return ids
-}
+type gitNameOracle struct{ gittest.Oracle }

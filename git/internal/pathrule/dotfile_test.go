@@ -118,12 +118,12 @@ func TestDotfileContentMatchesGitFsck(t *testing.T) {
 		os.WriteFile(f, []byte(s.content), 0o644)
 		files = append(files, f)
 	}
-	blobs := strings.Fields(o.must("", append([]string{"hash-object", "-w", "--"}, files...)...))
+	blobs := strings.Fields(o.Must("", append([]string{"hash-object", "-w", "--"}, files...)...))
 	var batch strings.Builder
 	for i, s := range samples {
 		fmt.Fprintf(&batch, "100644 blob %s\t%s\x00\x00", blobs[i], s.name)
 	}
-	o.must(batch.String(), "mktree", "-z", "--batch")
+	o.Must(batch.String(), "mktree", "-z", "--batch")
 	flagged := o.fsck()
 	bad := 0
 	for i, s := range samples {

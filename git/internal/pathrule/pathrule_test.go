@@ -10,15 +10,14 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/serverfs/serverfs/git/internal/gittest"
 )
 
 // gitNameOracle asks system git about tree paths: what git fsck --strict
 // says of the trees holding them, and whether git's index (verify_path,
 // as git checkout and clone use it) takes them.
-type gitNameOracle struct {
-	t   *testing.T
-	dir string // a bare repository holding the objects
-}
+type gitNameOracle struct{ gittest.Oracle }
 
 func newGitNameOracle(t *testing.T) *gitNameOracle {
 	t.Helper()
@@ -29,48 +28,7 @@ func newGitNameOracle(t *testing.T) *gitNameOracle {
 	if out, err := gitOut(filepath.Dir(dir), "init", "-q", "--bare", dir); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
-	return &gitNameOracle{t: t, dir: dir}
-}
-
-// run runs git in the oracle's repository with stdin and extra
-// environment, returning its output and whether it succeeded.
-func (o *gitNameOracle) run(stdin string, env []string, args ...string) (string, bool) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = o.dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + o.dir, "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C",
-		"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@example.invalid", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@example.invalid"}, env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
-	return string(out), err == nil
-}
-
-func (o *gitNameOracle) must(stdin string, args ...string) string {
-	o.t.Helper()
-	out, ok := o.run(stdin, nil, args...)
-	if !ok {
-		o.t.Fatalf("git %q: %s", args, out)
-	}
-	return strings.TrimSpace(out)
-}
-
-// tree writes the trees that hold p (slash-separated) as a leaf of mode
-// mode with content, and returns their ids, the root's first, then the
-// leaf's.
-func (o *gitNameOracle) tree(p string, mode filemode.FileMode, content string) []string {
-	o.t.Helper()
-	id := o.must(content, "hash-object", "-w", "--stdin")
-	kind := "blob"
-	if mode == filemode.Submodule {
-		kind = "commit"
-	}
-	comps := strings.Split(p, "/")
-	ids := []string{id}
-	for i := len(comps) - 1; i >= 0; i-- {
-		id = o.must(fmt.Sprintf("%06o %s %s\t%s\x00", uint32(mode), kind, id, comps[i]), "mktree", "-z", "--missing")
-		ids = append([]string{id}, ids...)
-		mode, kind = filemode.Dir, "tree"
-	}
-	return ids
+	return &gitNameOracle{gittest.Oracle{T: t, Dir: dir}}
 }
 
 var fsckMessage = regexp.MustCompile(`(?m)^(?:error|warning) in (?:tree|blob|commit) ([0-9a-f]{40}): (\w+):`)
@@ -78,7 +36,7 @@ var fsckMessage = regexp.MustCompile(`(?m)^(?:error|warning) in (?:tree|blob|com
 // fsck runs git fsck --strict over every object and returns, per object,
 // the message ids it reports.
 func (o *gitNameOracle) fsck() map[string][]string {
-	out, _ := o.run("", nil, "fsck", "--strict", "--no-dangling", "--no-progress")
+	out, _ := o.Run("", nil, "fsck", "--strict", "--no-dangling", "--no-progress")
 	ids := map[string][]string{}
 	for _, m := range fsckMessage.FindAllStringSubmatch(out, -1) {
 		ids[m[1]] = append(ids[m[1]], m[2])
@@ -89,12 +47,12 @@ func (o *gitNameOracle) fsck() map[string][]string {
 // readTree reports whether git read-tree takes the tree into an index
 // (every path through verify_path), with extra configuration.
 func (o *gitNameOracle) readTree(tree string, config ...string) (string, bool) {
-	idx := filepath.Join(o.t.TempDir(), "index")
+	idx := filepath.Join(o.T.TempDir(), "index")
 	args := []string{}
 	for _, c := range config {
 		args = append(args, "-c", c)
 	}
-	return o.run("", []string{"GIT_INDEX_FILE=" + idx}, append(args, "read-tree", tree)...)
+	return o.Run("", []string{"GIT_INDEX_FILE=" + idx}, append(args, "read-tree", tree)...)
 }
 
 // TestGitPathRules: the name rules commits and checkouts apply, on the
@@ -174,13 +132,13 @@ func TestGitPathRules(t *testing.T) {
 			// A commit the repository holds (else fsck says
 			// gitmodulesMissing of a .gitmodules gitlink).
 			content = fmt.Sprintf("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor a <a@b> 0 +0000\ncommitter a <a@b> 0 +0000\n\n%d\n", i)
-			o.must("", "hash-object", "-w", "-t", "tree", "/dev/null")
-			id := o.must(content, "hash-object", "-w", "-t", "commit", "--stdin")
-			tree := o.must(fmt.Sprintf("160000 commit %s\t%s\x00", id, c.path), "mktree", "-z", "--missing")
+			o.Must("", "hash-object", "-w", "-t", "tree", "/dev/null")
+			id := o.Must(content, "hash-object", "-w", "-t", "commit", "--stdin")
+			tree := o.Must(fmt.Sprintf("160000 commit %s\t%s\x00", id, c.path), "mktree", "-z", "--missing")
 			built[i] = made{[]string{tree, id}}
 			continue
 		}
-		built[i] = made{o.tree(c.path, c.mode, content)}
+		built[i] = made{o.Tree(c.path, c.mode, content)}
 	}
 	flagged := o.fsck()
 	for i, c := range cases {
