@@ -114,16 +114,10 @@ func (c *Control) ReadDir(name string, max int) (ents []ControlEntry, more bool,
 // compares these).
 func (e *WalkEntry) Lstat() (StatData, error) {
 	var st unix.Stat_t
-	for {
-		err := unix.Fstatat(e.dir.fd, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return StatData{}, errnoError(e.w.alias, relOf(e.Path), err)
-		}
-		return statData(&st), nil
+	if err := lstatAt(e.dir.fd, e.Name, &st); err != nil {
+		return StatData{}, errnoError(e.w.alias, relOf(e.Path), err)
 	}
+	return statData(&st), nil
 }
 
 // Readlink returns the target of a symlink entry. Engines hash it (git
@@ -164,10 +158,7 @@ type WFile struct {
 func (f *WFile) Write(p []byte) (int, error) {
 	n := 0
 	for n < len(p) {
-		m, err := unix.Write(f.fd, p[n:])
-		if err == unix.EINTR {
-			continue
-		}
+		m, err := retry(func() (int, error) { return unix.Write(f.fd, p[n:]) })
 		if err != nil {
 			return n, err
 		}
@@ -227,13 +218,7 @@ func (c *Control) create(name string, flags int, perm uint32) (*WFile, error) {
 }
 
 func openatMode(dir int, name string, flags int, perm uint32) (int, error) {
-	for {
-		fd, err := unix.Openat(dir, name, flags, perm)
-		if err == unix.EINTR {
-			continue
-		}
-		return fd, err
-	}
+	return retry(func() (int, error) { return unix.Openat(dir, name, flags, perm) })
 }
 
 // CreateExclusive creates name, which must not exist (PATH_EXISTS
@@ -358,16 +343,10 @@ func (f *File) Fstat() (StatData, error) {
 // Lstat describes the referenced entry without following it.
 func (r *FileRef) Lstat() (StatData, error) {
 	var st unix.Stat_t
-	for {
-		err := unix.Fstatat(r.dir.fd, r.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return StatData{}, errnoError(r.w.alias, relOf(r.Path), err)
-		}
-		return statData(&st), nil
+	if err := lstatAt(r.dir.fd, r.Name, &st); err != nil {
+		return StatData{}, errnoError(r.w.alias, relOf(r.Path), err)
 	}
+	return statData(&st), nil
 }
 
 // Readlink returns the target of a referenced symlink (for hashing; never

@@ -24,10 +24,7 @@ func readDirents(fd int, max int) (ents []dirent, more bool, err error) {
 	defer direntBufs.Put(bp)
 	buf := *bp
 	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
+		n, err := retry(func() (int, error) { return unix.Getdents(fd, buf) })
 		if err != nil {
 			return ents, false, err
 		}

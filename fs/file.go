@@ -27,29 +27,21 @@ func (f *File) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	for {
-		n, err := unix.Read(f.fd, p)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return 0, err
-		}
-		if n == 0 {
-			return 0, io.EOF
-		}
-		return n, nil
+	n, err := retry(func() (int, error) { return unix.Read(f.fd, p) })
+	if err != nil {
+		return 0, err
 	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // ReadAt reads len(p) bytes at offset off (pread), like io.ReaderAt.
 func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	n := 0
 	for n < len(p) {
-		m, err := unix.Pread(f.fd, p[n:], off+int64(n))
-		if err == unix.EINTR {
-			continue
-		}
+		m, err := retry(func() (int, error) { return unix.Pread(f.fd, p[n:], off+int64(n)) })
 		if err != nil {
 			return n, err
 		}

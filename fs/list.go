@@ -89,15 +89,8 @@ func (f *FS) List(alias, raw string, offset, limit int) (*Listing, error) {
 func (w *Workdir) entryAt(dirfd int, dir relPath, name string) Entry {
 	e := Entry{Name: name, Path: dir.join(name).String(), Type: TypeOther}
 	var st unix.Stat_t
-	for {
-		err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return e
-		}
-		break
+	if err := lstatAt(dirfd, name, &st); err != nil {
+		return e
 	}
 	e.Type = typeOfMode(st.Mode)
 	e.ModifiedAt = modTime(&st)

@@ -142,24 +142,13 @@ func openWalk(root int, comps []string, flags int) (int, error) {
 }
 
 func openatRetry(dir int, name string, flags int) (int, error) {
-	for {
-		fd, err := unix.Openat(dir, name, flags, 0)
-		if err == unix.EINTR {
-			continue
-		}
-		return fd, err
-	}
+	return retry(func() (int, error) { return unix.Openat(dir, name, flags, 0) })
 }
 
 func fstat(fd int) (unix.Stat_t, error) {
 	var st unix.Stat_t
-	for {
-		err := unix.Fstat(fd, &st)
-		if err == unix.EINTR {
-			continue
-		}
-		return st, err
-	}
+	err := retryErr(func() error { return unix.Fstat(fd, &st) })
+	return st, err
 }
 
 // errnoError maps a resolution errno to an *Error for wd:rp.

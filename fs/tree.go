@@ -120,7 +120,7 @@ func (f *FS) Tree(ctx context.Context, alias, raw string, opts TreeOptions) (*Tr
 		te := TreeEntry{Path: rel, Name: e.Name, Type: e.Type, Depth: e.Depth, Listed: isDir && e.Depth < opts.Depth}
 		if e.Type == TypeFile || opts.Times {
 			var st unix.Stat_t
-			if err := fstatatRetry(e.dir.fd, e.Name, &st); err == nil {
+			if err := lstatAt(e.dir.fd, e.Name, &st); err == nil {
 				te.Type = typeOfMode(st.Mode)
 				if te.Type == TypeFile {
 					te.Size = st.Size
@@ -144,15 +144,4 @@ func (f *FS) Tree(ctx context.Context, alias, raw string, opts TreeOptions) (*Tr
 		t.Truncated = wr.TruncatedReason
 	}
 	return t, nil
-}
-
-// fstatatRetry is fstatat(AT_SYMLINK_NOFOLLOW) of name in dirfd, retried
-// on EINTR.
-func fstatatRetry(dirfd int, name string, st *unix.Stat_t) error {
-	for {
-		err := unix.Fstatat(dirfd, name, st, unix.AT_SYMLINK_NOFOLLOW)
-		if err != unix.EINTR {
-			return err
-		}
-	}
 }

@@ -153,13 +153,7 @@ func (w *Workdir) writeTarget(raw string) (*target, error) {
 // lstat describes the target without following it; exists is false when
 // there is nothing by that name.
 func (t *target) lstat() (st unix.Stat_t, exists bool, err error) {
-	for {
-		err = unix.Fstatat(t.parent, t.name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if err == unix.EINTR {
-			continue
-		}
-		break
-	}
+	err = lstatAt(t.parent, t.name, &st)
 	switch {
 	case err == nil:
 		return st, true, nil
@@ -251,10 +245,7 @@ func (t *target) writeTemp(content []byte, perm uint32, chown bool, uid, gid uin
 		return "", writeErrno(t, err)
 	}
 	for b := content; len(b) > 0; {
-		n, err := unix.Write(fd, b)
-		if err == unix.EINTR {
-			continue
-		}
+		n, err := retry(func() (int, error) { return unix.Write(fd, b) })
 		if err != nil {
 			return fail(err)
 		}
@@ -282,13 +273,7 @@ func (t *target) writeTemp(content []byte, perm uint32, chown bool, uid, gid uin
 
 // syncDir makes the directory's entries durable (a rename or create in it).
 func syncDir(fd int) error {
-	for {
-		err := unix.Fsync(fd)
-		if err == unix.EINTR {
-			continue
-		}
-		return err
-	}
+	return retryErr(func() error { return unix.Fsync(fd) })
 }
 
 // writeErrno maps an errno of a write system call.
