@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,24 +12,8 @@ import (
 
 	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/mcp/transport"
+	"github.com/serverfs/serverfs/mcp/transport/transporttest"
 )
-
-// testToken is what "head -c 32 /dev/urandom | base64" gives: 44
-// characters of base64.
-const testToken = "q3Vb1XJ0mJ5tZs0nH6tT9Yc2kQeR8uWvA4sD7fG1hJk="
-
-// writeToken writes a token file with mode perm and returns its path.
-func writeToken(t *testing.T, content string, perm os.FileMode) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "mcp_token")
-	if err := os.WriteFile(p, []byte(content), perm); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(p, perm); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // headerRT adds static headers to every request, as the tunnel client's
 // MCP_EXTRA_HEADERS does.
@@ -67,11 +49,11 @@ func TestClientToken(t *testing.T) {
 	e := newEnv(t)
 	// Debug: whatever the server logs at any level must not hold the token.
 	e.deps.Log = &Logger{Logger: slog.New(slog.NewJSONHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))}
-	url := e.serveHTTPEnv(t, []string{"SERVERFS_AUTH_TOKEN_FILE=" + writeToken(t, testToken+"\n", 0o600)})
+	url := e.serveHTTPEnv(t, []string{"SERVERFS_AUTH_TOKEN_FILE=" + transporttest.WriteToken(t, transporttest.Token+"\n", 0o600)})
 
 	// The tunnel-style header passes: a real go-sdk client whose transport
 	// adds it to every request (initialize, the GET stream, calls, DELETE).
-	tunnel := &http.Client{Transport: headerRT{http.DefaultTransport, map[string]string{transport.AuthHeader: testToken}}}
+	tunnel := &http.Client{Transport: headerRT{http.DefaultTransport, map[string]string{transport.AuthHeader: transporttest.Token}}}
 	c := sdk.NewClient(&sdk.Implementation{Name: "tunnel-like", Version: "0"}, nil)
 	cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: tunnel, MaxRetries: -1}, nil)
 	if err != nil {
@@ -91,12 +73,12 @@ func TestClientToken(t *testing.T) {
 		headers map[string]string
 	}{
 		{"no token", nil},
-		{"wrong token", map[string]string{transport.AuthHeader: strings.Replace(testToken, "q", "Q", 1)}},
-		{"token with a suffix", map[string]string{transport.AuthHeader: testToken + "x"}},
-		{"token prefix", map[string]string{transport.AuthHeader: testToken[:len(testToken)-1]}},
-		{"token in Authorization", map[string]string{"Authorization": "Bearer " + testToken}},
-		{"token in another header", map[string]string{"X-Token": testToken}},
-		{"token with its newline", map[string]string{transport.AuthHeader: testToken + "\n"}},
+		{"wrong token", map[string]string{transport.AuthHeader: strings.Replace(transporttest.Token, "q", "Q", 1)}},
+		{"token with a suffix", map[string]string{transport.AuthHeader: transporttest.Token + "x"}},
+		{"token prefix", map[string]string{transport.AuthHeader: transporttest.Token[:len(transporttest.Token)-1]}},
+		{"token in Authorization", map[string]string{"Authorization": "Bearer " + transporttest.Token}},
+		{"token in another header", map[string]string{"X-Token": transporttest.Token}},
+		{"token with its newline", map[string]string{transport.AuthHeader: transporttest.Token + "\n"}},
 	} {
 		hc := &http.Client{Transport: headerRT{http.DefaultTransport, c.headers}}
 		cl := sdk.NewClient(&sdk.Implementation{Name: "intruder", Version: "0"}, nil)
@@ -112,21 +94,21 @@ func TestClientToken(t *testing.T) {
 		mod  func(*http.Request)
 		want int
 	}{
-		{"tunnel-style header", func(r *http.Request) { r.Header.Set(transport.AuthHeader, testToken) }, http.StatusOK},
-		{"header name in lower case", func(r *http.Request) { r.Header["x-serverfs-token"] = []string{testToken} }, http.StatusOK},
+		{"tunnel-style header", func(r *http.Request) { r.Header.Set(transport.AuthHeader, transporttest.Token) }, http.StatusOK},
+		{"header name in lower case", func(r *http.Request) { r.Header["x-serverfs-token"] = []string{transporttest.Token} }, http.StatusOK},
 		{"no token", nil, http.StatusUnauthorized},
 		{"empty token", func(r *http.Request) { r.Header.Set(transport.AuthHeader, "") }, http.StatusUnauthorized},
-		{"wrong token", func(r *http.Request) { r.Header.Set(transport.AuthHeader, "x"+testToken[1:]) }, http.StatusUnauthorized},
-		{"Authorization: Bearer", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+testToken) }, http.StatusUnauthorized},
-		{"token as a query parameter", func(r *http.Request) { r.URL.RawQuery = "token=" + testToken }, http.StatusUnauthorized},
+		{"wrong token", func(r *http.Request) { r.Header.Set(transport.AuthHeader, "x"+transporttest.Token[1:]) }, http.StatusUnauthorized},
+		{"Authorization: Bearer", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+transporttest.Token) }, http.StatusUnauthorized},
+		{"token as a query parameter", func(r *http.Request) { r.URL.RawQuery = "token=" + transporttest.Token }, http.StatusUnauthorized},
 		{"two token headers, one right", func(r *http.Request) {
-			r.Header.Add(transport.AuthHeader, testToken)
+			r.Header.Add(transport.AuthHeader, transporttest.Token)
 			r.Header.Add(transport.AuthHeader, "wrong")
 		}, http.StatusUnauthorized},
 		{"another path without the token", func(r *http.Request) { r.URL.Path = "/.well-known/oauth-protected-resource" }, http.StatusUnauthorized},
 		{"another path with the token", func(r *http.Request) {
 			r.URL.Path = "/.well-known/oauth-protected-resource"
-			r.Header.Set(transport.AuthHeader, testToken)
+			r.Header.Set(transport.AuthHeader, transporttest.Token)
 		}, http.StatusNotFound},
 	} {
 		code, body := rawPost(t, url, c.mod)
@@ -145,13 +127,13 @@ func TestClientToken(t *testing.T) {
 				t.Errorf("%s: 401 body %q (%v)", c.name, body, err)
 			}
 		}
-		if strings.Contains(body, testToken[:12]) {
+		if strings.Contains(body, transporttest.Token[:12]) {
 			t.Errorf("%s: the answer holds the token", c.name)
 		}
 	}
 
 	log := e.log.String()
-	if strings.Contains(log, testToken[:12]) {
+	if strings.Contains(log, transporttest.Token[:12]) {
 		t.Fatalf("the server log holds the token:\n%s", log)
 	}
 	for _, want := range []string{`"reason":"no client token"`, `"reason":"wrong client token"`, `"reason":"more than one client token"`, `"tool":"list_workdirs"`} {

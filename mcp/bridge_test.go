@@ -219,11 +219,7 @@ func TestBridgeAcceptanceFlow(t *testing.T) {
 func TestBridgeLeaseExcludesWrites(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	e := newRWEnv(t)
-	gitIn(t, e.root, "init", "-q", "-b", "main")
-	gitIn(t, e.root, "config", "user.name", "A")
-	gitIn(t, e.root, "config", "user.email", "a@example.invalid")
-	gitIn(t, e.root, "add", "-A")
-	gitIn(t, e.root, "commit", "-qm", "base")
+	gitInitBase(t, e.root)
 	writeFile(t, filepath.Join(e.root, "README.md"), []byte("changed\n"))
 	// In the workdir: the action's sandbox lets it read nothing else.
 	fifo := filepath.Join(e.root, "gate")

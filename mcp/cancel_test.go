@@ -367,11 +367,7 @@ func TestProgress(t *testing.T) {
 func TestCancelBridgeAction(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	e := newRWEnv(t)
-	gitIn(t, e.root, "init", "-q", "-b", "main")
-	gitIn(t, e.root, "config", "user.name", "A")
-	gitIn(t, e.root, "config", "user.email", "a@example.invalid")
-	gitIn(t, e.root, "add", "-A")
-	gitIn(t, e.root, "commit", "-qm", "base")
+	gitInitBase(t, e.root)
 	// In the workdir: the action's sandbox lets it read nothing else.
 	fifo := filepath.Join(e.root, "gate")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {

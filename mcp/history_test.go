@@ -14,14 +14,7 @@ import (
 // never names a hidden or credential path, and refuses the hostile
 // corpus with codes and no effect.
 func TestRepoHistoryTool(t *testing.T) {
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("XDG_CONFIG_HOME", "")
-	e := newRWEnv(t)
-	gitIn(t, e.root, "init", "-q", "-b", "main")
-	gitIn(t, e.root, "config", "user.name", "Agent Via ServerFS")
-	gitIn(t, e.root, "config", "user.email", "agent@example.invalid")
-	gitIn(t, e.root, "add", "-A")
-	gitIn(t, e.root, "commit", "-qm", "base")
+	e := newRepoEnv(t)
 	writeFile(t, filepath.Join(e.root, "sub", "a.txt"), []byte("alpha\ngamma\n"))
 	writeFile(t, filepath.Join(e.root, "id_rsa"), []byte("PRIVATE "+canaryText+" changed\n"))
 	writeFile(t, filepath.Join(e.root, ".hidden.txt"), []byte("hidden changed\n"))

@@ -12,14 +12,7 @@ import (
 // commit, saying so), show is the header and git's own patch, blame one
 // line per source line with the commits once.
 func TestRepoHistoryText(t *testing.T) {
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("XDG_CONFIG_HOME", "")
-	e := newRWEnv(t)
-	gitIn(t, e.root, "init", "-q", "-b", "main")
-	gitIn(t, e.root, "config", "user.name", "Agent Via ServerFS")
-	gitIn(t, e.root, "config", "user.email", "agent@example.invalid")
-	gitIn(t, e.root, "add", "-A")
-	gitIn(t, e.root, "commit", "-qm", "base")
+	e := newRepoEnv(t)
 	writeFile(t, filepath.Join(e.root, "sub", "a.txt"), []byte("alpha\n\tgamma & <delta> -> ε\n"))
 	writeFile(t, filepath.Join(e.root, "id_rsa"), []byte("PRIVATE "+canaryText+" changed\n"))
 	for i := range 55 {

@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/serverfs/serverfs/mcp/transport"
+	"github.com/serverfs/serverfs/mcp/transport/transporttest"
 )
 
 // The two protocol lanes (transport/lanes.go) over real HTTP.
@@ -307,10 +308,10 @@ func TestToolsListOrder(t *testing.T) {
 // no batches; and its calls are in the call log.
 func TestStatelessLaneChecks(t *testing.T) {
 	e := newEnv(t)
-	url := e.serveHTTPEnv(t, []string{"SERVERFS_AUTH_TOKEN_FILE=" + writeToken(t, testToken+"\n", 0o600)})
+	url := e.serveHTTPEnv(t, []string{"SERVERFS_AUTH_TOKEN_FILE=" + transporttest.WriteToken(t, transporttest.Token+"\n", 0o600)})
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stat_file","arguments":{"workdir":"wd","path":"sub/a.txt"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	hdr := []string{protocolVersionHeader, "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "stat_file", "Mcp-Param-Workdir", "wd"}
-	withToken := append(slices.Clone(hdr), transport.AuthHeader, testToken)
+	withToken := append(slices.Clone(hdr), transport.AuthHeader, transporttest.Token)
 	if status, _, msgs := rpcPost(t, url, call, withToken...); status != http.StatusOK || len(msgs) != 1 || msgs[0].Error != nil || !strings.Contains(string(msgs[0].Result), `"modified_at"`) {
 		t.Fatalf("2026-07-28 stat_file with the token: %d %+v", status, msgs)
 	}

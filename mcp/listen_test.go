@@ -15,6 +15,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/serverfs/serverfs/mcp/transport"
+	"github.com/serverfs/serverfs/mcp/transport/transporttest"
 )
 
 // unixHTTP is an HTTP transport that dials the socket at path whatever the
@@ -67,7 +68,7 @@ func TestUnixSocket(t *testing.T) {
 	cfg, probs := loadHTTPConfig([]string{
 		"SERVERFS_LISTEN=unix:" + sock,
 		fmt.Sprintf("SERVERFS_LISTEN_GROUP=%d", testGroup),
-		"SERVERFS_AUTH_TOKEN_FILE=" + writeToken(t, testToken+"\n", 0o600),
+		"SERVERFS_AUTH_TOKEN_FILE=" + transporttest.WriteToken(t, transporttest.Token+"\n", 0o600),
 	})
 	if len(probs) > 0 {
 		t.Fatal(probs)
@@ -104,7 +105,7 @@ func TestUnixSocket(t *testing.T) {
 
 	// A real MCP client, tunnel-style: the logical URL, the socket dialed,
 	// the token header added.
-	hc := &http.Client{Transport: headerRT{unixHTTP(sock), map[string]string{transport.AuthHeader: testToken}}}
+	hc := &http.Client{Transport: headerRT{unixHTTP(sock), map[string]string{transport.AuthHeader: transporttest.Token}}}
 	c := sdk.NewClient(&sdk.Implementation{Name: "tunnel-like", Version: "0"}, nil)
 	cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: "http://localhost" + transport.Path, HTTPClient: hc, MaxRetries: -1}, nil)
 	if err == nil {
@@ -125,8 +126,8 @@ func TestUnixSocket(t *testing.T) {
 		want    int
 	}{
 		{"no token", "localhost", nil, http.StatusUnauthorized},
-		{"foreign Host", "evil.example", map[string]string{transport.AuthHeader: testToken}, http.StatusForbidden},
-		{"token, allowed Host", "localhost", map[string]string{transport.AuthHeader: testToken}, http.StatusOK},
+		{"foreign Host", "evil.example", map[string]string{transport.AuthHeader: transporttest.Token}, http.StatusForbidden},
+		{"token, allowed Host", "localhost", map[string]string{transport.AuthHeader: transporttest.Token}, http.StatusOK},
 	} {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+c.host+transport.Path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`))
 		req.Header.Set("Content-Type", "application/json")

@@ -32,17 +32,33 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
-// TestRepoTools: the repository flow an agent goes through, over HTTP:
-// actions, status, an edit, diff, commit, clean status — and refusals.
-func TestRepoTools(t *testing.T) {
+// newRepoEnv is newRWEnv's tree made a git repository with one commit
+// ("base"), under a HOME of its own so that no user configuration leaks
+// in.
+func newRepoEnv(t *testing.T) *testEnv {
+	t.Helper()
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", "")
 	e := newRWEnv(t)
-	gitIn(t, e.root, "init", "-q", "-b", "main")
-	gitIn(t, e.root, "config", "user.name", "Agent Via ServerFS")
-	gitIn(t, e.root, "config", "user.email", "agent@example.invalid")
-	gitIn(t, e.root, "add", "-A")
-	gitIn(t, e.root, "commit", "-qm", "base")
+	gitInitBase(t, e.root)
+	return e
+}
+
+// gitInitBase makes dir a repository on branch main whose one commit
+// ("base") holds everything in it, committer "Agent Via ServerFS".
+func gitInitBase(t *testing.T, dir string) {
+	t.Helper()
+	gitIn(t, dir, "init", "-q", "-b", "main")
+	gitIn(t, dir, "config", "user.name", "Agent Via ServerFS")
+	gitIn(t, dir, "config", "user.email", "agent@example.invalid")
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-qm", "base")
+}
+
+// TestRepoTools: the repository flow an agent goes through, over HTTP:
+// actions, status, an edit, diff, commit, clean status — and refusals.
+func TestRepoTools(t *testing.T) {
+	e := newRepoEnv(t)
 	cs := e.client(t, e.serveHTTP(t))
 
 	out := structured[inspectRepoOut](t, e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "actions"}))
@@ -116,14 +132,7 @@ func TestRepoTools(t *testing.T) {
 // same paths in a copy: git fsck --strict is clean, the trees and git
 // status agree.
 func TestCommitFileBecameDirectory(t *testing.T) {
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("XDG_CONFIG_HOME", "")
-	e := newRWEnv(t)
-	gitIn(t, e.root, "init", "-q", "-b", "main")
-	gitIn(t, e.root, "config", "user.name", "Agent Via ServerFS")
-	gitIn(t, e.root, "config", "user.email", "agent@example.invalid")
-	gitIn(t, e.root, "add", "-A")
-	gitIn(t, e.root, "commit", "-qm", "base")
+	e := newRepoEnv(t)
 	if err := os.Remove(filepath.Join(e.root, "marker.txt")); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/serverfs/serverfs/mcp/transport/transporttest"
 )
 
 func TestLoadTokenFile(t *testing.T) {
@@ -21,23 +23,23 @@ func TestLoadTokenFile(t *testing.T) {
 	for _, c := range []struct {
 		name, path, problem, warning string
 	}{
-		{"good, with the newline base64 writes", writeToken(t, testToken+"\n", 0o600), "", ""},
-		{"good, CRLF", writeToken(t, testToken+"\r\n", 0o640), "", ""},
-		{"good, no line ending", writeToken(t, testToken, 0o400), "", ""},
+		{"good, with the newline base64 writes", transporttest.WriteToken(t, transporttest.Token+"\n", 0o600), "", ""},
+		{"good, CRLF", transporttest.WriteToken(t, transporttest.Token+"\r\n", 0o640), "", ""},
+		{"good, no line ending", transporttest.WriteToken(t, transporttest.Token, 0o400), "", ""},
 		{"relative path", "secrets/mcp_token", "absolute path", ""},
 		{"missing", filepath.Join(dir, "nope"), "no such file", ""},
 		{"directory", dir, "not a regular file", ""},
 		{"FIFO (must not block)", fifo, "not a regular file", ""},
-		{"empty", writeToken(t, "", 0o600), "is empty", ""},
-		{"only a newline", writeToken(t, "\n", 0o600), "is empty", ""},
-		{"too short", writeToken(t, short+"\n", 0o600), "32 to 1024 characters", ""},
-		{"too long", writeToken(t, strings.Repeat("a", 1025), 0o600), "32 to 1024 characters", ""},
-		{"larger than 4 KiB", writeToken(t, strings.Repeat("a", 5000), 0o600), "larger than 4096", ""},
-		{"two lines", writeToken(t, testToken+"\n"+testToken+"\n", 0o600), "may hold only", ""},
-		{"inner space", writeToken(t, testToken[:20]+" "+testToken[20:], 0o600), "may hold only", ""},
-		{"comma (splits the tunnel's header list)", writeToken(t, testToken+",x", 0o600), "may hold only", ""},
-		{"world-writable", writeToken(t, testToken, 0o602), "writable by every user", ""},
-		{"world-readable: a warning", writeToken(t, testToken, 0o644), "", "readable by every user"},
+		{"empty", transporttest.WriteToken(t, "", 0o600), "is empty", ""},
+		{"only a newline", transporttest.WriteToken(t, "\n", 0o600), "is empty", ""},
+		{"too short", transporttest.WriteToken(t, short+"\n", 0o600), "32 to 1024 characters", ""},
+		{"too long", transporttest.WriteToken(t, strings.Repeat("a", 1025), 0o600), "32 to 1024 characters", ""},
+		{"larger than 4 KiB", transporttest.WriteToken(t, strings.Repeat("a", 5000), 0o600), "larger than 4096", ""},
+		{"two lines", transporttest.WriteToken(t, transporttest.Token+"\n"+transporttest.Token+"\n", 0o600), "may hold only", ""},
+		{"inner space", transporttest.WriteToken(t, transporttest.Token[:20]+" "+transporttest.Token[20:], 0o600), "may hold only", ""},
+		{"comma (splits the tunnel's header list)", transporttest.WriteToken(t, transporttest.Token+",x", 0o600), "may hold only", ""},
+		{"world-writable", transporttest.WriteToken(t, transporttest.Token, 0o602), "writable by every user", ""},
+		{"world-readable: a warning", transporttest.WriteToken(t, transporttest.Token, 0o644), "", "readable by every user"},
 	} {
 		done := make(chan struct{})
 		var cfg Config
@@ -52,7 +54,7 @@ func TestLoadTokenFile(t *testing.T) {
 			t.Fatalf("%s: loading the token file blocked", c.name)
 		}
 		all := strings.Join(probs, "\n") + strings.Join(cfg.Warnings, "\n")
-		if strings.Contains(all, testToken[:16]) || strings.Contains(all, short) {
+		if strings.Contains(all, transporttest.Token[:16]) || strings.Contains(all, short) {
 			t.Errorf("%s: a message holds the token: %s", c.name, all)
 		}
 		if c.path != "secrets/mcp_token" && strings.Contains(all, c.path) {
@@ -60,7 +62,7 @@ func TestLoadTokenFile(t *testing.T) {
 		}
 		switch {
 		case c.problem == "":
-			if len(probs) > 0 || !cfg.AuthToken.Set() || !cfg.AuthToken.Matches(testToken) {
+			if len(probs) > 0 || !cfg.AuthToken.Set() || !cfg.AuthToken.Matches(transporttest.Token) {
 				t.Errorf("%s: problems %q, token set %v", c.name, probs, cfg.AuthToken.Set())
 			}
 		case len(probs) != 1 || !strings.Contains(probs[0], c.problem) || !strings.HasPrefix(probs[0], "SERVERFS_AUTH_TOKEN_FILE"):
@@ -79,7 +81,7 @@ func TestLoadTokenFile(t *testing.T) {
 // TestTokenNeverPrinted formats a configuration holding a token every way a
 // log line or an error could.
 func TestTokenNeverPrinted(t *testing.T) {
-	cfg, probs := LoadConfig([]string{"SERVERFS_AUTH_TOKEN_FILE=" + writeToken(t, testToken, 0o600)})
+	cfg, probs := LoadConfig([]string{"SERVERFS_AUTH_TOKEN_FILE=" + transporttest.WriteToken(t, transporttest.Token, 0o600)})
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
@@ -91,7 +93,7 @@ func TestTokenNeverPrinted(t *testing.T) {
 	slog.New(slog.NewTextHandler(&out, nil)).Info("x", "cfg", cfg, "tok", cfg.AuthToken)
 	s := out.String()
 	digest := cfg.AuthToken.digest
-	for _, bad := range []string{testToken[:12], fmt.Sprintf("%x", digest[:6]), fmt.Sprint(digest[0], " ", digest[1], " ", digest[2])} {
+	for _, bad := range []string{transporttest.Token[:12], fmt.Sprintf("%x", digest[:6]), fmt.Sprint(digest[0], " ", digest[1], " ", digest[2])} {
 		if strings.Contains(s, bad) {
 			t.Fatalf("printed configuration holds %q:\n%s", bad, s)
 		}
