@@ -42,8 +42,9 @@ type DiffFile struct {
 	Path string `json:"path"`
 	// Change is "added", "modified", "deleted", "type_changed",
 	// "mode_changed", "unchanged", "untracked" (git diff shows nothing
-	// for it), "unmerged" or "too_large" (a side over 8 MiB or 262,144
-	// lines: not read, no patch).
+	// for it), "unmerged", "too_large" (a side over 8 MiB or 262,144
+	// lines: not read, no patch) or "special_file" (a FIFO, socket or
+	// device in the work tree: never opened, no patch).
 	Change string `json:"change"`
 	Binary bool   `json:"binary,omitempty"`
 	// NotUTF8: a side is text (no NUL) that is not valid UTF-8, which
@@ -100,6 +101,9 @@ type side struct {
 	hash   plumbing.Hash
 	data   []byte
 	large  bool
+	// special: a FIFO, socket or device in the work tree, which git
+	// takes for a regular file it cannot read; it is never opened.
+	special bool
 }
 
 // diffDeadline gives a diff its time cap; a test replaces it to end the
@@ -402,7 +406,7 @@ func (r *Repo) worktreeSide(p string, idx side, ie *index.Entry, idxStat sfs.Sta
 		}
 		return side{}, nil // git sees no file here
 	default:
-		return side{}, nil // a special file: git sees no file here
+		return side{exists: true, mode: filemode.Regular, special: true}, nil
 	}
 }
 
@@ -414,7 +418,7 @@ func (r *Repo) loadSides(a, b *side, budget *readBudget) error {
 		return nil
 	}
 	for _, s := range []*side{a, b} {
-		if !s.exists || s.data != nil || s.large {
+		if !s.exists || s.data != nil || s.large || s.special {
 			continue
 		}
 		if s.mode == filemode.Submodule {
@@ -465,6 +469,10 @@ func renderDiff(ctx context.Context, p string, a, b side, room int) (DiffFile, s
 		f.Change = "mode_changed"
 	default:
 		f.Change = "modified"
+	}
+	if a.special || b.special {
+		f.Change = "special_file"
+		return f, "", nil
 	}
 	if (a.large || b.large) && f.Change != "mode_changed" {
 		f.Change = "too_large"

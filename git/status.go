@@ -428,8 +428,16 @@ func (r *Repo) worktreeChange(ctx context.Context, we worktreeEntry, ie *index.E
 		return "", err
 	}
 	switch sd.Type() {
-	case sfs.TypeDirectory, sfs.TypeOther:
+	case sfs.TypeDirectory:
 		return "D", nil
+	case sfs.TypeOther:
+		// git takes a special file (a FIFO, a socket) for a regular file
+		// it cannot hash: modified, or a type change from a symlink or
+		// gitlink; it is never opened (a FIFO would block).
+		if ie.Mode == filemode.Symlink || ie.Mode == filemode.Submodule {
+			return "T", nil
+		}
+		return "M", nil
 	case sfs.TypeSymlink:
 		if ie.Mode != filemode.Symlink {
 			return "T", nil

@@ -14,10 +14,12 @@ import (
 	"io/fs"
 	"math/rand"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -686,6 +688,24 @@ func (w *orcWorld) step() {
 				}
 				w.logf("symlink %q -> file", p)
 			}
+		}},
+		{1, func() { // a file becomes a FIFO, or a new FIFO (git takes it for a file it cannot hash)
+			p, ok := anyOf(files)
+			if !ok || r.Intn(2) == 0 {
+				if p = w.newPath(); !w.parentsOK(p) {
+					return
+				}
+			}
+			if b := path.Base(p); b == ".gitignore" || b == ".gitattributes" || b == ".gitmodules" {
+				return // git reads these and would block on a FIFO
+			}
+			if err := os.RemoveAll(w.abs(p)); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(w.abs(p), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			w.logf("fifo %q", p)
 		}},
 		{1, func() { // a file becomes a directory
 			if p, ok := anyOf(files); ok {

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	sfs "github.com/serverfs/serverfs/fs"
@@ -162,5 +163,47 @@ func TestCommitFileBecameDirectory(t *testing.T) {
 	}
 	if ours, theirs := gitIn(t, e.root, "status", "--porcelain=v2", "-uall"), gitIn(t, copyDir, "status", "--porcelain=v2", "-uall"); ours != theirs {
 		t.Fatalf("git status after our commit:\n%s\nafter git's:\n%s", ours, theirs)
+	}
+}
+
+// TestRepoChangesWithFIFOs: an untracked FIFO and a tracked file replaced
+// by one. inspect_repo's status and changes answer without opening either
+// (a FIFO nobody writes would block the call): the status is git's (the
+// untracked FIFO is not listed, the replaced file is modified), and the
+// patch holds the regular files only, saying why the FIFO has none.
+func TestRepoChangesWithFIFOs(t *testing.T) {
+	e := newRepoEnv(t)
+	if err := os.Remove(filepath.Join(e.root, "marker.txt")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"marker.txt", "pipe"} {
+		if err := syscall.Mkfifo(filepath.Join(e.root, p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(e.root, "new.txt"), []byte("new\n"))
+	want := gitIn(t, e.root, "status", "--porcelain")
+	if want != " M marker.txt\n?? new.txt\n" {
+		t.Fatalf("git status --porcelain:\n%s", want)
+	}
+	cs := e.client(t, e.serveHTTP(t))
+	st := resultText(e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "status"}))
+	if _, rest, _ := strings.Cut(st, "\n"); rest != want {
+		t.Fatalf("status:\n%s\ngit status --porcelain:\n%s", st, want)
+	}
+	res := e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "changes"})
+	ch := resultText(res)
+	if !strings.Contains(ch, "+new\n") || strings.Contains(ch, "a/marker.txt") || !strings.Contains(ch, "no patch: marker.txt (special_file)") {
+		t.Fatalf("changes:\n%s", ch)
+	}
+	out := structured[inspectRepoOut](t, res)
+	if out.Diff == nil || len(out.Diff.Files) != 2 || out.Diff.Files[0] != (git.DiffFile{Path: "marker.txt", Change: "special_file"}) {
+		t.Fatalf("changes' files: %+v", out.Diff)
+	}
+	// Committing it is refused as git add refuses it; nothing changes.
+	head := gitIn(t, e.root, "rev-parse", "HEAD")
+	toolErr(t, e.call(t, cs, "commit_repo_changes", map[string]any{"workdir": "wd", "paths": []string{"marker.txt"}, "message": "m"}), "UNSUPPORTED_FILE_TYPE")
+	if gitIn(t, e.root, "rev-parse", "HEAD") != head {
+		t.Fatal("a refused commit moved HEAD")
 	}
 }

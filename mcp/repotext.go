@@ -87,7 +87,7 @@ func appendDiff(b *strings.Builder, d *git.DiffResult, rest []string, maxBytes i
 		case f.NotUTF8:
 			none = append(none, unidiff.QuotePath(f.Path)+" (not_utf8)")
 		case f.Change == "unchanged" && changes:
-		case f.Change == "untracked", f.Change == "unchanged", f.Change == "unmerged", f.Change == "too_large":
+		case f.Change == "untracked", f.Change == "unchanged", f.Change == "unmerged", f.Change == "too_large", f.Change == "special_file":
 			none = append(none, unidiff.QuotePath(f.Path)+" ("+f.Change+")")
 		}
 	}
