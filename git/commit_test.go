@@ -48,9 +48,10 @@ func gitOut(dir string, args ...string) (string, error) {
 	return string(out), err
 }
 
-// commitStates is how many states TestCommitMatchesGit compares (commits
+// commitStates is how many states TestCommitMatchesGit compares, times
+// SERVERFS_GIT_SCALE (commits
 // made by both, refused by both, or refused by design).
-const commitStates = 320
+const commitStates = 160
 
 // TestCommitMatchesGit: for random repository states, our commit of random
 // paths gives the same tree as `git add -- paths && git commit` on an exact
@@ -106,9 +107,10 @@ func TestCommitMatchesGit(t *testing.T) {
 		`q"uote`, "#hash", "日本.md", ".env", "id_rsa", "k.key", ".dot", `n\.git\x`, `\.git`, "GIT~1", "\u200c.git"}
 	dirs := []string{"", "", "src", "src/deep", "docs", "build", `w\in`, "ünï", ".cache", `d\.GIT.`}
 	subs := []string{"mod", "src/lib"}
+	want := scaled(t, commitStates)
 	states, commits, refusals, designed := 0, 0, 0, 0
 	kinds := map[string]int{}
-	for repo := 0; states < commitStates && repo < 400; repo++ {
+	for repo := 0; states < want && repo < 400*gitScale(); repo++ {
 		if only >= 0 && repo != only {
 			continue
 		}
@@ -181,7 +183,7 @@ func TestCommitMatchesGit(t *testing.T) {
 		}
 		atBase = false
 		r, _ := openRW(t, a)
-		for round := 0; round < 5 && states < commitStates; round++ {
+		for round := 0; round < 5 && states < want; round++ {
 			for range 1 + rng.Intn(4) {
 				switch k := rng.Intn(20); {
 				case k < 9:
@@ -376,7 +378,7 @@ func TestCommitMatchesGit(t *testing.T) {
 			}
 		}
 	}
-	if only < 0 && states < commitStates {
+	if only < 0 && states < want {
 		t.Fatalf("only %d states compared", states)
 	}
 	t.Logf("%d states: %d commits identical to git's, %d refused by both, %d refused by design; generated %v", states, commits, refusals, designed, kinds)

@@ -14,9 +14,10 @@ import (
 	"time"
 )
 
-// diffRepos is how many repositories TestDiffAppliesWithGit makes (two
-// states each: the work-tree diff and the staged diff).
-const diffRepos = 100
+// diffRepos is how many repositories TestDiffAppliesWithGit makes, times
+// SERVERFS_GIT_SCALE (two states each: the work-tree diff and the staged
+// diff).
+const diffRepos = 40
 
 // TestDiffAppliesWithGit: git is the oracle. For random states, our
 // work-tree diff of every changed path, applied with `git apply --cached`
@@ -77,7 +78,7 @@ func TestDiffAppliesWithGit(t *testing.T) {
 	}
 	checked := 0
 	kinds := map[string]int{}
-	for repo := 0; repo < diffRepos; repo++ {
+	for repo, repos := 0, scaled(t, diffRepos); repo < repos; repo++ {
 		dir := filepath.Join(t.TempDir(), "w")
 		os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
 		gitCLI(t, dir, "init", "-q")

@@ -574,7 +574,7 @@ func diffLogs(want, got []LogCommit) string {
 // seeds richSeedBase on.
 const (
 	richSeedBase = 1000
-	richRepos    = 50
+	richRepos    = 25 // times SERVERFS_GIT_SCALE
 	richCommits  = 24
 )
 
@@ -590,7 +590,7 @@ func pick(rich bool, small, big int) int {
 // diffSeeds are the differentials' seeds and each one's commit count.
 func diffSeeds() [][2]int64 {
 	out := [][2]int64{{1, 300}, {2, 300}}
-	for i := range int64(richRepos) {
+	for i := range int64(richRepos * gitScale()) {
 		out = append(out, [2]int64{richSeedBase + i, richCommits})
 	}
 	return out
@@ -1396,7 +1396,7 @@ func TestBlameTrimsCommonTail(t *testing.T) {
 func TestLogCommitGraphMatchesGit(t *testing.T) {
 	orcNeedGit(t)
 	orcSetHome(t)
-	seeds := diffSeeds()[:12]
+	seeds := diffSeeds()[:6] // the two 300-commit histories and four small ones
 	states := []string{"graph", "bloom", "bloom-v2", "stale", "truncated", "flipped", "bad-offset"}
 	for _, sn := range seeds {
 		seed, rich := sn[0], sn[0] >= richSeedBase
