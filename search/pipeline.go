@@ -134,7 +134,8 @@ func startPipeline[J, R any](ctx context.Context, workers, resultsCap int, token
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := newSearcher()
+			s := getSearcher()
+			defer putSearcher(s)
 			for batch := range p.jobs {
 				out := make([]R, 0, len(batch))
 				for _, j := range batch {
