@@ -211,3 +211,43 @@ func BenchmarkRegexWindow(b *testing.B) {
 		})
 	}
 }
+
+func TestLastIndexByte(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		b := make([]byte, r.IntN(3*lastIndexBlock))
+		for range r.IntN(4) {
+			if len(b) > 0 {
+				b[r.IntN(len(b))] = '\n'
+			}
+		}
+		if got, want := lastIndexByte(b, '\n'), bytes.LastIndexByte(b, '\n'); got != want {
+			t.Fatalf("%d bytes: %d, want %d", len(b), got, want)
+		}
+	}
+}
+
+// BenchmarkLastIndexByte: the last line break of a buffer of one long
+// line and of short lines.
+func BenchmarkLastIndexByte(b *testing.B) {
+	long := bytes.Repeat([]byte("x"), bufferSize)
+	long[10] = '\n'
+	short := bytes.Repeat([]byte("0123456789abcdef0123456789abcde\n"), bufferSize/32)
+	for _, c := range []struct {
+		name string
+		buf  []byte
+	}{{"long-line", long}, {"short-lines", short}} {
+		b.Run(c.name+"/bytes", func(b *testing.B) {
+			b.SetBytes(int64(len(c.buf)))
+			for b.Loop() {
+				bytes.LastIndexByte(c.buf, '\n')
+			}
+		})
+		b.Run(c.name+"/blocks", func(b *testing.B) {
+			b.SetBytes(int64(len(c.buf)))
+			for b.Loop() {
+				lastIndexByte(c.buf, '\n')
+			}
+		})
+	}
+}

@@ -568,7 +568,7 @@ func (m regexPre) index(b []byte, from int) int {
 		if i < 0 {
 			return -1
 		}
-		ls := bytes.LastIndexByte(b[pos:i], '\n') + 1 + pos
+		ls := lastIndexByte(b[pos:i], '\n') + 1 + pos
 		le := len(b)
 		if j := bytes.IndexByte(b[i:], '\n'); j >= 0 {
 			le = i + j
