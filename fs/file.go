@@ -15,12 +15,23 @@ import (
 type File struct {
 	fd   int
 	name string // "alias:/rel/path", for messages; never a host path
+	// alias and path, when name is "", make the name when it is asked
+	// for: a search opens thousands of files and names none of them.
+	alias, path string
 }
 
 func newFile(fd int, name string) *File { return &File{fd: fd, name: name} }
 
+// newFileAt is newFile for the file path of the workdir alias.
+func newFileAt(fd int, alias, path string) *File { return &File{fd: fd, alias: alias, path: path} }
+
 // Name returns "alias:/rel/path".
-func (f *File) Name() string { return f.name }
+func (f *File) Name() string {
+	if f.name == "" && f.alias != "" {
+		return f.alias + ":/" + f.path
+	}
+	return f.name
+}
 
 // Read reads up to len(p) bytes; it returns io.EOF at the end of the file.
 func (f *File) Read(p []byte) (int, error) {

@@ -129,7 +129,7 @@ func openEntry(w *Workdir, dirfd int, path, name string) (*File, int64, error) {
 		unix.Close(fd)
 		return nil, 0, err
 	}
-	return newFile(fd, w.alias+":/"+path), st.Size, nil
+	return newFileAt(fd, w.alias, path), st.Size, nil
 }
 
 // WalkResult summarises a walk.
@@ -220,6 +220,7 @@ type walker struct {
 	res        WalkResult
 	stack      []*walkFrame
 	ra         *readAhead
+	ent        WalkEntry // the entry of the current visit
 }
 
 // release ends the read ahead and closes the directories still open.
@@ -312,7 +313,10 @@ func (wk *walker) visitNext(fr *walkFrame) bool {
 	if fr.path != "" {
 		path = fr.path + "/" + d.name
 	}
-	e := &WalkEntry{Path: path, Name: d.name, Type: typ, Depth: fr.depth, w: wk.w, dir: fr.dir}
+	// One entry for every visit (valid only during it): no allocation
+	// per entry.
+	e := &wk.ent
+	*e = WalkEntry{Path: path, Name: d.name, Type: typ, Depth: fr.depth, w: wk.w, dir: fr.dir}
 	act := wk.opts.Visit(e)
 	if act == WalkStop {
 		return false // ad, if any, is dropped by ra.stop

@@ -40,7 +40,8 @@ func searchRanges(f io.ReaderAt, size int64, n int, cm chunkMatcher, maxLen, per
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := newSearcher()
+			s := getSearcher()
+			defer putSearcher(s)
 			s.midFile, s.countOnly, s.needLines = i > 0, countOnly, true
 			rr := &rangeReader{f: f, pos: bounds[i], end: bounds[i+1], size: size}
 			if i > 0 {

@@ -119,7 +119,35 @@ type pipeline[J, R any] struct {
 	batch   []J
 	seq     int           // the batches handed to workers so far
 	done    chan struct{} // closed when every goroutine has ended
+	// freeJobs and freeResults are batches done with, reused: a tree
+	// search hands over a batch of each per 8 files, 1,400 for
+	// GOROOT/src, a sixth of the bytes it allocated.
+	freeJobs    chan []J
+	freeResults chan []R
 }
+
+// newBatch is an empty batch from free, or a new one of capacity n.
+func newBatch[T any](free chan []T, n int) []T {
+	select {
+	case b := <-free:
+		return b
+	default:
+		return make([]T, 0, n)
+	}
+}
+
+// freeBatch clears b (it holds no file or result any more) and keeps it
+// for reuse when free has room.
+func freeBatch[T any](free chan []T, b []T) {
+	clear(b)
+	select {
+	case free <- b[:0]:
+	default:
+	}
+}
+
+// recycle gives back a batch of results the sink is done with.
+func (p *pipeline[J, R]) recycle(rs []R) { freeBatch(p.freeResults, rs) }
 
 // startPipeline starts workers that run work for each job (a result is
 // kept when ok) with a searcher of their own, and walk in a goroutine of
@@ -128,20 +156,23 @@ type pipeline[J, R any] struct {
 func startPipeline[J, R any](ctx context.Context, workers, resultsCap int, tokens chan struct{}, release func(J),
 	work func(s *searcher, j J) (R, bool), walk func(p *pipeline[J, R])) *pipeline[J, R] {
 	p := &pipeline[J, R]{ctx: ctx, jobs: make(chan []J, workers), results: make(chan []R, resultsCap), tokens: tokens,
-		release: release, done: make(chan struct{})}
+		release: release, done: make(chan struct{}),
+		freeJobs: make(chan []J, 2*workers), freeResults: make(chan []R, resultsCap+workers)}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := newSearcher()
+			s := getSearcher()
+			defer putSearcher(s)
 			for batch := range p.jobs {
-				out := make([]R, 0, len(batch))
+				out := newBatch(p.freeResults, batchFiles)
 				for _, j := range batch {
 					if r, ok := work(s, j); ok {
 						out = append(out, r)
 					}
 				}
+				freeBatch(p.freeJobs, batch)
 				p.results <- out
 			}
 		}()
@@ -161,7 +192,7 @@ func startPipeline[J, R any](ctx context.Context, workers, resultsCap int, token
 // add queues a job for the workers; false when the search ended.
 func (p *pipeline[J, R]) add(j J) bool {
 	if p.batch == nil {
-		p.batch = make([]J, 0, batchFiles)
+		p.batch = newBatch(p.freeJobs, batchFiles)
 	}
 	p.batch = append(p.batch, j)
 	return len(p.batch) < batchFiles || p.flush()

@@ -197,7 +197,13 @@ const maxWindow = 64
 // matches one of the windows [i-before, i+after) around an occurrence i
 // of the literal: no need to run it over the whole line, which costs a
 // pattern with a one-byte literal ([0-9]{4}-[0-9]{2}) most of its time.
-type litWindow struct{ before, after int }
+type litWindow struct {
+	before, after int
+	// near are bytes every match pins around the literal, nearest first
+	// (see nearBytesOf); exact: they are the whole pattern.
+	near  []nearByte
+	exact bool
+}
 
 // windowOf returns the window of lit in re when re is a concatenation (or
 // a literal) whose parts other than lit all have a bounded width and no
@@ -241,6 +247,9 @@ func windowOf(re *syntax.Regexp, lit reqLit) *litWindow {
 	}
 	if w.before+w.after > maxWindow {
 		return nil
+	}
+	if !lit.fold {
+		nearBytesOf(w, subs, at, len(lit.s))
 	}
 	return w
 }
@@ -559,7 +568,7 @@ func (m regexPre) index(b []byte, from int) int {
 		if i < 0 {
 			return -1
 		}
-		ls := bytes.LastIndexByte(b[pos:i], '\n') + 1 + pos
+		ls := lastIndexByte(b[pos:i], '\n') + 1 + pos
 		le := len(b)
 		if j := bytes.IndexByte(b[i:], '\n'); j >= 0 {
 			le = i + j
@@ -579,10 +588,13 @@ func (m regexPre) index(b []byte, from int) int {
 }
 
 // indexWindows is index with a litWindow: the regexp runs on the window
-// around each occurrence of the literal, within its line.
+// around each occurrence of the literal, within its line, when the bytes
+// the pattern pins around the literal are there. It returns where the
+// matching window starts (inside the matching line): finding the line's
+// start is left to the caller, so that the scan reads back at most
+// before bytes per candidate, not every byte between candidates.
 func (m regexPre) indexWindows(b []byte, from int) int {
-	lineStart := from // the start of the line holding the last candidate
-	known := from     // lineStart accounts for every line break before known
+	w := m.win
 	for pos, n := from, 0; pos < len(b); n++ {
 		if n%64 == 0 && m.stopped() {
 			return -1
@@ -591,17 +603,16 @@ func (m regexPre) indexWindows(b []byte, from int) int {
 		if i < 0 {
 			return -1
 		}
-		if j := bytes.LastIndexByte(b[known:i], '\n'); j >= 0 {
-			lineStart = known + j + 1
+		lo := max(from, i-w.before)
+		if j := bytes.LastIndexByte(b[lo:i], '\n'); j >= 0 {
+			lo += j + 1
 		}
-		known = i
-		lo := max(lineStart, i-m.win.before)
-		hi := min(len(b), i+m.win.after)
+		hi := min(len(b), i+w.after)
 		if j := bytes.IndexByte(b[i:hi], '\n'); j >= 0 {
 			hi = i + j
 		}
-		if m.re.Match(b[lo:hi]) {
-			return lineStart
+		if w.nearOK(b, i, lo, hi) && (w.exact || m.re.Match(b[lo:hi])) {
+			return lo
 		}
 		pos = i + 1
 	}

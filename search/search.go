@@ -277,7 +277,7 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 
 	col := newCollector(q.w.Alias(), q.rootPath, req, lim)
 	col.fromCursor = q.cursor != nil
-	col.drain(p.results, tokens, func() { stop.Store(true); cancel() })
+	col.drain(p.results, tokens, p.recycle, func() { stop.Store(true); cancel() })
 	<-p.done // every goroutine of this call has ended
 	if walkErr != nil {
 		return nil, walkErr
@@ -371,13 +371,15 @@ func (q *query) workerPlan(req Request, lim sfs.Limits, stopped func() bool) *pl
 }
 
 // drain is the collector's loop: it takes the workers' results in walk
-// order (a batch's seq) and gives back a window token per batch taken;
-// stop ends the search once the answer is complete.
-func (c *collector) drain(results <-chan []fileResult, tokens <-chan struct{}, stop func()) {
+// order (a batch's seq) and gives back a window token per batch taken,
+// and each batch once taken (recycle); stop ends the search once the
+// answer is complete.
+func (c *collector) drain(results <-chan []fileResult, tokens <-chan struct{}, recycle func([]fileResult), stop func()) {
 	pending := map[int][]fileResult{}
 	next := 0
 	for rs := range results {
 		if c.done || len(rs) == 0 {
+			recycle(rs)
 			continue // draining after the limit: every worker is stopping
 		}
 		pending[rs[0].seq] = rs
@@ -396,6 +398,7 @@ func (c *collector) drain(results <-chan []fileResult, tokens <-chan struct{}, s
 					break
 				}
 			}
+			recycle(rs) // take copied what it keeps
 		}
 	}
 }

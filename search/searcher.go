@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -79,6 +80,22 @@ type searcher struct {
 
 func newSearcher() *searcher { return newSearcherSize(bufferSize) }
 
+// searchers are idle searchers of bufferSize, reused from search to
+// search: a search's workers and ranges would otherwise allocate (and
+// clear, and fault in) a 256 KiB buffer each, a megabyte per call on 2
+// CPUs and a third of the garbage a tree search leaves for the collector.
+var searchers = sync.Pool{New: func() any { return newSearcher() }}
+
+// getSearcher takes an idle searcher; putSearcher gives it back once its
+// goroutine is done with it.
+func getSearcher() *searcher { return searchers.Get().(*searcher) }
+
+func putSearcher(s *searcher) {
+	// Only the buffers carry over: no file, reader or setting does.
+	*s = searcher{buf: s.buf, head: s.head[:0], line: s.line[:0], ctxBuf: s.ctxBuf}
+	searchers.Put(s)
+}
+
 func newSearcherSize(n int) *searcher {
 	return &searcher{buf: make([]byte, n), head: make([]byte, 0, MaxLineText+1)}
 }
@@ -137,7 +154,7 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 
 		cut := end // search chunk[start:cut]: whole lines only, unless at EOF
 		if !eof {
-			cut = bytes.LastIndexByte(chunk, '\n') + 1
+			cut = lastIndexByte(chunk, '\n') + 1
 		}
 		if eof && end <= start {
 			s.lines = lineNo - 1
@@ -247,7 +264,7 @@ func (s *searcher) matchLines(m matcher, chunk []byte, pos, cut, lineNo int, noL
 			continue
 		}
 		lineNo += bytes.Count(chunk[counted:i], []byte{'\n'})
-		ls := bytes.LastIndexByte(chunk[pos:i], '\n') + 1 + pos
+		ls := lastIndexByte(chunk[pos:i], '\n') + 1 + pos
 		if !emit(s.makeLine(lineNo, chunk[ls:le])) {
 			return lineNo, counted, false
 		}
@@ -290,6 +307,29 @@ func makeLine(lineNo int, line []byte) lineMatch {
 		line, cut = line[:n], true
 	}
 	return lineMatch{line: lineNo, text: strings.ToValidUTF8(string(line), "\uFFFD"), cut: cut}
+}
+
+// lastIndexBlock is the block lastIndexByte scans backwards by.
+const lastIndexBlock = 4 << 10
+
+// lastIndexByte is bytes.LastIndexByte, fast where no c is near the end:
+// bytes.LastIndexByte reads one byte at a time, ~1 ns each, which a
+// buffer of one long line (a minified JSON, say) pays in full for every
+// buffer; IndexByte, vectorized, skips each block without c.
+func lastIndexByte(b []byte, c byte) int {
+	// Short lines: the last c is in the last few bytes.
+	end := max(0, len(b)-64)
+	if i := bytes.LastIndexByte(b[end:], c); i >= 0 {
+		return end + i
+	}
+	for end > 0 {
+		start := max(0, end-lastIndexBlock)
+		if bytes.IndexByte(b[start:end], c) >= 0 {
+			return start + bytes.LastIndexByte(b[start:end], c)
+		}
+		end = start
+	}
+	return -1
 }
 
 // fill reads into b until it is full, the stream ends, or a read fails.
