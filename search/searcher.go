@@ -45,6 +45,19 @@ type lineMatch struct {
 	line int
 	text string
 	cut  bool
+	// raw, with searcher.rawLines, is the line in the buffer (valid during
+	// emit only) instead of text; terms, when masked, are the terms of a
+	// termMasker matching in it.
+	raw    []byte
+	terms  uint64
+	masked bool
+}
+
+// termMasker is a matcher of several terms that tells, right after index
+// found the first match at or after from, which terms match in
+// b[from:end] (anyChunk: from the positions index found, no new scan).
+type termMasker interface {
+	termsBefore(end int) uint64
 }
 
 // searcher runs a matcher over a stream and reports matching lines, the
@@ -65,6 +78,10 @@ type searcher struct {
 	// countOnly: matches are reported without their text (count mode);
 	// without needLines, without their line numbers either (see search).
 	countOnly bool
+	// rawLines: matching lines that fit the buffer are reported as raw
+	// bytes (lineMatch.raw), with the matcher's terms when it is a
+	// termMasker: a ranked search builds the text of few of them.
+	rawLines bool
 	// sec is the section of the current file that is read, reused from
 	// file to file (set by Engine.searchFile).
 	sec io.SectionReader
@@ -248,7 +265,16 @@ func (s *searcher) matchLines(m matcher, chunk []byte, pos, cut, lineNo int, noL
 		}
 		lineNo += bytes.Count(chunk[counted:i], []byte{'\n'})
 		ls := bytes.LastIndexByte(chunk[pos:i], '\n') + 1 + pos
-		if !emit(s.makeLine(lineNo, chunk[ls:le])) {
+		var lm lineMatch
+		if s.rawLines {
+			lm = lineMatch{line: lineNo, raw: chunk[ls:le]}
+			if tm, ok := m.(termMasker); ok {
+				lm.terms, lm.masked = tm.termsBefore(le), true
+			}
+		} else {
+			lm = s.makeLine(lineNo, chunk[ls:le])
+		}
+		if !emit(lm) {
 			return lineNo, counted, false
 		}
 		pos = le + 1
