@@ -168,7 +168,8 @@ func multiCheck(t *testing.T, seed uint64, vector bool) {
 	s := newSearcherSize(bufSize)
 	s.rawLines = true
 	got := map[int]lineMatch{}
-	_, err := s.search(bytes.NewReader(text), q.any, q.maxLen, func() bool { return false }, func(m lineMatch) bool {
+	// One anyChunk for every buffer, as a worker of Rank reuses it.
+	_, err := s.search(bytes.NewReader(text), anyTerm{terms: q.terms, c: newAnyChunk(len(q.terms))}, q.maxLen, func() bool { return false }, func(m lineMatch) bool {
 		if !m.masked {
 			m.terms = q.termsIn([]byte(m.text))
 		}
@@ -241,7 +242,8 @@ func BenchmarkMultiTerm(b *testing.B) {
 				var mask uint64
 				for b.Loop() {
 					hits = 0
-					_, err := s.search(bytes.NewReader(text), q.any, q.maxLen, func() bool { return false }, func(m lineMatch) bool {
+					// One anyChunk for every buffer, as a worker of Rank reuses it.
+	_, err := s.search(bytes.NewReader(text), anyTerm{terms: q.terms, c: newAnyChunk(len(q.terms))}, q.maxLen, func() bool { return false }, func(m lineMatch) bool {
 						hits++
 						if m.masked {
 							mask |= m.terms

@@ -173,13 +173,26 @@ type rankJob struct {
 }
 
 // anyTerm is the chunkMatcher of a ranked search: the first match of any
-// term.
-type anyTerm struct{ terms []chunkMatcher }
+// term. With c set (one worker's, see rankFile) every buffer reuses it:
+// no allocation per file.
+type anyTerm struct {
+	terms []chunkMatcher
+	c     *anyChunk
+}
+
+func newAnyChunk(n int) *anyChunk {
+	return &anyChunk{ms: make([]matcher, n), cur: make([]termCursor, n)}
+}
 
 func (a anyTerm) forChunk(b []byte) matcher {
-	c := &anyChunk{ms: make([]matcher, len(a.terms)), cur: make([]termCursor, len(a.terms)), blen: -1}
+	c := a.c
+	if c == nil {
+		c = newAnyChunk(len(a.terms))
+	}
+	c.blen = -1
 	for i, t := range a.terms {
 		c.ms[i] = t.forChunk(b)
+		c.cur[i].started = false
 	}
 	return c
 }
@@ -436,7 +449,8 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 	if n == 0 {
 		n = 1 << 62
 	}
-	var src io.Reader = io.NewSectionReader(file, 0, n)
+	s.sec = *io.NewSectionReader(file, 0, n) // the worker's, reused
+	var src io.Reader = &s.sec
 	if j.compressed != "" {
 		dec, err := decompress.NewReader(ctx, j.compressed, src)
 		if err != nil {
@@ -469,7 +483,10 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 		return true
 	}
 	s.countOnly, s.rawLines = false, true
-	outcome, err := s.search(src, q.any, q.maxLen, stopped, emit)
+	if s.terms == nil {
+		s.terms = newAnyChunk(len(q.terms))
+	}
+	outcome, err := s.search(src, anyTerm{terms: q.terms, c: s.terms}, q.maxLen, stopped, emit)
 	if err == errStopped {
 		return r, false // the timeout: a partial file is not ranked
 	}

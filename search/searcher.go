@@ -85,8 +85,10 @@ type searcher struct {
 	// sec is the section of the current file that is read, reused from
 	// file to file (set by Engine.searchFile).
 	sec io.SectionReader
-	// line is Engine.Rank's copy of a matching line, reused.
-	line []byte
+	// line is Engine.Rank's copy of a matching line, and terms its
+	// matcher of the query's terms, reused.
+	line  []byte
+	terms *anyChunk
 	// ctxBuf is the reader of context passes, reused.
 	ctxBuf *bufio.Reader
 	// sinceYield counts the bytes read since the searcher last yielded
