@@ -243,7 +243,7 @@ func BenchmarkMultiTerm(b *testing.B) {
 				for b.Loop() {
 					hits = 0
 					// One anyChunk for every buffer, as a worker of Rank reuses it.
-	_, err := s.search(bytes.NewReader(text), anyTerm{terms: q.terms, c: newAnyChunk(len(q.terms))}, q.maxLen, func() bool { return false }, func(m lineMatch) bool {
+					_, err := s.search(bytes.NewReader(text), anyTerm{terms: q.terms, c: newAnyChunk(len(q.terms))}, q.maxLen, func() bool { return false }, func(m lineMatch) bool {
 						hits++
 						if m.masked {
 							mask |= m.terms
