@@ -237,13 +237,13 @@ func BenchmarkMultiTerm(b *testing.B) {
 			b.Run(query.name+"/"+variant, func(b *testing.B) {
 				s := newSearcher()
 				s.rawLines = variant == "multi"
+				cm := anyTerm{terms: q.terms, c: newAnyChunk(len(q.terms))} // a worker's, reused
 				b.SetBytes(int64(len(text)))
 				hits := 0
 				var mask uint64
 				for b.Loop() {
 					hits = 0
-					// One anyChunk for every buffer, as a worker of Rank reuses it.
-					_, err := s.search(bytes.NewReader(text), anyTerm{terms: q.terms, c: newAnyChunk(len(q.terms))}, q.maxLen, func() bool { return false }, func(m lineMatch) bool {
+					_, err := s.search(bytes.NewReader(text), cm, q.maxLen, func() bool { return false }, func(m lineMatch) bool {
 						hits++
 						if m.masked {
 							mask |= m.terms
