@@ -482,7 +482,7 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 		}
 		return true
 	}
-	s.countOnly, s.rawLines = false, true
+	s.countOnly, s.rawLines, s.linesIfMatched = false, true, true
 	if s.terms == nil {
 		s.terms = newAnyChunk(len(q.terms))
 	}

@@ -75,6 +75,9 @@ type searcher struct {
 	// counted to the end only when needLines is set.
 	lines     int
 	needLines bool
+	// linesIfMatched: lines are counted to the end of a file that has a
+	// matching line (Rank's match density), not of the others.
+	linesIfMatched bool
 	// countOnly: matches are reported without their text (count mode);
 	// without needLines, without their line numbers either (see search).
 	countOnly bool
@@ -118,6 +121,7 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 	// A count needs neither texts nor line numbers: the newlines before a
 	// match and after the last are not counted (a pass over every byte).
 	noLines := s.countOnly && !s.needLines
+	matched := false // a line was reported
 	for {
 		if stopped() {
 			return outcome, errStopped
@@ -175,7 +179,7 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 				s.head = append(s.head[:0], chunk[start:min(end, start+MaxLineText+1)]...)
 			}
 			if !reported && m.index(chunk, start) >= 0 {
-				reported = true
+				reported, matched = true, true
 				if !emit(s.longLine(lineNo)) {
 					return outcome, errStopped
 				}
@@ -195,6 +199,7 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 			}
 			if !reported {
 				if i := m.index(chunk[:lineEnd], start); i >= 0 {
+					matched = true
 					if !emit(s.longLine(lineNo)) {
 						return outcome, errStopped
 					}
@@ -210,9 +215,11 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 		if !ok {
 			return outcome, errStopped
 		}
+		matched = matched || counted > pos
 		// The last buffer's remaining lines need counting only for lines
-		// (a range numbering the next one); no match follows them.
-		if counted < cut && (!eof || s.needLines) && !noLines {
+		// (a range numbering the next one, a ranked file's density); no
+		// match follows them.
+		if counted < cut && (!eof || s.needLines || (s.linesIfMatched && matched)) && !noLines {
 			lineNo += bytes.Count(chunk[counted:cut], []byte{'\n'})
 		}
 		if eof {
