@@ -216,10 +216,7 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 			return outcome, errStopped
 		}
 		matched = matched || counted > pos
-		// The last buffer's remaining lines need counting only for lines
-		// (a range numbering the next one, a ranked file's density); no
-		// match follows them.
-		if counted < cut && (!eof || s.needLines || (s.linesIfMatched && matched)) && !noLines {
+		if counted < cut && s.countTail(eof, matched) && !noLines {
 			lineNo += bytes.Count(chunk[counted:cut], []byte{'\n'})
 		}
 		if eof {
@@ -231,6 +228,14 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 		}
 		keep = copy(buf, chunk[cut:end])
 	}
+}
+
+// countTail tells whether the lines after a buffer's last match are
+// counted: the last buffer's need counting only for lines (a range
+// numbering the next one, a ranked file's density); no match follows
+// them.
+func (s *searcher) countTail(eof, matched bool) bool {
+	return !eof || s.needLines || (s.linesIfMatched && matched)
 }
 
 // yield gives the CPU away once per buffer's worth of bytes read. A
