@@ -165,6 +165,7 @@ func multiCheck(t *testing.T, seed uint64, vector bool) {
 			t.Fatalf("seed %d (vector %v): term %d %q: index finds %v, indexAll %v", seed, vector, i, terms[i], byIndex, byBatch)
 		}
 	}
+	lines := bytes.Split(text, []byte("\n"))
 	s := newSearcherSize(bufSize)
 	s.rawLines = true
 	got := map[int]lineMatch{}
@@ -172,6 +173,8 @@ func multiCheck(t *testing.T, seed uint64, vector bool) {
 	_, err := s.search(bytes.NewReader(text), anyTerm{terms: q.terms, c: newAnyChunk(len(q.terms))}, q.maxLen, func() bool { return false }, func(m lineMatch) bool {
 		if !m.masked {
 			m.terms = q.termsIn([]byte(m.text))
+		} else if line := rawLine(m.raw); m.line > len(lines) || !bytes.Equal(line, lines[m.line-1]) {
+			t.Fatalf("seed %d: line %d reported as %q", seed, m.line, line)
 		}
 		m.raw = nil
 		got[m.line] = m
@@ -180,7 +183,6 @@ func multiCheck(t *testing.T, seed uint64, vector bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := bytes.Split(text, []byte("\n"))
 	for n := 1; n < len(want); n++ {
 		g, ok := got[n]
 		switch {

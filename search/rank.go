@@ -465,18 +465,14 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 		lm := m.terms
 		if !m.masked {
 			// A line longer than the buffer: the terms of its head.
-			text := m.raw
-			if m.raw == nil {
-				text = append(s.line[:0], m.text...)
-				s.line = text
-			}
-			lm = q.termsIn(text)
+			s.line = append(s.line[:0], m.text...)
+			lm = q.termsIn(s.line)
 		}
 		mask |= lm
 		if k := bits.OnesCount64(lm); k > best {
 			best, r.Line, r.LineTerms = k, m.line, k
 			if m.raw != nil {
-				m = makeLine(m.line, m.raw)
+				m = makeLine(m.line, rawLine(m.raw))
 			}
 			r.Text = titleText(m.text)
 		}

@@ -46,11 +46,18 @@ type lineMatch struct {
 	text string
 	cut  bool
 	// raw, with searcher.rawLines, is the line in the buffer (valid during
-	// emit only) instead of text; terms, when masked, are the terms of a
-	// termMasker matching in it.
+	// emit only) instead of text: the bytes after raw's last newline (the
+	// lines before it, if any, hold no match; see rawLine); terms, when
+	// masked, are the terms of a termMasker matching in it.
 	raw    []byte
 	terms  uint64
 	masked bool
+}
+
+// rawLine is the matching line of a raw lineMatch, found only when
+// wanted: most reported lines of a ranked search are not shown.
+func rawLine(raw []byte) []byte {
+	return raw[bytes.LastIndexByte(raw, '\n')+1:]
 }
 
 // termMasker is a matcher of several terms that tells, right after index
@@ -278,14 +285,14 @@ func (s *searcher) matchLines(m matcher, chunk []byte, pos, cut, lineNo int, noL
 			continue
 		}
 		lineNo += bytes.Count(chunk[counted:i], []byte{'\n'})
-		ls := bytes.LastIndexByte(chunk[pos:i], '\n') + 1 + pos
 		var lm lineMatch
 		if s.rawLines {
-			lm = lineMatch{line: lineNo, raw: chunk[ls:le]}
+			lm = lineMatch{line: lineNo, raw: chunk[pos:le]}
 			if tm, ok := m.(termMasker); ok {
 				lm.terms, lm.masked = tm.termsBefore(le), true
 			}
 		} else {
+			ls := bytes.LastIndexByte(chunk[pos:i], '\n') + 1 + pos
 			lm = s.makeLine(lineNo, chunk[ls:le])
 		}
 		if !emit(lm) {
