@@ -357,7 +357,6 @@ func rankWalk(ctx context.Context, p *pipeline[rankJob, RankedFile], workdirs []
 
 // rankQuery is the matchers of a ranked search's terms.
 type rankQuery struct {
-	any      anyTerm        // the first match of any term: the lines to look at
 	terms    []chunkMatcher // each term, case-insensitive
 	lower    []string       // each term lower-cased, for paths
 	maxLen   int            // the longest match a buffer boundary may cut
@@ -371,7 +370,6 @@ func newRankQuery(terms []string, capBytes int64) *rankQuery {
 		q.lower[i] = strings.ToLower(t)
 		q.maxLen = max(q.maxLen, utf8.RuneCountInString(t)*utf8.UTFMax)
 	}
-	q.any = anyTerm{terms: q.terms}
 	return q
 }
 
