@@ -442,3 +442,70 @@ func inOrbit(orbit []rune, r rune) bool {
 	}
 	return false
 }
+
+// batchMatcher is a matcher that lists its matches a batch at a time: one
+// prefilter scan hands over many, where index starts a scan per match.
+type batchMatcher interface {
+	// indexAll stores in out the starts of the first len(out) matches at
+	// or after from, in order, and returns how many it stored: fewer
+	// than len(out) when no more follow.
+	indexAll(b []byte, from int, out []int) int
+}
+
+// indexAll is m's batch of matches: its own, or index called per match.
+func indexAll(m matcher, b []byte, from int, out []int) int {
+	if bm, ok := m.(batchMatcher); ok {
+		return bm.indexAll(b, from, out)
+	}
+	n := 0
+	for n < len(out) && from <= len(b) {
+		i := m.index(b, from)
+		if i < 0 {
+			break
+		}
+		out[n], n, from = i, n+1, i+1
+	}
+	return n
+}
+
+func (m *literal) indexAll(b []byte, from int, out []int) int {
+	if m.pair == nil {
+		return indexAll(indexOnly{m}, b, from, out)
+	}
+	n, k := len(m.needle), 0
+	m.pair.each(b, from, len(b)-n, func(s int) bool {
+		if bytes.Equal(b[s:s+n], m.needle) {
+			out[k], k = s, k+1
+		}
+		return k == len(out)
+	})
+	return k
+}
+
+func (m *foldASCII) indexAll(b []byte, from int, out []int) int {
+	if m.pair == nil {
+		return indexAll(indexOnly{m}, b, from, out)
+	}
+	n, k := len(m.lower), 0
+	prev := from - 1 // starts stay in order, each once
+	m.pair.each(b, from, len(b)-n, func(s int) bool {
+		st := -1
+		if equalFoldASCII(b[s:s+n], m.lower) {
+			st = s
+		} else if m.pairUnicode {
+			// As in index: a match spelled with K or ſ before the pair.
+			p := s + m.pair.off1
+			if t := m.unicode.startBefore(b, from, p, m.pair.off1); t >= 0 && m.unicode.matchFrom(b, p, m.pair.off1) {
+				st = t
+			}
+		}
+		if st > prev {
+			out[k], k, prev = st, k+1, st
+		}
+		return k == len(out)
+	})
+	return k
+}
+
+// indexOnly hides a matcher's indexAll (for its fallback to index).
+type indexOnly struct{ matcher }

@@ -173,42 +173,103 @@ type rankJob struct {
 }
 
 // anyTerm is the chunkMatcher of a ranked search: the first match of any
-// term.
-type anyTerm struct{ terms []chunkMatcher }
+// term. With c set (one worker's, see rankFile) every buffer reuses it:
+// no allocation per file.
+type anyTerm struct {
+	terms []chunkMatcher
+	c     *anyChunk
+}
+
+func newAnyChunk(n int) *anyChunk {
+	return &anyChunk{ms: make([]matcher, n), cur: make([]termCursor, n)}
+}
 
 func (a anyTerm) forChunk(b []byte) matcher {
-	c := &anyChunk{ms: make([]matcher, len(a.terms)), from: make([]int, len(a.terms)), at: make([]int, len(a.terms)), blen: -1}
+	c := a.c
+	if c == nil {
+		c = newAnyChunk(len(a.terms))
+	}
+	c.blen = -1
 	for i, t := range a.terms {
 		c.ms[i] = t.forChunk(b)
+		c.cur[i].started = false
 	}
 	return c
 }
 
-// anyChunk remembers, per term, the next match found in this buffer, so
-// that each term scans the buffer once, not once per matching line.
+// anyChunk remembers, per term, the next matches found in this buffer, a
+// batch at a time (see batchMatcher), so that each term scans the buffer
+// once, not once per matching line nor once per match.
 type anyChunk struct {
-	ms       []matcher
-	from, at []int // at[i]: the first match of term i at or after from[i] (-1: none; -2: not searched)
-	blen     int   // the length of the buffer the positions are of
+	ms   []matcher
+	cur  []termCursor
+	blen int // the length of the buffer the positions are of
+}
+
+// termBatch is how many matches of a term one scan lists.
+const termBatch = 32
+
+// termCursor is one term's matches in a buffer: pos[i:n] are the next,
+// every match at or after base is in pos or at or after scan.
+type termCursor struct {
+	pos        [termBatch]int
+	i, n       int
+	base, scan int
+	started    bool
+	done       bool // none at or after scan
+}
+
+// next is the first match of m at or after from in b, or -1.
+func (k *termCursor) next(m matcher, b []byte, from int) int {
+	if !k.started || from < k.base {
+		*k = termCursor{started: true, base: from, scan: from}
+	}
+	for {
+		for k.i < k.n && k.pos[k.i] < from {
+			k.i++
+		}
+		if k.i < k.n {
+			return k.pos[k.i]
+		}
+		if k.done {
+			return -1
+		}
+		k.n, k.i = indexAll(m, b, max(from, k.scan), k.pos[:]), 0
+		k.done = k.n < termBatch
+		if k.n > 0 {
+			k.scan = k.pos[k.n-1] + 1
+		}
+	}
 }
 
 func (c *anyChunk) index(b []byte, from int) int {
 	if len(b) != c.blen {
 		c.blen = len(b)
-		for i := range c.at {
-			c.at[i] = -2
+		for i := range c.cur {
+			c.cur[i].started = false
 		}
 	}
 	best := -1
 	for i, m := range c.ms {
-		if c.at[i] == -2 || from < c.from[i] || (c.at[i] >= 0 && c.at[i] < from) {
-			c.from[i], c.at[i] = from, m.index(b, from)
-		}
-		if p := c.at[i]; p >= 0 && (best < 0 || p < best) {
+		if p := c.cur[i].next(m, b, from); p >= 0 && (best < 0 || p < best) {
 			best = p
 		}
 	}
 	return best
+}
+
+// termsBefore is the set of terms (bit i for term i) whose next match,
+// as the last index call found it, starts before end: right after index
+// found a line's first match, the terms matching in that line, whole,
+// found without scanning the line again.
+func (c *anyChunk) termsBefore(end int) uint64 {
+	var mask uint64
+	for i := range c.cur {
+		if k := &c.cur[i]; k.i < k.n && k.pos[k.i] < end {
+			mask |= 1 << i
+		}
+	}
+	return mask
 }
 
 // Rank runs a ranked search over whole workdirs: every file that the
@@ -249,7 +310,7 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error)
 			return e.rankFile(ctx, s, j, rq, stopped)
 		},
 		func(p *pipeline[rankJob, RankedFile]) {
-			walkErr = rankWalk(ctx, p, workdirs, lim.MaxWalkEntries, sink.res)
+			walkErr = rankWalk(ctx, p, workdirs, lim.MaxWalkEntries, e.readers, sink.res)
 		})
 	sink.drain(p.results)
 	<-p.done
@@ -272,9 +333,9 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error)
 // rankWalk walks the workdirs in order, the whole of each under its
 // .gitignore rules, and queues their files; the first walk cut short
 // sets res's truncation.
-func rankWalk(ctx context.Context, p *pipeline[rankJob, RankedFile], workdirs []*sfs.Workdir, maxEntries int, res *RankResult) error {
+func rankWalk(ctx context.Context, p *pipeline[rankJob, RankedFile], workdirs []*sfs.Workdir, maxEntries, readers int, res *RankResult) error {
 	for order, w := range workdirs {
-		ws := &walkSpec{w: w, rules: ignore.New(ctx, ignore.Ripgrep()), maxEntries: maxEntries}
+		ws := &walkSpec{w: w, rules: ignore.New(ctx, ignore.Ripgrep()), maxEntries: maxEntries, readAhead: readers}
 		wr, err := ws.walk(ctx, func(ent *sfs.WalkEntry, _ sfs.Resume) bool {
 			return p.add(rankJob{order: order, alias: w.Alias(), ref: ent.Ref(), path: ent.Path, compressed: decompress.Kind(ent.Name)})
 		})
@@ -296,7 +357,6 @@ func rankWalk(ctx context.Context, p *pipeline[rankJob, RankedFile], workdirs []
 
 // rankQuery is the matchers of a ranked search's terms.
 type rankQuery struct {
-	any      anyTerm        // the first match of any term: the lines to look at
 	terms    []chunkMatcher // each term, case-insensitive
 	lower    []string       // each term lower-cased, for paths
 	maxLen   int            // the longest match a buffer boundary may cut
@@ -310,8 +370,18 @@ func newRankQuery(terms []string, capBytes int64) *rankQuery {
 		q.lower[i] = strings.ToLower(t)
 		q.maxLen = max(q.maxLen, utf8.RuneCountInString(t)*utf8.UTFMax)
 	}
-	q.any = anyTerm{terms: q.terms}
 	return q
+}
+
+// termsIn is the set of terms matching in line (bit i for term i).
+func (q *rankQuery) termsIn(line []byte) uint64 {
+	var lm uint64
+	for i, t := range q.terms {
+		if t.forChunk(line).index(line, 0) >= 0 {
+			lm |= 1 << i
+		}
+	}
+	return lm
 }
 
 // rankSink is Rank's sink: the best req.Limit files, best first.
@@ -377,7 +447,8 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 	if n == 0 {
 		n = 1 << 62
 	}
-	var src io.Reader = io.NewSectionReader(file, 0, n)
+	s.sec = *io.NewSectionReader(file, 0, n) // the worker's, reused
+	var src io.Reader = &s.sec
 	if j.compressed != "" {
 		dec, err := decompress.NewReader(ctx, j.compressed, src)
 		if err != nil {
@@ -389,22 +460,27 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 	best := -1
 	emit := func(m lineMatch) bool {
 		r.HitLines++
-		s.line = append(s.line[:0], m.text...)
-		var lm uint64
-		for i, t := range q.terms {
-			if t.forChunk(s.line).index(s.line, 0) >= 0 {
-				lm |= 1 << i
-			}
+		lm := m.terms
+		if !m.masked {
+			// A line longer than the buffer: the terms of its head.
+			s.line = append(s.line[:0], m.text...)
+			lm = q.termsIn(s.line)
 		}
 		mask |= lm
 		if k := bits.OnesCount64(lm); k > best {
 			best, r.Line, r.LineTerms = k, m.line, k
+			if m.raw != nil {
+				m = makeLine(m.line, rawLine(m.raw))
+			}
 			r.Text = titleText(m.text)
 		}
 		return true
 	}
-	s.countOnly = false
-	outcome, err := s.search(src, q.any, q.maxLen, stopped, emit)
+	s.countOnly, s.rawLines, s.linesIfMatched = false, true, true
+	if s.terms == nil {
+		s.terms = newAnyChunk(len(q.terms))
+	}
+	outcome, err := s.search(src, anyTerm{terms: q.terms, c: s.terms}, q.maxLen, stopped, emit)
 	if err == errStopped {
 		return r, false // the timeout: a partial file is not ranked
 	}

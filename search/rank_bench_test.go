@@ -41,9 +41,9 @@ func copyGoroot(b *testing.B) string {
 	return dir
 }
 
-// BenchmarkRankGoroot times a 4-term ranked search (ChatGPT's search tool)
+// BenchmarkRankGoroot times 4-term ranked searches (ChatGPT's search tool)
 // over a copy of GOROOT/src beside ripgrep listing the files that hold any
-// of the terms, in one run:
+// of the terms (rg -l -i -e ×4, as bench/mcpalt/search.sh), in one run:
 //
 //	go test -run '^$' -bench RankGoroot -benchtime 10x ./search
 //
@@ -61,22 +61,31 @@ func BenchmarkRankGoroot(b *testing.B) {
 	}
 	defer f.Close()
 	e := New(f)
-	b.Run("serverfs-search", func(b *testing.B) {
-		files := 0
-		cpu := cpuTime(syscall.RUSAGE_SELF)
-		for b.Loop() {
-			r, err := e.Rank(context.Background(), RankRequest{Workdirs: []string{"go"}, Terms: rankTerms})
-			if err != nil {
-				b.Fatal(err)
+	for _, q := range rankQueries {
+		b.Run("serverfs-search-"+q.name, func(b *testing.B) {
+			files := 0
+			cpu := cpuTime(syscall.RUSAGE_SELF)
+			for b.Loop() {
+				r, err := e.Rank(context.Background(), RankRequest{Workdirs: []string{"go"}, Terms: QueryTerms(q.query)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				files = r.FilesScanned
+				if len(r.Files) == 0 || r.Truncated {
+					b.Fatalf("%d results, truncated %v", len(r.Files), r.Truncated)
+				}
 			}
-			files = r.FilesScanned
-			if len(r.Files) != MaxRankResults || r.Truncated {
-				b.Fatalf("%d results, truncated %v", len(r.Files), r.Truncated)
+			b.ReportMetric(float64(files), "files")
+			b.ReportMetric(float64(cpuTime(syscall.RUSAGE_SELF)-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+		})
+		b.Run("rg-l-i-"+q.name, func(b *testing.B) {
+			args := []string{"-l", "-i"}
+			for _, t := range strings.Fields(q.query) {
+				args = append(args, "-e", t)
 			}
-		}
-		b.ReportMetric(float64(files), "files")
-		b.ReportMetric(float64(cpuTime(syscall.RUSAGE_SELF)-cpu)/float64(b.N)/1e6, "cpu-ms/op")
-	})
+			rgList(b, append(args, dir))
+		})
+	}
 	// The engine of search_text on one of the terms, counting every
 	// matching line (so reading every file to its end, as a ranked
 	// search does): the cost of the walk and one term.
@@ -98,18 +107,31 @@ func BenchmarkRankGoroot(b *testing.B) {
 			for _, t := range rankTerms {
 				args = append(args, "-e", t)
 			}
-			args = append(args, dir)
-			lines := 0
-			cpu := cpuTime(syscall.RUSAGE_CHILDREN)
-			for b.Loop() {
-				out, err := exec.Command("rg", args...).Output()
-				if err != nil {
-					b.Fatal(err)
-				}
-				lines = strings.Count(string(out), "\n")
-			}
-			b.ReportMetric(float64(lines), "files-listed")
-			b.ReportMetric(float64(cpuTime(syscall.RUSAGE_CHILDREN)-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+			rgList(b, append(args, dir))
 		})
 	}
+}
+
+// rankQueries are the queries of bench/mcpalt/search.sh's ChatGPT search
+// cells besides rankTerms': four frequent words (397,623 of 3.3 million
+// lines hold one) and four rare ones.
+var rankQueries = []struct{ name, query string }{
+	{"context", strings.Join(rankTerms, " ")},
+	{"frequent", "func return error string"},
+	{"rare", "kelvin quokka deadline exceeded"},
+}
+
+// rgList times rg with args, as a whole process, with its CPU.
+func rgList(b *testing.B, args []string) {
+	lines := 0
+	cpu := cpuTime(syscall.RUSAGE_CHILDREN)
+	for b.Loop() {
+		out, err := exec.Command("rg", args...).Output()
+		if err != nil {
+			b.Fatal(err)
+		}
+		lines = strings.Count(string(out), "\n")
+	}
+	b.ReportMetric(float64(lines), "files-listed")
+	b.ReportMetric(float64(cpuTime(syscall.RUSAGE_CHILDREN)-cpu)/float64(b.N)/1e6, "cpu-ms/op")
 }

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -47,5 +48,26 @@ func TestRankTimeout(t *testing.T) {
 	_, err = e.eng.Rank(context.Background(), RankRequest{Workdirs: []string{"wd"}, Terms: []string{"stripes"}})
 	if errs.CodeOf(err) != errs.SearchTimeout {
 		t.Errorf("nothing ranked by the timeout: %v", err)
+	}
+}
+
+// TestRankDensityCountsEveryLine: a file's match density is its hit lines
+// over all its lines, those after its last match included: one hit in
+// the first of 1,000 lines is sparser than one in 2 lines (counting only
+// up to the last match made the long file the denser, 1 of 1).
+func TestRankDensityCountsEveryLine(t *testing.T) {
+	e := newTenv(t)
+	e.write(t, "a-long.txt", []byte("zebra\n"+strings.Repeat("filler\n", 999)))
+	e.write(t, "b-short.txt", []byte("filler\nzebra\n"))
+	r, err := e.eng.Rank(context.Background(), RankRequest{Workdirs: []string{"wd"}, Terms: []string{"zebra"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range r.Files {
+		got = append(got, fmt.Sprintf("%s %d/%d", f.Path, f.HitLines, f.Lines))
+	}
+	if want := "b-short.txt 1/2,a-long.txt 1/1000"; strings.Join(got, ",") != want {
+		t.Errorf("ranked %q, want %q", got, want)
 	}
 }

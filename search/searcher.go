@@ -46,6 +46,26 @@ type lineMatch struct {
 	line int
 	text string
 	cut  bool
+	// raw, with searcher.rawLines, is the line in the buffer (valid during
+	// emit only) instead of text: the bytes after raw's last newline (the
+	// lines before it, if any, hold no match; see rawLine); terms, when
+	// masked, are the terms of a termMasker matching in it.
+	raw    []byte
+	terms  uint64
+	masked bool
+}
+
+// rawLine is the matching line of a raw lineMatch, found only when
+// wanted: most reported lines of a ranked search are not shown.
+func rawLine(raw []byte) []byte {
+	return raw[bytes.LastIndexByte(raw, '\n')+1:]
+}
+
+// termMasker is a matcher of several terms that tells, right after index
+// found the first match at or after from, which terms match in
+// b[from:end] (anyChunk: from the positions index found, no new scan).
+type termMasker interface {
+	termsBefore(end int) uint64
 }
 
 // searcher runs a matcher over a stream and reports matching lines, the
@@ -63,14 +83,23 @@ type searcher struct {
 	// counted to the end only when needLines is set.
 	lines     int
 	needLines bool
+	// linesIfMatched: lines are counted to the end of a file that has a
+	// matching line (Rank's match density), not of the others.
+	linesIfMatched bool
 	// countOnly: matches are reported without their text (count mode);
 	// without needLines, without their line numbers either (see search).
 	countOnly bool
+	// rawLines: matching lines that fit the buffer are reported as raw
+	// bytes (lineMatch.raw), with the matcher's terms when it is a
+	// termMasker: a ranked search builds the text of few of them.
+	rawLines bool
 	// sec is the section of the current file that is read, reused from
 	// file to file (set by Engine.searchFile).
 	sec io.SectionReader
-	// line is Engine.Rank's copy of a matching line, reused.
-	line []byte
+	// line is Engine.Rank's copy of a matching line, and terms its
+	// matcher of the query's terms, reused.
+	line  []byte
+	terms *anyChunk
 	// ctxBuf is the reader of context passes, reused.
 	ctxBuf *bufio.Reader
 	// sinceYield counts the bytes read since the searcher last yielded
@@ -116,6 +145,7 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 	// A count needs neither texts nor line numbers: the newlines before a
 	// match and after the last are not counted (a pass over every byte).
 	noLines := s.countOnly && !s.needLines
+	matched := false // a line was reported
 	for {
 		if stopped() {
 			return outcome, errStopped
@@ -173,7 +203,7 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 				s.head = append(s.head[:0], chunk[start:min(end, start+MaxLineText+1)]...)
 			}
 			if !reported && m.index(chunk, start) >= 0 {
-				reported = true
+				reported, matched = true, true
 				if !emit(s.longLine(lineNo)) {
 					return outcome, errStopped
 				}
@@ -193,6 +223,7 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 			}
 			if !reported {
 				if i := m.index(chunk[:lineEnd], start); i >= 0 {
+					matched = true
 					if !emit(s.longLine(lineNo)) {
 						return outcome, errStopped
 					}
@@ -208,9 +239,8 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 		if !ok {
 			return outcome, errStopped
 		}
-		// The last buffer's remaining lines need counting only for lines
-		// (a range numbering the next one); no match follows them.
-		if counted < cut && (!eof || s.needLines) && !noLines {
+		matched = matched || counted > pos
+		if counted < cut && s.countTail(eof, matched) && !noLines {
 			lineNo += bytes.Count(chunk[counted:cut], []byte{'\n'})
 		}
 		if eof {
@@ -222,6 +252,14 @@ func (s *searcher) search(r io.Reader, cm chunkMatcher, maxLen int, stopped func
 		}
 		keep = copy(buf, chunk[cut:end])
 	}
+}
+
+// countTail tells whether the lines after a buffer's last match are
+// counted: the last buffer's need counting only for lines (a range
+// numbering the next one, a ranked file's density); no match follows
+// them.
+func (s *searcher) countTail(eof, matched bool) bool {
+	return !eof || s.needLines || (s.linesIfMatched && matched)
 }
 
 // yield gives the CPU away once per buffer's worth of bytes read. A
@@ -264,8 +302,17 @@ func (s *searcher) matchLines(m matcher, chunk []byte, pos, cut, lineNo int, noL
 			continue
 		}
 		lineNo += bytes.Count(chunk[counted:i], []byte{'\n'})
-		ls := lastIndexByte(chunk[pos:i], '\n') + 1 + pos
-		if !emit(s.makeLine(lineNo, chunk[ls:le])) {
+		var lm lineMatch
+		if s.rawLines {
+			lm = lineMatch{line: lineNo, raw: chunk[pos:le]}
+			if tm, ok := m.(termMasker); ok {
+				lm.terms, lm.masked = tm.termsBefore(le), true
+			}
+		} else {
+			ls := lastIndexByte(chunk[pos:i], '\n') + 1 + pos
+			lm = s.makeLine(lineNo, chunk[ls:le])
+		}
+		if !emit(lm) {
 			return lineNo, counted, false
 		}
 		pos = le + 1
