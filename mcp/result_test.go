@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/serverfs/serverfs/mcp/transport"
+	"github.com/serverfs/serverfs/rawjson"
 )
 
 // TestEncodedResultMatches: encodedResult writes the bytes go-sdk's
@@ -54,12 +55,22 @@ func TestEncodedResultMatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := json.Marshal(&encodedResult{r})
+			got, err := json.Marshal(&encodedResult{CallToolResult: r})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if string(got) != string(want) {
 				t.Errorf("text %q:\n got %s\nwant %s", text, got, want)
+			}
+			// With a splicer: the same bytes once the held content is
+			// put in place of the token.
+			sp := &recordSplicer{}
+			tokd, err := json.Marshal(&encodedResult{CallToolResult: r, splicer: sp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sp.splice(t, tokd); got != string(want) {
+				t.Errorf("text %q, spliced:\n got %s\nwant %s", text, got, want)
 			}
 		}
 	}
@@ -128,4 +139,27 @@ func TestEncodedResultsOnTheWire(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recordSplicer is a rawjson.Splicer that keeps what it holds.
+type recordSplicer struct{ held [][]byte }
+
+func (s *recordSplicer) Hold(b []byte) (int64, bool) {
+	s.held = append(s.held, b)
+	return int64(len(s.held)), true
+}
+
+// splice is b with the content it holds in place of the token (a
+// transport's work), checking that b holds exactly one.
+func (s *recordSplicer) splice(t *testing.T, b []byte) string {
+	t.Helper()
+	start, end, ok := rawjson.MemberValue(b, "content")
+	if !ok {
+		t.Fatalf("no content member in %s", b)
+	}
+	tok, ok := rawjson.Token(b[start:end])
+	if !ok || tok != int64(len(s.held)) || len(s.held) != 1 {
+		t.Fatalf("content %s of %s: not the one token held (%d held)", b[start:end], b, len(s.held))
+	}
+	return string(b[:start]) + string(s.held[0]) + string(b[end:])
 }
