@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -130,7 +131,14 @@ func TestEncodedResultsOnTheWire(t *testing.T) {
 	for name, steps := range map[string][]stdioStep{"2025-11-25": session, "2026-07-28": modern, "mixed": mixed} {
 		t.Run(name, func(t *testing.T) {
 			want, _ := serverTranscript(t, newServer(e.deps, testVer), ours, steps)
-			got, _ := serverTranscript(t, NewServer(e.deps, testVer), ours, steps)
+			var spliced countingStdio
+			got, _ := serverTranscript(t, NewServer(e.deps, testVer), func(r, w *os.File) sdk.Transport {
+				spliced.StdioTransport = transport.Stdio(r, w)
+				return &spliced
+			}, steps)
+			if spliced.holds.Load() == 0 {
+				t.Error("no result was spliced by the transport")
+			}
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("answers differ:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
 			}
@@ -162,4 +170,16 @@ func (s *recordSplicer) splice(t *testing.T, b []byte) string {
 		t.Fatalf("content %s of %s: not the one token held (%d held)", b[start:end], b, len(s.held))
 	}
 	return string(b[:start]) + string(s.held[0]) + string(b[end:])
+}
+
+// countingStdio is the stdio transport counting the results whose content
+// it holds (and so splices).
+type countingStdio struct {
+	*transport.StdioTransport
+	holds atomic.Int32
+}
+
+func (c *countingStdio) Hold(b []byte) (int64, bool) {
+	c.holds.Add(1)
+	return c.StdioTransport.Hold(b)
 }
