@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # bench/mcp/ab.sh — compare the server CPU per call of several serverfs
-# binaries over streamable HTTP, alternating their cells so that all see
-# the same load. One line per binary and run, then each binary's mean.
+# binaries over streamable HTTP or stdio, alternating their cells so that
+# all see the same load. One line per binary and run, then each binary's
+# mean.
 #
 # usage: bench/mcp/ab.sh RUNS PROTOCOL CLIENTS BINARY...
 #   e.g. bench/mcp/ab.sh 10 2025-11-25 1 /tmp/serverfs-old /tmp/serverfs-new
-#   PROTOCOL 2025-11-25: the session lane; 2026-07-28: the stateless lane.
+#   PROTOCOL 2025-11-25: the session lane; 2026-07-28: the stateless lane;
+#   stdio: serve --stdio (a fresh process per cell, CLIENTS calls in flight
+#   on its one session), each run's binaries followed by the npm reference
+#   server (bench/mcp/npm, stat_file <-> get_file_info) on the same file,
+#   and per binary the mean of its per-run ratios to the reference.
 #
 # Environment:
 #   TREE      directory served as workdir wd (default: a fresh one holding
@@ -40,13 +45,15 @@ if [ "$PROTO" = stdio ]; then
 	REF_JS=$NPMDIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
 	[ -f "$REF_JS" ] || npm ci --prefix "$NPMDIR" --no-audit --no-fund >&2
 	TREE=$(cd "$TREE" && pwd -P) # the reference server resolves symlinks
+	# As run.sh: the size in a stat, the last line in a read (none cut off).
+	case ${TOOL:-stat_file} in stat_file) EXPECT=4096 ;; *) EXPECT='line 64:' ;; esac
 	# stdio_cell NAME ARGS...: one cell, one line.
 	stdio_cell() {
 		local name=$1 out
 		shift
 		# shellcheck disable=SC2086 # EXTRA is a list of flags
 		out=$("$WORK/mcpbench" -mode stdio -tool "${TOOL:-stat_file}" -file small.txt -c "$C" -d "${DURATION:-3s}" \
-			-warmup "${WARMUP:-1s}" ${EXTRA:-} "$@" 2>&1 | tail -n 1)
+			-warmup "${WARMUP:-1s}" -expect "$EXPECT" ${EXTRA:-} "$@" 2>&1 | tail -n 1)
 		printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$r" "$(cut -f7 <<<"$out")" "$(cut -f1 <<<"$out")" "$(cut -d' ' -f1-3 /proc/loadavg)"
 	}
 	for r in $(seq "$RUNS"); do
