@@ -575,7 +575,7 @@ func TestStdioBatchRefused(t *testing.T) {
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- NewServer(e.deps, testVer).Run(ctx, transport.Stdio(inR, outW)) }()
+	go func() { done <- transport.Stdio(inR, outW).Run(ctx, NewServer(e.deps, testVer)) }()
 	lines := bufio.NewScanner(outR)
 	lines.Buffer(nil, 1<<20)
 	send := func(s string) {

@@ -465,7 +465,7 @@ func TestStdioCancelNotification(t *testing.T) {
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- NewServer(e.deps, testVer).Run(ctx, transport.Stdio(inR, outW)) }()
+	go func() { done <- transport.Stdio(inR, outW).Run(ctx, NewServer(e.deps, testVer)) }()
 	msgs := make(chan rpcMsg, 64)
 	go func() {
 		defer close(msgs)

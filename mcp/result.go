@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"strconv"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,8 +27,12 @@ import (
 // itself: go-sdk's own MarshalJSON for everything but the content, which
 // is spliced in as TextContent.MarshalJSON and the compaction would
 // have written it. encoding/json then compacts the whole once, as it
-// compacts any MarshalJSON output. The bytes are the same
-// (TestEncodedResultMatches, TestEncodedResultsOnTheWire).
+// compacts any MarshalJSON output. Over stdio even that scan goes: the
+// transport (rawjson.Splicer, in the request's context) holds the
+// content, encoding/json compacts an envelope with a token in its place,
+// and the transport writes the content there. The bytes are the same
+// (TestEncodedResultMatches, TestEncodedResultsOnTheWire,
+// transport.TestStdioSplicesHeldContent).
 
 // encodedJSON is structured content that is json.Marshal output: compact,
 // HTML-escaped, valid UTF-8 (so compacting it changes nothing).
@@ -42,7 +47,13 @@ func (m encodedJSON) MarshalJSON() ([]byte, error) {
 }
 
 // encodedResult is a tool result that marshals its content itself.
-type encodedResult struct{ *sdk.CallToolResult }
+// With a splicer (the stdio transport, rawjson.Splicer) it hands the
+// content to the transport and writes only a token in its place, so that
+// encoding/json does not scan it either.
+type encodedResult struct {
+	*sdk.CallToolResult
+	splicer rawjson.Splicer
+}
 
 // encodeResults wraps the results of tools/call that encodedResult can
 // marshal; every other result passes as it is.
@@ -54,7 +65,7 @@ func encodeResults(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		if r, ok := res.(*sdk.CallToolResult); ok && r != nil {
 			if _, _, ok := splicedContent(r); ok {
-				return &encodedResult{r}, nil
+				return &encodedResult{r, rawjson.SplicerFrom(ctx)}, nil
 			}
 		}
 		return res, err
@@ -93,12 +104,18 @@ func (r *encodedResult) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	start, end, ok := memberValue(eb, "content")
+	start, end, ok := rawjson.MemberValue(eb, "content")
 	if !ok || string(eb[start:end]) != "null" {
 		return x.MarshalJSON()
 	}
-	b := make([]byte, 0, len(eb)+len(tc.Text)+len(tc.Text)/8+len(sc)+64)
-	b = append(b, eb[:start]...)
+	// What goes in place of the null: the content and the structured
+	// content member (after the envelope's head unless spliced).
+	var b []byte
+	if r.splicer == nil {
+		b = append(make([]byte, 0, len(eb)+len(tc.Text)+len(tc.Text)/8+len(sc)+64), eb[:start]...)
+	} else {
+		b = make([]byte, 0, len(tc.Text)+len(tc.Text)/8+len(sc)+64)
+	}
 	b = append(b, `[{"type":"text","text":`...)
 	b = rawjson.AppendString(b, tc.Text)
 	b = append(b, "}]"...)
@@ -110,41 +127,13 @@ func (r *encodedResult) MarshalJSON() ([]byte, error) {
 			b = append(b, sc...)
 		}
 	}
-	return append(b, eb[end:]...), nil
-}
-
-// memberValue finds the value of the top-level member key of the JSON
-// object b (compact encoding/json output): b[start:end].
-func memberValue(b []byte, key string) (start, end int, ok bool) {
-	p := rawjson.Scanner{B: b}
-	if !p.Consume('{') {
-		return 0, 0, false
+	if r.splicer == nil {
+		return append(b, eb[end:]...), nil
 	}
-	for first := true; !p.Consume('}'); first = false {
-		if !first && !p.Consume(',') {
-			return 0, 0, false
-		}
-		p.Space()
-		if p.I >= len(p.B) || p.B[p.I] != '"' {
-			return 0, 0, false
-		}
-		kEnd := rawjson.StringEnd(p.B, p.I)
-		if kEnd < 0 {
-			return 0, 0, false
-		}
-		k := p.B[p.I+1 : kEnd]
-		p.I = kEnd + 1
-		if !p.Consume(':') {
-			return 0, 0, false
-		}
-		p.Space()
-		start := p.I
-		if !p.SkipValue() {
-			return 0, 0, false
-		}
-		if string(k) == key {
-			return start, p.I, true
-		}
+	tok, ok := r.splicer.Hold(b)
+	if ok {
+		b = strconv.AppendInt(nil, tok, 10)
 	}
-	return 0, 0, false
+	out := make([]byte, 0, len(eb)+len(b))
+	return append(append(append(out, eb[:start]...), b...), eb[end:]...), nil
 }

@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/serverfs/serverfs/mcp/transport"
+	"github.com/serverfs/serverfs/rawjson"
 )
 
 // TestEncodedResultMatches: encodedResult writes the bytes go-sdk's
@@ -54,12 +56,22 @@ func TestEncodedResultMatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := json.Marshal(&encodedResult{r})
+			got, err := json.Marshal(&encodedResult{CallToolResult: r})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if string(got) != string(want) {
 				t.Errorf("text %q:\n got %s\nwant %s", text, got, want)
+			}
+			// With a splicer: the same bytes once the held content is
+			// put in place of the token.
+			sp := &recordSplicer{}
+			tokd, err := json.Marshal(&encodedResult{CallToolResult: r, splicer: sp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sp.splice(t, tokd); got != string(want) {
+				t.Errorf("text %q, spliced:\n got %s\nwant %s", text, got, want)
 			}
 		}
 	}
@@ -119,7 +131,14 @@ func TestEncodedResultsOnTheWire(t *testing.T) {
 	for name, steps := range map[string][]stdioStep{"2025-11-25": session, "2026-07-28": modern, "mixed": mixed} {
 		t.Run(name, func(t *testing.T) {
 			want, _ := serverTranscript(t, newServer(e.deps, testVer), ours, steps)
-			got, _ := serverTranscript(t, NewServer(e.deps, testVer), ours, steps)
+			var spliced countingStdio
+			got, _ := serverTranscript(t, NewServer(e.deps, testVer), func(r, w *os.File) sdk.Transport {
+				spliced.StdioTransport = transport.Stdio(r, w)
+				return &spliced
+			}, steps)
+			if spliced.holds.Load() == 0 {
+				t.Error("no result was spliced by the transport")
+			}
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("answers differ:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
 			}
@@ -128,4 +147,39 @@ func TestEncodedResultsOnTheWire(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recordSplicer is a rawjson.Splicer that keeps what it holds.
+type recordSplicer struct{ held [][]byte }
+
+func (s *recordSplicer) Hold(b []byte) (int64, bool) {
+	s.held = append(s.held, b)
+	return int64(len(s.held)), true
+}
+
+// splice is b with the content it holds in place of the token (a
+// transport's work), checking that b holds exactly one.
+func (s *recordSplicer) splice(t *testing.T, b []byte) string {
+	t.Helper()
+	start, end, ok := rawjson.MemberValue(b, "content")
+	if !ok {
+		t.Fatalf("no content member in %s", b)
+	}
+	tok, ok := rawjson.Token(b[start:end])
+	if !ok || tok != int64(len(s.held)) || len(s.held) != 1 {
+		t.Fatalf("content %s of %s: not the one token held (%d held)", b[start:end], b, len(s.held))
+	}
+	return string(b[:start]) + string(s.held[0]) + string(b[end:])
+}
+
+// countingStdio is the stdio transport counting the results whose content
+// it holds (and so splices).
+type countingStdio struct {
+	*transport.StdioTransport
+	holds atomic.Int32
+}
+
+func (c *countingStdio) Hold(b []byte) (int64, bool) {
+	c.holds.Add(1)
+	return c.StdioTransport.Hold(b)
 }

@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/serverfs/serverfs/mcp/transport"
+	"github.com/serverfs/serverfs/rawjson"
 )
 
 // stdioStep is one line sent and how many lines it must be answered with.
@@ -44,7 +45,12 @@ func serverTranscript(t *testing.T, srv *sdk.Server, transport func(r *os.File, 
 	defer outR.Close()
 	done := make(chan error, 1)
 	go func() {
-		err := srv.Run(t.Context(), transport(inR, outW))
+		tr := transport(inR, outW)
+		ctx := t.Context()
+		if s, ok := tr.(rawjson.Splicer); ok {
+			ctx = rawjson.WithSplicer(ctx, s) // as StdioTransport.Run
+		}
+		err := srv.Run(ctx, tr)
 		outW.Close()
 		done <- err
 	}()

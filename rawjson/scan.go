@@ -1,7 +1,8 @@
 // Package rawjson reads and writes JSON bytes without reflection, for the
 // hot paths of the MCP server: a scanner over valid JSON, the checks the
 // stdio transport makes before splicing bytes, and string quoting exactly as
-// encoding/json and log/slog's JSON handler quote. A leaf: it imports
+// encoding/json and log/slog's JSON handler quote, and the splicing of
+// pre-encoded content into encoded messages (Splicer). A leaf: it imports
 // nothing of ServerFS.
 package rawjson
 

@@ -91,7 +91,7 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 
 	if *stdio {
 		log.Info("serving over stdio", attrs...)
-		err := mcp.NewServer(deps, version).Run(ctx, transport.Stdio(stdin, stdout))
+		err := transport.Stdio(stdin, stdout).Run(ctx, mcp.NewServer(deps, version))
 		if err != nil && ctx.Err() == nil {
 			log.Error("stdio session ended", "event", "shutdown", "error", err.Error())
 			return 1

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -51,18 +52,82 @@ import (
 // After notifications/cancelled the cancelled request's answer is not
 // written (go-sdk writes it; the specification says a server should not),
 // as on HTTP (calls.go).
-func Stdio(stdin io.Reader, stdout io.Writer) sdk.Transport {
-	return &stdioTransport{r: stdin, w: stdout}
+//
+// The transport is a rawjson.Splicer: served with Run (the context
+// carries it), the tool results that hold their content with it (mcp's
+// encodedResult) are written with that content in place of their token,
+// so that go-sdk's encoding/json never scans it.
+func Stdio(stdin io.Reader, stdout io.Writer) *StdioTransport {
+	return &StdioTransport{r: stdin, w: stdout}
 }
 
-type stdioTransport struct {
+// StdioTransport is serve --stdio's transport (Stdio).
+type StdioTransport struct {
 	r io.Reader
 	w io.Writer
+
+	heldMu  sync.Mutex
+	held    map[int64][]byte // content held for results not written yet
+	nextTok int64
+	holding atomic.Int32 // len(held), read without the lock
+}
+
+// Run serves s on t until the client closes stdin or ctx is done, with
+// the content of tool results spliced (Stdio).
+func (t *StdioTransport) Run(ctx context.Context, s *sdk.Server) error {
+	return s.Run(rawjson.WithSplicer(ctx, t), t)
 }
 
 // Connect implements go-sdk's Transport.
-func (t *stdioTransport) Connect(context.Context) (sdk.Connection, error) {
-	return newStdioConn(t.r, t.w, sdk.DefaultMaxLineLength), nil
+func (t *StdioTransport) Connect(context.Context) (sdk.Connection, error) {
+	c := newStdioConn(t.r, t.w, sdk.DefaultMaxLineLength)
+	c.t = t
+	return c, nil
+}
+
+// maxHeld bounds StdioTransport.held: a result go-sdk encodes but never
+// writes (the session ends first) leaves its content there.
+const maxHeld = 1024
+
+// Hold implements rawjson.Splicer.
+func (t *StdioTransport) Hold(b []byte) (int64, bool) {
+	t.heldMu.Lock()
+	defer t.heldMu.Unlock()
+	if len(t.held) >= maxHeld {
+		return 0, false
+	}
+	if t.held == nil {
+		t.held = map[int64][]byte{}
+	}
+	t.nextTok++
+	t.held[t.nextTok] = b
+	t.holding.Store(int32(len(t.held)))
+	return t.nextTok, true
+}
+
+// take finds a held token in the result of resp, a success: the bytes
+// held and where the token is in resp.Result; nil when none is there.
+func (t *StdioTransport) take(resp *jsonrpc.Response) (b []byte, start, end int) {
+	if t == nil || t.holding.Load() == 0 || resp.Error != nil {
+		return nil, 0, 0
+	}
+	start, end, ok := rawjson.MemberValue(resp.Result, "content")
+	if !ok {
+		return nil, 0, 0
+	}
+	tok, ok := rawjson.Token(resp.Result[start:end])
+	if !ok {
+		return nil, 0, 0
+	}
+	t.heldMu.Lock()
+	defer t.heldMu.Unlock()
+	b, ok = t.held[tok]
+	if !ok {
+		return nil, 0, 0
+	}
+	delete(t.held, tok)
+	t.holding.Store(int32(len(t.held)))
+	return b, start, end
 }
 
 // batchRefusal answers a JSON-RPC batch on stdio.
@@ -74,6 +139,7 @@ type stdioMsg struct {
 }
 
 type stdioConn struct {
+	t        *StdioTransport // nil in tests of the connection alone
 	w        io.Writer
 	incoming <-chan stdioMsg
 
@@ -223,6 +289,13 @@ func decodeMessage(raw json.RawMessage) (jsonrpc.Message, error) {
 }
 
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	resp, _ := msg.(*jsonrpc.Response)
+	var held []byte
+	var hs, he int
+	if resp != nil {
+		// Taken first, so that no return below leaves it held.
+		held, hs, he = c.t.take(resp)
+	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -230,18 +303,23 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	if resp, ok := msg.(*jsonrpc.Response); ok && c.pending.Load() > 0 && c.cancelled[idKey(resp.ID)] {
+	if resp != nil && c.pending.Load() > 0 && c.cancelled[idKey(resp.ID)] {
 		delete(c.cancelled, idKey(resp.ID))
 		c.pending.Store(int32(len(c.cancelled)))
 		return nil // the answer of a cancelled request
 	}
-	if resp, ok := msg.(*jsonrpc.Response); ok {
-		if b, ok := appendResponse(c.buf[:0], resp); ok {
+	if resp != nil {
+		if b, ok := appendResponse(c.buf[:0], resp, held, hs, he); ok {
 			if cap(b) <= 64<<10 {
 				c.buf = b // reused while small
 			}
 			_, err := c.w.Write(b)
 			return err
+		}
+		if held != nil {
+			r := *resp
+			r.Result = slices.Concat(resp.Result[:hs], held, resp.Result[he:])
+			msg = &r
 		}
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
@@ -256,7 +334,9 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // byte what jsonrpc.EncodeMessage writes, when resp is a success with an
 // integer or plain string id and a compact result (go-sdk's results are
 // encoding/json output, so compact; encoding/json would only re-scan it).
-func appendResponse(dst []byte, resp *jsonrpc.Response) ([]byte, bool) {
+// With held content (not nil), the result is written with held in place
+// of resp.Result[hs:he], its token (held is compact: encodedResult's).
+func appendResponse(dst []byte, resp *jsonrpc.Response, held []byte, hs, he int) ([]byte, bool) {
 	if resp.Error != nil || len(resp.Result) == 0 || !rawjson.Compact(resp.Result) {
 		return nil, false
 	}
@@ -273,7 +353,11 @@ func appendResponse(dst []byte, resp *jsonrpc.Response) ([]byte, bool) {
 		return nil, false
 	}
 	dst = append(dst, `,"result":`...)
-	dst = append(dst, resp.Result...)
+	if held != nil {
+		dst = append(append(append(dst, resp.Result[:hs]...), held...), resp.Result[he:]...)
+	} else {
+		dst = append(dst, resp.Result...)
+	}
 	return append(dst, '}', '\n'), true
 }
 
