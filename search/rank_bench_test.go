@@ -7,8 +7,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	sfs "github.com/serverfs/serverfs/fs"
 )
 
 // rankTerms are the 4 terms of the ranked-search benchmark: what
@@ -51,16 +49,7 @@ func copyGoroot(b *testing.B) string {
 // reads every file to its end to count each term, its lines and density.
 func BenchmarkRankGoroot(b *testing.B) {
 	dir := copyGoroot(b)
-	cfg, err := sfs.LoadConfig([]string{"SERVERFS_MAX_SEARCH_RESULTS=10000"}, []string{"go=" + dir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	f, err := sfs.New(cfg, sfs.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	e := New(f)
+	e := newTenvAt(b, "go", dir, "SERVERFS_MAX_SEARCH_RESULTS=10000").eng
 	for _, q := range rankQueries {
 		b.Run("serverfs-search-"+q.name, func(b *testing.B) {
 			files := 0

@@ -29,8 +29,13 @@ type tenv struct {
 
 func newTenv(t testing.TB, env ...string) *tenv {
 	t.Helper()
-	root := t.TempDir()
-	cfg, err := sfs.LoadConfig(env, []string{"wd=" + root})
+	return newTenvAt(t, "wd", t.TempDir(), env...)
+}
+
+// newTenvAt is an Engine on the directory root served as workdir alias.
+func newTenvAt(t testing.TB, alias, root string, env ...string) *tenv {
+	t.Helper()
+	cfg, err := sfs.LoadConfig(env, []string{alias + "=" + root})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
-
-	sfs "github.com/serverfs/serverfs/fs"
 )
 
 // benchTree is the tree the search benchmarks walk: $SEARCH_BENCH_TREE
@@ -27,16 +25,7 @@ func benchTree(b *testing.B) string {
 //	SEARCH_BENCH_TREE=/tmp/goroot go test -run '^$' -bench SearchTree -benchtime 20x ./search
 func BenchmarkSearchTree(b *testing.B) {
 	dir := benchTree(b)
-	cfg, err := sfs.LoadConfig(nil, []string{"go=" + dir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	f, err := sfs.New(cfg, sfs.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	e := New(f)
+	e := newTenvAt(b, "go", dir).eng
 	if n, err := strconv.Atoi(os.Getenv("SEARCH_BENCH_WORKERS")); err == nil {
 		e.workers = n
 	}
