@@ -130,7 +130,7 @@ func TestHugeDirectoryListingIsHeavy(t *testing.T) {
 // is closed; entered receives one value per call admitted.
 func blockHeavy(e *testEnv) (entered chan string, release chan struct{}) {
 	entered, release = make(chan string, 1000), make(chan struct{})
-	e.deps.testPanic = func(tool string) {
+	e.deps.testHook = func(_ context.Context, tool string) {
 		if slices.Contains(heavyTools, tool) {
 			entered <- tool
 			<-release
@@ -796,7 +796,7 @@ func testAdmissionFair(t *testing.T, protocol string, reserve bool) {
 	}
 	e.deps.Admit = NewAdmission(cfg)
 	entered, searchGo, stop := make(chan string, 8), make(chan struct{}), make(chan struct{})
-	e.deps.testPanic = func(tool string) {
+	e.deps.testHook = func(_ context.Context, tool string) {
 		entered <- tool
 		if tool == "search_text" {
 			select {
@@ -901,7 +901,7 @@ func TestHostileRegexBesideFindFiles(t *testing.T) {
 				Admit: NewAdmission(AdmissionConfig{MemoryBudget: 2 * HeavyCallBytes(), MaxHeavy: 1, Queue: 8, Wait: time.Hour})}
 			entered, bAnswered := make(chan struct{}), make(chan struct{})
 			var armed atomic.Bool
-			d.testPanic = func(tool string) {
+			d.testHook = func(_ context.Context, tool string) {
 				if tool == "search_text" && armed.Load() {
 					close(entered)
 					<-bAnswered

@@ -124,8 +124,8 @@ func instrument[In, Out any](d *Deps, name string, cost costFn, args *argDecoder
 			}
 			defer release()
 		}
-		if d.testPanic != nil {
-			d.testPanic(name)
+		if d.testHook != nil {
+			d.testHook(ctx, name)
 		}
 		var out Out
 		out, info, err = fn(withCaller(ctx, req.Session), d, in)

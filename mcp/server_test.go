@@ -786,7 +786,7 @@ func TestHostAndOrigin(t *testing.T) {
 
 func TestPanicRecovery(t *testing.T) {
 	e := newEnv(t)
-	e.deps.testPanic = func(tool string) {
+	e.deps.testHook = func(_ context.Context, tool string) {
 		if tool == "stat_file" {
 			panic("boom-injected-fault")
 		}

@@ -177,10 +177,11 @@ type Deps struct {
 	// shared by every such Deps (tests).
 	Admit *Admission
 
-	// testPanic, in tests, runs at the start of every tool call, once it
-	// is admitted (fault injection for the panic-recovery test; a heavy
-	// call blocked there holds its slot).
-	testPanic func(tool string)
+	// testHook, in tests, runs at the start of every tool call, once it
+	// is admitted, with the call's context (fault injection for the
+	// panic-recovery test; a call blocked there holds its slot, or runs
+	// until its client gives up).
+	testHook func(ctx context.Context, tool string)
 }
 
 // tool pairs a tool's definition with the function that registers its
