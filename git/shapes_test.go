@@ -239,6 +239,20 @@ func statusLikeGit(t *testing.T, dir string, f *sfs.FS) {
 	}
 }
 
+// submoduleSource makes src, a repository of one commit (s.txt) to add
+// as a submodule, and dir, an empty repository beside it, both on main.
+func submoduleSource(t *testing.T) (src, dir string) {
+	t.Helper()
+	base := t.TempDir()
+	src, dir = filepath.Join(base, "src"), filepath.Join(base, "wd")
+	orcGit(t, base, "init", "-q", "-b", "main", src)
+	write(t, filepath.Join(src, "s.txt"), "s\n")
+	orcGit(t, src, "add", "s.txt")
+	orcGit(t, src, "commit", "-qm", "s1")
+	orcGit(t, base, "init", "-q", "-b", "main", dir)
+	return src, dir
+}
+
 // TestSubmodules: gitlinks in status, diff, staged diff and commit, with
 // the checkout's repository in a .git directory (an embedded repository
 // added with git add) and behind a .git file (git submodule add, the
@@ -246,13 +260,7 @@ func statusLikeGit(t *testing.T, dir string, f *sfs.FS) {
 func TestSubmodules(t *testing.T) {
 	orcNeedGit(t)
 	orcSetHome(t)
-	base := t.TempDir()
-	src, dir := filepath.Join(base, "src"), filepath.Join(base, "wd")
-	orcGit(t, base, "init", "-q", "-b", "main", src)
-	write(t, filepath.Join(src, "s.txt"), "s\n")
-	orcGit(t, src, "add", "s.txt")
-	orcGit(t, src, "commit", "-qm", "s1")
-	orcGit(t, base, "init", "-q", "-b", "main", dir)
+	src, dir := submoduleSource(t)
 	orcGit(t, dir, "config", "user.name", "Serv Er")
 	orcGit(t, dir, "config", "user.email", "s@example.invalid")
 	orcGit(t, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "mod")
@@ -345,13 +353,7 @@ func TestDiffBeneathSymlink(t *testing.T) {
 func TestSubmoduleReplacedBySymlink(t *testing.T) {
 	orcNeedGit(t)
 	orcSetHome(t)
-	base := t.TempDir()
-	src, dir := filepath.Join(base, "src"), filepath.Join(base, "wd")
-	orcGit(t, base, "init", "-q", "-b", "main", src)
-	write(t, filepath.Join(src, "s.txt"), "s\n")
-	orcGit(t, src, "add", "s.txt")
-	orcGit(t, src, "commit", "-qm", "s1")
-	orcGit(t, base, "init", "-q", "-b", "main", dir)
+	src, dir := submoduleSource(t)
 	orcGit(t, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "mod")
 	write(t, filepath.Join(dir, "a.txt"), "a\n")
 	orcGit(t, dir, "add", "a.txt")
