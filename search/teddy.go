@@ -1,0 +1,181 @@
+package search
+
+import (
+	"bytes"
+	"math/bits"
+)
+
+// teddy finds every match of up to 8 needles in one pass over a buffer, as
+// ripgrep's "Teddy" does: needle i is bucket i, and the first m bytes of
+// every needle (m = min(3, shortest needle)) form its fingerprint. For
+// each fingerprint byte k there are two nibble tables (low and high
+// nibble of a byte) whose entry j has bit i set when needle i's byte k,
+// in either ASCII case when folding, has nibble j. A position whose bytes
+// k, looked up by both nibbles in the tables of k, AND to a nonzero bucket
+// set is a candidate for those needles; the vector scan (teddyBlocks)
+// does this 32 positions per step with byte shuffles, and each candidate
+// bucket is then compared in full. One scan for all needles instead of
+// one per needle: ranked search looks for up to 8 terms in every file.
+type teddy struct {
+	needles [][]byte // lower-cased when fold
+	fold    bool
+	m       int // fingerprint length: 1 to 3
+	minLen  int // the shortest needle
+	// tables[2k] and tables[2k+1]: the low- and high-nibble tables of
+	// fingerprint byte k < m.
+	tables [6][16]byte
+	all    uint8 // every bucket
+}
+
+// newTeddy returns nil when Teddy cannot be used: without the vector scan
+// (no AVX2), with 0 or more than 8 needles, an empty needle, or fold with a
+// non-ASCII needle. fold: ASCII case-insensitive ('A'-'Z' match 'a'-'z',
+// nothing else folds).
+func newTeddy(needles []string, fold bool) *teddy {
+	if !haveVectorPair {
+		return nil
+	}
+	return buildTeddy(needles, fold)
+}
+
+// buildTeddy is newTeddy without the CPU check (tests run the generic scan
+// where there is no vector one).
+func buildTeddy(needles []string, fold bool) *teddy {
+	if len(needles) == 0 || len(needles) > 8 {
+		return nil
+	}
+	t := &teddy{fold: fold, minLen: len(needles[0])}
+	for i, s := range needles {
+		if s == "" {
+			return nil
+		}
+		n := []byte(s)
+		if fold {
+			for j, c := range n {
+				if c >= 0x80 {
+					return nil
+				}
+				n[j] = toLowerASCII(c)
+			}
+		}
+		t.needles = append(t.needles, n)
+		t.minLen = min(t.minLen, len(n))
+		t.all |= 1 << i
+	}
+	t.m = min(3, t.minLen)
+	for i, n := range t.needles {
+		for k := 0; k < t.m; k++ {
+			c := n[k]
+			t.addByte(k, c, uint8(1)<<i)
+			if fold && 'a' <= c && c <= 'z' {
+				t.addByte(k, c-'a'+'A', uint8(1)<<i)
+			}
+		}
+	}
+	return t
+}
+
+func (t *teddy) addByte(k int, c byte, bucket uint8) {
+	t.tables[2*k][c&15] |= bucket
+	t.tables[2*k+1][c>>4] |= bucket
+}
+
+// indexAll stores in pos[k] and which[k] the k-th match starting at or
+// after from, in ascending order of start: pos the start, which the set
+// of needles (bit i: needles[i]) matching in full there, one entry per
+// start. It stops when pos is full and returns the count: fewer than
+// len(pos) means no further match in b. len(which) >= len(pos). A caller
+// with a full pos resumes at pos[len(pos)-1]+1.
+func (t *teddy) indexAll(b []byte, from int, pos []int, which []uint8) int {
+	from = max(from, 0)
+	last := len(b) - t.minLen // the last start of a match
+	if len(pos) == 0 || from > last {
+		return 0
+	}
+	which = which[:len(pos)]
+	seg := b[from:]
+	// A block of 32 starts reads m-1 bytes past its last start, which
+	// every start up to last has: the positions are last-from+1.
+	blocks := (last - from + 1) &^ 31
+	k := 0
+	var res [32]byte
+	for i := 0; i < blocks; i += 32 {
+		at, mask := teddyBlocks(seg[i:], blocks-i, &t.tables, t.m, &res)
+		if at < 0 {
+			break
+		}
+		i += at
+		for ; mask != 0; mask &= mask - 1 {
+			j := bits.TrailingZeros32(mask)
+			s := from + i + j
+			if w := t.verify(b, s, res[j]); w != 0 {
+				pos[k], which[k], k = s, w, k+1
+				if k == len(pos) {
+					return k
+				}
+			}
+		}
+	}
+	for s := from + blocks; s <= last; s++ {
+		if w := t.verify(b, s, t.candidates(b[s:])); w != 0 {
+			pos[k], which[k], k = s, w, k+1
+			if k == len(pos) {
+				return k
+			}
+		}
+	}
+	return k
+}
+
+// candidates is the bucket set of the fingerprint at the start of p
+// (which holds at least m bytes), as the vector scan computes it.
+func (t *teddy) candidates(p []byte) uint8 {
+	w := t.all
+	for k := 0; k < t.m; k++ {
+		w &= t.tables[2*k][p[k]&15] & t.tables[2*k+1][p[k]>>4]
+	}
+	return w
+}
+
+// verify returns the buckets of buckets whose needle matches b at s in
+// full.
+func (t *teddy) verify(b []byte, s int, buckets uint8) uint8 {
+	var w uint8
+	rest := b[s:]
+	for ; buckets != 0; buckets &= buckets - 1 {
+		i := bits.TrailingZeros8(buckets)
+		n := t.needles[i]
+		if len(n) > len(rest) {
+			continue
+		}
+		if t.fold {
+			if equalFoldASCII(rest[:len(n)], n) {
+				w |= 1 << i
+			}
+		} else if bytes.Equal(rest[:len(n)], n) {
+			w |= 1 << i
+		}
+	}
+	return w
+}
+
+// teddyBlocksGeneric is teddyBlocks without vector instructions.
+func teddyBlocksGeneric(b []byte, n int, tables *[6][16]byte, m int, res *[32]byte) (at int, mask uint32) {
+	for blk := 0; blk < n; blk += 32 {
+		for i := 0; i < 32; i++ {
+			w := uint8(0xff)
+			for k := 0; k < m; k++ {
+				c := b[blk+i+k]
+				w &= tables[2*k][c&15] & tables[2*k+1][c>>4]
+			}
+			res[i] = w
+			if w != 0 {
+				mask |= 1 << i
+			}
+		}
+		if mask != 0 {
+			return blk, mask
+		}
+	}
+	return -1, 0
+}
