@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/bits"
 )
 
@@ -17,7 +18,7 @@ import (
 // bucket is then compared in full. One scan for all needles instead of
 // one per needle: ranked search looks for up to 8 terms in every file.
 type teddy struct {
-	needles [][]byte // lower-cased when fold
+	needles []teddyNeedle
 	fold    bool
 	m       int // fingerprint length: 1 to 3
 	minLen  int // the shortest needle
@@ -58,12 +59,13 @@ func buildTeddy(needles []string, fold bool) *teddy {
 				n[j] = toLowerASCII(c)
 			}
 		}
-		t.needles = append(t.needles, n)
+		t.needles = append(t.needles, newTeddyNeedle(n, fold))
 		t.minLen = min(t.minLen, len(n))
 		t.all |= 1 << i
 	}
 	t.m = min(3, t.minLen)
-	for i, n := range t.needles {
+	for i, tn := range t.needles {
+		n := tn.b
 		for k := 0; k < t.m; k++ {
 			c := n[k]
 			t.addByte(k, c, uint8(1)<<i)
@@ -98,23 +100,22 @@ func (t *teddy) indexAll(b []byte, from int, pos []int, which []uint8) int {
 	// every start up to last has: the positions are last-from+1.
 	blocks := (last - from + 1) &^ 31
 	k := 0
-	var res [32]byte
-	for i := 0; i < blocks; i += 32 {
-		at, mask := teddyBlocks(seg[i:], blocks-i, &t.tables, t.m, &res)
-		if at < 0 {
-			break
-		}
-		i += at
-		for ; mask != 0; mask &= mask - 1 {
-			j := bits.TrailingZeros32(mask)
-			s := from + i + j
-			if w := t.verify(b, s, res[j]); w != 0 {
-				pos[k], which[k], k = s, w, k+1
-				if k == len(pos) {
-					return k
+	var batch teddyBatch
+	for i := 0; i < blocks; {
+		c, next := teddyBlocks(seg[i:], blocks-i, &t.tables, t.m, &batch)
+		for j := 0; j < c; j++ {
+			at := from + i + batch.at[j]
+			for mask := batch.mask[j]; mask != 0; mask &= mask - 1 {
+				e := bits.TrailingZeros32(mask)
+				if w := t.verify(b, at+e, batch.sets[j][e]); w != 0 {
+					pos[k], which[k], k = at+e, w, k+1
+					if k == len(pos) {
+						return k
+					}
 				}
 			}
 		}
+		i += next
 	}
 	for s := from + blocks; s <= last; s++ {
 		if w := t.verify(b, s, t.candidates(b[s:])); w != 0 {
@@ -144,38 +145,91 @@ func (t *teddy) verify(b []byte, s int, buckets uint8) uint8 {
 	rest := b[s:]
 	for ; buckets != 0; buckets &= buckets - 1 {
 		i := bits.TrailingZeros8(buckets)
-		n := t.needles[i]
-		if len(n) > len(rest) {
-			continue
-		}
-		if t.fold {
-			if equalFoldASCII(rest[:len(n)], n) {
-				w |= 1 << i
-			}
-		} else if bytes.Equal(rest[:len(n)], n) {
+		if t.needles[i].match(rest, t.fold) {
 			w |= 1 << i
 		}
 	}
 	return w
 }
 
+// teddyNeedle is a needle and its 8-byte words, for comparing a word at
+// a time: a byte c of the text matches the needle's byte n under fold bit
+// f (0x20 for a letter when folding, else 0) when c|f == n, as n is lower
+// case then.
+type teddyNeedle struct {
+	b    []byte   // lower-cased when fold
+	word []uint64 // b in little-endian words, the last one zero-padded
+	fold []uint64 // per word, the fold bits
+	tail uint64   // the bytes of the last word that are b's
+}
+
+func newTeddyNeedle(b []byte, fold bool) teddyNeedle {
+	n := teddyNeedle{b: b, tail: ^uint64(0) >> (8 * ((8 - len(b)%8) % 8))}
+	for i := 0; i < len(b); i += 8 {
+		var w, f uint64
+		for j := i; j < min(i+8, len(b)); j++ {
+			w |= uint64(b[j]) << (8 * (j - i))
+			if fold && 'a' <= b[j] && b[j] <= 'z' {
+				f |= 0x20 << (8 * (j - i))
+			}
+		}
+		n.word, n.fold = append(n.word, w), append(n.fold, f)
+	}
+	return n
+}
+
+// match tells whether the needle is a prefix of rest (ASCII letters
+// folded when fold).
+func (n *teddyNeedle) match(rest []byte, fold bool) bool {
+	if len(n.b) > len(rest) {
+		return false
+	}
+	if len(rest) < 8*len(n.word) { // the last word would read past rest
+		if fold {
+			return equalFoldASCII(rest, n.b)
+		}
+		return bytes.Equal(rest[:len(n.b)], n.b)
+	}
+	last := len(n.word) - 1
+	for i := 0; i < last; i++ {
+		if binary.LittleEndian.Uint64(rest[8*i:])|n.fold[i] != n.word[i] {
+			return false
+		}
+	}
+	return binary.LittleEndian.Uint64(rest[8*last:])&n.tail|n.fold[last] == n.word[last]
+}
+
+// teddyBatch is what one call of teddyBlocks hands over: the blocks
+// holding a candidate, several per call so that dense candidates (the
+// frequent terms of source code) do not cost a call per block.
+type teddyBatch struct {
+	sets [8][32]uint8 // the bucket sets of a block's 32 positions
+	at   [8]int       // the block's offset
+	mask [8]uint32    // bit i: sets[.][i] != 0
+}
+
 // teddyBlocksGeneric is teddyBlocks without vector instructions.
-func teddyBlocksGeneric(b []byte, n int, tables *[6][16]byte, m int, res *[32]byte) (at int, mask uint32) {
+func teddyBlocksGeneric(b []byte, n int, tables *[6][16]byte, m int, out *teddyBatch) (count, next int) {
 	for blk := 0; blk < n; blk += 32 {
-		for i := 0; i < 32; i++ {
+		var sets [32]uint8
+		var mask uint32
+		for i := range sets {
 			w := uint8(0xff)
 			for k := 0; k < m; k++ {
 				c := b[blk+i+k]
 				w &= tables[2*k][c&15] & tables[2*k+1][c>>4]
 			}
-			res[i] = w
+			sets[i] = w
 			if w != 0 {
 				mask |= 1 << i
 			}
 		}
 		if mask != 0 {
-			return blk, mask
+			out.sets[count], out.at[count], out.mask[count] = sets, blk, mask
+			if count++; count == len(out.at) {
+				return count, blk + 32
+			}
 		}
 	}
-	return -1, 0
+	return count, n
 }

@@ -2,6 +2,6 @@
 
 package search
 
-func teddyBlocks(b []byte, n int, tables *[6][16]byte, m int, res *[32]byte) (at int, mask uint32) {
-	return teddyBlocksGeneric(b, n, tables, m, res)
+func teddyBlocks(b []byte, n int, tables *[6][16]byte, m int, out *teddyBatch) (count, next int) {
+	return teddyBlocksGeneric(b, n, tables, m, out)
 }

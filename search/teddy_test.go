@@ -206,9 +206,10 @@ func randomHaystack(rng *rand.Rand, needles []string, fold bool) []byte {
 	return b
 }
 
-// TestTeddyBlocks: the vector scan returns the block, mask and bucket
-// sets that the generic one does, for every fingerprint length, random
-// (and needle-built) tables and lengths of 0 to 6 blocks.
+// TestTeddyBlocks: the vector scan hands over the blocks, masks and
+// bucket sets that the generic one does and stops where it stops, for
+// every fingerprint length, random (and needle-built) tables and lengths
+// of 0 to 20 blocks (a batch holds 8).
 func TestTeddyBlocks(t *testing.T) {
 	skipWithoutTeddyScan(t)
 	seed := testSeed(t)
@@ -216,20 +217,28 @@ func TestTeddyBlocks(t *testing.T) {
 	for iter := 0; iter < 20000; iter++ {
 		m := 1 + rng.IntN(3)
 		var tables [6][16]byte
-		if rng.IntN(2) == 0 {
+		if r := rng.IntN(3); r < 2 {
 			for k := range tables {
 				for j := range tables[k] {
-					// Sparse: a candidate in some blocks, not all.
-					tables[k][j] = uint8(rng.Uint32() & rng.Uint32() & rng.Uint32())
+					if r == 0 {
+						// Sparse: a candidate in some blocks, not all.
+						tables[k][j] = uint8(rng.Uint32() & rng.Uint32() & rng.Uint32())
+					} else {
+						// Dense: candidates in most blocks, batches fill.
+						tables[k][j] = uint8(rng.Uint32() | rng.Uint32())
+					}
 				}
 			}
+			// No candidate where the first byte's low nibble is 0: the
+			// blocks made of such bytes below vary which blocks hold one.
+			tables[0][0] = 0
 		} else {
 			fold := rng.IntN(2) == 0
 			needles := randomNeedles(rng, fold)
 			td := buildTeddy(needles, fold)
 			tables, m = td.tables, td.m
 		}
-		n := 32 * rng.IntN(7)
+		n := 32 * rng.IntN(21)
 		b := make([]byte, n+m-1+rng.IntN(3))
 		for i := range b {
 			b[i] = byte(rng.Uint32())
@@ -237,12 +246,21 @@ func TestTeddyBlocks(t *testing.T) {
 				b[i] = "abkABK_\x80"[rng.IntN(8)]
 			}
 		}
-		var res, wantRes [32]byte
-		at, mask := teddyBlocks(b, n, &tables, m, &res)
-		wantAt, wantMask := teddyBlocksGeneric(b, n, &tables, m, &wantRes)
-		if at != wantAt || mask != wantMask || (at >= 0 && res != wantRes) {
-			t.Fatalf("seed %d iter %d: m=%d n=%d tables %v in %q: got %d %#x %v, want %d %#x %v",
-				seed, iter, m, n, tables, b, at, mask, res, wantAt, wantMask, wantRes)
+		for blk := 0; blk+32 <= len(b); blk += 32 {
+			if rng.IntN(3) == 0 {
+				for i := blk; i < blk+32; i++ {
+					b[i] = byte(rng.IntN(16)) << 4
+				}
+			}
+		}
+		var got, want teddyBatch
+		c, next := teddyBlocks(b, n, &tables, m, &got)
+		wantC, wantNext := teddyBlocksGeneric(b, n, &tables, m, &want)
+		if c != wantC || next != wantNext || !slices.Equal(got.at[:c], want.at[:c]) ||
+			!slices.Equal(got.mask[:c], want.mask[:c]) || !slices.Equal(got.sets[:c], want.sets[:c]) {
+			t.Fatalf("seed %d iter %d: m=%d n=%d tables %v in %q:\ngot  %d blocks, next %d: %v %x %v\nwant %d blocks, next %d: %v %x %v",
+				seed, iter, m, n, tables, b, c, next, got.at[:c], got.mask[:c], got.sets[:c],
+				wantC, wantNext, want.at[:wantC], want.mask[:wantC], want.sets[:wantC])
 		}
 	}
 }
