@@ -107,11 +107,13 @@ func (t *teddy) indexAll(b []byte, from int, pos []int, which []uint8) int {
 			at := from + i + batch.at[j]
 			for mask := batch.mask[j]; mask != 0; mask &= mask - 1 {
 				e := bits.TrailingZeros32(mask)
-				if w := t.verify(b, at+e, batch.sets[j][e]); w != 0 {
-					pos[k], which[k], k = at+e, w, k+1
-					if k == len(pos) {
-						return k
-					}
+				// Stored whether or not it holds a match, counted when
+				// it does: no branch on the outcome, which frequent
+				// needles make unpredictable.
+				w := t.verify(b, at+e, batch.sets[j][e])
+				pos[k], which[k] = at+e, w
+				if k += int((uint(w) + 0xff) >> 8); k == len(pos) {
+					return k
 				}
 			}
 		}
@@ -145,9 +147,18 @@ func (t *teddy) verify(b []byte, s int, buckets uint8) uint8 {
 	rest := b[s:]
 	for ; buckets != 0; buckets &= buckets - 1 {
 		i := bits.TrailingZeros8(buckets)
-		if t.needles[i].match(rest, t.fold) {
-			w |= 1 << i
+		n := &t.needles[i]
+		var match bool
+		if len(n.b) <= 8 && len(rest) >= 8 { // most needles: one word, inline
+			match = binary.LittleEndian.Uint64(rest)&n.tail|n.fold[0] == n.word[0]
+		} else {
+			match = n.match(rest, t.fold)
 		}
+		var hit uint8
+		if match {
+			hit = 1
+		}
+		w |= hit << i
 	}
 	return w
 }
