@@ -25,7 +25,9 @@ type teddy struct {
 	// tables[2k] and tables[2k+1]: the low- and high-nibble tables of
 	// fingerprint byte k < m.
 	tables [6][16]byte
-	all    uint8 // every bucket
+	// byteSets[k][c]: the buckets whose fingerprint byte k can be c, the
+	// two nibble tables in one, for the starts the vector scan leaves.
+	byteSets [3][256]uint8
 }
 
 // newTeddy returns nil when Teddy cannot be used: without the vector scan
@@ -46,7 +48,7 @@ func buildTeddy(needles []string, fold bool) *teddy {
 		return nil
 	}
 	t := &teddy{fold: fold, minLen: len(needles[0])}
-	for i, s := range needles {
+	for _, s := range needles {
 		if s == "" {
 			return nil
 		}
@@ -61,7 +63,6 @@ func buildTeddy(needles []string, fold bool) *teddy {
 		}
 		t.needles = append(t.needles, newTeddyNeedle(n, fold))
 		t.minLen = min(t.minLen, len(n))
-		t.all |= 1 << i
 	}
 	t.m = min(3, t.minLen)
 	for i, tn := range t.needles {
@@ -72,6 +73,11 @@ func buildTeddy(needles []string, fold bool) *teddy {
 			if fold && 'a' <= c && c <= 'z' {
 				t.addByte(k, c-'a'+'A', uint8(1)<<i)
 			}
+		}
+	}
+	for k := 0; k < t.m; k++ {
+		for c := range 256 {
+			t.byteSets[k][c] = t.tables[2*k][c&15] & t.tables[2*k+1][c>>4]
 		}
 	}
 	return t
@@ -119,25 +125,28 @@ func (t *teddy) indexAll(b []byte, from int, pos []int, which []uint8) int {
 		}
 		i += next
 	}
+	// The last starts, fewer than 32, one at a time.
 	for s := from + blocks; s <= last; s++ {
-		if w := t.verify(b, s, t.candidates(b[s:])); w != 0 {
-			pos[k], which[k], k = s, w, k+1
-			if k == len(pos) {
-				return k
+		w := t.byteSets[0][b[s]]
+		if w == 0 {
+			continue
+		}
+		if t.m > 1 {
+			w &= t.byteSets[1][b[s+1]]
+			if t.m > 2 {
+				w &= t.byteSets[2][b[s+2]]
+			}
+		}
+		if w != 0 {
+			if w = t.verify(b, s, w); w != 0 {
+				pos[k], which[k], k = s, w, k+1
+				if k == len(pos) {
+					return k
+				}
 			}
 		}
 	}
 	return k
-}
-
-// candidates is the bucket set of the fingerprint at the start of p
-// (which holds at least m bytes), as the vector scan computes it.
-func (t *teddy) candidates(p []byte) uint8 {
-	w := t.all
-	for k := 0; k < t.m; k++ {
-		w &= t.tables[2*k][p[k]&15] & t.tables[2*k+1][p[k]>>4]
-	}
-	return w
 }
 
 // verify returns the buckets of buckets whose needle matches b at s in
