@@ -14,8 +14,8 @@ import (
 // in either ASCII case when folding, has nibble j. A position whose bytes
 // k, looked up by both nibbles in the tables of k, AND to a nonzero bucket
 // set is a candidate for those needles; the vector scan (teddyBlocks)
-// does this 32 positions per step with byte shuffles, and each candidate
-// bucket is then compared in full. One scan for all needles instead of
+// does this 64 positions per step with byte shuffles (VPSHUFB), and each
+// candidate bucket is then compared in full. One scan for all needles instead of
 // one per needle: ranked search looks for up to 8 terms in every file.
 type teddy struct {
 	needles []teddyNeedle
@@ -93,7 +93,9 @@ func (t *teddy) addByte(k int, c byte, bucket uint8) {
 // of needles (bit i: needles[i]) matching in full there, one entry per
 // start. It stops when pos is full and returns the count: fewer than
 // len(pos) means no further match in b. len(which) >= len(pos). A caller
-// with a full pos resumes at pos[len(pos)-1]+1.
+// with a full pos resumes at pos[len(pos)-1]+1. Entries past the count
+// may be overwritten. No allocation; any length of b (starts the vector
+// scan cannot cover, fewer than 32 a call, are looked at one by one).
 func (t *teddy) indexAll(b []byte, from int, pos []int, which []uint8) int {
 	from = max(from, 0)
 	last := len(b) - t.minLen // the last start of a match

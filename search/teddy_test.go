@@ -307,6 +307,33 @@ func TestNewTeddyNil(t *testing.T) {
 	}
 }
 
+// TestTeddyNoAlloc: indexAll allocates nothing, the batch of the vector
+// scan included.
+func TestTeddyNoAlloc(t *testing.T) {
+	skipWithoutTeddyScan(t)
+	td := buildTeddy([]string{"func", "Return", "err", "string"}, true)
+	b := bytes.Repeat([]byte("func f() error { return errString } // "), 40)
+	var pos [4]int
+	var which [4]uint8
+	n := 0
+	if allocs := testing.AllocsPerRun(20, func() {
+		n = 0
+		for from := 0; ; {
+			c := td.indexAll(b, from, pos[:], which[:])
+			n += c
+			if c < len(pos) {
+				break
+			}
+			from = pos[c-1] + 1
+		}
+	}); allocs != 0 {
+		t.Errorf("%v allocations a pass", allocs)
+	}
+	if want := len(naiveTeddy([]string{"func", "Return", "err", "string"}, true, b, 0)); n != want {
+		t.Errorf("%d matches, want %d", n, want)
+	}
+}
+
 // FuzzTeddy: indexAll against the oracle; needles are spec split at
 // commas.
 func FuzzTeddy(f *testing.F) {
