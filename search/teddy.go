@@ -223,7 +223,8 @@ func (n *teddyNeedle) match(rest []byte, fold bool) bool {
 
 // teddyBatch is what one call of teddyBlocks hands over: the blocks
 // holding a candidate, several per call so that dense candidates (the
-// frequent terms of source code) do not cost a call per block.
+// frequent terms of source code) do not cost a call per block. Its
+// layout and its 8 slots are written into teddy_amd64.s.
 type teddyBatch struct {
 	sets [8][32]uint8 // the bucket sets of a block's 32 positions
 	at   [8]int       // the block's offset

@@ -32,7 +32,8 @@ GLOBL teddyNibble<>(SB), RODATA|NOPTR, $8
 	VPAND Y9, dst, dst
 
 // STORE writes the block of bucket sets in reg, at R10+off, to slot R13
-// of the batch at DI (sets, offset, nonzero-byte mask) and counts it when
+// of the batch at DI (a teddyBatch: sets at 0, at at 256, mask at 320;
+// TestTeddyBatchLayout checks them) and counts it when
 // it holds a candidate: without a branch, which blocks of dense
 // candidates would mispredict (Y12 is zero, Y13 clobbered).
 #define STORE(reg, off) \
@@ -69,11 +70,11 @@ TEXT ·teddyBlocks(SB), NOSPLIT, $0-72
 	VPXOR Y12, Y12, Y12
 	XORQ  R10, R10
 	XORQ  R13, R13
-	MOVQ CX, R12
-	ANDQ $~63, R12
-	CMPQ DX, $2
-	JA   m3_64
-	JE   m2_64
+	MOVQ  CX, R12
+	ANDQ  $~63, R12
+	CMPQ  DX, $2
+	JA    m3_64
+	JE    m2_64
 
 m1_64:
 	CMPQ   R10, R12

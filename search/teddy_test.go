@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // teddyMatch is one start and the needles matching there.
@@ -262,6 +263,18 @@ func TestTeddyBlocks(t *testing.T) {
 				seed, iter, m, n, tables, b, c, next, got.at[:c], got.mask[:c], got.sets[:c],
 				wantC, wantNext, want.at[:wantC], want.mask[:wantC], want.sets[:wantC])
 		}
+	}
+}
+
+// TestTeddyBatchLayout: the offsets and slot count teddy_amd64.s writes
+// a teddyBatch with.
+func TestTeddyBatchLayout(t *testing.T) {
+	var b teddyBatch
+	if o, a, m := unsafe.Offsetof(b.sets), unsafe.Offsetof(b.at), unsafe.Offsetof(b.mask); o != 0 || (runtime.GOARCH == "amd64" && (a != 256 || m != 320)) {
+		t.Errorf("teddyBatch offsets %d %d %d, the kernel writes 0 256 320", o, a, m)
+	}
+	if len(b.sets) != 8 || len(b.at) != 8 || len(b.mask) != 8 {
+		t.Errorf("teddyBatch slots %d %d %d, the kernel fills 8", len(b.sets), len(b.at), len(b.mask))
 	}
 }
 
