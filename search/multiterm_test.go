@@ -117,29 +117,33 @@ func multiOracle(t *testing.T, seed uint64, terms []string, text []byte) []uint6
 // found exactly when some term is in them, with terms of their head.
 // A mismatch prints its seed (the seeds are 1..400: a failure replays).
 func TestMultiTermDifferential(t *testing.T) {
-	vectors := []bool{false}
+	type variant struct{ vector, teddy bool }
+	variants := []variant{{false, false}}
 	if haveVectorPair {
-		vectors = append(vectors, true)
+		variants = append(variants, variant{true, false}, variant{true, true})
 	}
-	defer func(v bool) { usePair = v }(usePair)
+	defer func(v, t bool) { usePair, useTeddy = v, t }(usePair, useTeddy)
 	n := uint64(400)
 	if testing.Short() {
 		n = 100
 	}
-	for _, vector := range vectors {
-		usePair = vector
+	for _, v := range variants {
+		usePair, useTeddy = v.vector, v.teddy
 		for seed := uint64(1); seed <= n; seed++ {
-			multiCheck(t, seed, vector)
+			multiCheck(t, seed, v.vector, v.teddy)
 		}
 	}
 }
 
-func multiCheck(t *testing.T, seed uint64, vector bool) {
+func multiCheck(t *testing.T, seed uint64, vector, teddy bool) {
 	rng := rand.New(rand.NewPCG(seed, 36))
 	bufSize := []int{600, 700, 1024, 4096}[rng.IntN(4)]
 	terms, text := multiInput(rng, bufSize)
 	want := multiOracle(t, seed, terms, text)
 	q := newRankQuery(terms, 1<<30)
+	if teddy && q.teddy == nil && isASCII(strings.Join(terms, "")) {
+		t.Fatalf("seed %d: ASCII terms %q without Teddy", seed, terms)
+	}
 	// Each term's batches against its index called per match, batch
 	// sizes 1 to 5 forcing refills everywhere.
 	for i, cm := range q.terms {
@@ -169,8 +173,8 @@ func multiCheck(t *testing.T, seed uint64, vector bool) {
 	s := newSearcherSize(bufSize)
 	s.rawLines = true
 	got := map[int]lineMatch{}
-	// One anyChunk for every buffer, as a worker of Rank reuses it.
-	_, err := s.search(bytes.NewReader(text), anyTerm{terms: q.terms, c: newAnyChunk(len(q.terms))}, q.maxLen, func() bool { return false }, func(m lineMatch) bool {
+	// One matcher state for every buffer, as a worker of Rank reuses it.
+	_, err := s.search(bytes.NewReader(text), q.matcher(s), q.maxLen, func() bool { return false }, func(m lineMatch) bool {
 		if !m.masked {
 			m.terms = q.termsIn([]byte(m.text))
 		} else if line := rawLine(m.raw); m.line > len(lines) || !bytes.Equal(line, lines[m.line-1]) {
@@ -187,11 +191,11 @@ func multiCheck(t *testing.T, seed uint64, vector bool) {
 		g, ok := got[n]
 		switch {
 		case ok != (want[n] != 0):
-			t.Fatalf("seed %d (vector %v, buffer %d): terms %q, line %d %q: reported %v, terms in it %b", seed, vector, bufSize, terms, n, lines[n-1], ok, want[n])
+			t.Fatalf("seed %d (vector %v, teddy %v, buffer %d): terms %q, line %d %q: reported %v, terms in it %b", seed, vector, teddy, bufSize, terms, n, lines[n-1], ok, want[n])
 		case ok && g.masked && g.terms != want[n]:
-			t.Fatalf("seed %d (vector %v, buffer %d): terms %q, line %d %q: terms %b, each term alone finds %b", seed, vector, bufSize, terms, n, lines[n-1], g.terms, want[n])
+			t.Fatalf("seed %d (vector %v, teddy %v, buffer %d): terms %q, line %d %q: terms %b, each term alone finds %b", seed, vector, teddy, bufSize, terms, n, lines[n-1], g.terms, want[n])
 		case ok && !g.masked && (len(lines[n-1]) < bufSize || g.terms&^want[n] != 0):
-			t.Fatalf("seed %d (vector %v, buffer %d): line %d of %d bytes: masked %v, terms %b of %b", seed, vector, bufSize, n, len(lines[n-1]), g.masked, g.terms, want[n])
+			t.Fatalf("seed %d (vector %v, teddy %v, buffer %d): line %d of %d bytes: masked %v, terms %b of %b", seed, vector, teddy, bufSize, n, len(lines[n-1]), g.masked, g.terms, want[n])
 		}
 	}
 }
@@ -224,7 +228,8 @@ func multiCorpus(b *testing.B) []byte {
 // files): the searcher over Go source for the lines holding any of four
 // terms and each line's terms, as Rank asks, the terms frequent
 // (397,623 of 3.3 million GOROOT/src lines hold one) and rare. "multi" is
-// anyChunk (batched matches, a line's terms read off them); "rescan" is
+// anyChunk (batched matches, a line's terms read off them), "teddy" its
+// one pass for all terms (see teddyChunk); "rescan" is
 // what Rank did before: each reported line's text built and searched
 // again once per term.
 //
@@ -234,12 +239,17 @@ func BenchmarkMultiTerm(b *testing.B) {
 	for _, query := range []struct{ name, q string }{
 		{"frequent", "func return error string"}, {"rare", "kelvin quokka deadline exceeded"},
 	} {
-		q := newRankQuery(QueryTerms(query.q), 1<<30)
-		for _, variant := range []string{"multi", "rescan"} {
+		for _, variant := range []string{"teddy", "multi", "rescan"} {
 			b.Run(query.name+"/"+variant, func(b *testing.B) {
+				defer func(t bool) { useTeddy = t }(useTeddy)
+				useTeddy = variant == "teddy"
+				q := newRankQuery(QueryTerms(query.q), 1<<30)
+				if useTeddy && q.teddy == nil {
+					b.Skip("no Teddy on this CPU")
+				}
 				s := newSearcher()
-				s.rawLines = variant == "multi"
-				cm := anyTerm{terms: q.terms, c: newAnyChunk(len(q.terms))} // a worker's, reused
+				s.rawLines = variant != "rescan"
+				cm := q.matcher(s) // a worker's, reused
 				b.SetBytes(int64(len(text)))
 				hits := 0
 				var mask uint64

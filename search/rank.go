@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -174,10 +175,15 @@ type rankJob struct {
 
 // anyTerm is the chunkMatcher of a ranked search: the first match of any
 // term. With c set (one worker's, see rankFile) every buffer reuses it:
-// no allocation per file.
+// no allocation per file. With td set, a buffer without the non-ASCII
+// letters special lists (K KELVIN SIGN, ſ LONG S: they fold to the
+// terms' k and s, which Teddy's ASCII folding does not see) is searched
+// for all terms in one pass; other buffers term by term.
 type anyTerm struct {
-	terms []chunkMatcher
-	c     *anyChunk
+	terms   []chunkMatcher
+	c       *anyChunk
+	td      *teddyChunk
+	special [][]byte
 }
 
 func newAnyChunk(n int) *anyChunk {
@@ -185,6 +191,10 @@ func newAnyChunk(n int) *anyChunk {
 }
 
 func (a anyTerm) forChunk(b []byte) matcher {
+	if a.td != nil && !containsAny(b, a.special) {
+		a.td.reset()
+		return a.td
+	}
 	c := a.c
 	if c == nil {
 		c = newAnyChunk(len(a.terms))
@@ -361,7 +371,15 @@ type rankQuery struct {
 	lower    []string       // each term lower-cased, for paths
 	maxLen   int            // the longest match a buffer boundary may cut
 	capBytes int64          // SERVERFS_SEARCH_MAX_FILE_BYTES
+	// teddy finds all the terms in one pass when they are ASCII (with
+	// the vector scan); special are the non-ASCII letters that fold to
+	// their letters, whose buffers it leaves to the terms' matchers.
+	teddy   *teddy
+	special [][]byte
 }
+
+// useTeddy tells whether ranked searches use Teddy (tests turn it off).
+var useTeddy = true
 
 func newRankQuery(terms []string, capBytes int64) *rankQuery {
 	q := &rankQuery{terms: make([]chunkMatcher, len(terms)), lower: make([]string, len(terms)), capBytes: capBytes}
@@ -370,7 +388,114 @@ func newRankQuery(terms []string, capBytes int64) *rankQuery {
 		q.lower[i] = strings.ToLower(t)
 		q.maxLen = max(q.maxLen, utf8.RuneCountInString(t)*utf8.UTFMax)
 	}
+	if useTeddy {
+		// ASCII lower-casing: strings.ToLower would turn a Kelvin sign
+		// into k, but such a term is not ASCII and gets no Teddy.
+		lower := make([]string, len(terms))
+		for i, t := range terms {
+			b := []byte(t)
+			for j := range b {
+				b[j] = toLowerASCII(b[j])
+			}
+			lower[i] = string(b)
+			if strings.ContainsRune(lower[i], 'k') {
+				q.special = appendOnce(q.special, kelvinSign)
+			}
+			if strings.ContainsRune(lower[i], 's') {
+				q.special = appendOnce(q.special, longS)
+			}
+		}
+		q.teddy = newTeddy(lower, true)
+	}
 	return q
+}
+
+// matcher is the chunkMatcher of q for the worker owning s, its state
+// kept in s from file to file.
+func (q *rankQuery) matcher(s *searcher) anyTerm {
+	if s.terms == nil {
+		s.terms = newAnyChunk(len(q.terms))
+	}
+	a := anyTerm{terms: q.terms, c: s.terms}
+	if q.teddy != nil {
+		if s.teddyTerms == nil {
+			s.teddyTerms = &teddyChunk{}
+		}
+		s.teddyTerms.t = q.teddy
+		a.td, a.special = s.teddyTerms, q.special
+	}
+	return a
+}
+
+// containsAny tells whether b holds one of subs.
+func containsAny(b []byte, subs [][]byte) bool {
+	for _, s := range subs {
+		if bytes.Contains(b, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// teddyChunk is anyChunk for a query Teddy finds in one pass: the next
+// matches of all terms, a batch at a time, with the terms matching at
+// each position.
+type teddyChunk struct {
+	t          *teddy
+	b          []byte // the buffer the positions are of
+	pos        [termBatch]int
+	which      [termBatch]uint8
+	i, n       int
+	base, scan int
+	started    bool
+	done       bool // no match at or after scan
+}
+
+func (c *teddyChunk) reset() { c.started, c.b = false, nil }
+
+// refill lists the next batch of matches, from scan on.
+func (c *teddyChunk) refill() {
+	c.n, c.i = c.t.indexAll(c.b, c.scan, c.pos[:], c.which[:]), 0
+	c.done = c.n < termBatch
+	if c.n > 0 {
+		c.scan = c.pos[c.n-1] + 1
+	}
+}
+
+func (c *teddyChunk) index(b []byte, from int) int {
+	if !c.started || from < c.base || len(b) != len(c.b) {
+		*c = teddyChunk{t: c.t, b: b, started: true, base: from, scan: from}
+	}
+	for {
+		for c.i < c.n && c.pos[c.i] < from {
+			c.i++
+		}
+		if c.i < c.n {
+			return c.pos[c.i]
+		}
+		if c.done {
+			return -1
+		}
+		c.scan = max(c.scan, from)
+		c.refill()
+	}
+}
+
+// termsBefore is the set of terms matching from the match index last
+// found to end; those matches are used up (the next index call starts
+// past the line end).
+func (c *teddyChunk) termsBefore(end int) uint64 {
+	var mask uint64
+	for {
+		for c.i < c.n && c.pos[c.i] < end {
+			mask |= uint64(c.which[c.i])
+			c.i++
+		}
+		if c.i < c.n || c.done {
+			return mask
+		}
+		c.refill()
+	}
 }
 
 // termsIn is the set of terms matching in line (bit i for term i).
@@ -477,10 +602,7 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 		return true
 	}
 	s.countOnly, s.rawLines, s.linesIfMatched = false, true, true
-	if s.terms == nil {
-		s.terms = newAnyChunk(len(q.terms))
-	}
-	outcome, err := s.search(src, anyTerm{terms: q.terms, c: s.terms}, q.maxLen, stopped, emit)
+	outcome, err := s.search(src, q.matcher(s), q.maxLen, stopped, emit)
 	if err == errStopped {
 		return r, false // the timeout: a partial file is not ranked
 	}

@@ -98,8 +98,9 @@ type searcher struct {
 	sec io.SectionReader
 	// line is Engine.Rank's copy of a matching line, and terms its
 	// matcher of the query's terms, reused.
-	line  []byte
-	terms *anyChunk
+	line       []byte
+	terms      *anyChunk
+	teddyTerms *teddyChunk
 	// ctxBuf is the reader of context passes, reused.
 	ctxBuf *bufio.Reader
 	// sinceYield counts the bytes read since the searcher last yielded
