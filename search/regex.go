@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -37,6 +38,7 @@ type regexMatcher struct {
 	check int          // checkBytesFor the program: how often a long line's scan checks stopped
 	pre   chunkMatcher // nil: no literal every match must contain
 	lit   string       // the prefilter literal, for tests
+	set   []reqLit     // or the prefilter's literals, one in every match, for tests
 	// win, when set, bounds where a match can lie around an occurrence of
 	// the literal: the regexp runs on that window instead of the line.
 	win *litWindow
@@ -167,7 +169,14 @@ func compileRegex(pattern string, caseSensitive bool) (*regexMatcher, error) {
 	}
 	m := &regexMatcher{re: re, check: checkBytesFor(len(prog.Inst))}
 	lits := requiredLiterals(ast)
-	if l, ok := bestLiteral(lits); ok {
+	l, ok := bestLiteral(lits)
+	if set := requiredSet(ast); len(set) > 1 && setWorth(set, l, ok) {
+		// An alternation of words (ERROR|WARN|FATAL): one of its
+		// literals is in every match, where no single one is.
+		m.set, m.pre = set, newLiteralSet(set)
+		return m, nil
+	}
+	if ok {
 		m.lit = l.s
 		m.pre = newMatcher(l.s, !l.fold)
 		m.win = windowOf(ast, l)
@@ -416,6 +425,134 @@ func requiredLiterals(re *syntax.Regexp) []reqLit {
 		return out
 	}
 	return nil
+}
+
+// maxSet bounds the literals of a prefilter set: Teddy's buckets.
+const maxSet = 8
+
+// requiredSet returns literals one of which every match of re holds, at
+// most maxSet, none empty: re's literal, or one from each branch of an
+// alternation, or the best set of a concatenation's parts (see
+// betterSet); nil when there is none.
+func requiredSet(re *syntax.Regexp) []reqLit {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return []reqLit{{string(re.Rune), re.Flags&syntax.FoldCase != 0}}
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredSet(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return requiredSet(re.Sub[0])
+		}
+	case syntax.OpAlternate:
+		var out []reqLit
+		for _, sub := range re.Sub {
+			branch := requiredSet(sub)
+			if branch == nil {
+				return nil // a branch without a literal: any line may match
+			}
+			for _, l := range branch {
+				if !slices.Contains(out, l) {
+					out = append(out, l)
+				}
+			}
+			if len(out) > maxSet {
+				return nil
+			}
+		}
+		return out
+	case syntax.OpConcat:
+		var best []reqLit
+		for _, sub := range re.Sub {
+			if set := requiredSet(sub); set != nil && betterSet(set, best) {
+				best = set
+			}
+		}
+		return best
+	}
+	return nil
+}
+
+// setMinLen is the length of the shortest literal of set.
+func setMinLen(set []reqLit) int {
+	n := 1 << 30
+	for _, l := range set {
+		n = min(n, len(l.s))
+	}
+	return n
+}
+
+// betterSet tells whether a prefilters better than b (nil: none): its
+// shortest literal is longer (a short one hits everywhere), then it has
+// fewer literals.
+func betterSet(a, b []reqLit) bool {
+	if b == nil {
+		return true
+	}
+	if la, lb := setMinLen(a), setMinLen(b); la != lb {
+		return la > lb
+	}
+	return len(a) < len(b)
+}
+
+// setWorth tells whether a set of literals prefilters better than the
+// best single literal (ok false: none): a literal of 3 bytes or more is
+// kept; a shorter one gives way to a set of such literals; without one, a
+// set of literals of 2 bytes or more still saves running the regexp on
+// every line.
+func setWorth(set []reqLit, single reqLit, ok bool) bool {
+	n := setMinLen(set)
+	if !ok {
+		return n >= 2
+	}
+	return len(single.s) < 3 && n >= 3
+}
+
+// literalSet is the prefilter of a regexp every match of which holds one
+// of several literals: their first occurrence, found by Teddy in one pass
+// when it can take them (ASCII when folded, the vector scan) and the
+// buffer holds none of the non-ASCII letters that fold to theirs, else by
+// each literal's matcher (anyChunk's cursors).
+type literalSet struct {
+	t       *teddy
+	special [][]byte
+	each    []chunkMatcher
+}
+
+func newLiteralSet(set []reqLit) *literalSet {
+	s := &literalSet{}
+	fold := false
+	needles := make([]string, len(set))
+	for i, l := range set {
+		s.each = append(s.each, newMatcher(l.s, !l.fold))
+		fold = fold || l.fold
+		needles[i] = l.s
+		if l.fold {
+			lower := strings.ToLower(l.s)
+			if strings.ContainsRune(lower, 'k') {
+				s.special = appendOnce(s.special, kelvinSign)
+			}
+			if strings.ContainsRune(lower, 's') {
+				s.special = appendOnce(s.special, longS)
+			}
+		}
+	}
+	// Folding every literal when one is folded finds more candidates,
+	// never fewer: the regexp decides.
+	if usePair { // the vector scans go together (tests turn them off)
+		s.t = newTeddy(needles, fold)
+	}
+	return s
+}
+
+func (s *literalSet) forChunk(b []byte) matcher {
+	// A buffer's own cursor state: regexPre asks for the next match
+	// line after line, and batches spare rescanning (one allocation per
+	// buffer, the matcher being shared by the workers).
+	if s.t != nil && !containsAny(b, s.special) {
+		return &teddyChunk{t: s.t}
+	}
+	return anyTerm{terms: s.each}.forChunk(b)
 }
 
 // bestLiteral picks the prefilter among the required literals: one of at

@@ -76,13 +76,16 @@ var diffRegexQueries = []diffQuery{
 	{query: `.{490,}`},                           // long lines, cut text
 	{query: `needle`, glob: "*.go"},              // with a glob
 	{query: `(?i)needle (in|at) [a-z]+`, glob: "*.txt"},
-	{query: `[0-9]{4}-[0-9]{2}`},      // one-byte literal, bounded window around it
-	{query: `needle\d{1,2}`},          // window after the literal
-	{query: `(?i)k.lvin`},             // folded window (K is 3 bytes)
-	{query: `[a-z]{2}(ab|cde)?-\w`},   // alternation in a window
-	{query: `absent-(zzqx|qqqz)`},     // absent
-	{query: `-e`},                     // an option, as a pattern
-	{query: `\$\(touch /tmp/pwned\)`}, // shell, as a pattern
+	{query: `[0-9]{4}-[0-9]{2}`},          // one-byte literal, bounded window around it
+	{query: `needle\d{1,2}`},              // window after the literal
+	{query: `(?i)k.lvin`},                 // folded window (K is 3 bytes)
+	{query: `[a-z]{2}(ab|cde)?-\w`},       // alternation in a window
+	{query: `absent-(zzqx|qqqz)`},         // absent
+	{query: `hugeneedle|marker|straddle`}, // a set of literals (Teddy)
+	{query: `(?i)(kelvin|straße|needle)`}, // a folded set with K and ß: each literal's matcher
+	{query: `(needle|Hello)\d*`},         // a set inside a concatenation
+	{query: `-e`},                         // an option, as a pattern
+	{query: `\$\(touch /tmp/pwned\)`},     // shell, as a pattern
 }
 
 func TestDiffRegex(t *testing.T) {
@@ -114,7 +117,7 @@ func TestRegexPrefilter(t *testing.T) {
 		{`unexpected eof`, "UNEXPECTED EOF", true},
 		{`[0-9]{4}-[0-9]{2}`, "-", false},
 		{`[0-9]{4}[a-z]`, "", false},
-		{`foo|bar`, "", false},
+		{`foo|bar`, "", false}, // a set: see below
 		{`(abc)+x?`, "abc", false},
 		{`a(bcd)e`, "abcde", false},
 		{`[Ee]rror: (?:\w+)`, "Error: ", false},
@@ -125,8 +128,41 @@ func TestRegexPrefilter(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", c.pattern, err)
 		}
-		if !strings.EqualFold(m.lit, c.lit) || (m.pre == nil) != (c.lit == "") {
+		if !strings.EqualFold(m.lit, c.lit) || (m.pre == nil) != (c.lit == "" && m.set == nil) {
 			t.Errorf("%q: prefilter %q, want %q", c.pattern, m.lit, c.lit)
+		}
+	}
+	// Sets of literals, one in every match: alternations.
+	for pattern, want := range map[string]string{
+		`foo|bar`:                        "foo bar",
+		`Deadline|Kelvin|quokka`:         "Deadline Kelvin quokka",
+		`(?i)(error|warn|fatal)`:         "(?i)ERROR (?i)WARN (?i)FATAL",
+		`x(foo|barbaz)\d`:                "foo barbaz", // better than the one-byte x
+		`func (Dial|Listen)\w*`:          "func ",      // a literal of 3 bytes stays
+		`(ab|cd)+-(efg|hij)`:             "efg hij",    // the longer set
+		`foo|b`:                          "",           // a one-byte branch
+		`foo|\d+`:                        "",           // a branch without a literal
+		`(foo|bar)?x`:                    "x",          // an optional set
+		`a1|b2|c3|d4|e5|f6|g7|h8|i9`:     "",           // more than maxSet literals
+		`Hello|HELLO|hElLo`:              "ello ELLO hElLo",
+		`(?:alpha|beta)(?:gamma|delta)+`: "gamma delta", // ties: the set of longer shortest literal
+	} {
+		m, err := compileRegex(pattern, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range m.set {
+			if l.fold {
+				l.s = "(?i)" + l.s
+			}
+			got = append(got, l.s)
+		}
+		if m.set == nil {
+			got = []string{m.lit}
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%q: prefilter set %q, want %q", pattern, got, want)
 		}
 	}
 	// Windows around the literal: bounded parts only, no assertions.
