@@ -83,7 +83,7 @@ var diffRegexQueries = []diffQuery{
 	{query: `absent-(zzqx|qqqz)`},         // absent
 	{query: `hugeneedle|marker|straddle`}, // a set of literals (Teddy)
 	{query: `(?i)(kelvin|straße|needle)`}, // a folded set with K and ß: each literal's matcher
-	{query: `\b(needle|Hello)\d*`},         // a set inside a concatenation
+	{query: `\b(needle|Hello)\d*`},        // a set inside a concatenation
 	{query: `-e`},                         // an option, as a pattern
 	{query: `\$\(touch /tmp/pwned\)`},     // shell, as a pattern
 }
