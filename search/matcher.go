@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -202,13 +203,8 @@ func newFoldASCII(query string) *foldASCII {
 		if cost(b) < cost(m.lower[m.anchor]) {
 			m.anchor = i
 		}
-		switch b {
-		case 'k':
-			m.special = appendOnce(m.special, kelvinSign)
-		case 's':
-			m.special = appendOnce(m.special, longS)
-		}
 	}
+	m.special = foldSpecials(nil, query)
 	m.lo = m.lower[m.anchor]
 	m.up = m.lo
 	if 'a' <= m.lo && m.lo <= 'z' {
@@ -235,6 +231,19 @@ func newFoldASCII(query string) *foldASCII {
 	}
 	m.pair = newPair(m.lower, true, pairCost) // and forChunk looks for the special letters
 	return m
+}
+
+// foldSpecials adds to list the non-ASCII letters that fold to a letter
+// of s (K KELVIN SIGN for k, ſ LONG S for s, in either case): what an
+// ASCII-folding scan does not see.
+func foldSpecials(list [][]byte, s string) [][]byte {
+	if strings.ContainsAny(s, "kK") {
+		list = appendOnce(list, kelvinSign)
+	}
+	if strings.ContainsAny(s, "sS") {
+		list = appendOnce(list, longS)
+	}
+	return list
 }
 
 func appendOnce(list [][]byte, b []byte) [][]byte {

@@ -389,23 +389,10 @@ func newRankQuery(terms []string, capBytes int64) *rankQuery {
 		q.maxLen = max(q.maxLen, utf8.RuneCountInString(t)*utf8.UTFMax)
 	}
 	if useTeddy {
-		// ASCII lower-casing: strings.ToLower would turn a Kelvin sign
-		// into k, but such a term is not ASCII and gets no Teddy.
-		lower := make([]string, len(terms))
-		for i, t := range terms {
-			b := []byte(t)
-			for j := range b {
-				b[j] = toLowerASCII(b[j])
-			}
-			lower[i] = string(b)
-			if strings.ContainsRune(lower[i], 'k') {
-				q.special = appendOnce(q.special, kelvinSign)
-			}
-			if strings.ContainsRune(lower[i], 's') {
-				q.special = appendOnce(q.special, longS)
-			}
+		for _, t := range terms {
+			q.special = foldSpecials(q.special, t)
 		}
-		q.teddy = newTeddy(lower, true)
+		q.teddy = newTeddy(terms, true) // nil for a non-ASCII term
 	}
 	return q
 }

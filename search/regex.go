@@ -528,13 +528,7 @@ func newLiteralSet(set []reqLit) *literalSet {
 		fold = fold || l.fold
 		needles[i] = l.s
 		if l.fold {
-			lower := strings.ToLower(l.s)
-			if strings.ContainsRune(lower, 'k') {
-				s.special = appendOnce(s.special, kelvinSign)
-			}
-			if strings.ContainsRune(lower, 's') {
-				s.special = appendOnce(s.special, longS)
-			}
+			s.special = foldSpecials(s.special, l.s)
 		}
 	}
 	// Folding every literal when one is folded finds more candidates,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -121,7 +122,7 @@ func TestRegexLiteralSetDifferential(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			if !slicesEqual(got, want) {
+			if !slices.Equal(got, want) {
 				t.Fatalf("seed %d (vector %v, fold %v, buffer %d): %q, prefilter %v: lines %v, regexp alone %v", seed, vector, fold, bufSize, pattern, m.set, got, want)
 			}
 		}
@@ -129,16 +130,4 @@ func TestRegexLiteralSetDifferential(t *testing.T) {
 	if sets < int(n)/4 {
 		t.Fatalf("only %d of %d patterns got a literal set", sets, 2*n)
 	}
-}
-
-func slicesEqual(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
