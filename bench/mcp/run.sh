@@ -22,6 +22,10 @@
 #               per call and its spread, and for stdio the ServerFS /
 #               reference CPU ratio of each run (each ServerFS cell runs
 #               right before its reference cell, so both see the same load)
+#   STDIO_PROTOCOL  protocol version the client asks both stdio servers for
+#               (default 2025-11-25, the newest the reference speaks, so both
+#               serve the same protocol; "newest": go-sdk's, on which go-sdk
+#               decodes each request's _meta triple again, ~70 µs a call)
 #   PROFILE     1: build serverfs with -tags benchprofile and write a CPU
 #               profile of each ServerFS cell's measured window to
 #               $WORK/prof/{http-LANE,stdio}-TOOL-cC.pprof (profiling costs a
@@ -48,6 +52,9 @@ CLIENTS=${CLIENTS:-1 64}
 LANES=${LANES:-session stateless}
 TRANSPORTS=${TRANSPORTS:-http stdio}
 PROFILE=${PROFILE:-}
+STDIO_PROTOCOL=${STDIO_PROTOCOL:-2025-11-25}
+SP=$STDIO_PROTOCOL
+if [ "$SP" = newest ]; then SP=; fi
 [ "$PROFILE" = 1 ] || PROFILE=
 RUNS=${RUNS:-1}
 case $RUNS in '' | *[!0-9]* | 0) die "RUNS must be a positive integer" ;; esac
@@ -194,12 +201,12 @@ for RUN in $(seq 1 "$RUNS"); do
 for tool in stat_file read_text_file; do
 	for c in $CLIENTS; do
 		prof=$WORK/prof/stdio-$tool-c$c$(run_suffix)
-		SFSBENCH_CPUPROFILE=${PROFILE:+$prof} cell stdio serverfs "$tool" "$c" "$(expect_for "$tool")" -mode stdio -server serverfs -workdir wd -file small.txt \
+		SFSBENCH_CPUPROFILE=${PROFILE:+$prof} cell stdio serverfs "$tool" "$c" "$(expect_for "$tool")" -mode stdio -protocol "$SP" -server serverfs -workdir wd -file small.txt \
 			-server-stderr "$LOGS/serverfs-stdio.log" ${PROFILE:+-profile "$prof-1.pprof"} -- "$BIN/serverfs" serve --stdio --workdir "wd=$TREE"
 		if [ -n "$PROFILE" ] && [ -f "$prof-1.pprof" ]; then
 			mv "$prof-1.pprof" "$prof.pprof"
 		fi
-		cell stdio reference "$tool" "$c" "$(expect_for "$tool")" -mode stdio -server reference -dir "$TREE" -file small.txt \
+		cell stdio reference "$tool" "$c" "$(expect_for "$tool")" -mode stdio -protocol "$SP" -server reference -dir "$TREE" -file small.txt \
 			-server-stderr "$LOGS/reference-stdio.log" -- "$NODE" "$REF_JS" "$TREE"
 	done
 done
@@ -223,7 +230,7 @@ RESULTS=$WORK/results.md
 	echo
 	echo "HTTP session lane: go-sdk's client at 2025-11-25 (initialize, one session per client, its GET stream)."
 	echo "HTTP stateless lane: at 2026-07-28 (server/discover once, then each call a self-contained POST)."
-	echo "stdio: one session; clients = concurrent calls on it. Server CPU is the server process's user+system time per counted call."
+	echo "stdio: one session at ${STDIO_PROTOCOL} for both servers; clients = concurrent calls on it. Server CPU is the server process's user+system time per counted call."
 	echo
 	echo "| tool | clients | lane | calls/s | p50 ms | p99 ms | server CPU µs/call | errors |"
 	echo "|---|---:|---|---:|---:|---:|---:|---:|"
