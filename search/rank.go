@@ -231,24 +231,36 @@ type termCursor struct {
 
 // next is the first match of m at or after from in b, or -1.
 func (k *termCursor) next(m matcher, b []byte, from int) int {
+	for {
+		if p, ok := k.at(from); ok {
+			return p
+		}
+		k.listed(indexAll(m, b, max(from, k.scan), k.pos[:]))
+	}
+}
+
+// at is the first listed position at or after from, or -1 when there is
+// none; ok is false when the batch is used up and the next one is to be
+// listed (from k.scan on, see listed) before asking again.
+func (k *termCursor) at(from int) (p int, ok bool) {
 	if !k.started || from < k.base {
 		*k = termCursor{started: true, base: from, scan: from}
 	}
-	for {
-		for k.i < k.n && k.pos[k.i] < from {
-			k.i++
-		}
-		if k.i < k.n {
-			return k.pos[k.i]
-		}
-		if k.done {
-			return -1
-		}
-		k.n, k.i = indexAll(m, b, max(from, k.scan), k.pos[:]), 0
-		k.done = k.n < termBatch
-		if k.n > 0 {
-			k.scan = k.pos[k.n-1] + 1
-		}
+	for k.i < k.n && k.pos[k.i] < from {
+		k.i++
+	}
+	if k.i < k.n {
+		return k.pos[k.i], true
+	}
+	return -1, k.done
+}
+
+// listed takes the n positions just listed into k.pos as the batch.
+func (k *termCursor) listed(n int) {
+	k.n, k.i = n, 0
+	k.done = n < termBatch
+	if n > 0 {
+		k.scan = k.pos[n-1] + 1
 	}
 }
 
@@ -425,46 +437,34 @@ func containsAny(b []byte, subs [][]byte) bool {
 }
 
 // teddyChunk is anyChunk for a query Teddy finds in one pass: the next
-// matches of all terms, a batch at a time, with the terms matching at
-// each position.
+// matches of all terms, a batch at a time (in cur), with the terms
+// matching at each position.
 type teddyChunk struct {
-	t          *teddy
-	b          []byte // the buffer the positions are of
-	pos        [termBatch]int
-	which      [termBatch]uint8
-	i, n       int
-	base, scan int
-	started    bool
-	done       bool // no match at or after scan
+	t     *teddy
+	b     []byte // the buffer the positions are of
+	which [termBatch]uint8
+	cur   termCursor
 }
 
-func (c *teddyChunk) reset() { c.started, c.b = false, nil }
+func (c *teddyChunk) reset() { c.cur.started, c.b = false, nil }
 
-// refill lists the next batch of matches, from scan on.
-func (c *teddyChunk) refill() {
-	c.n, c.i = c.t.indexAll(c.b, c.scan, c.pos[:], c.which[:]), 0
-	c.done = c.n < termBatch
-	if c.n > 0 {
-		c.scan = c.pos[c.n-1] + 1
-	}
+// list lists the next batch of matches, from scan on.
+func (c *teddyChunk) list(scan int) {
+	c.cur.listed(c.t.indexAll(c.b, scan, c.cur.pos[:], c.which[:]))
 }
 
 func (c *teddyChunk) index(b []byte, from int) int {
-	if !c.started || from < c.base || len(b) != len(c.b) {
-		*c = teddyChunk{t: c.t, b: b, started: true, base: from, scan: from}
+	if len(b) != len(c.b) {
+		c.cur.started = false
+	}
+	if !c.cur.started {
+		c.b = b
 	}
 	for {
-		for c.i < c.n && c.pos[c.i] < from {
-			c.i++
+		if p, ok := c.cur.at(from); ok {
+			return p
 		}
-		if c.i < c.n {
-			return c.pos[c.i]
-		}
-		if c.done {
-			return -1
-		}
-		c.scan = max(c.scan, from)
-		c.refill()
+		c.list(max(from, c.cur.scan))
 	}
 }
 
@@ -473,15 +473,16 @@ func (c *teddyChunk) index(b []byte, from int) int {
 // past the line end).
 func (c *teddyChunk) termsBefore(end int) uint64 {
 	var mask uint64
+	k := &c.cur
 	for {
-		for c.i < c.n && c.pos[c.i] < end {
-			mask |= uint64(c.which[c.i])
-			c.i++
+		for k.i < k.n && k.pos[k.i] < end {
+			mask |= uint64(c.which[k.i])
+			k.i++
 		}
-		if c.i < c.n || c.done {
+		if k.i < k.n || k.done {
 			return mask
 		}
-		c.refill()
+		c.list(k.scan)
 	}
 }
 
