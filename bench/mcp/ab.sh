@@ -23,9 +23,10 @@
 #   NODE      node binary for the reference server (stdio; default node)
 #   STDIO_PROTOCOL  protocol version the client asks both stdio servers for
 #             (default 2025-11-25, the newest the reference speaks, so both
-#             serve the same protocol; "newest": go-sdk's, which ServerFS
-#             accepts and the reference refuses, and on which go-sdk decodes
-#             each request's _meta triple again: ~70 µs more a call)
+#             serve the same protocol; "newest": go-sdk's 2026-07-28, which
+#             ServerFS accepts, the reference answers with 2025-11-25, and on
+#             which go-sdk decodes each request's _meta triple again, 60-100
+#             µs more a call: bench/mcp/INVESTIGATION.md)
 #
 # Output columns: binary, run, server CPU µs/call, calls/s, load average.
 # Compare means of alternating runs only; a single cell varies by ±10 µs.
@@ -50,8 +51,6 @@ if [ "$PROTO" = stdio ]; then
 	REF_JS=$NPMDIR/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
 	[ -f "$REF_JS" ] || npm ci --prefix "$NPMDIR" --no-audit --no-fund >&2
 	TREE=$(cd "$TREE" && pwd -P) # the reference server resolves symlinks
-	SP=${STDIO_PROTOCOL:-2025-11-25}
-	if [ "$SP" = newest ]; then SP=; fi
 	# As run.sh: the size in a stat, the last line in a read (none cut off).
 	case ${TOOL:-stat_file} in stat_file) EXPECT=4096 ;; *) EXPECT='line 64:' ;; esac
 	# stdio_cell NAME ARGS...: one cell, one line.
@@ -60,7 +59,7 @@ if [ "$PROTO" = stdio ]; then
 		shift
 		# shellcheck disable=SC2086 # EXTRA is a list of flags
 		out=$("$WORK/mcpbench" -mode stdio -tool "${TOOL:-stat_file}" -file small.txt -c "$C" -d "${DURATION:-3s}" \
-			-warmup "${WARMUP:-1s}" -expect "$EXPECT" -protocol "$SP" ${EXTRA:-} "$@" 2>&1 | tail -n 1)
+			-warmup "${WARMUP:-1s}" -expect "$EXPECT" -protocol "${STDIO_PROTOCOL:-2025-11-25}" ${EXTRA:-} "$@" 2>&1 | tail -n 1)
 		printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$r" "$(cut -f7 <<<"$out")" "$(cut -f1 <<<"$out")" "$(cut -d' ' -f1-3 /proc/loadavg)"
 	}
 	for r in $(seq "$RUNS"); do

@@ -84,11 +84,14 @@ func run() error {
 	flag.DurationVar(&c.warmup, "warmup", time.Second, "warmup duration (calls made, not counted)")
 	flag.StringVar(&c.stderrPath, "server-stderr", "", "stdio mode: append the server's stderr to this file (default: discard)")
 	flag.BoolVar(&c.noSSE, "no-sse", false, "http mode: do not open the standalone SSE GET stream per session")
-	flag.StringVar(&c.protocol, "protocol", "", "protocol version the client asks for (e.g. 2025-11-25: the session lane; 2026-07-28: the stateless lane); empty: go-sdk's newest")
+	flag.StringVar(&c.protocol, "protocol", "", "protocol version the client asks for (e.g. 2025-11-25: the session lane; 2026-07-28: the stateless lane); empty or newest: go-sdk's newest")
 	flag.IntVar(&c.serverPID, "server-pid", 0, "http mode: the server's PID, to report its CPU time per call (Linux /proc)")
 	flag.StringVar(&c.profile, "profile", "", "signal the server (built with -tags benchprofile) to CPU-profile the measured window, and wait up to 30 s for the profile it writes to this file")
 	flag.Parse()
 	c.command = flag.Args()
+	if c.protocol == "newest" {
+		c.protocol = "" // go-sdk asks for its newest
+	}
 
 	if c.clients < 1 || c.duration <= 0 || c.warmup < 0 {
 		return errors.New("-c must be >= 1, -d > 0, -warmup >= 0")

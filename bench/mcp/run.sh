@@ -24,8 +24,8 @@
 #               right before its reference cell, so both see the same load)
 #   STDIO_PROTOCOL  protocol version the client asks both stdio servers for
 #               (default 2025-11-25, the newest the reference speaks, so both
-#               serve the same protocol; "newest": go-sdk's, on which go-sdk
-#               decodes each request's _meta triple again, ~70 µs a call)
+#               serve the same protocol; "newest": go-sdk's 2026-07-28, as in
+#               bench/mcp/ab.sh)
 #   PROFILE     1: build serverfs with -tags benchprofile and write a CPU
 #               profile of each ServerFS cell's measured window to
 #               $WORK/prof/{http-LANE,stdio}-TOOL-cC.pprof (profiling costs a
@@ -53,8 +53,6 @@ LANES=${LANES:-session stateless}
 TRANSPORTS=${TRANSPORTS:-http stdio}
 PROFILE=${PROFILE:-}
 STDIO_PROTOCOL=${STDIO_PROTOCOL:-2025-11-25}
-SP=$STDIO_PROTOCOL
-if [ "$SP" = newest ]; then SP=; fi
 [ "$PROFILE" = 1 ] || PROFILE=
 RUNS=${RUNS:-1}
 case $RUNS in '' | *[!0-9]* | 0) die "RUNS must be a positive integer" ;; esac
@@ -201,12 +199,12 @@ for RUN in $(seq 1 "$RUNS"); do
 for tool in stat_file read_text_file; do
 	for c in $CLIENTS; do
 		prof=$WORK/prof/stdio-$tool-c$c$(run_suffix)
-		SFSBENCH_CPUPROFILE=${PROFILE:+$prof} cell stdio serverfs "$tool" "$c" "$(expect_for "$tool")" -mode stdio -protocol "$SP" -server serverfs -workdir wd -file small.txt \
+		SFSBENCH_CPUPROFILE=${PROFILE:+$prof} cell stdio serverfs "$tool" "$c" "$(expect_for "$tool")" -mode stdio -protocol "$STDIO_PROTOCOL" -server serverfs -workdir wd -file small.txt \
 			-server-stderr "$LOGS/serverfs-stdio.log" ${PROFILE:+-profile "$prof-1.pprof"} -- "$BIN/serverfs" serve --stdio --workdir "wd=$TREE"
 		if [ -n "$PROFILE" ] && [ -f "$prof-1.pprof" ]; then
 			mv "$prof-1.pprof" "$prof.pprof"
 		fi
-		cell stdio reference "$tool" "$c" "$(expect_for "$tool")" -mode stdio -protocol "$SP" -server reference -dir "$TREE" -file small.txt \
+		cell stdio reference "$tool" "$c" "$(expect_for "$tool")" -mode stdio -protocol "$STDIO_PROTOCOL" -server reference -dir "$TREE" -file small.txt \
 			-server-stderr "$LOGS/reference-stdio.log" -- "$NODE" "$REF_JS" "$TREE"
 	done
 done
