@@ -454,11 +454,8 @@ func (c *teddyChunk) list(scan int) {
 }
 
 func (c *teddyChunk) index(b []byte, from int) int {
-	if len(b) != len(c.b) {
-		c.cur.started = false
-	}
-	if !c.cur.started {
-		c.b = b
+	if !c.cur.started || len(b) != len(c.b) {
+		c.b, c.cur.started = b, false // a new buffer: at starts the batch over
 	}
 	for {
 		if p, ok := c.cur.at(from); ok {
