@@ -445,7 +445,7 @@ func checkRelease(at string, a Action, probs *problems) {
 	for _, f := range []struct {
 		name string
 		set  bool
-	}{{"argv", a.Argv != nil}, {"argument", a.Argument != ""}, {"argument_allow", a.ArgumentAllow != nil}} {
+	}{{"argv", a.Argv != nil}, {"argument", a.Argument != ""}, {"argument_allow", a.ArgumentAllow != nil}, {"reveal", a.Reveal != nil}} {
 		if f.set {
 			probs.add("%s: %s is for command actions; kind %q runs no argv and takes only a release tag", at, f.name, a.Kind)
 		}
@@ -546,6 +546,11 @@ func checkAction(src, name string, a Action, probs *problems) {
 				probs.add("%s: argument_allow.chars may hold printable characters only (no control character, NUL or backslash)", at)
 				break
 			}
+		}
+	}
+	for i, g := range a.Reveal {
+		if _, err := sfs.NewPatterns([]string{g}); err != nil {
+			probs.add("%s: reveal[%d] is not a valid pattern (%v)", at, i, err)
 		}
 	}
 	checkPins(at, a, probs)
@@ -757,6 +762,7 @@ var (
 		"kind": leafSchema, "repository": leafSchema, "fetch_urls": leafSchema, "push_urls": leafSchema,
 		"workflow": leafSchema, "gh": leafSchema,
 		"argv": leafSchema, "mutates": leafSchema, "network": leafSchema, "unix_sockets": leafSchema, "argument": leafSchema,
+		"reveal":    leafSchema,
 		"integrity": {elem: leafSchema}, "timeout_seconds": leafSchema,
 		"argument_allow": {fields: map[string]*jsonSchema{"chars": leafSchema, "directories": leafSchema}},
 	}}
@@ -766,8 +772,9 @@ var (
 		"push": {fields: map[string]*jsonSchema{"urls": leafSchema, "branches": leafSchema}},
 	}}
 	policySchema = &jsonSchema{fields: map[string]*jsonSchema{
-		"workdirs":       {elem: workdirSchema},
-		"sandbox":        {fields: map[string]*jsonSchema{"required": leafSchema, "read_paths": leafSchema}},
+		"workdirs": {elem: workdirSchema},
+		"sandbox": {fields: map[string]*jsonSchema{"required": leafSchema, "read_paths": leafSchema, "allow_hidden": leafSchema,
+			"deny": leafSchema, "max_processes": leafSchema, "max_memory_mb": leafSchema}},
 		"workspaces_dir": leafSchema,
 		"grants": {fields: map[string]*jsonSchema{"host_id": leafSchema, "public_keys": leafSchema,
 			"allow_mutates": leafSchema, "allow_network": leafSchema, "allow_unix_sockets": leafSchema, "timeout_seconds": leafSchema}},

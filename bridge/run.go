@@ -120,10 +120,11 @@ type procSpec struct {
 	timeout   time.Duration
 	maxOutput int // stdout+stderr together
 	tail      int // bytes kept of each stream
-	// mountNS starts the process (the sandbox helper) in a user and
-	// mount namespace of its own, its uid and gid mapped to themselves,
-	// with CAP_SYS_ADMIN and CAP_SETPCAP there (sandbox_git.go).
-	mountNS bool
+	// namespaces starts the process (the sandbox helper) in user, mount
+	// and PID namespaces of its own, its uid and gid mapped to
+	// themselves, with CAP_SYS_ADMIN and CAP_SETPCAP there
+	// (sandbox_git.go).
+	namespaces bool
 }
 
 // procResult is what runProcess observed.
@@ -238,7 +239,7 @@ func runProcess(ctx context.Context, spec procSpec) (*procResult, error) {
 }
 
 // processCmd is the command spec describes, in its own process group (in
-// new user and mount namespaces when spec.mountNS), writing to outW and
+// new user, mount and PID namespaces when spec.namespaces), writing to outW and
 // errW.
 func processCmd(spec procSpec, outW, errW *os.File) *exec.Cmd {
 	dir := spec.dir
@@ -257,9 +258,9 @@ func processCmd(spec procSpec, outW, errW *os.File) *exec.Cmd {
 		Stderr:      errW,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
-	if spec.mountNS {
+	if spec.namespaces {
 		a := cmd.SysProcAttr
-		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}}
 		a.GidMappingsEnableSetgroups = false
@@ -567,7 +568,7 @@ func RunAction(ctx context.Context, fsys *sfs.FS, alias string, wp WorkdirPolicy
 	}
 	res, err := runCommand(ctx, w, wp, command{
 		what: fmt.Sprintf("action %q", name), argv: argv, dir: wp.Root,
-		mutates: a.Mutates, network: a.Network, unixSockets: a.UnixSockets, timeout: actionTimeout(a, lim), pins: a.Integrity,
+		mutates: a.Mutates, network: a.Network, unixSockets: a.UnixSockets, reveal: a.Reveal, timeout: actionTimeout(a, lim), pins: a.Integrity,
 	}, lim)
 	if res != nil {
 		res.Action = name
@@ -585,6 +586,7 @@ type command struct {
 	dirFD            *os.File // when set, dir opened without symlinks: where the process starts
 	mutates, network bool
 	unixSockets      bool
+	reveal           []string // deny-listed or hidden paths it may read
 	timeout          time.Duration
 	pins             map[string]string
 }
@@ -617,24 +619,26 @@ func runCommand(ctx context.Context, w *sfs.Workdir, wp WorkdirPolicy, c command
 		path: exe, argv: c.argv, dir: c.dir, dirFD: c.dirFD, env: env,
 		timeout: timeout, maxOutput: maxOut, tail: tail,
 	}
-	// run starts the process in the sandbox, .git kept read-only by git
-	// ("": as the tree needs), the pins verified last.
-	run := func(git string) (level string, controls []string, mountNS bool, pr *procResult, err error) {
-		level, controls, sb, err := sandboxAction(spec, c, wp.Root, home, lim, git)
+	// run starts the process in the sandbox, in namespaces of its own
+	// when ns, the pins verified last.
+	run := func(ns bool) (level string, controls []string, pr *procResult, err error) {
+		level, controls, sb, err := sandboxAction(spec, c, wp.Root, home, lim, ns)
 		if err != nil {
-			return "", nil, false, nil, errs.At(errs.SandboxUnavailable, alias, "", fmt.Sprintf("%s: %v; nothing was run", c.what, err))
+			return "", nil, nil, errs.At(errs.SandboxUnavailable, alias, "", fmt.Sprintf("%s: %v; nothing was run", c.what, err))
 		}
 		if err := verifyPins(w, alias, c.pins); err != nil {
-			return "", nil, false, nil, err
+			return "", nil, nil, err
 		}
 		pr, err = runProcess(ctx, sb)
-		return level, controls, sb.mountNS, pr, err
+		return level, controls, pr, err
 	}
-	level, controls, mountNS, pr, err := run("")
-	if mountNS && (err != nil && mountNamespaceRefused(err) || err == nil && helperMountFailed(pr)) {
-		// The kernel refused the namespace (or the bind): nothing ran;
-		// Landlock alone keeps .git read-only instead.
-		level, controls, _, pr, err = run(gitByLandlock)
+	ns := !namespacesDisabled.Load()
+	level, controls, pr, err := run(ns)
+	if ns && (err != nil && mountNamespaceRefused(err) || err == nil && helperMountFailed(pr)) {
+		// The kernel refused the namespaces (or a mount in them):
+		// nothing ran; Landlock alone keeps .git read-only and the
+		// masks unreadable instead.
+		level, controls, pr, err = run(false)
 	}
 	if err != nil {
 		var fe *errs.Error

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
-	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,6 +16,8 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	sfs "github.com/serverfs/serverfs/fs"
 )
 
 // Sandbox levels, as every action result reports them.
@@ -63,6 +66,23 @@ const (
 	// effective, permitted, inheritable or ambient, an empty bounding
 	// set where the helper may empty it) and runs with no_new_privs.
 	ControlNoCapabilities = "no-capabilities"
+	// ControlMaskMount and ControlMaskLandlock: the work tree's
+	// deny-listed and hidden paths (those the server refuses, less the
+	// action's reveal list) are unreadable, mounted over in the private
+	// mount namespace or left out of Landlock's rules. A run whose paths
+	// cannot be masked is refused.
+	ControlMaskMount    = "masks:mount"
+	ControlMaskLandlock = "masks:landlock"
+	// ControlPIDNamespace: the action is PID 1 of a PID namespace of its
+	// own with a fresh /proc: it sees only its own processes, and every
+	// process it started dies with it.
+	ControlPIDNamespace = "pid-namespace"
+	// ControlProcessLimit: its processes (threads included) are bounded
+	// (RLIMIT_NPROC in its user namespace; not for a root bridge, which
+	// the kernel exempts); ControlMemoryLimit: each process's data
+	// (RLIMIT_DATA).
+	ControlProcessLimit = "process-limit"
+	ControlMemoryLimit  = "memory-limit"
 )
 
 // sandboxFullABI is the Landlock ABI from which the Landlock controls
@@ -116,6 +136,16 @@ type SandboxPolicy struct {
 	// caches. A path that contains a workdir root, the operator's HOME or
 	// a bridge directory is left out when an action runs.
 	ReadPaths []string `json:"read_paths,omitempty"`
+	// AllowHidden and Deny are the server's SERVERFS_ALLOW_HIDDEN and
+	// SERVERFS_EXTRA_DENY_GLOBS: actions cannot read what the server
+	// refuses (the built-in deny list, Deny and, unless AllowHidden,
+	// hidden paths) unless an action reveals it.
+	AllowHidden bool     `json:"allow_hidden,omitempty"`
+	Deny        []string `json:"deny,omitempty"`
+	// MaxProcesses bounds an action's processes and threads, MaxMemoryMB
+	// the data of each of its processes (0: the defaults).
+	MaxProcesses int `json:"max_processes,omitempty"`
+	MaxMemoryMB  int `json:"max_memory_mb,omitempty"`
 }
 
 var (
@@ -221,9 +251,11 @@ func unixControl(abi int) string {
 
 // sandboxSpec is what the helper applies before it execs the program.
 type sandboxSpec struct {
-	Path    string   `json:"path"`
-	Argv    []string `json:"argv"`
-	ABI     int      `json:"abi"`          // the Landlock ABI whose rights it handles
+	Path string   `json:"path"`
+	Argv []string `json:"argv"`
+	// ABI is the Landlock ABI whose rights the helper handles (0: no
+	// Landlock; the namespaces, masks and limits still apply).
+	ABI     int      `json:"abi"`
 	RO      []string `json:"ro,omitempty"` // read + execute
 	RW      []string `json:"rw,omitempty"` // everything
 	Devices []string `json:"dev,omitempty"`
@@ -231,27 +263,36 @@ type sandboxSpec struct {
 	// Unix is "landlock" or "seccomp": how pathname Unix sockets are
 	// refused; "": they are not.
 	Unix string `json:"unix,omitempty"`
+	// NS: the helper runs in user, mount and PID namespaces of its own
+	// (a fresh /proc, the masks and .git mounted there); without it
+	// Landlock grants Root entry by entry around what it must not reach.
+	NS bool `json:"ns,omitempty"`
+	// Root is the work tree, Cwd the directory the process starts in,
+	// relative to Root (in a mount namespace the helper enters it again
+	// there). Write: Root is writable.
+	Root  string `json:"root"`
+	Cwd   string `json:"cwd,omitempty"`
+	Write bool   `json:"write,omitempty"`
 	// Git is gitByMount or gitByLandlock: how Root's .git is kept
-	// read-only ("": Root is not written, or wholly). Cwd is the
-	// directory the process starts in, relative to Root: in a mount
-	// namespace the helper enters it again there.
-	Git  string `json:"git,omitempty"`
-	Root string `json:"root,omitempty"`
-	Cwd  string `json:"cwd,omitempty"`
+	// read-only ("": Root is not written, or has no .git to keep).
+	Git string `json:"git,omitempty"`
+	// Masks says which paths of Root the process must not read.
+	Masks maskSpec `json:"masks"`
+	// Procs bounds the processes (threads included) of the action
+	// (RLIMIT_NPROC, counted in its own user namespace: NS only);
+	// DataBytes each process's data (RLIMIT_DATA).
+	Procs     uint64 `json:"procs,omitempty"`
+	DataBytes uint64 `json:"data,omitempty"`
 }
 
-// sandboxRules is the spec of one action: the read paths, the workdir
-// (read-write only when the action mutates), the private home, nothing
-// else. protect are host paths no read path may contain (other workdirs,
-// the bridge's directories, the operator's HOME).
+// sandboxRules is the spec of one action: the read paths, the private
+// home, the devices (the helper adds the work tree itself, read-write
+// only when the action mutates). protect are host paths no read path may
+// contain (other workdirs, the bridge's directories, the operator's
+// HOME).
 func sandboxRules(sp *SandboxPolicy, root string, mutates, network bool, home string, protect []string) sandboxSpec {
-	s := sandboxSpec{Network: network, Devices: sandboxDevices}
+	s := sandboxSpec{Network: network, Devices: sandboxDevices, Root: root, Write: mutates}
 	s.RO = sandboxReadPaths(sp, root, mutates, protect)
-	if mutates {
-		s.RW = append(s.RW, root)
-	} else {
-		s.RO = append(s.RO, root)
-	}
 	s.RW = append(s.RW, home)
 	return s
 }
@@ -306,8 +347,8 @@ func coversAny(dir string, paths []string) bool {
 
 // sandboxedSpec wraps spec so that the helper applies s first: the
 // process is this binary again (its pid, process group and pipes are the
-// program's after the exec). A mount-namespace spec starts the helper
-// in a user and mount namespace of its own.
+// program's after the exec). An NS spec starts the helper in user, mount
+// and PID namespaces of its own.
 func sandboxedSpec(spec procSpec, s sandboxSpec) (procSpec, error) {
 	s.Path, s.Argv = spec.path, spec.argv
 	b, err := json.Marshal(s)
@@ -316,7 +357,7 @@ func sandboxedSpec(spec procSpec, s sandboxSpec) (procSpec, error) {
 	}
 	spec.path = "/proc/self/exe"
 	spec.argv = []string{"serverfs-sandbox", sandboxHelperArg, string(b)}
-	spec.mountNS = s.Git == gitByMount
+	spec.namespaces = s.NS
 	return spec, nil
 }
 
@@ -335,8 +376,8 @@ func sandboxHelperError(pr *procResult) error {
 	return nil
 }
 
-// helperMountFailed says whether the helper failed in the mount
-// namespace, before anything else: nothing ran.
+// helperMountFailed says whether the helper failed in its namespaces,
+// before anything else: nothing ran.
 func helperMountFailed(pr *procResult) bool {
 	return pr.exitCode == sandboxHelperFailed && strings.HasPrefix(string(pr.stderr), sandboxMountMarker)
 }
@@ -349,10 +390,10 @@ func init() {
 
 // sandboxHelperMain applies the sandbox described by arg to this
 // (single, locked) thread and execs the program; it never returns. The
-// order matters: mounts need the namespace's capabilities, which are
-// dropped next; Landlock and seccomp come last (both need
-// no_new_privs, and the seccomp filter would refuse the helper's own
-// work).
+// order matters: the masks are found before anything is mounted, mounts
+// need the namespace's capabilities, which are dropped next; Landlock
+// and seccomp come last (both need no_new_privs, and the seccomp filter
+// would refuse the helper's own work).
 func sandboxHelperMain(arg string) {
 	// The credentials, the Landlock domain and the seccomp filter are
 	// the calling thread's; execve keeps them. This thread is never
@@ -363,33 +404,24 @@ func sandboxHelperMain(arg string) {
 		os.Exit(sandboxHelperFailed)
 	}
 	var s sandboxSpec
-	if err := json.Unmarshal([]byte(arg), &s); err != nil || s.Path == "" || len(s.Argv) == 0 || s.ABI < 1 {
+	if err := json.Unmarshal([]byte(arg), &s); err != nil || s.Path == "" || len(s.Argv) == 0 || s.Root == "" {
 		fail(errors.New("malformed sandbox spec"))
 	}
-	if s.Git == gitByMount {
-		if err := gitReadonlyMount(s.Root, s.Cwd); err != nil {
+	masks, err := findMasks(s.Root, s.Masks)
+	if err != nil {
+		fail(fmt.Errorf("the deny-listed and hidden paths cannot be masked: %w", err))
+	}
+	if s.NS {
+		if err := namespaceView(s, masks); err != nil {
 			fmt.Fprintf(os.Stderr, "%s%v\n", sandboxMountMarker, err)
 			os.Exit(sandboxHelperFailed)
 		}
+	} else if len(masks) > 0 && s.ABI < 1 {
+		fail(fmt.Errorf("the deny-listed and hidden paths cannot be masked: %w: this kernel has neither user namespaces nor Landlock", errMaskRefused))
 	}
-	cfg := landlockConfig(s.ABI, s.Network, s.Unix == unixByLandlock)
-	var rules []landlock.Rule
-	for _, p := range s.RO {
-		rules = append(rules, pathRule(p, false))
-	}
-	for _, p := range s.RW {
-		rules = append(rules, pathRule(p, true))
-	}
-	rules = append(rules, landlock.RWFiles(s.Devices...).IgnoreIfMissing())
-	fd, flags, err := cfg.NewRulesetFD(rules...)
-	if err != nil {
-		fail(fmt.Errorf("landlock ruleset: %w", err))
-	}
-	if fd < 0 {
-		fail(errors.New("landlock is not available"))
-	}
-	if s.Git == gitByLandlock {
-		if err := addTopLevelRules(fd, cfg.HandledAccessFS, s.Root); err != nil {
+	fd, flags := -1, uint32(0)
+	if s.ABI >= 1 {
+		if fd, flags, err = landlockRuleset(s, masks); err != nil {
 			fail(err)
 		}
 	}
@@ -399,17 +431,62 @@ func sandboxHelperMain(arg string) {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		fail(fmt.Errorf("no_new_privs: %w", err))
 	}
-	if err := llsyscall.LandlockRestrictSelf(fd, flags); err != nil {
-		fail(fmt.Errorf("landlock_restrict_self: %w", err))
+	if fd >= 0 {
+		if err := llsyscall.LandlockRestrictSelf(fd, flags); err != nil {
+			fail(fmt.Errorf("landlock_restrict_self: %w", err))
+		}
+		unix.Close(fd)
 	}
-	unix.Close(fd)
 	if s.Unix == unixBySeccomp {
 		if err := refuseUnixSockets(); err != nil {
 			fail(err)
 		}
 	}
+	// Last: a limit below what the helper's runtime holds would stop it
+	// from making a thread.
+	if err := setLimits(s); err != nil {
+		fail(err)
+	}
 	err = syscall.Exec(s.Path, s.Argv, os.Environ())
 	fail(fmt.Errorf("exec: %w", err))
+}
+
+// landlockRuleset is the ruleset of s: the read paths, the writable
+// ones, the devices and the work tree, granted whole (its masks are
+// mounts, or there are none) or, without the namespace or when a tree
+// without .git keeps its root read-only, entry by entry around what the
+// process must not reach (treeRules).
+func landlockRuleset(s sandboxSpec, masks []maskedPath) (int, uint32, error) {
+	cfg := landlockConfig(s.ABI, s.Network, s.Unix == unixByLandlock)
+	var rules []landlock.Rule
+	for _, p := range s.RO {
+		rules = append(rules, pathRule(p, false))
+	}
+	for _, p := range s.RW {
+		rules = append(rules, pathRule(p, true))
+	}
+	rules = append(rules, landlock.RWFiles(s.Devices...).IgnoreIfMissing())
+	byEntry := s.Git == gitByLandlock || !s.NS && len(masks) > 0
+	if !byEntry {
+		rules = append(rules, pathRule(s.Root, s.Write))
+	}
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return -1, 0, fmt.Errorf("landlock ruleset: %w", err)
+	}
+	if fd < 0 {
+		return -1, 0, errors.New("landlock is not available")
+	}
+	if byEntry {
+		if s.NS {
+			masks = nil // mounted over already
+		}
+		if err := treeRules(fd, cfg.HandledAccessFS, s.Root, masks, s.Write, s.Git != ""); err != nil {
+			unix.Close(fd)
+			return -1, 0, err
+		}
+	}
+	return fd, flags, nil
 }
 
 // landlockConfig is the ruleset the helper builds: every right of ABI
@@ -513,25 +590,69 @@ func checkSandboxPolicy(sp *SandboxPolicy, probs *problems) {
 			probs.add("sandbox: read_paths[%d] is the filesystem root; name narrower directories", i)
 		}
 	}
+	for i, g := range sp.Deny {
+		if _, err := sfs.NewPatterns([]string{g}); err != nil {
+			probs.add("sandbox: deny[%d] is not a valid pattern (%v)", i, err)
+		}
+	}
+	if n := sp.MaxProcesses; n != 0 && (n < minMaxProcesses || n > maxMaxProcesses) {
+		probs.add("sandbox: max_processes must be between %d and %d (0: %d)", minMaxProcesses, maxMaxProcesses, DefaultMaxProcesses)
+	}
+	if n := sp.MaxMemoryMB; n != 0 && (n < minMaxMemoryMB || n > maxMaxMemoryMB) {
+		probs.add("sandbox: max_memory_mb must be between %d and %d (0: %d)", minMaxMemoryMB, maxMaxMemoryMB, DefaultMaxMemoryMB)
+	}
 }
 
+// Bounds of the policy's limits: below the minimums the helper's own
+// runtime, or any interpreter, could not start.
+const (
+	minMaxProcesses = 64
+	maxMaxProcesses = 1 << 22
+	minMaxMemoryMB  = 64
+	maxMaxMemoryMB  = 1 << 30
+)
+
 // renderSandbox reads the .env fields BRIDGE_SANDBOX_REQUIRED (true or
-// false) and BRIDGE_SANDBOX_READ_PATHS (absolute paths separated by ':').
+// false), BRIDGE_SANDBOX_READ_PATHS (absolute paths separated by ':'),
+// BRIDGE_SANDBOX_MAX_PROCESSES and BRIDGE_SANDBOX_MAX_MEMORY_MB, and the
+// server's SERVERFS_ALLOW_HIDDEN and SERVERFS_EXTRA_DENY_GLOBS (what the
+// server refuses, actions cannot read).
 func renderSandbox(env map[string]string, probs *problems) *SandboxPolicy {
 	sp := &SandboxPolicy{}
-	switch v := strings.ToLower(env["BRIDGE_SANDBOX_REQUIRED"]); v {
-	case "", "false":
-	case "true":
-		sp.Required = true
-	default:
-		probs.add("BRIDGE_SANDBOX_REQUIRED=%q: must be true or false", showSetting(v))
+	flag := func(name string, dst *bool) {
+		switch v := strings.ToLower(env[name]); v {
+		case "", "false":
+		case "true":
+			*dst = true
+		default:
+			probs.add("%s=%q: must be true or false", name, showSetting(v))
+		}
 	}
+	flag("BRIDGE_SANDBOX_REQUIRED", &sp.Required)
+	flag("SERVERFS_ALLOW_HIDDEN", &sp.AllowHidden)
 	for _, p := range strings.Split(env["BRIDGE_SANDBOX_READ_PATHS"], ":") {
 		if p != "" {
 			sp.ReadPaths = append(sp.ReadPaths, p)
 		}
 	}
-	if !sp.Required && len(sp.ReadPaths) == 0 {
+	for _, g := range strings.Split(env["SERVERFS_EXTRA_DENY_GLOBS"], ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			sp.Deny = append(sp.Deny, g)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  *int
+	}{{"BRIDGE_SANDBOX_MAX_PROCESSES", &sp.MaxProcesses}, {"BRIDGE_SANDBOX_MAX_MEMORY_MB", &sp.MaxMemoryMB}} {
+		if v := env[f.name]; v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				probs.add("%s=%q: must be a whole number", f.name, showSetting(v))
+			}
+			*f.dst = n
+		}
+	}
+	if reflect.ValueOf(*sp).IsZero() {
 		return nil
 	}
 	checkSandboxPolicy(sp, probs)
@@ -539,18 +660,16 @@ func renderSandbox(env map[string]string, probs *problems) *SandboxPolicy {
 }
 
 // sandboxAction decides the sandbox of an action or granted command
-// and wraps spec in the helper when Landlock is there. It fails when
-// the policy requires the sandbox and this kernel cannot enforce every
-// control that applies. git is how a mutating process's .git is kept
-// read-only; "" lets the tree decide (gitProtection).
-func sandboxAction(spec procSpec, c command, root, home string, lim RunLimits, git string) (string, []string, procSpec, error) {
+// and wraps spec in the helper. It fails when the policy requires the
+// sandbox and this kernel cannot enforce every control that applies. ns
+// starts the helper in namespaces of its own (false: the kernel refused
+// them, Landlock alone keeps .git read-only and the masks unreadable).
+func sandboxAction(spec procSpec, c command, root, home string, lim RunLimits, ns bool) (string, []string, procSpec, error) {
 	abi := kernelABI()
 	opts := sandboxOpts{network: c.network, unixSockets: c.unixSockets}
-	if c.mutates && git == "" && abi >= 1 {
-		git = gitProtection(root, lim.workspace)
-	}
-	if !c.mutates {
-		git = ""
+	git := ""
+	if c.mutates && abi >= 1 {
+		git = gitProtection(root, lim.workspace, ns)
 	}
 	level, controls := sandboxControls(abi, opts, git)
 	if lim.Sandbox != nil && lim.Sandbox.Required && level != SandboxEnforced {
@@ -560,11 +679,14 @@ func sandboxAction(spec procSpec, c command, root, home string, lim RunLimits, g
 		}
 		return level, nil, spec, fmt.Errorf("the policy requires the sandbox but this kernel (Landlock ABI %d, %s) gives only %q (%s)", abi, runtime.GOARCH, level, held)
 	}
-	if level == SandboxUnavailable {
-		return level, nil, spec, nil
-	}
 	rules := sandboxRules(lim.Sandbox, root, c.mutates, c.network, home, sandboxProtect(lim, root))
 	rules.ABI = min(abi, sandboxMaxABI)
+	rules.NS, rules.Git = ns, git
+	rules.Masks = maskSpec{Reveal: c.reveal}
+	if sp := lim.Sandbox; sp != nil {
+		rules.Masks.Hidden, rules.Masks.Deny = sp.AllowHidden, sp.Deny
+	}
+	rules.Procs, rules.DataBytes = sandboxLimits(lim.Sandbox)
 	if !c.unixSockets {
 		switch unixControl(abi) {
 		case ControlUnixLandlock:
@@ -573,24 +695,47 @@ func sandboxAction(spec procSpec, c command, root, home string, lim RunLimits, g
 			rules.Unix = unixBySeccomp
 		}
 	}
-	if git != "" {
-		rel, err := filepath.Rel(root, c.dir)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-			return level, nil, spec, errors.New("its directory is not in the work tree")
-		}
-		rules.Git, rules.Root, rules.Cwd = git, root, rel
-		if git == gitByLandlock {
-			// The root read-only, each top-level entry but .git
-			// writable (added by the helper).
-			rules.RW = slices.DeleteFunc(rules.RW, func(p string) bool { return p == root })
-			rules.RO = append(rules.RO, root)
-		}
+	rel, err := filepath.Rel(root, c.dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return level, nil, spec, errors.New("its directory is not in the work tree")
 	}
+	rules.Cwd = rel
+	// What holds besides Landlock: the masks always (or nothing runs),
+	// the namespaces and the limits as set up.
+	if ns {
+		controls = append(controls, ControlMaskMount, ControlPIDNamespace)
+		if os.Geteuid() != 0 {
+			controls = append(controls, ControlProcessLimit)
+		}
+	} else if abi >= 1 {
+		controls = append(controls, ControlMaskLandlock)
+	}
+	controls = append(controls, ControlMemoryLimit)
 	wrapped, err := sandboxedSpec(spec, rules)
 	if err != nil {
 		return level, nil, spec, err
 	}
 	return level, controls, wrapped, nil
+}
+
+// Default per-action limits (the policy's sandbox section may lower or
+// raise them).
+const (
+	DefaultMaxProcesses = 4096
+	DefaultMaxMemoryMB  = 8192
+)
+
+// sandboxLimits are the process-count and per-process memory limits of
+// an action under sp.
+func sandboxLimits(sp *SandboxPolicy) (procs, data uint64) {
+	procs, mb := uint64(DefaultMaxProcesses), uint64(DefaultMaxMemoryMB)
+	if sp != nil && sp.MaxProcesses > 0 {
+		procs = uint64(sp.MaxProcesses)
+	}
+	if sp != nil && sp.MaxMemoryMB > 0 {
+		mb = uint64(sp.MaxMemoryMB)
+	}
+	return procs, mb << 20
 }
 
 // sandboxProtect are the host paths no read path of an action in root may

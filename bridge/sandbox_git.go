@@ -3,13 +3,11 @@ package bridge
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
-	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,21 +41,20 @@ import (
 // use; a workspace tree, which never has one and whose .git no tool
 // reaches, needs neither.
 
-// gitMountDisabled forces gitByLandlock (tests play a kernel that
-// refuses user namespaces).
-var gitMountDisabled atomic.Bool
-
-// maxTopLevelEntries bounds the rules gitByLandlock adds.
-const maxTopLevelEntries = 4096
+// namespacesDisabled keeps the helper out of namespaces (tests play a
+// kernel that refuses user namespaces).
+var namespacesDisabled atomic.Bool
 
 // gitProtection is how a mutating process's .git in root is kept
-// read-only ("" when there is nothing to protect).
-func gitProtection(root string, workspace bool) string {
+// read-only ("" when there is nothing to protect): bound read-only in
+// the helper's mount namespace (ns) when it is a directory or a file,
+// else by Landlock.
+func gitProtection(root string, workspace, ns bool) string {
 	st, err := os.Lstat(filepath.Join(root, ".git"))
 	switch {
 	case err != nil && errors.Is(err, os.ErrNotExist) && workspace:
 		return ""
-	case err == nil && (st.IsDir() || st.Mode().IsRegular()) && !gitMountDisabled.Load():
+	case err == nil && (st.IsDir() || st.Mode().IsRegular()) && ns:
 		return gitByMount
 	}
 	return gitByLandlock
@@ -74,20 +71,54 @@ func mountNamespaceRefused(err error) bool {
 	return false
 }
 
-// gitReadonlyMount (in the helper, in its own user and mount namespace)
-// binds root/.git over itself read-only and re-enters the starting
-// directory, cwd relative to root, inside the namespace: the directory
-// inherited from the parent belongs to its mount namespace, where .git
-// is writable.
-func gitReadonlyMount(root, cwd string) error {
+// namespaceView (in the helper, PID 1 of its own user, mount and PID
+// namespaces) makes every mount private, mounts a fresh /proc (only
+// this action's processes), mounts over the masked paths, binds
+// root/.git over itself read-only (s.Git == gitByMount, unless it is
+// masked: then it is unreadable already) and re-enters the starting
+// directory, s.Cwd relative to root, inside the namespace: the directory
+// inherited from the parent belongs to its mount namespace.
+func namespaceView(s sandboxSpec, masks []maskedPath) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making mounts private: %w", err)
 	}
-	rootFD, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mounting a fresh /proc: %w", err)
+	}
+	rootFD, err := unix.Open(s.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("opening the work tree: %w", err)
 	}
 	defer unix.Close(rootFD)
+	if err := mountMasks(rootFD, masks); err != nil {
+		return err
+	}
+	if s.Git == gitByMount && !slices.ContainsFunc(masks, func(m maskedPath) bool { return m.rel == ".git" }) {
+		if err := bindGitReadonly(rootFD); err != nil {
+			return err
+		}
+	}
+	dir, err := unix.Openat2(rootFD, s.Cwd, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return fmt.Errorf("entering the starting directory: %w", err)
+	}
+	defer unix.Close(dir)
+	var old, cur unix.Stat_t
+	if unix.Stat(".", &old) != nil || unix.Fstat(dir, &cur) != nil || old.Dev != cur.Dev || old.Ino != cur.Ino {
+		return errors.New("the starting directory moved")
+	}
+	if err := unix.Fchdir(dir); err != nil {
+		return fmt.Errorf("entering the starting directory: %w", err)
+	}
+	return nil
+}
+
+// bindGitReadonly binds .git of the tree at rootFD over itself,
+// read-only.
+func bindGitReadonly(rootFD int) error {
 	tree, err := unix.OpenTree(rootFD, ".git", unix.OPEN_TREE_CLONE|unix.O_CLOEXEC|unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW)
 	if err != nil {
 		return fmt.Errorf("cloning .git: %w", err)
@@ -118,74 +149,33 @@ func gitReadonlyMount(root, cwd string) error {
 	if unix.Fstat(got, &st) != nil || unix.Fstatfs(got, &sfs) != nil || st.Dev != want.Dev || st.Ino != want.Ino || sfs.Flags&unix.ST_RDONLY == 0 {
 		return errors.New("the bound .git is not the read-only clone")
 	}
-	dir, err := unix.Openat2(rootFD, cwd, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
-	if err != nil {
-		return fmt.Errorf("entering the starting directory: %w", err)
-	}
-	defer unix.Close(dir)
-	var old, cur unix.Stat_t
-	if unix.Stat(".", &old) != nil || unix.Fstat(dir, &cur) != nil || old.Dev != cur.Dev || old.Ino != cur.Ino {
-		return errors.New("the starting directory moved")
-	}
-	if err := unix.Fchdir(dir); err != nil {
-		return fmt.Errorf("entering the starting directory: %w", err)
-	}
 	return nil
 }
 
-// addTopLevelRules (gitByLandlock) makes each top-level entry of root
-// but .git writable: directories with RWDirs' rights, other files with
-// RWFiles', within handled. Entries are opened beneath root without
-// following symlinks; a symlink gets no rule (Landlock judges its
-// target where it lies).
-func addTopLevelRules(rulesetFD int, handled landlock.AccessFSSet, root string) error {
-	const fileRW = llsyscall.AccessFSExecute | llsyscall.AccessFSReadFile | llsyscall.AccessFSWriteFile | llsyscall.AccessFSTruncate
-	const dirRW = fileRW | llsyscall.AccessFSReadDir | llsyscall.AccessFSRemoveDir | llsyscall.AccessFSRemoveFile |
-		llsyscall.AccessFSMakeChar | llsyscall.AccessFSMakeDir | llsyscall.AccessFSMakeReg | llsyscall.AccessFSMakeSock |
-		llsyscall.AccessFSMakeFifo | llsyscall.AccessFSMakeBlock | llsyscall.AccessFSMakeSym
-	d, err := os.OpenFile(root, os.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err != nil {
-		return fmt.Errorf("opening the work tree: %w", err)
+// setLimits lowers the process's resource limits to s's (never raising
+// one): RLIMIT_DATA for each process and, in the action's own user
+// namespace, RLIMIT_NPROC, which the kernel counts per user per user
+// namespace there, so that it bounds this action's processes alone
+// (outside one it would count every process of the bridge's user).
+func setLimits(s sandboxSpec) error {
+	set := func(res int, v uint64, what string) error {
+		var cur unix.Rlimit
+		if err := unix.Getrlimit(res, &cur); err != nil {
+			return fmt.Errorf("reading the %s limit: %w", what, err)
+		}
+		lim := unix.Rlimit{Cur: min(cur.Cur, v), Max: min(cur.Max, v)}
+		if err := unix.Setrlimit(res, &lim); err != nil {
+			return fmt.Errorf("setting the %s limit: %w", what, err)
+		}
+		return nil
 	}
-	defer d.Close()
-	names, err := d.Readdirnames(maxTopLevelEntries + 1)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("listing the work tree: %w", err)
+	if s.DataBytes > 0 {
+		if err := set(unix.RLIMIT_DATA, s.DataBytes, "memory"); err != nil {
+			return err
+		}
 	}
-	if len(names) > maxTopLevelEntries {
-		return fmt.Errorf("the work tree has more than %d top-level entries", maxTopLevelEntries)
-	}
-	for _, name := range names {
-		if name == ".git" {
-			continue
-		}
-		fd, err := unix.Openat(int(d.Fd()), name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if errors.Is(err, unix.ENOENT) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("opening a top-level entry: %w", err)
-		}
-		var st unix.Stat_t
-		err = unix.Fstat(fd, &st)
-		access := uint64(0)
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFLNK:
-		case unix.S_IFDIR:
-			access = uint64(dirRW) & uint64(handled)
-		default:
-			access = uint64(fileRW) & uint64(handled)
-		}
-		if err == nil && access != 0 {
-			err = llsyscall.LandlockAddPathBeneathRule(rulesetFD, &llsyscall.PathBeneathAttr{ParentFd: fd, AllowedAccess: access}, 0)
-		}
-		unix.Close(fd)
-		if err != nil {
-			return fmt.Errorf("landlock rule for a top-level entry: %w", err)
-		}
+	if s.NS && s.Procs > 0 {
+		return set(unix.RLIMIT_NPROC, s.Procs, "process")
 	}
 	return nil
 }

@@ -46,7 +46,9 @@ func gitRepoForEscapes(t *testing.T) (*sfs.FS, string, WorkdirPolicy) {
 	ptGit(t, root, "add", "-A")
 	ptGit(t, root, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-qm", "base")
 	ptGit(t, root, "remote", "add", "origin", "https://example.com/repo.git")
-	wp := rtPolicy(root, map[string]Action{"gate": {Argv: []string{"/bin/sh", "gate.sh"}, Mutates: true, Integrity: map[string]string{"gate.sh": rtSHA(gitEscapeScript)}}})
+	// .git revealed: the walls below are the read-only bind's, not the
+	// mask's.
+	wp := rtPolicy(root, map[string]Action{"gate": {Argv: []string{"/bin/sh", "gate.sh"}, Mutates: true, Reveal: []string{".git"}, Integrity: map[string]string{"gate.sh": rtSHA(gitEscapeScript)}}})
 	return fsys, root, wp
 }
 
@@ -93,8 +95,8 @@ func TestSandboxGitReadonly(t *testing.T) {
 		checkGitEscapes(t, fsys, root, wp, true, ControlGitMount)
 	})
 	t.Run("landlock", func(t *testing.T) {
-		gitMountDisabled.Store(true)
-		defer gitMountDisabled.Store(false)
+		namespacesDisabled.Store(true)
+		defer namespacesDisabled.Store(false)
 		fsys, root, wp := gitRepoForEscapes(t)
 		checkGitEscapes(t, fsys, root, wp, false, ControlGitLandlock)
 	})
@@ -262,17 +264,17 @@ func TestSandboxGitMissing(t *testing.T) {
 }
 
 // TestSandboxHelperNeverRunsUnsandboxed: a helper that cannot apply a
-// control (here: more top-level entries than the Landlock fallback
-// takes) runs nothing: SANDBOX_UNAVAILABLE.
+// control (here: more deny-listed files than it masks) runs nothing:
+// SANDBOX_UNAVAILABLE.
 func TestSandboxHelperNeverRunsUnsandboxed(t *testing.T) {
 	needLandlock(t)
 	root := t.TempDir()
-	for i := range maxTopLevelEntries + 1 {
-		if err := os.WriteFile(filepath.Join(root, fmt.Sprint("f", i)), nil, 0o644); err != nil {
+	for i := range maxMasks + 1 {
+		if err := os.WriteFile(filepath.Join(root, fmt.Sprint("f", i, ".pem")), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	wp := rtPolicy(root, map[string]Action{"touch": {Argv: []string{"touch", "f0", "ran"}, Mutates: true}})
+	wp := rtPolicy(root, map[string]Action{"touch": {Argv: []string{"touch", "f0.pem", "ran"}, Mutates: true}})
 	res, err := RunAction(context.Background(), rtFS(t, root), "w", wp, "touch", "", RunLimits{})
 	if errs.CodeOf(err) != errs.SandboxUnavailable || res != nil {
 		t.Fatalf("%+v, %v; want SANDBOX_UNAVAILABLE", res, err)

@@ -95,6 +95,10 @@ type Action struct {
 	// it the sandbox refuses them (an agent's or a service manager's
 	// socket is a way out).
 	UnixSockets bool `json:"unix_sockets,omitempty"`
+	// Reveal names deny-listed or hidden paths the action may read (a
+	// test reading .env.test, a tool needing .git): patterns matched as
+	// the deny list's are. Every other one is masked in the action.
+	Reveal []string `json:"reveal,omitempty"`
 	// Argument says what the caller may add as the last argv element:
 	// "none", "path" (a workdir-relative path, validated by the server and
 	// again by the bridge) or "basename" (only its final component). The

@@ -207,3 +207,18 @@ func InGitDir(path string) bool {
 	}
 	return false
 }
+
+// NewPatterns compiles patterns with the deny list's matching rules (a
+// pattern without "/" matches any component, one with "/" any path
+// suffix, case-insensitive) but without the built-in list: Denied then
+// says whether a path matches one of them. The bridge's reveal lists use
+// it.
+func NewPatterns(patterns []string) (*Policy, error) {
+	p := &Policy{allowHidden: true, names: map[string]bool{}}
+	for _, pat := range patterns {
+		if err := p.add(pat); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
