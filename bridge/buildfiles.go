@@ -140,10 +140,35 @@ func ActionWarnings(environ []string) []string {
 			continue
 		}
 		for _, name := range sortedKeys(actions) {
-			if w := buildFileWarning(actions[name]); w != "" {
+			a := actions[name]
+			if w := buildFileWarning(a); w != "" {
 				out = append(out, fmt.Sprintf("slot %02d: action %q: %s", n, showSetting(name), w))
+			}
+			if len(a.Reveal) > 0 {
+				out = append(out, fmt.Sprintf("slot %02d: action %q reads what the agent's tools refuse where it matches reveal %q; its output goes to the agent", n, showSetting(name), showSetting(strings.Join(a.Reveal, " "))))
 			}
 		}
 	}
 	return out
+}
+
+// ActionMaskNote says what the command actions of the .env in environ
+// cannot read, or "" when it configures none.
+func ActionMaskNote(environ []string) string {
+	env := sfs.EnvMap(environ)
+	for n := 1; n <= sfs.Slots; n++ {
+		actions, errs := parseActions([]byte(strings.TrimSpace(env[fmt.Sprintf("WORKDIR_%02d_REPO_ACTIONS_JSON", n)])))
+		if len(errs) > 0 {
+			continue
+		}
+		for _, a := range actions {
+			if a.Kind == "" || a.Kind == KindCommand {
+				if strings.EqualFold(env["SERVERFS_ALLOW_HIDDEN"], "true") {
+					return "actions cannot read deny-listed paths (the server's deny list, SERVERFS_EXTRA_DENY_GLOBS included): an action that needs one names it in \"reveal\""
+				}
+				return "actions cannot read hidden paths (SERVERFS_ALLOW_HIDDEN is not true), .git included, nor deny-listed ones: an action that needs one names it in \"reveal\""
+			}
+		}
+	}
+	return ""
 }

@@ -54,3 +54,22 @@ func TestActionWarnings(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// TestActionRevealAndMaskNote: an action's reveal list is a warning
+// (its output goes to the agent); the note says what actions cannot
+// read under the .env's hidden setting, and nothing without actions.
+func TestActionRevealAndMaskNote(t *testing.T) {
+	env := []string{`WORKDIR_01_REPO_ACTIONS_JSON={"test":{"argv":["go","test","./..."],"argument":"none","reveal":[".env.test",".git"]}}`}
+	if got := ActionWarnings(env); len(got) != 1 || !strings.Contains(got[0], `action "test" reads what the agent's tools refuse where it matches reveal ".env.test .git"`) {
+		t.Errorf("%q", got)
+	}
+	if n := ActionMaskNote(env); !strings.Contains(n, "cannot read hidden paths") {
+		t.Errorf("%q", n)
+	}
+	if n := ActionMaskNote(append(env, "SERVERFS_ALLOW_HIDDEN=true")); !strings.Contains(n, "cannot read deny-listed paths") || strings.Contains(n, "hidden") {
+		t.Errorf("%q", n)
+	}
+	if n := ActionMaskNote(nil); n != "" {
+		t.Errorf("%q", n)
+	}
+}

@@ -22,7 +22,7 @@ import (
 
 // rtWorkdir makes a read-write workdir "w" over a fresh git work tree
 // and returns the FS and the root.
-func rtWorkdir(t *testing.T) (*sfs.FS, string) {
+func rtWorkdir(t testing.TB) (*sfs.FS, string) {
 	t.Helper()
 	root := rtRepo(t)
 	return rtFS(t, root), root
@@ -31,7 +31,7 @@ func rtWorkdir(t *testing.T) (*sfs.FS, string) {
 // rtRepo is a fresh directory made a git work tree by the system git:
 // a repository workdir, as named actions run in (in a root without
 // .git a mutating action could not create top-level entries).
-func rtRepo(t *testing.T) string {
+func rtRepo(t testing.TB) string {
 	t.Helper()
 	root := t.TempDir()
 	cmd := exec.Command("git", "init", "-q", root)
@@ -42,7 +42,7 @@ func rtRepo(t *testing.T) string {
 	return root
 }
 
-func rtFS(t *testing.T, root string) *sfs.FS {
+func rtFS(t testing.TB, root string) *sfs.FS {
 	t.Helper()
 	cfg, err := sfs.LoadConfig(nil, []string{"w=" + root + ":rw"})
 	if err != nil {

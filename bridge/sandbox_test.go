@@ -275,4 +275,21 @@ func TestSandboxPolicyFields(t *testing.T) {
 	if _, err := RenderPolicy(append(env[:2:2], "BRIDGE_SANDBOX_REQUIRED=yes")); err == nil {
 		t.Error("BRIDGE_SANDBOX_REQUIRED=yes was accepted")
 	}
+
+	// The server's hidden and deny settings and the limits are rendered;
+	// bad ones refused, naming the field.
+	rp, err = RenderPolicy(append(env[:2:2], "SERVERFS_ALLOW_HIDDEN=true", "SERVERFS_EXTRA_DENY_GLOBS=*.secret, config/prod/**", "BRIDGE_SANDBOX_MAX_PROCESSES=512", "BRIDGE_SANDBOX_MAX_MEMORY_MB=2048"))
+	if err != nil || rp.Sandbox == nil || !rp.Sandbox.AllowHidden || strings.Join(rp.Sandbox.Deny, " ") != "*.secret config/prod/**" || rp.Sandbox.MaxProcesses != 512 || rp.Sandbox.MaxMemoryMB != 2048 {
+		t.Fatalf("rendered %+v, %v", rp.Sandbox, err)
+	}
+	for _, bad := range [][2]string{{"BRIDGE_SANDBOX_MAX_PROCESSES=8", "max_processes"}, {"BRIDGE_SANDBOX_MAX_MEMORY_MB=lots", "BRIDGE_SANDBOX_MAX_MEMORY_MB"}, {"SERVERFS_EXTRA_DENY_GLOBS=[a", "deny[0]"}} {
+		if _, err := RenderPolicy(append(env[:2:2], bad[0])); err == nil || !strings.Contains(err.Error(), bad[1]) {
+			t.Errorf("%s: %v", bad[0], err)
+		}
+	}
+	p.Sandbox = nil
+	p.Workdirs["w"].Actions["t"] = Action{Argv: []string{"true"}, Argument: ArgumentNone, Reveal: []string{"[a"}}
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "reveal[0]") {
+		t.Errorf("a bad reveal pattern: %v", err)
+	}
 }

@@ -184,6 +184,9 @@ func renderPolicy(args, environ []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, ", grants: %d keys for host %s", len(g.PublicKeys), g.HostID)
 	}
 	fmt.Fprintln(stdout)
+	if n := bridge.ActionMaskNote(environ); n != "" {
+		notes = append(notes, n)
+	}
 	for _, n := range notes {
 		fmt.Fprintln(stdout, "note:", n)
 	}

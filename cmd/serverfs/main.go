@@ -183,6 +183,9 @@ func checkConfig(args, environ []string, stdout, stderr io.Writer) int {
 	for _, w := range bridge.ActionWarnings(environ) {
 		fmt.Fprintln(stdout, "warning: "+w)
 	}
+	if n := bridge.ActionMaskNote(environ); n != "" {
+		fmt.Fprintln(stdout, "note: "+n)
+	}
 	for _, w := range su.fs.Workdirs() {
 		ops := "repo_ops off"
 		if w.RepoOps {
