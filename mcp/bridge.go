@@ -65,7 +65,7 @@ func bridgeTools(push, workspaces bool) []tool {
 			Name: "run_repo_action",
 			Description: "Run one of the administrator's named actions (lint or test gates; inspect_repo view actions lists them) in a workdir's repository, on the host. " +
 				"You choose only the action and, if it takes one, a path; program, arguments and environment are the administrator's. Pinned files are checked first (INTEGRITY_MISMATCH: nothing ran). " +
-				"Answers the exit code (non-zero is a result), the ends of stdout and stderr, the duration and the sandbox level (enforced: reads only system paths and the workdir, writes there only if the action mutates, never .git; no sockets unless allowed); ACTION_TIMEOUT or OUTPUT_LIMIT_EXCEEDED when stopped; SANDBOX_UNAVAILABLE: nothing ran. Never at the same time as writes or commits on the workdir." + workspaceText + releaseText,
+				"Answers the exit code (non-zero is a result), the ends of stdout and stderr, the duration and the sandbox level (enforced: reads only system paths and the workdir but the files these tools refuse, writes there only if the action mutates, never .git; no sockets unless allowed); ACTION_TIMEOUT or OUTPUT_LIMIT_EXCEEDED when stopped; SANDBOX_UNAVAILABLE: nothing ran. Never at the same time as writes or commits on the workdir." + workspaceText + releaseText,
 			Annotations: &sdk.ToolAnnotations{Title: "Run repository action", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(push)},
 			InputSchema: schema,
 		},
