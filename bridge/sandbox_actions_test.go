@@ -29,6 +29,7 @@ const agentScript = `cat .env server.pem .notes/todo config/prod/.env.local sub/
 cp .env leak-env.txt 2>&1
 cp sub/.ssh/id_ed25519 leak-key.txt 2>&1
 cat .git/config 2>&1
+unshare -Urm sh -c 'umount -l .env; umount -l sub/.ssh; cat .env sub/.ssh/id_ed25519' 2>&1
 ls -a . | tr '\n' ' '
 echo
 exit 0
