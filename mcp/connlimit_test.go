@@ -21,13 +21,19 @@ import (
 // timeouts or the listener's log interval before it serves. It returns the listener and the server's address.
 func (e *testEnv) serveLimited(t *testing.T, environ []string, maxConns int, tune func(*http.Server, *transport.ConnLimitListener)) (*transport.ConnLimitListener, string) {
 	t.Helper()
-	cfg, probs := loadHTTPConfig(environ)
-	if len(probs) > 0 {
-		t.Fatal(probs)
-	}
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	return e.serveOn(t, inner, environ, maxConns, tune), inner.Addr().String()
+}
+
+// serveOn is serveLimited on the listener inner (TCP or a Unix socket).
+func (e *testEnv) serveOn(t *testing.T, inner net.Listener, environ []string, maxConns int, tune func(*http.Server, *transport.ConnLimitListener)) *transport.ConnLimitListener {
+	t.Helper()
+	cfg, probs := loadHTTPConfig(environ)
+	if len(probs) > 0 {
+		t.Fatal(probs)
 	}
 	ln := transport.LimitConnections(inner, maxConns, cfg.Guard.WriteTimeout, e.deps.Log.Logger)
 	srv := transport.NewHTTPServer("", newHandler(e.deps, cfg, testVer))
@@ -38,7 +44,7 @@ func (e *testEnv) serveLimited(t *testing.T, environ []string, maxConns int, tun
 		srv.Close()
 		<-errc
 	})
-	return ln, inner.Addr().String()
+	return ln
 }
 
 // waitUntil polls cond until it holds, failing the test if it does not
@@ -117,8 +123,9 @@ func TestNonReadersClosedWhenIdle(t *testing.T) {
 	}
 }
 
-// TestConnectionCap: with a cap of 3, three open connections (sending
-// nothing) hold every slot; a fourth is answered 503 and closed at once,
+// TestConnectionCap: with a cap of 3, three open connections (each
+// authenticated by a first request) hold every slot; a fourth is answered
+// 503 and closed at once,
 // the three are still served, and once they close a client connects and
 // calls a tool. A burst of refusals logs one line.
 func TestConnectionCap(t *testing.T) {
@@ -135,9 +142,17 @@ func TestConnectionCap(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
+		// A connection that sent nothing is pre-auth, and the pre-auth
+		// budget of a cap of 3 is 2 (TestPreAuthBudget).
+		io.WriteString(c, "GET /elsewhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("a first request: %v %v", resp, err)
+		}
+		resp.Body.Close()
 		held = append(held, c)
 	}
-	waitUntil(t, "three connections open", func() bool { return ln.Open() == 3 })
+	waitUntil(t, "three connections open", func() bool { return ln.Open() == 3 && ln.PreAuth() == 0 })
 
 	for i := range 5 {
 		c, err := net.Dial("tcp", addr)

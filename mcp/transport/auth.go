@@ -157,16 +157,17 @@ var unauthorizedBody = fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":-
 	(errs.New(errs.Unauthorized, "this server requires its client token in the "+AuthHeader+" header")).Error())
 
 // requireToken lets through only requests that carry tok in exactly one
-// AuthHeader; every other request gets 401 and unauthorizedBody, and a log
-// line that says why but holds neither the presented value nor the token.
-// With an unset tok it returns next unchanged.
+// AuthHeader, and marks their connection authenticated (connlimit.go);
+// every other request gets 401 and unauthorizedBody, and a log line that
+// says why but holds neither the presented value nor the token, and its
+// connection is closed: a connection stays pre-auth at most until its
+// first request is answered. With an unset tok every request is let
+// through and marks its connection authenticated.
 func requireToken(tok Token, log *slog.Logger, next http.Handler) http.Handler {
-	if !tok.Set() {
-		return next
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		vals := r.Header.Values(AuthHeader)
-		if len(vals) == 1 && tok.Matches(vals[0]) {
+		if !tok.Set() || (len(vals) == 1 && tok.Matches(vals[0])) {
+			markAuthenticated(r.Context())
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -180,6 +181,7 @@ func requireToken(tok Token, log *slog.Logger, next http.Handler) http.Handler {
 		log.Warn("refused request", "event", "http_refused", "reason", reason)
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("WWW-Authenticate", `ServerFS-Token header="`+AuthHeader+`"`)
+		w.Header().Set("Connection", "close")
 		w.WriteHeader(http.StatusUnauthorized)
 		io.WriteString(w, unauthorizedBody)
 	})

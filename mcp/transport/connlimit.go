@@ -1,8 +1,10 @@
 package transport
 
 import (
+	"context"
 	"log/slog"
 	"net"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -66,11 +68,44 @@ func openFileLimit() uint64 {
 // connection never blocks.
 const refusalResponse = "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 62\r\n\r\nSERVER_BUSY: too many open connections; retry in a few seconds"
 
+// The pre-authentication budget. A connection is pre-auth from its accept
+// until its first request's headers are read and carry the client token
+// (without a token configured: until they are read); then it is
+// authenticated for as long as it stays open. Pre-auth connections hold at
+// most maxPreAuth of the cap's slots, so the others are kept for
+// authenticated ones: connections that never finish their headers, or
+// never present the token, cannot fill the cap. Within the budget peers
+// (peerOf: a local uid, or a remote address) share fairly: a connection
+// of a peer holding fewer pre-auth connections evicts the oldest pre-auth
+// connection of the peer holding the most (when that peer holds at least
+// two more), so one peer's stalled connections never keep another's out;
+// a peer's own stalled connections can only keep out that same peer's.
+// NewHTTPServer's header timeout closes a stalled one after
+// preAuthHeaderTimeout, and a request refused for its token closes its
+// connection.
+const (
+	// maxPreAuthConnections bounds the budget: connections that
+	// authenticate leave it within milliseconds, so a few hundred serve a
+	// burst of hundreds of clients connecting at once.
+	maxPreAuthConnections = 256
+	// preAuthHeaderTimeout is http.Server.ReadHeaderTimeout: a client's
+	// headers arrive in one packet or a few.
+	preAuthHeaderTimeout = 5 * time.Second
+)
+
+// preAuthBudget is the pre-auth budget of a cap of maxConns connections: a
+// quarter of it, at least 2 (a peer then always evicts from one that holds
+// the whole budget), at most maxPreAuthConnections, never more than the
+// cap.
+func preAuthBudget(maxConns int) int {
+	return min(maxConns, max(2, min(maxConns/4, maxPreAuthConnections)))
+}
+
 // ConnLimitListener is a listener that keeps at most max connections of
-// its own open.
+// its own open, of which at most maxPreAuth pre-auth.
 type ConnLimitListener struct {
 	net.Listener
-	max int64
+	max, maxPreAuth int
 	// stall is each TCP connection's TCP_USER_TIMEOUT (0: the kernel's
 	// default): how long sent data may stay unacknowledged, a client's
 	// closed receive window included, before the kernel drops the
@@ -85,36 +120,115 @@ type ConnLimitListener struct {
 	// LogEvery is the least time between two refusal log lines
 	// (connRefusalLogInterval); tests lengthen it before serving.
 	LogEvery time.Duration
-	open     atomic.Int64
-	refused  atomic.Int64 // since the last log line
-	lastLog  atomic.Int64 // UnixNano of the last log line
-	total    atomic.Int64 // refusals ever, for tests
+
+	mu      sync.Mutex
+	open    int
+	preAuth map[string][]*countedConn // per peer, oldest first
+	nPre    int
+
+	refused, evicted atomic.Int64 // since the last log line
+	lastLog          atomic.Int64 // UnixNano of the last log line
+	total, evictions atomic.Int64 // ever, for tests
 }
 
 // LimitConnections wraps ln so that at most max of its connections are open
-// at once, each TCP one dropped by the kernel when its sent data stays
-// unacknowledged for stall (serve: SERVERFS_WRITE_TIMEOUT_SECONDS, the
-// bound of a response write; 0: the kernel's default); log (may be nil)
-// gets the refusals, at most one line per 10 s.
+// at once (preAuthBudget(max) of them pre-auth), each TCP one dropped by
+// the kernel when its sent data stays unacknowledged for stall (serve:
+// SERVERFS_WRITE_TIMEOUT_SECONDS, the bound of a response write; 0: the
+// kernel's default); log (may be nil) gets the refusals and evictions, at
+// most one line per 10 s.
 func LimitConnections(ln net.Listener, max int, stall time.Duration, log *slog.Logger) *ConnLimitListener {
-	return &ConnLimitListener{Listener: ln, max: int64(max), stall: stall, log: log, LogEvery: connRefusalLogInterval}
+	return &ConnLimitListener{Listener: ln, max: max, maxPreAuth: preAuthBudget(max), stall: stall, log: log,
+		LogEvery: connRefusalLogInterval, preAuth: map[string][]*countedConn{}}
 }
 
-// Accept returns the next connection that fits under the cap. One past it
-// gets a 503 and is closed; Accept then accepts on, so it never blocks for
-// longer than the listener underneath does.
+// Accept returns the next connection that fits under the cap and the
+// pre-auth budget, or for which a pre-auth connection of a peer holding
+// more was evicted. One that does not fit gets a 503 and is closed; Accept
+// then accepts on, so it never blocks for longer than the listener
+// underneath does.
 func (l *ConnLimitListener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
 		}
-		if l.open.Add(1) <= l.max {
-			l.setStall(c)
-			return &countedConn{Conn: c, l: l}, nil
+		cc := &countedConn{Conn: c, l: l, peer: peerOf(c)}
+		ok, victim := l.admit(cc)
+		if victim != nil {
+			// Its server goroutine sees the close and ends it; the slot
+			// is the newcomer's already.
+			victim.Conn.Close()
+			l.evictions.Add(1)
+			l.evicted.Add(1)
+			l.note()
 		}
-		l.open.Add(-1)
+		if ok {
+			l.setStall(c)
+			return cc, nil
+		}
 		l.refuse(c)
+	}
+}
+
+// admit counts c in as pre-auth if it fits, evicting victim for it when
+// the budget is full and another peer holds at least two more pre-auth
+// connections than c's.
+func (l *ConnLimitListener) admit(c *countedConn) (ok bool, victim *countedConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open >= l.max || l.nPre >= l.maxPreAuth {
+		top := ""
+		for p, conns := range l.preAuth {
+			if len(conns) > len(l.preAuth[top]) {
+				top = p
+			}
+		}
+		if len(l.preAuth[top]) < len(l.preAuth[c.peer])+2 {
+			return false, nil
+		}
+		victim = l.preAuth[top][0]
+		l.dropLocked(victim)
+	}
+	l.open++
+	l.nPre++
+	c.state = connPreAuth
+	l.preAuth[c.peer] = append(l.preAuth[c.peer], c)
+	return true, victim
+}
+
+// dropLocked gives c's slot back (under mu), once.
+func (l *ConnLimitListener) dropLocked(c *countedConn) {
+	switch c.state {
+	case connGone:
+		return
+	case connPreAuth:
+		conns := l.preAuth[c.peer]
+		for i, o := range conns {
+			if o == c {
+				conns = append(conns[:i], conns[i+1:]...)
+				break
+			}
+		}
+		if len(conns) == 0 {
+			delete(l.preAuth, c.peer)
+		} else {
+			l.preAuth[c.peer] = conns
+		}
+		l.nPre--
+	}
+	l.open--
+	c.state = connGone
+}
+
+// authenticated moves c out of the pre-auth budget; its slot stays.
+func (l *ConnLimitListener) authenticated(c *countedConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.state == connPreAuth {
+		l.dropLocked(c)
+		l.open++
+		c.state = connAuthenticated
 	}
 }
 
@@ -127,14 +241,21 @@ func (l *ConnLimitListener) refuse(c net.Conn) {
 	_, _ = c.Write([]byte(refusalResponse))
 	c.Close()
 	l.total.Add(1)
-	n := l.refused.Add(1)
+	l.refused.Add(1)
+	l.note()
+}
+
+// note logs the refusals and evictions since the last line, unless a line
+// was logged within LogEvery.
+func (l *ConnLimitListener) note() {
 	now := time.Now().UnixNano()
 	last := l.lastLog.Load()
 	if l.log == nil || now-last < int64(l.LogEvery) || !l.lastLog.CompareAndSwap(last, now) {
 		return
 	}
-	l.refused.Add(-n)
-	l.log.Warn("refused connections", "event", "http_refused", "reason", "connection cap", "max_connections", l.max, "refused", n)
+	refused, evicted := l.refused.Swap(0), l.evicted.Swap(0)
+	l.log.Warn("refused connections", "event", "http_refused", "reason", "connection cap", "max_connections", l.max,
+		"max_pre_auth_connections", l.maxPreAuth, "refused", refused, "evicted_pre_auth", evicted)
 }
 
 // setStall sets c's TCP_USER_TIMEOUT, when c is TCP and l.stall is set.
@@ -154,23 +275,45 @@ func (l *ConnLimitListener) setStall(c net.Conn) {
 }
 
 // Open is the number of connections accepted and not yet closed.
-func (l *ConnLimitListener) Open() int { return int(l.open.Load()) }
+func (l *ConnLimitListener) Open() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.open
+}
+
+// PreAuth is the number of open connections that are pre-auth.
+func (l *ConnLimitListener) PreAuth() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.nPre
+}
 
 // Refused is the number of connections refused since the listener opened.
 func (l *ConnLimitListener) Refused() int { return int(l.total.Load()) }
 
+// Evicted is the number of pre-auth connections closed for another peer's
+// since the listener opened.
+func (l *ConnLimitListener) Evicted() int { return int(l.evictions.Load()) }
+
 // countedConn gives its slot back when it is first closed.
 type countedConn struct {
 	net.Conn
-	l      *ConnLimitListener
-	closed atomic.Bool
+	l     *ConnLimitListener
+	peer  string
+	state int // under l.mu: connPreAuth, connAuthenticated, connGone
 }
+
+const (
+	connPreAuth = iota
+	connAuthenticated
+	connGone // closed or evicted: its slot is given back
+)
 
 func (c *countedConn) Close() error {
 	err := c.Conn.Close()
-	if c.closed.CompareAndSwap(false, true) {
-		c.l.open.Add(-1)
-	}
+	c.l.mu.Lock()
+	c.l.dropLocked(c)
+	c.l.mu.Unlock()
 	return err
 }
 
@@ -181,4 +324,25 @@ func (c *countedConn) CloseWrite() error {
 		return cw.CloseWrite()
 	}
 	return nil
+}
+
+// connKey is the context key of a request's *countedConn
+// (http.Server.ConnContext, NewHTTPServer).
+type connKey struct{}
+
+// withConn is NewHTTPServer's ConnContext: a request's handler can then
+// mark its connection authenticated.
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	if cc, ok := c.(*countedConn); ok {
+		return context.WithValue(ctx, connKey{}, cc)
+	}
+	return ctx
+}
+
+// markAuthenticated moves the connection of a request's context out of the
+// pre-auth budget (a no-op for one not from a ConnLimitListener).
+func markAuthenticated(ctx context.Context) {
+	if c, ok := ctx.Value(connKey{}).(*countedConn); ok {
+		c.l.authenticated(c)
+	}
 }

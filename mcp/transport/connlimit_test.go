@@ -46,3 +46,19 @@ func TestConnectionConfig(t *testing.T) {
 		t.Errorf("idle timeout %v: a non-reader's connection must close well within a minute", srv.IdleTimeout)
 	}
 }
+
+// TestPreAuthBudgetSize: the pre-auth budget is a quarter of the cap, at
+// least 2, at most 256, never past the cap (docs/limits.md); a stalled
+// connection's headers time out within 5 s, and the server tells its
+// handler the connection (the promotion out of the budget needs it).
+func TestPreAuthBudgetSize(t *testing.T) {
+	for maxConns, want := range map[int]int{1: 1, 2: 2, 3: 2, 8: 2, 20: 5, 1000: 250, 4096: 256, 1_000_000: 256} {
+		if got := preAuthBudget(maxConns); got != want {
+			t.Errorf("cap %d: pre-auth budget %d, want %d", maxConns, got, want)
+		}
+	}
+	srv := NewHTTPServer("", http.NotFoundHandler())
+	if srv.ReadHeaderTimeout != 5*time.Second || srv.ConnContext == nil {
+		t.Errorf("header timeout %v, ConnContext set %v", srv.ReadHeaderTimeout, srv.ConnContext != nil)
+	}
+}

@@ -229,12 +229,15 @@ func hostOnly(h string) string {
 // instead, and every tool bounds its own time. A connection between
 // requests closes after connIdleTimeout, also one whose client never read
 // its last answer (connlimit.go); serve caps the open ones with
-// LimitConnections.
+// LimitConnections, whose pre-auth budget this server's handler (NewHandler)
+// needs: ConnContext tells it a request's connection, and the header
+// timeout closes a connection whose headers stall.
 func NewHTTPServer(listen string, handler http.Handler) *http.Server {
 	return &http.Server{
 		Addr:              listen,
 		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		ConnContext:       withConn,
+		ReadHeaderTimeout: preAuthHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       connIdleTimeout,
 		MaxHeaderBytes:    64 << 10,
