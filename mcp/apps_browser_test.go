@@ -8,9 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf16"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -178,8 +181,14 @@ func appsBrowser(t *testing.T, nt appsTools, built string) {
 	}
 	cf := filepath.Join(t.TempDir(), "submits.json")
 	writeFile(t, cf, cb)
+	sb, err := json.Marshal(spanCases(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf := filepath.Join(t.TempDir(), "spans.json")
+	writeFile(t, sf, sb)
 	cmd := exec.CommandContext(t.Context(), nt.node, filepath.Join(nt.root, "ui", "test", "harness.mjs"))
-	cmd.Env = append(os.Environ(), "BASE="+ts.URL, "PLAYWRIGHT="+nt.playwright, "CHROMIUM="+nt.chromium, "ARTIFACTS="+art, "SUBMITS="+cf)
+	cmd.Env = append(os.Environ(), "BASE="+ts.URL, "PLAYWRIGHT="+nt.playwright, "CHROMIUM="+nt.chromium, "ARTIFACTS="+art, "SUBMITS="+cf, "SPANS="+sf)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -187,6 +196,7 @@ func appsBrowser(t *testing.T, nt appsTools, built string) {
 		Requests []string `json:"requests"`
 		Shots    []string `json:"shots"`
 		Failures []string `json:"failures"`
+		Timings  []string `json:"timings"`
 	}
 	if jerr := json.Unmarshal(out, &rep); jerr != nil {
 		t.Fatalf("harness: %v %v\n%s\n%s", err, jerr, out, stderr.String())
@@ -198,6 +208,9 @@ func appsBrowser(t *testing.T, nt appsTools, built string) {
 		t.Errorf("harness: %v\n%s", err, stderr.String())
 	}
 	t.Logf("screenshots: %s", strings.Join(rep.Shots, " "))
+	for _, tm := range rep.Timings {
+		t.Log(tm)
+	}
 	// The view's own calls reached the server: the next window of the file,
 	// the lines around two search hits and a commit's show, besides the
 	// host's calls for each tool.
@@ -220,4 +233,59 @@ func appsBrowser(t *testing.T, nt appsTools, built string) {
 			writeFile(t, filepath.Join(nt.root, "docs", "img", "apps-"+name+".png"), b)
 		}
 	}
+}
+
+// spanCase is a search_text call on re/ and the marks the file view must
+// draw for it: by matching line, the [start, end) UTF-16 offsets of the
+// matches Go's regexp finds in the line (touching ones as one, as the
+// view draws them).
+type spanCase struct {
+	Name  string              `json:"name"`
+	Args  map[string]any      `json:"args"`
+	Lines map[string][][2]int `json:"lines"`
+}
+
+// spanCases: ^(\w+\s?)+$|x, which a backtracking engine takes
+// exponential time over on reWords' first line, and a literal that ignores
+// case on its non-ASCII line.
+func spanCases(t *testing.T) []spanCase {
+	var cases []spanCase
+	for _, c := range []struct {
+		name, query, expr string
+		regex             bool
+	}{
+		{"catastrophic regex", `^(\w+\s?)+$|x`, `^(\w+\s?)+$|x`, true},
+		{"literal ignoring case", "CAFÉ ☕", "(?i)" + regexp.QuoteMeta("CAFÉ ☕"), false},
+	} {
+		re := regexp.MustCompile(c.expr)
+		sc := spanCase{Name: c.name, Args: map[string]any{"workdir": "wd", "path": "re", "query": c.query}, Lines: map[string][][2]int{}}
+		if c.regex {
+			sc.Args["regex"] = true
+		} else {
+			sc.Args["case_sensitive"] = false
+		}
+		for i, line := range strings.Split(strings.TrimSuffix(reWords, "\n"), "\n") {
+			ms := re.FindAllStringIndex(line, -1)
+			if len(ms) == 0 {
+				continue
+			}
+			var spans [][2]int
+			for _, m := range ms {
+				a, b := len(utf16.Encode([]rune(line[:m[0]]))), len(utf16.Encode([]rune(line[:m[1]])))
+				switch {
+				case a == b:
+				case len(spans) > 0 && spans[len(spans)-1][1] == a:
+					spans[len(spans)-1][1] = b
+				default:
+					spans = append(spans, [2]int{a, b})
+				}
+			}
+			sc.Lines[strconv.Itoa(i+1)] = spans
+		}
+		if len(sc.Lines) == 0 {
+			t.Fatalf("%s matches no line of re/words.txt", c.name)
+		}
+		cases = append(cases, sc)
+	}
+	return cases
 }

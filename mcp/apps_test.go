@@ -74,6 +74,7 @@ func appsFixture(t *testing.T, cs func(e *testEnv, url string) *sdk.ClientSessio
 	write("src/lib.go", "package lib\n\n"+lib.String())
 	write("logo.bin", "\x00\x01\x02binary\n")
 	write("old.txt", "to be removed\n")
+	write("re/words.txt", reWords)
 	git("add", "-A")
 	git("commit", "-qm", "add lib and logo")
 	write("src/lib.go", strings.Replace("package lib\n\n"+lib.String(), "line 20\n", "line twenty\n", 1))
@@ -130,6 +131,12 @@ func appsFixture(t *testing.T, cs func(e *testEnv, url string) *sdk.ClientSessio
 	}
 	return e, url, s, calls, map[string]*sdk.CallToolResult{"merged": merged, "conflict": conflict}
 }
+
+// reWords is a file for the file view's search marks: a line on which a
+// backtracking engine takes exponential time for ^(\w+\s?)+$|x (40 word
+// characters, then one that fails the whole-line match), and a non-ASCII
+// one (2- and 3-byte runes, a surrogate pair in JavaScript).
+var reWords = strings.Repeat("ax", 20) + "!\nCafé ☕ x 😀x naïve\n"
 
 func itoa(i int) string { return jsonNum(i) }
 
@@ -220,11 +227,19 @@ func negotiate(t *testing.T, e *testEnv, calls []appCall, plain, apps *sdk.Clien
 		}
 	}
 
-	// Answers: byte for byte the same for both sessions.
+	// Answers: byte for byte the same for both sessions, but for
+	// search_text's match spans in _meta, which only the apps session gets.
 	for _, c := range calls {
 		p, a := e.call(t, plain, c.Tool, c.Args), e.call(t, apps, c.Tool, c.Args)
 		if p.IsError {
 			t.Fatalf("%s: %s", c.Name, resultText(p))
+		}
+		if (a.Meta[spansKey] != nil) != (c.Tool == "search_text") || p.Meta[spansKey] != nil {
+			t.Errorf("%s: _meta %v for the apps session, %v for the other", c.Name, a.Meta, p.Meta)
+		}
+		delete(a.Meta, spansKey)
+		if len(a.Meta) == 0 {
+			a.Meta = nil
 		}
 		pb, _ := json.Marshal(p)
 		ab, _ := json.Marshal(a)

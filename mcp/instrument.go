@@ -84,7 +84,8 @@ type callInfo struct {
 // serving; errors become tool results with isError and only the text; a
 // success carries the output as structuredContent and, as go-sdk's typed
 // handlers do, its JSON as one text content (or, for an output with a Text
-// method, that text). With a progressToken, a call that runs long sends
+// method, that text), and for a session with the MCP Apps views the
+// output's viewMeta as _meta. With a progressToken, a call that runs long sends
 // notifications/progress (progress.go). A heavy call (cost) runs only once
 // the admission gate lets it (SERVER_BUSY otherwise). Every call is logged
 // once.
@@ -148,8 +149,19 @@ func instrument[In, Out any](d *Deps, name string, cost costFn, args *argDecoder
 			}
 			text += noteLines(notes)
 		}
-		return &sdk.CallToolResult{StructuredContent: encodedJSON(b), Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
+		res = &sdk.CallToolResult{StructuredContent: encodedJSON(b), Content: []sdk.Content{&sdk.TextContent{Text: text}}}
+		if vm, ok := any(out).(viewMetaer); ok && appsSession(req) {
+			res.Meta = vm.viewMeta(ctx)
+		}
+		return res, nil
 	}
+}
+
+// viewMetaer is an output with data only its MCP Apps view needs (apps.go):
+// it goes in the result's _meta, to a session that declared the extension
+// only, so the model's answer does not grow.
+type viewMetaer interface {
+	viewMeta(context.Context) map[string]any
 }
 
 // addNotes adds notes (what the server changed in the arguments, such as

@@ -114,6 +114,8 @@ type searchTextOut struct {
 
 	r    *search.Result    // for the text content
 	revs map[string]string // Revisions by workdir-relative path
+	// regex and caseSensitive are the request's, for viewMeta.
+	regex, caseSensitive bool
 }
 
 // searchBlock is a run of consecutive lines of a file: the first line's
@@ -132,6 +134,7 @@ func searchText(ctx context.Context, d *Deps, in searchTextIn) (*searchTextOut, 
 		return nil, info, err
 	}
 	out := compactSearch(r)
+	out.regex, out.caseSensitive = in.Regex, in.CaseSensitive
 	if err := addRevisions(ctx, d, out); err != nil {
 		return nil, info, err
 	}

@@ -194,6 +194,27 @@ func compileRegex(pattern string, caseSensitive bool) (*regexMatcher, error) {
 	return m, nil
 }
 
+// LineRegexp is a search's query as one Go regexp that finds its matches
+// in a line's text: a regex as compileRegex rewrites it (matches within
+// the line, ^ and $ at its ends), a literal quoted; case_sensitive false
+// folds case as both engines do (Unicode simple folding). It is what the
+// file view's highlights come from (mcp's search spans): Go's regexp runs
+// in time linear in the text, where the view's JavaScript engine
+// backtracks.
+func LineRegexp(query string, regex, caseSensitive bool) (*regexp.Regexp, error) {
+	if regex {
+		m, err := compileRegex(query, caseSensitive)
+		if err != nil {
+			return nil, err
+		}
+		return m.re, nil
+	}
+	if !caseSensitive {
+		return regexp.Compile("(?i)" + regexp.QuoteMeta(query))
+	}
+	return regexp.Compile(regexp.QuoteMeta(query))
+}
+
 // maxAlso bounds the other literals a candidate line is checked for.
 const maxAlso = 4
 

@@ -3,7 +3,11 @@
 // file. More of a file comes through the host as read_text_file calls (the
 // next window; the lines around a hit) and is merged into the lines the
 // view already holds, so a file stays one table. Search matches and
-// find-in-view matches are highlighted.
+// find-in-view matches are highlighted. The search's matches are the
+// spans the server found (search_text's _meta, serverfs/spans): the view
+// compiles nothing from a tool's input, as JavaScript's RegExp
+// backtracks where RE2 does not (^(\w+\s?)+$|x took V8 27 s on a line
+// of 28 word characters).
 import { start, h, clear, cols, textOf, type View } from "./common";
 
 interface Win { path: string; error?: string; content?: string; start_line: number; end_line: number; total_lines?: number; has_more?: boolean; next_start_line?: number }
@@ -13,27 +17,37 @@ const AROUND = 10;
 
 type Matcher = (t: string) => [number, number][];
 
+// Spans are a line's search matches as the server sends them: [start,
+// end) offsets in UTF-16 code units, flattened (s0, e0, s1, e1, …), and
+// the text they were found in.
+interface Spans { t: string; s: number[] }
+
 let find = ""; // the find-in-view text
 let findM: Matcher | null = null;
 
-// matcher finds q in a line: literally, or as a JS RegExp for a regex
-// search (null when the pattern, RE2 syntax, is not valid JS: the view then
-// marks a hit's whole line).
-export function matcher(q: string, regex: boolean, sensitive: boolean): Matcher | null {
-  if (!q) return null;
-  let re: RegExp;
-  try {
-    re = new RegExp(regex ? q : q.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&"), "gu" + (sensitive ? "" : "i"));
-  } catch {
-    return null;
+// fold lower-cases t without changing its length, so that offsets in it
+// are offsets in t: where lower case would be longer (İ) a code point
+// stays as it is.
+function fold(t: string): string {
+  const l = t.toLowerCase();
+  if (l.length === t.length) return l;
+  let out = "";
+  for (const c of t) {
+    const lc = c.toLowerCase();
+    out += lc.length === c.length ? lc : c;
   }
+  return out;
+}
+
+// finder finds the find-in-view text q in a line, literally, ignoring
+// case: indexOf, no pattern.
+function finder(q: string): Matcher | null {
+  if (!q) return null;
+  const fq = fold(q);
   return (t) => {
+    const ft = fold(t);
     const out: [number, number][] = [];
-    re.lastIndex = 0;
-    for (let m; (m = re.exec(t)); ) {
-      if (m[0] === "") re.lastIndex++;
-      else out.push([m.index, m.index + m[0].length]);
-    }
+    for (let i = ft.indexOf(fq); i >= 0; i = ft.indexOf(fq, i + fq.length)) out.push([i, i + fq.length]);
     return out;
   };
 }
@@ -43,6 +57,7 @@ export function matcher(q: string, regex: boolean, sensitive: boolean): Matcher 
 class Doc {
   lines = new Map<number, string>();
   hits = new Set<number>();
+  spans = new Map<number, Spans>(); // the search's matches by line
   cut = new Set<number>(); // texts search cut at its line limit
   read: [number, number][] = [];
   pending: [number, number][] = [];
@@ -53,7 +68,7 @@ class Doc {
   err?: string;
   sel?: number;
   sec: HTMLElement;
-  constructor(public v: View, public workdir: string, public path: string, public hit: Matcher | null) {
+  constructor(public v: View, public workdir: string, public path: string) {
     this.sec = h("section", { class: "file", "data-path": path });
   }
 
@@ -121,7 +136,7 @@ class Doc {
       prev = n;
       const hit = this.hits.has(n);
       rows.push(h("tr", { "data-line": n, class: [hit && "hit", n === this.sel && "sel"].filter(Boolean).join(" ") || null, ...(hit ? { "data-item": true, tabindex: 0, title: "Enter or click: the lines around it" } : {}), onclick: hit ? () => this.open(n) : null },
-        h("td", { class: "n" }, String(n)), h("td", null, this.marked(this.lines.get(n)!, hit), this.cut.has(n) ? h("span", { class: "meta" }, " […]") : null)));
+        h("td", { class: "n" }, String(n)), h("td", null, this.marked(n), this.cut.has(n) ? h("span", { class: "meta" }, " […]") : null)));
     }
     let more: HTMLElement | null = null;
     if (this.next && !this.lines.has(this.next) && !this.covered(this.next)) {
@@ -141,16 +156,16 @@ class Doc {
     if (focused) (this.sec.querySelector(`tr[data-line="${focused}"][data-item]`) as HTMLElement | null)?.focus();
   }
 
-  // marked is t with the search's matches (class hit; a hit's whole line
-  // when the pattern is not valid JS, or JS finds no match in it) and
-  // find's in marks.
-  marked(t: string, hit: boolean): (Node | string)[] {
+  // marked is line n with the search's matches (class hit) and find's in
+  // marks. The matches apply while the line's text is (or begins with,
+  // when the search cut it) the text they were found in.
+  marked(n: number): (Node | string)[] {
+    const t = this.lines.get(n)!;
     const fl = new Uint8Array(t.length);
-    const set = (rs: [number, number][], bit: number) => { for (const [a, b] of rs) for (let i = a; i < b; i++) fl[i] |= bit; };
-    const hs = this.hit ? this.hit(t) : [];
-    if (hs.length) set(hs, 1);
-    else if (hit) set([[0, t.length]], 1);
-    if (findM) set(findM(t), 2);
+    const set = (a: number, b: number, bit: number) => { for (let i = a; i < Math.min(b, t.length); i++) fl[i] |= bit; };
+    const sp = this.spans.get(n);
+    if (sp && t.startsWith(sp.t)) for (let i = 0; i + 1 < sp.s.length; i += 2) set(sp.s[i], sp.s[i + 1], 1);
+    if (findM) for (const [a, b] of findM(t)) set(a, b, 2);
     const out: (Node | string)[] = [];
     for (let i = 0; i < t.length; ) {
       let j = i;
@@ -177,17 +192,17 @@ function plural(n: number, s: string): string {
   return `${n} ${s}${n === 1 ? "" : "s"}`;
 }
 
-start("file", (v, sc) => {
+start("file", (v, sc, result) => {
   const workdir = sc.workdir || "";
   const search = sc.matches || sc.blocks || (sc.files && !Array.isArray(sc.files));
-  const docs = search ? searchDocs(v, sc) : (sc.files ? sc.files : sc.content !== undefined ? [sc] : []).map((w: Win) => {
-    const d = new Doc(v, workdir, w.path, null);
+  const docs = search ? searchDocs(v, sc, result._meta?.["serverfs/spans"]) : (sc.files ? sc.files : sc.content !== undefined ? [sc] : []).map((w: Win) => {
+    const d = new Doc(v, workdir, w.path);
     d.add(w);
     return d;
   });
   const input = h("input", { type: "search", placeholder: "Find (/)", "aria-label": "find", value: find }) as HTMLInputElement;
   const draw = () => docs.forEach((d: Doc) => d.draw());
-  input.addEventListener("input", () => { find = input.value; findM = matcher(find, false, false); draw(); });
+  input.addEventListener("input", () => { find = input.value; findM = finder(find); draw(); });
   document.onkeydown = (e) => {
     if (e.key === "/" && document.activeElement !== input) { e.preventDefault(); input.focus(); }
     const t = e.target as HTMLElement;
@@ -202,14 +217,15 @@ start("file", (v, sc) => {
 });
 
 // searchDocs are search_text's files: their matching lines (and context),
-// keyed relative to the searched path, read by their workdir path.
-function searchDocs(v: View, sc: any): Doc[] {
+// keyed relative to the searched path, read by their workdir path, with
+// the matches the server found in them (spans, keyed as the files); the
+// files and count modes have none.
+function searchDocs(v: View, sc: any, spans: any): Doc[] {
   const base = sc.path && sc.path !== "." ? sc.path : "";
-  const m = matcher(sc.query || "", v.args.regex === true, v.args.case_sensitive !== false);
   const docs = new Map<string, Doc>();
   const doc = (k: string) => {
     let d = docs.get(k);
-    if (!d) docs.set(k, (d = new Doc(v, sc.workdir || "", !base || k === base ? k : base + "/" + k, m)));
+    if (!d) docs.set(k, (d = new Doc(v, sc.workdir || "", !base || k === base ? k : base + "/" + k)));
     return d;
   };
   for (const [k, ms] of Object.entries<[number, string][]>(sc.matches || {})) for (const [n, t] of ms) { doc(k).lines.set(n, t); doc(k).hits.add(n); }
@@ -219,5 +235,9 @@ function searchDocs(v: View, sc: any): Doc[] {
   }
   if (sc.files && !Array.isArray(sc.files)) for (const [k, c] of Object.entries<number>(sc.files)) { doc(k).count = c || undefined; doc(k).next = 1; }
   for (const [k, ns] of Object.entries<number[]>(sc.text_truncated || {})) for (const n of ns) doc(k).cut.add(n);
+  for (const [k, ls] of Object.entries<Record<string, number[]>>(spans || {})) {
+    const d = docs.get(k);
+    if (d) for (const [n, s] of Object.entries(ls)) { const t = d.lines.get(+n); if (t !== undefined) d.spans.set(+n, { t, s }); }
+  }
   return [...docs.values()];
 }

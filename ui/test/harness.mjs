@@ -3,7 +3,9 @@
 // real ServerFS results and checks the view's DOM. Every request the page
 // or its frames make is recorded; any not to BASE fails the run.
 // Env: BASE, PLAYWRIGHT (playwright-core's directory), CHROMIUM, ARTIFACTS,
-// SUBMITS (a file holding submit_workspace's answers: merged, conflict).
+// SUBMITS (a file holding submit_workspace's answers: merged, conflict),
+// SPANS (search_text calls and the marks Go's regexp says the file view
+// must draw for them).
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
@@ -14,10 +16,12 @@ const { chromium } = require(process.env.PLAYWRIGHT);
 const BASE = process.env.BASE;
 const ART = process.env.ARTIFACTS;
 const submits = JSON.parse(fs.readFileSync(process.env.SUBMITS, "utf8"));
+const spanCases = JSON.parse(fs.readFileSync(process.env.SPANS, "utf8"));
 
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM, args: ["--no-sandbox"] });
 const failures = [];
 const shots = [];
+const timings = []; // logged by the Go test, never asserted
 try {
   const ctx = await browser.newContext({ viewport: { width: 1000, height: 640 }, deviceScaleFactor: 1 });
   const page = await ctx.newPage();
@@ -153,22 +157,23 @@ try {
       await shot("file-search");
     },
     async search_regex() {
-      // A regex valid in JS marks its matches; context lines are drawn
-      // unmarked and are not hits.
+      // The server's matches are marked; context lines are drawn unmarked
+      // and are not hits.
       await show("search_text", { workdir: "wd", path: "src", query: "line t\\w+", regex: true, context: 1 }, "dark");
       await frame.locator("tr.hit").first().waitFor();
       assert.deepEqual(await texts("tr[data-line] td.n"), ["21", "22", "23"]);
       assert.deepEqual(await texts("tr.hit td.n"), ["22"]);
       assert.deepEqual(await texts("mark.hit"), ["line twenty"]);
-      // RE2's (?i) is no JS syntax: the hit's whole line is marked.
+      // RE2's (?i), no JS syntax, is the server's to read.
       await show("search_text", { workdir: "wd", path: "src", query: "(?i)LINE TW", regex: true });
       await frame.locator("tr.hit").first().waitFor();
-      assert.deepEqual(await texts("mark.hit"), ["line twenty"]);
+      assert.deepEqual(await texts("mark.hit"), ["line tw"]);
       await frame.locator("input[type=search]").fill("TWEN");
-      assert.deepEqual(await texts("mark.find"), ["twen"]);
+      assert.equal((await texts("mark.find")).join(""), "twen"); // "tw" is in the hit's mark too
     },
     async search_files() {
-      // output files: the file and its count; reading it marks the matches.
+      // output files: the file and its count; its lines read come without
+      // matches (the answer has none), find-in-view still marks.
       await show("search_text", { workdir: "wd", path: "src", query: "twenty", output: "files" });
       await frame.locator(".file button.more").waitFor();
       assert.equal(await text(".where"), "1 matching line");
@@ -176,9 +181,39 @@ try {
       await frame.locator(".file button.more").click();
       await frame.locator("tr[data-line='1']").waitFor();
       assert.equal(await text(".where"), "1 matching line · lines 1–43 of 43");
-      assert.deepEqual(await texts("mark.hit"), ["twenty"]);
-      assert.equal(await frame.locator("tr:has(mark.hit)").getAttribute("data-line"), "22");
+      assert.equal(await frame.locator("mark.hit").count(), 0);
+      await frame.locator("input[type=search]").fill("TWENTY");
+      assert.deepEqual(await texts("mark.find"), ["twenty"]);
+      assert.equal(await frame.locator("tr:has(mark.find)").getAttribute("data-line"), "22");
       assert.deepEqual(await page.evaluate(() => window.calls), ['read_text_file {"workdir":"wd","path":"src/lib.go","start_line":1}']);
+    },
+    async search_spans() {
+      // The marks are the spans Go's regexp found, to the UTF-16 code unit:
+      // a pattern that backtracks exponentially in JavaScript on the first
+      // line, a non-ASCII line. The view compiles no pattern, so it draws
+      // at once; how long it took is logged.
+      for (const c of spanCases) {
+        const t0 = performance.now();
+        await show("search_text", c.args);
+        const t1 = performance.now();
+        await frame.locator("tr.hit").first().waitFor();
+        const t2 = performance.now();
+        timings.push(`${c.name}: call and view load ${(t1 - t0).toFixed(1)} ms, then the matching lines (${Object.keys(c.lines).length}) drawn within ${(t2 - t1).toFixed(1)} ms of the result`);
+        const got = await frame.locator("tr.hit").evaluateAll((trs) => Object.fromEntries(trs.map((tr) => {
+          const spans = [];
+          let at = 0;
+          for (const n of tr.lastElementChild.childNodes) {
+            const l = n.textContent.length;
+            if (n.nodeName === "MARK" && n.classList.contains("hit")) spans.push([at, at + l]);
+            at += l;
+          }
+          return [tr.dataset.line, spans];
+        })));
+        assert.deepEqual(got, c.lines, c.name);
+      }
+      // Still responsive: find-in-view answers.
+      await frame.locator("input[type=search]").fill("NAÏVE");
+      assert.deepEqual(await texts("mark.find"), ["naïve"]);
     },
     async files() {
       await show("read_text_files", { workdir: "wd", paths: ["README.md", "sub/a.txt"] });
@@ -230,7 +265,7 @@ try {
   if (foreign.length) failures.push("requests off the host's origin: " + JSON.stringify(foreign));
   const fromViews = requests.filter((r) => !r.main);
   if (fromViews.length) failures.push("requests from a view: " + JSON.stringify(fromViews));
-  console.log(JSON.stringify({ requests: requests.map((r) => r.url.slice(BASE.length)), shots, failures }));
+  console.log(JSON.stringify({ requests: requests.map((r) => r.url.slice(BASE.length)), shots, failures, timings }));
 } finally {
   await browser.close();
 }
