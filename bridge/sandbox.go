@@ -417,7 +417,7 @@ func sandboxHelperMain(arg string) {
 			os.Exit(sandboxHelperFailed)
 		}
 	} else if len(masks) > 0 && s.ABI < 1 {
-		fail(fmt.Errorf("the deny-listed and hidden paths cannot be masked: %w: this kernel has neither user namespaces nor Landlock", errMaskRefused))
+		fail(errors.New("the deny-listed and hidden paths cannot be masked: this kernel grants neither user namespaces nor Landlock"))
 	}
 	fd, flags := -1, uint32(0)
 	if s.ABI >= 1 {

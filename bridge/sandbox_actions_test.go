@@ -267,3 +267,36 @@ func checkActionLimits(t *testing.T) {
 		t.Errorf("256 MB under max_memory_mb 64: %+v", res)
 	}
 }
+
+// TestActionMasksWithoutLandlock: on a kernel without Landlock the
+// namespace still masks; without user namespaces too, a tree with
+// something to mask is refused (nothing runs unmasked) and one without
+// runs.
+func TestActionMasksWithoutLandlock(t *testing.T) {
+	kernelABI = func() int { return 0 }
+	defer func() { kernelABI = LandlockABI }()
+	root := rtRepo(t)
+	rtWrite(t, filepath.Join(root, ".env"), secretEnv+"\n")
+	rtWrite(t, filepath.Join(root, "sub", "plain.txt"), "plain\n")
+	wp := rtPolicy(root, map[string]Action{"cat": {Argv: []string{"sh", "-c", "cat .env 2>&1; touch sub/ran; exit 0"}, Mutates: true}})
+	fsys := rtFS(t, root)
+	res, err := RunAction(context.Background(), fsys, "w", wp, "cat", "", RunLimits{})
+	if err != nil || strings.Contains(res.Stdout, secretEnv) || res.Sandbox != SandboxUnavailable || !slices.Contains(res.SandboxControls, ControlMaskMount) {
+		t.Fatalf("namespaces without Landlock: %+v, %v", res, err)
+	}
+	rtWithoutNamespaces(t)
+	os.Remove(filepath.Join(root, "sub", "ran"))
+	res, err = RunAction(context.Background(), fsys, "w", wp, "cat", "", RunLimits{})
+	if res != nil || err == nil || !strings.Contains(err.Error(), "cannot be masked: this kernel grants neither user namespaces nor Landlock") {
+		t.Fatalf("neither: %+v, %v", res, err)
+	}
+	if rtExists(filepath.Join(root, "sub", "ran")) {
+		t.Error("the refused action ran")
+	}
+	os.RemoveAll(filepath.Join(root, ".git"))
+	os.Remove(filepath.Join(root, ".env"))
+	res, err = RunAction(context.Background(), fsys, "w", wp, "cat", "", RunLimits{})
+	if err != nil || !rtExists(filepath.Join(root, "sub", "ran")) {
+		t.Fatalf("nothing to mask: %+v, %v", res, err)
+	}
+}

@@ -55,10 +55,6 @@ type maskedPath struct {
 	dir bool
 }
 
-// errMaskRefused marks a tree whose paths the helper will not mask
-// (too many, too large a tree): the run is refused, not retried.
-var errMaskRefused = errors.New("refused")
-
 // compileMasks builds the matchers of m: the deny list (built-in plus
 // m.Deny, hidden paths unless m.Hidden) and the reveal list.
 func compileMasks(m maskSpec) (deny, reveal *sfs.Policy, err error) {
@@ -106,7 +102,7 @@ func (w *maskWalk) dir(fd int, comps []string) error {
 		ents, err := f.ReadDir(1024)
 		for _, e := range ents {
 			if w.visited++; w.visited > maxMaskWalk {
-				return fmt.Errorf("%w: the work tree has more than %d entries to check for deny-listed and hidden paths", errMaskRefused, maxMaskWalk)
+				return fmt.Errorf("the work tree has more than %d entries to check", maxMaskWalk)
 			}
 			name := e.Name()
 			child := append(comps[:len(comps):len(comps)], name)
@@ -117,7 +113,7 @@ func (w *maskWalk) dir(fd int, comps []string) error {
 			masked := w.deny.Denied(child) || !w.deny.AllowHidden() && sfs.IsHidden(name)
 			if masked && (w.reveal == nil || !w.reveal.Denied(child)) {
 				if len(w.masks) >= maxMasks {
-					return fmt.Errorf("%w: the work tree holds more than %d deny-listed or hidden paths; reveal what the action needs, or allow hidden paths", errMaskRefused, maxMasks)
+					return fmt.Errorf("the work tree holds more than %d of them; reveal what the action needs, or allow hidden paths", maxMasks)
 				}
 				w.masks = append(w.masks, maskedPath{rel: strings.Join(child, "/"), dir: typ.IsDir()})
 				continue
@@ -273,7 +269,7 @@ func treeRules(rulesetFD int, handled landlock.AccessFSSet, root string, masks [
 	rules := 0
 	add := func(fd int, access uint64) error {
 		if rules++; rules > maxTreeRules {
-			return fmt.Errorf("%w: more than %d Landlock rules would be needed to grant the tree around its deny-listed and hidden paths", errMaskRefused, maxTreeRules)
+			return fmt.Errorf("the deny-listed and hidden paths cannot be masked: more than %d Landlock rules would be needed to grant the tree around them", maxTreeRules)
 		}
 		a := access & uint64(handled)
 		if a == 0 {
