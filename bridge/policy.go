@@ -74,6 +74,9 @@ func RenderPolicyNotes(environ []string) (*Policy, []string, error) {
 	var notes []string
 	p := &Policy{Workdirs: map[string]WorkdirPolicy{}}
 	slotOf := map[string]string{} // alias -> first slot using it
+	// The git reading push defaults runs from environ's PATH as the
+	// bridge cleans it (nil: nothing is left, PathWarnings says so).
+	tools, _, _ := resolveHostTools(env["PATH"], envPathGuards(env))
 
 	for n := 1; n <= sfs.Slots; n++ {
 		slot := fmt.Sprintf("slot %02d", n)
@@ -149,7 +152,7 @@ func RenderPolicyNotes(environ []string) (*Policy, []string, error) {
 
 		if rootOK && rwOK && opsValid {
 			var note string
-			w.Push, note = renderPush(slot, alias, root, w.ReadWrite && w.RepoOps, v("PUSH_URLS"), v("PUSH_BRANCHES"), name, &probs)
+			w.Push, note = renderPush(slot, alias, root, tools, w.ReadWrite && w.RepoOps, v("PUSH_URLS"), v("PUSH_BRANCHES"), name, &probs)
 			if note != "" {
 				notes = append(notes, note)
 			}
@@ -181,7 +184,7 @@ func RenderPolicyNotes(environ []string) (*Policy, []string, error) {
 // one). For a read-write repo-ops workdir, a field left empty defaults to
 // what the repository says now (repoPushDefault); the note says what was
 // approved that way, or why nothing could be.
-func renderPush(slot, alias, root string, pushable bool, rawURLs, rawBranches string, name func(string) string, probs *problems) (*PushPolicy, string) {
+func renderPush(slot, alias, root string, tools *hostTools, pushable bool, rawURLs, rawBranches string, name func(string) string, probs *problems) (*PushPolicy, string) {
 	urls, branches := strings.Fields(rawURLs), strings.Fields(rawBranches)
 	if !pushable {
 		for _, f := range []struct {
@@ -197,7 +200,7 @@ func renderPush(slot, alias, root string, pushable bool, rawURLs, rawBranches st
 	if len(urls) > 0 && len(branches) > 0 {
 		return &PushPolicy{URLs: urls, Branches: branches}, ""
 	}
-	def, remote, err := repoPushDefault(alias, root)
+	def, remote, err := repoPushDefault(alias, root, tools)
 	if err != nil {
 		why := err.Error()
 		if fe, ok := err.(*errs.Error); ok {
@@ -245,13 +248,17 @@ const renderGitTimeout = 30 * time.Second
 // now: the current branch's upstream branch and the push URLs of its
 // remote as git resolves them, read with push_repo's hardened git and
 // refused as push_repo would refuse them (a repository rewrite rule, a
-// foreign transport, ...), and the remote's name.
-func repoPushDefault(alias, root string) (*PushPolicy, string, error) {
+// foreign transport, ...), and the remote's name. tools are the git and
+// PATH the bridge would use (nil: its PATH would leave nothing).
+func repoPushDefault(alias, root string, tools *hostTools) (*PushPolicy, string, error) {
 	if st, err := os.Lstat(filepath.Join(root, ".git")); err != nil || !st.IsDir() {
 		return nil, "", errors.New("the path is not the top of a git work tree (a .git directory)")
 	}
+	if tools == nil {
+		return nil, "", errors.New("git cannot be run: " + errNoPath.Error())
+	}
 	ctx := context.Background()
-	g, err := newGitRunner(alias, root, RunLimits{Timeout: renderGitTimeout})
+	g, err := newGitRunner(alias, root, RunLimits{Timeout: renderGitTimeout, tools: tools})
 	if err != nil {
 		return nil, "", err
 	}

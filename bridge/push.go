@@ -45,6 +45,7 @@ var gitConfigOverrides = []string{
 type gitRunner struct {
 	exe      string
 	env      []string
+	tools    *hostTools // exe is its git; a release dispatch takes its PATH and gh
 	root     string
 	alias    string
 	deadline time.Time
@@ -53,23 +54,26 @@ type gitRunner struct {
 }
 
 func newGitRunner(alias, root string, lim RunLimits) (*gitRunner, error) {
-	env, pathVar := childEnv(gitEnvNames,
+	tools, err := lim.hostTools(root)
+	if err != nil {
+		return nil, errs.At(errs.Internal, alias, "", "git cannot be run: the bridge has no usable PATH").Wrap(err)
+	}
+	if tools.git == "" {
+		return nil, errs.At(errs.Internal, alias, "", "git cannot be found on the bridge's PATH")
+	}
+	env := childEnv(tools.path, gitEnvNames,
 		"GIT_TERMINAL_PROMPT=0",
 		"GIT_ALLOW_PROTOCOL="+GitAllowProtocol,
 		// The repository is the workdir root, never a directory above.
 		"GIT_CEILING_DIRECTORIES="+filepath.Dir(filepath.Clean(root)),
 	)
-	exe, err := lookPath("git", pathVar, root)
-	if err != nil {
-		return nil, errs.At(errs.Internal, alias, "", "git cannot be found on the bridge's PATH").Wrap(err)
-	}
 	timeout := DefaultPushTimeout
 	if lim.Timeout > 0 {
 		timeout = lim.Timeout
 	}
 	timeout = min(timeout, MaxActionTimeout)
 	maxOut, tail := outputLimits(lim)
-	return &gitRunner{exe: exe, env: env, root: root, alias: alias, deadline: time.Now().Add(timeout), maxOut: maxOut, tail: tail}, nil
+	return &gitRunner{exe: tools.git, env: env, tools: tools, root: root, alias: alias, deadline: time.Now().Add(timeout), maxOut: maxOut, tail: tail}, nil
 }
 
 // inGitDir is a runner of git in the private git directory dir (see

@@ -378,6 +378,7 @@ func TestPushIgnoresRepositorySSHCommand(t *testing.T) {
 	plain := filepath.Join(r.base, "plain-ssh-ran")
 	ptFakeSSH(t, filepath.Join(bin, "ssh"), plain)
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("TMPDIR", t.TempDir()) // not above bin: the bridge drops PATH entries under it
 	t.Setenv("GIT_SSH_COMMAND", "")
 	t.Setenv("GIT_SSH", filepath.Join(r.base, "repo-ssh"))
 	res, err := r.push(t)
@@ -540,6 +541,7 @@ func TestPushTimeoutKillsProcessGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("TMPDIR", t.TempDir()) // not above bin: the bridge drops PATH entries under it
 	t.Setenv("GIT_SSH_COMMAND", "")
 	ptGit(t, r.work, "remote", "set-url", "origin", "git@push.example.invalid:o/r.git")
 	r.approve("git@push.example.invalid:o/r.git")

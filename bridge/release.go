@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"time"
@@ -341,12 +342,13 @@ func (rel *releaseRun) pushTag(ctx context.Context, localFound bool, res *wire.R
 // gh login; no token variable), in a private empty directory, within
 // what is left of the action's deadline.
 func dispatchWorkflow(ctx context.Context, g *gitRunner, sc *scrubber, a Action, tag string, lim RunLimits) (*wire.DispatchResult, error) {
-	env, pathVar := childEnv(ghEnvNames, "GH_PROMPT_DISABLED=1", "GH_NO_UPDATE_NOTIFIER=1", "GH_SPINNER_DISABLED=1", "NO_COLOR=1")
+	env := childEnv(g.tools.path, ghEnvNames, "GH_PROMPT_DISABLED=1", "GH_NO_UPDATE_NOTIFIER=1", "GH_SPINNER_DISABLED=1", "NO_COLOR=1")
 	exe := a.GH
-	var err error
 	if exe == "" {
-		exe, err = lookPath("gh", pathVar, "")
-	} else {
+		exe = g.tools.gh // as found when the bridge started
+	}
+	err := exec.ErrNotFound
+	if exe != "" {
 		err = checkExecutable(exe)
 	}
 	if err != nil {

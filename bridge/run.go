@@ -26,7 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DefaultPath is the PATH children get when the bridge itself has none.
+// DefaultPath is the PATH the bridge cleans and uses when it has none.
 const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
 
 // childEnvNames are the only variables of the bridge's own environment a
@@ -35,14 +35,10 @@ const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
 var childEnvNames = []string{"HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "LOGNAME"}
 
 // childEnv is the allowlisted environment of every process the bridge
-// starts, plus extra (additional allowlisted names for git, then fixed
-// NAME=value settings). It returns the environment and its PATH.
-func childEnv(extraNames []string, fixed ...string) (env []string, pathVar string) {
-	pathVar = os.Getenv("PATH")
-	if pathVar == "" {
-		pathVar = DefaultPath
-	}
-	env = append(env, "PATH="+pathVar)
+// starts, with pathVar (hostTools.path) as its PATH, plus extra
+// (additional allowlisted names for git, then fixed NAME=value settings).
+func childEnv(pathVar string, extraNames []string, fixed ...string) []string {
+	env := []string{"PATH=" + pathVar}
 	for _, names := range [][]string{childEnvNames, extraNames} {
 		for _, k := range names {
 			if v, ok := os.LookupEnv(k); ok && v != "" {
@@ -50,7 +46,7 @@ func childEnv(extraNames []string, fixed ...string) (env []string, pathVar strin
 			}
 		}
 	}
-	return append(env, fixed...), pathVar
+	return append(env, fixed...)
 }
 
 // withPrivateHome replaces HOME and TMPDIR in env by dir.
@@ -606,9 +602,12 @@ func runCommand(ctx context.Context, w *sfs.Workdir, wp WorkdirPolicy, c command
 		return nil, errs.At(errs.Internal, alias, "", "no temporary directory for the "+c.what).Wrap(err)
 	}
 	defer os.RemoveAll(home)
-	env, pathVar := childEnv(nil)
-	env = withPrivateHome(env, home)
-	exe, err := lookPath(c.argv[0], pathVar, c.dir)
+	tools, err := lim.hostTools(wp.Root)
+	if err != nil {
+		return nil, errs.At(errs.Internal, alias, "", fmt.Sprintf("%s: the bridge has no usable PATH", c.what)).Wrap(err)
+	}
+	env := withPrivateHome(childEnv(tools.path, nil), home)
+	exe, err := lookPath(c.argv[0], tools.path, c.dir)
 	if err != nil {
 		return nil, errs.At(errs.Internal, alias, "", fmt.Sprintf("%s: its executable cannot be found on the bridge's PATH", c.what)).Wrap(err)
 	}

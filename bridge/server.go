@@ -42,6 +42,9 @@ type Server struct {
 	// grantKeys the pinned keys by key id.
 	grants    *GrantStore
 	grantKeys map[string]ed25519.PublicKey
+	// tools: the cleaned PATH and the git and gh on it, kept from the
+	// start for the bridge's lifetime.
+	tools *hostTools
 }
 
 // NewServer builds a bridge for policy. token is the shared secret;
@@ -49,6 +52,14 @@ type Server struct {
 func NewServer(policy *Policy, token []byte, allowUIDs []uint32, stateDir string, log *slog.Logger) (*Server, error) {
 	if len(token) < 16 {
 		return nil, errors.New("bridge: the token must be at least 16 bytes")
+	}
+	tools, dropped, err := resolveHostTools(os.Getenv("PATH"), policyPathGuards(policy))
+	for _, d := range dropped {
+		// The operator's log (journald for the unit): no agent reads it.
+		log.Warn("PATH entry dropped: git, gh and actions' programs are never looked up there, nor is it passed on", "event", "startup", "position", d.pos, "entry", d.entry, "reason", d.why)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bridge: %w", err)
 	}
 	var flags []string
 	roots := map[string]string{}
@@ -85,7 +96,7 @@ func NewServer(policy *Policy, token []byte, allowUIDs []uint32, stateDir string
 	} else if n > 0 {
 		log.Warn("restored the index of commits a previous bridge left unfinished", "event", "recovery_guard", "workdirs", n)
 	}
-	srv := &Server{policy: policy, fs: f, leases: leases, token: token, allowUIDs: allow, log: log, grantKeys: grantKeys(policy.Grants)}
+	srv := &Server{policy: policy, fs: f, leases: leases, token: token, allowUIDs: allow, log: log, grantKeys: grantKeys(policy.Grants), tools: tools}
 	if policy.Grants != nil {
 		if stateDir == "" {
 			f.Close()
@@ -367,7 +378,7 @@ func (s *Server) dispatch(ctx context.Context, req wire.Request) (any, error) {
 func (s *Server) runLimits() RunLimits {
 	s.ownMu.Lock()
 	defer s.ownMu.Unlock()
-	lim := RunLimits{BridgePaths: append([]string(nil), s.ownPaths...), Sandbox: s.policy.Sandbox, Protect: policyProtect(s.policy)}
+	lim := RunLimits{BridgePaths: append([]string(nil), s.ownPaths...), Sandbox: s.policy.Sandbox, Protect: policyProtect(s.policy), tools: s.tools}
 	for _, a := range sortedKeys(s.policy.Workdirs) {
 		lim.Replace = append(lim.Replace, PathName{s.policy.Workdirs[a].Root, a + ":"})
 	}

@@ -208,6 +208,9 @@ type RunLimits struct {
 	Protect []string
 	// workspace says the root is a workspace tree (no .git to keep).
 	workspace bool
+	// tools are the PATH, git and gh the bridge resolved when it started
+	// (nil: RunLimits.hostTools resolves them for the one call).
+	tools *hostTools
 }
 
 // PathName is a host path and what outputs show in its place.

@@ -190,7 +190,7 @@ func renderPolicy(args, environ []string, stdout, stderr io.Writer) int {
 	for _, n := range notes {
 		fmt.Fprintln(stdout, "note:", n)
 	}
-	for _, w := range bridge.ActionWarnings(environ) {
+	for _, w := range append(bridge.ActionWarnings(environ), bridge.PathWarnings(environ)...) {
 		fmt.Fprintln(stdout, "warning: "+w)
 	}
 	return 0

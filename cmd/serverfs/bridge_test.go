@@ -138,3 +138,30 @@ func TestBuildFileWarnings(t *testing.T) {
 		t.Errorf("check-config: exit %d\n%s%s", code, out, stderr)
 	}
 }
+
+// TestPathWarnings: render-policy and check-config name, by position and
+// never by host path, the PATH entries a bridge started with that PATH
+// drops: here one under slot 01's workdir and an empty one.
+func TestPathWarnings(t *testing.T) {
+	slots := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(slots, "01", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{
+		"SERVERFS_WORKDIRS_ROOT=" + slots, "TMPDIR=" + t.TempDir(),
+		"WORKDIR_01_ALIAS=proj", "WORKDIR_01_PATH=" + filepath.Join(slots, "01"),
+		"PATH=" + filepath.Join(slots, "01", "bin") + "::/usr/bin:/bin",
+	}
+	want := []string{
+		"warning: PATH entry 1: it lies under the workdir of slot 01, so the bridge drops it (",
+		"warning: PATH entry 2: an empty entry, which means the current directory, so the bridge drops it (",
+	}
+	for _, args := range [][]string{{"bridge", "render-policy", "--out", filepath.Join(t.TempDir(), "policy.json")}, {"check-config"}} {
+		code, out, stderr := cliRun(t, args, env)
+		for _, w := range want {
+			if code != 0 || !strings.Contains(out, "\n"+w) || strings.Count(out, "warning:") != 2 || strings.Contains(out, slots) {
+				t.Errorf("%s: exit %d, want %q\n%s%s", args[0], code, w, out, stderr)
+			}
+		}
+	}
+}

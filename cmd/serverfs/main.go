@@ -179,8 +179,9 @@ func checkConfig(args, environ []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "warning: "+w)
 	}
 	// The bridge's actions, when the .env holding them is in the
-	// environment (check-config run on the host), as render-policy warns.
-	for _, w := range bridge.ActionWarnings(environ) {
+	// environment (check-config run on the host), and the PATH entries a
+	// bridge started with this PATH drops, as render-policy warns.
+	for _, w := range append(bridge.ActionWarnings(environ), bridge.PathWarnings(environ)...) {
 		fmt.Fprintln(stdout, "warning: "+w)
 	}
 	if n := bridge.ActionMaskNote(environ); n != "" {
