@@ -163,7 +163,7 @@ func (r *Repo) pathList(paths []string) string {
 		if list != "" {
 			list += "; "
 		}
-		list += fmt.Sprintf("%d hidden by the workdir's policy", hidden)
+		list += fmt.Sprintf("%d path(s) hidden by the workdir's policy", hidden)
 	}
 	return list
 }

@@ -238,3 +238,48 @@ func TestSubmitFollowKeepsUntrackedInReplacedDir(t *testing.T) {
 		t.Fatalf("git status:\n%s", st)
 	}
 }
+
+// TestStagedReversalAdvice: where the branch moved without its checkout
+// (the index still at the old commit, here by git update-ref), a commit
+// naming another path is refused, and the advice is not to name the
+// reversed paths (that would commit the reversal) but to bring them to
+// HEAD; following it, the commit keeps HEAD's change. An ordinary staged
+// change keeps the ordinary advice.
+func TestStagedReversalAdvice(t *testing.T) {
+	dir, base := queueRepo(t)
+	gitCLI(t, dir, "checkout", "-q", "-b", "elsewhere")
+	write(t, filepath.Join(dir, "a.txt"), "merged elsewhere\n")
+	gitCLI(t, dir, "commit", "-qam", "the change the branch gets")
+	merged := strings.TrimSpace(gitCLI(t, dir, "rev-parse", "HEAD"))
+	gitCLI(t, dir, "checkout", "-q", "main")
+	gitCLI(t, dir, "update-ref", "refs/heads/main", merged, base)
+	if st := gitCLI(t, dir, "status", "--porcelain"); st != "M  a.txt\n" {
+		t.Fatalf("not a staged reversal: %q", st)
+	}
+	write(t, filepath.Join(dir, "b.txt"), "the operator's b\n")
+	f := newWorkdirFS(t, "wd="+dir+":rw:repo")
+	r, err := Open(f, "wd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Commit(context.Background(), []string{"b.txt"}, "b")
+	if errs.CodeOf(err) != errs.RepoStagedChanges || strings.Contains(err.Error(), "name them too") ||
+		!strings.Contains(err.Error(), "would undo HEAD's own change") || !strings.Contains(err.Error(), "git restore --source=HEAD --staged --worktree") {
+		t.Fatalf("commit over a staged reversal: %v", err)
+	}
+	gitCLI(t, dir, "restore", "--source=HEAD", "--staged", "--worktree", "--", "a.txt")
+	if _, err := r.Commit(context.Background(), []string{"b.txt"}, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitCLI(t, dir, "show", "HEAD:a.txt"); got != "merged elsewhere\n" {
+		t.Fatalf("the commit undid HEAD's change: a.txt %q", got)
+	}
+
+	// An ordinary staged change: name it too.
+	write(t, filepath.Join(dir, "a.txt"), "staged by the operator\n")
+	gitCLI(t, dir, "add", "a.txt")
+	write(t, filepath.Join(dir, "b.txt"), "b again\n")
+	if _, err := r.Commit(context.Background(), []string{"b.txt"}, "b"); errs.CodeOf(err) != errs.RepoStagedChanges || !strings.Contains(err.Error(), "name them too") {
+		t.Fatalf("commit over a staged change: %v", err)
+	}
+}
