@@ -122,9 +122,10 @@ type MergeResult struct {
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
 	// Checkout: "updated" when the branch is checked out in the live
-	// work tree and it was clean (now at To), "behind" when it was not
-	// clean (the checkout stays at From; git status shows the merge
-	// reversed until it is updated).
+	// work tree (the merge's paths are at To in the index and work tree;
+	// the operator's other changes stay), "behind" when an I/O error
+	// stopped that after the branch moved (files not rewritten show as
+	// unstaged changes against To).
 	Checkout     string            `json:"checkout,omitempty"`
 	Files        []string          `json:"files,omitempty"`
 	Hunks        []ConflictHunk    `json:"hunks,omitempty"`
@@ -191,8 +192,9 @@ func ledgerPath(branch string) string {
 // is no_change; one the ledger shows merged is already_merged. strict
 // answers BASE_MOVED when base is not the head; replay answers
 // MERGE_CONFLICT with the files, hunks and artifact. Neither moves the
-// branch. When the branch is checked out in the live work tree and that
-// tree is clean, the tree and index follow the branch.
+// branch. When the branch is checked out in the live work tree, its index
+// and files follow (advance), or the submit is refused before the branch
+// moves.
 func (r *Repo) Submit(ctx context.Context, branch string, p *Patch, mode, message string) (*MergeResult, error) {
 	if mode != MergeStrict && mode != MergeReplay {
 		return nil, errs.New(errs.InvalidArgument, `mode must be "strict" or "replay"`)
