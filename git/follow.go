@@ -334,10 +334,11 @@ func (f *liveFollow) planWorktree(ctx context.Context, changes []patchChange, a,
 			removed[s.c.path] = true
 		}
 	}
+	rmdirs := map[string]bool{}
 	for _, s := range f.steps {
 		if s.act == wtWrite && aDirs[s.c.path] {
 			if st, err := r.ctl.Lstat(s.c.path); err == nil && st.Type() == sfs.TypeDirectory {
-				in, err := f.onlyRemoved(s.c.path, removed, 2*len(removed)+64)
+				in, err := f.onlyRemoved(s.c.path, removed, rmdirs, 2*len(removed)+64)
 				if err != nil {
 					return err
 				}
@@ -349,11 +350,14 @@ func (f *liveFollow) planWorktree(ctx context.Context, changes []patchChange, a,
 	for _, s := range f.steps {
 		if s.act == wtRemove {
 			for d := range leading(s.c.path) {
-				if !bDirs[d] && !contains(f.rmdirs, d) {
-					f.rmdirs = append(f.rmdirs, d)
+				if !bDirs[d] {
+					rmdirs[d] = true
 				}
 			}
 		}
+	}
+	for d := range rmdirs {
+		f.rmdirs = append(f.rmdirs, d)
 	}
 	sort.Slice(f.rmdirs, func(i, j int) bool { return strings.Count(f.rmdirs[i], "/") > strings.Count(f.rmdirs[j], "/") })
 	if len(dirty) == 0 {
@@ -363,15 +367,6 @@ func (f *liveFollow) planWorktree(ctx context.Context, changes []patchChange, a,
 	return notFollowed(errs.RepoDirty, r.w.Alias(),
 		fmt.Sprintf("the live checkout has local changes the merge would overwrite on %d path(s) (%s): tracked files modified or deleted, or untracked files where the merge writes", len(dirty), r.pathList(dirty)),
 		"commit, stash or move them with git, then submit again")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // leading yields the leading directories of p, outermost first.
@@ -397,9 +392,14 @@ func leadingDirs(flat map[string]treeEntry) map[string]bool {
 }
 
 // onlyRemoved lists what is in the work-tree directory dir besides the
-// files the merge removes (and directories holding only those); budget
-// bounds the entries read.
-func (f *liveFollow) onlyRemoved(dir string, removed map[string]bool, budget int) ([]string, error) {
+// files the merge removes (and directories holding only those), and adds
+// dir and the directories below it to rmdirs; budget bounds the entries
+// read.
+func (f *liveFollow) onlyRemoved(dir string, removed, rmdirs map[string]bool, budget int) ([]string, error) {
+	rmdirs[dir] = true
+	if budget <= 0 {
+		return []string{dir}, nil
+	}
 	ents, more, err := f.r.ctl.ReadDir(dir, budget)
 	if err != nil {
 		return nil, err
@@ -412,7 +412,7 @@ func (f *liveFollow) onlyRemoved(dir string, removed map[string]bool, budget int
 		p := dir + "/" + e.Name
 		switch {
 		case e.Stat.Type() == sfs.TypeDirectory:
-			sub, err := f.onlyRemoved(p, removed, budget-len(ents))
+			sub, err := f.onlyRemoved(p, removed, rmdirs, budget-len(ents))
 			if err != nil {
 				return nil, err
 			}

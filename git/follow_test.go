@@ -283,3 +283,25 @@ func TestStagedReversalAdvice(t *testing.T) {
 		t.Fatalf("commit over a staged change: %v", err)
 	}
 }
+
+// A directory the merge replaces by a file, whose files the operator
+// already deleted (the empty directory left): the file takes its place.
+func TestSubmitFollowEmptiedDir(t *testing.T) {
+	dir, base := queueRepo(t)
+	ws := checkoutTo(t, dir, base)
+	os.RemoveAll(filepath.Join(ws, "src"))
+	write(t, filepath.Join(ws, "src"), "now a file\n")
+	r, w := openQueueRepo(t, dir, ws)
+	p, err := r.CommitWorkspace(context.Background(), w, base, "src becomes a file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "src/c.go"))
+	res, err := r.Submit(context.Background(), "main", p, MergeStrict, "")
+	if err != nil || res.Checkout != "updated" {
+		t.Fatalf("submit: %+v %v", res, err)
+	}
+	if st := gitCLI(t, dir, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Fatalf("git status:\n%s", st)
+	}
+}
