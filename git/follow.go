@@ -228,10 +228,12 @@ func (e ctlEntry) OpenFile() (*sfs.File, int64, error) {
 	return fl, st.Size, nil
 }
 
-// absent reports an Lstat error that means nothing is at the path.
+// absent reports an Lstat error that means nothing is at the path as git
+// sees it: a leading component missing, a file, or a symlink (which the
+// leading-directory check then finds in the way).
 func absent(err error) bool {
 	c := errs.CodeOf(err)
-	return c == errs.PathNotFound || c == errs.NotADirectory
+	return c == errs.PathNotFound || c == errs.NotADirectory || c == errs.SymlinkNotAllowed
 }
 
 // planWorktree decides each changed path's work-tree action and refuses

@@ -157,6 +157,14 @@ func TestSubmitIntoDirtyCheckoutRefused(t *testing.T) {
 		}, func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, "new"))
 		}},
+		{"untracked symlink where the merge adds a directory", errs.RepoDirty, func(t *testing.T, dir string) {
+			os.Symlink("src", filepath.Join(dir, "new"))
+		}, func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "new"))
+			if _, err := os.Stat(filepath.Join(dir, "src/l2")); err == nil {
+				t.Fatal("written through the symlink")
+			}
+		}},
 		{"staged submitted file", errs.RepoStagedChanges, func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "a.txt"), "the operator's a\n")
 			gitCLI(t, dir, "add", "a.txt")
