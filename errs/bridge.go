@@ -39,7 +39,8 @@ const (
 	// ReleaseWrongBranch: HEAD is not the branch main.
 	ReleaseWrongBranch Code = "RELEASE_WRONG_BRANCH"
 	// RepoDirty: the work tree has modified, deleted or untracked
-	// files (staged changes are REPO_STAGED_CHANGES).
+	// files (staged changes are REPO_STAGED_CHANGES); for a submit,
+	// where the merge would write into the live checkout.
 	RepoDirty Code = "REPO_DIRTY"
 	// VersionMismatch: package.json at the root is missing, not JSON,
 	// or its version is not the release tag without its "v".

@@ -263,6 +263,34 @@ func (c *Control) Remove(name string) error {
 	return nil
 }
 
+// RemoveDir removes the empty directory name; a missing one is not an
+// error.
+func (c *Control) RemoveDir(name string) error {
+	dir, base, rp, err := c.controlParent(name)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	if err := unix.Unlinkat(dir, base, unix.AT_REMOVEDIR); err != nil && err != unix.ENOENT {
+		return controlErrno(c.w.alias, rp, err)
+	}
+	return nil
+}
+
+// Symlink creates name as a symlink to target (a git symlink checked
+// out; the target is stored, never resolved). name must not exist.
+func (c *Control) Symlink(target, name string) error {
+	dir, base, rp, err := c.controlParent(name)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	if err := unix.Symlinkat(target, dir, base); err != nil {
+		return controlErrno(c.w.alias, rp, err)
+	}
+	return nil
+}
+
 // MkdirAll creates the directory name and missing parents.
 func (c *Control) MkdirAll(name string, perm uint32) error {
 	comps, _, err := c.comps(name)

@@ -248,6 +248,7 @@ type commitState struct {
 	paths    []string
 	idx      *indexfile.File
 	idxStat  sfs.StatData
+	head     plumbing.Hash
 	headTree plumbing.Hash
 	// tree holds HEAD's entries at the named paths (and, once looked
 	// up, at the paths they replaced).
@@ -278,7 +279,7 @@ func (r *Repo) readCommitIndex(ctx context.Context, h headInfo, paths []string) 
 		if err != nil {
 			return nil, err
 		}
-		c.headTree = hc.TreeHash
+		c.head, c.headTree = h.commit, hc.TreeHash
 	}
 	rest, same, err := r.headTreeExcept(ctx, h.commit, c.idx.CacheTrees)
 	if err != nil {
@@ -340,7 +341,7 @@ func (r *Repo) stageNamed(ctx context.Context, c *commitState) error {
 	// replaces, would be committed without being asked for: refused
 	// (staged changes on named paths are overwritten by the work tree,
 	// as git add does).
-	return r.unnamedStaged(c.staged, c.st.touched)
+	return r.unnamedStaged(c)
 }
 
 // lookUpReplaced collects the index entries a named path replaced (a file
@@ -491,66 +492,92 @@ func stagedChanges(entries map[string]*indexfile.Entry, tree map[string]treeEntr
 // maxNamedInRefusal bounds the staged paths a refusal lists.
 const maxNamedInRefusal = 5
 
-// unnamedStaged refuses the commit when a path of staged (the index
+// unnamedStaged refuses the commit when a path of c.staged (the index
 // against HEAD before the commit) is not covered by staging the named
 // paths: set or removed by it, beneath a path it set or removed (a
 // directory that became a file), or a leading directory of one (a file
 // that became a directory). The refusal names the visible ones (a few)
-// and only counts those the policy hides.
-func (r *Repo) unnamedStaged(staged []string, touched map[string]bool) error {
-	if len(staged) == 0 {
+// and only counts those the policy hides; where the index holds HEAD's
+// parent's version it says that committing them would undo HEAD.
+func (r *Repo) unnamedStaged(c *commitState) error {
+	if len(c.staged) == 0 {
 		return nil
 	}
+	touched := c.st.touched
 	leadingOfTouched := map[string]bool{}
 	for q := range touched {
-		for i := 0; i < len(q); i++ {
-			if q[i] == '/' {
-				leadingOfTouched[q[:i]] = true
-			}
+		for d := range leading(q) {
+			leadingOfTouched[d] = true
 		}
 	}
 	covered := func(p string) bool {
 		if touched[p] || leadingOfTouched[p] {
 			return true
 		}
-		for i := 0; i < len(p); i++ {
-			if p[i] == '/' && touched[p[:i]] {
+		for d := range leading(p) {
+			if touched[d] {
 				return true
 			}
 		}
 		return false
 	}
-	var shown []string
-	total, hidden := 0, 0
-	for _, p := range staged {
-		if covered(p) {
-			continue
-		}
-		total++
-		switch {
-		case !r.visible(p):
-			hidden++
-		case len(shown) < maxNamedInRefusal:
-			shown = append(shown, strconv.Quote(p))
+	var uncovered []string
+	for _, p := range c.staged {
+		if !covered(p) {
+			uncovered = append(uncovered, p)
 		}
 	}
-	if total == 0 {
+	if len(uncovered) == 0 {
 		return nil
 	}
-	var what []string
-	if len(shown) > 0 {
-		list := strings.Join(shown, ", ")
-		if n := total - hidden - len(shown); n > 0 {
-			list += fmt.Sprintf(" and %d more", n)
+	msg := fmt.Sprintf("has %d change(s) already staged on paths the commit does not name (%s): the index differs from HEAD there, and a commit would include them; ",
+		len(uncovered), r.pathList(uncovered))
+	if rev := r.revertsHead(c, uncovered); len(rev) > 0 {
+		// The index is behind the branch (it moved without its
+		// checkout): "name them too" would commit the reversal.
+		msg += fmt.Sprintf("on %d of them (%s) the index holds HEAD's parent's version, so committing them would undo HEAD's own change there "+
+			"(as when the branch moved while this checkout did not follow). Do not name those: bring them to HEAD with git first "+
+			"(git restore --source=HEAD --staged --worktree -- PATH, which also drops work-tree edits there), then commit",
+			len(rev), r.pathList(rev))
+	} else {
+		msg += "name them too, or commit or unstage them with git first"
+	}
+	return errs.At(errs.RepoStagedChanges, r.w.Alias(), "", msg)
+}
+
+// maxRevertLookups bounds the staged paths revertsHead looks up.
+const maxRevertLookups = 1000
+
+// revertsHead returns those of paths (at most maxRevertLookups looked
+// at) whose index entry is the version of HEAD's first parent (absent
+// there and in the index, or the same blob and mode): a commit would undo
+// what HEAD changed there.
+func (r *Repo) revertsHead(c *commitState, paths []string) []string {
+	if c.head.IsZero() {
+		return nil
+	}
+	hc, err := r.getCommit(c.head)
+	if err != nil || len(hc.ParentHashes) == 0 {
+		return nil
+	}
+	pc, err := r.getCommit(hc.ParentHashes[0])
+	if err != nil {
+		return nil
+	}
+	paths = paths[:min(len(paths), maxRevertLookups)]
+	parent, err := r.treeEntriesAt(pc.TreeHash, paths)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range paths {
+		pe, inParent := parent[p]
+		e := c.entries[p]
+		if e == nil && !inParent || e != nil && inParent && !e.IntentToAdd && e.Hash == pe.hash && e.Mode == pe.mode {
+			out = append(out, p)
 		}
-		what = append(what, list)
 	}
-	if hidden > 0 {
-		what = append(what, fmt.Sprintf("%d path(s) hidden by the workdir's policy", hidden))
-	}
-	return errs.At(errs.RepoStagedChanges, r.w.Alias(), "", fmt.Sprintf(
-		"has %d change(s) already staged on paths the commit does not name (%s): the index differs from HEAD there, and a commit would include them; name them too, or commit or unstage them with git first",
-		total, strings.Join(what, "; ")))
+	return out
 }
 
 // stager is the index while a commit stages its paths.

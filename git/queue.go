@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/url"
 	"path"
 	"sort"
@@ -28,7 +27,6 @@ import (
 	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/indexfile"
-	"github.com/serverfs/serverfs/git/internal/pathrule"
 	"github.com/serverfs/serverfs/git/internal/refs"
 )
 
@@ -124,9 +122,10 @@ type MergeResult struct {
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
 	// Checkout: "updated" when the branch is checked out in the live
-	// work tree and it was clean (now at To), "behind" when it was not
-	// clean (the checkout stays at From; git status shows the merge
-	// reversed until it is updated).
+	// work tree (the merge's paths are at To in the index and work tree;
+	// the operator's other changes stay), "behind" when an I/O error
+	// stopped that after the branch moved (files not rewritten show as
+	// unstaged changes against To).
 	Checkout     string            `json:"checkout,omitempty"`
 	Files        []string          `json:"files,omitempty"`
 	Hunks        []ConflictHunk    `json:"hunks,omitempty"`
@@ -193,8 +192,9 @@ func ledgerPath(branch string) string {
 // is no_change; one the ledger shows merged is already_merged. strict
 // answers BASE_MOVED when base is not the head; replay answers
 // MERGE_CONFLICT with the files, hunks and artifact. Neither moves the
-// branch. When the branch is checked out in the live work tree and that
-// tree is clean, the tree and index follow the branch.
+// branch. When the branch is checked out in the live work tree, its index
+// and files follow (advance), or the submit is refused before the branch
+// moves.
 func (r *Repo) Submit(ctx context.Context, branch string, p *Patch, mode, message string) (*MergeResult, error) {
 	if mode != MergeStrict && mode != MergeReplay {
 		return nil, errs.New(errs.InvalidArgument, `mode must be "strict" or "replay"`)
@@ -870,9 +870,11 @@ func (r *Repo) load3(hs ...plumbing.Hash) (b, o, t []byte, err error) {
 }
 
 // advance moves the branch from old to next (compare-and-swap under the
-// ref's lock) and, when the branch is checked out and the live work tree
-// was clean, updates the work tree and index to next. It returns the
-// checkout state ("", "updated" or "behind").
+// ref's lock) and, when the branch is checked out, brings the live index
+// and work tree along (planFollow: planned, under .git/index.lock, before
+// the branch moves; a refusal leaves everything as it was). It returns
+// the checkout state: "" (not checked out), "updated", or "behind" when
+// an error stopped the update after the branch moved.
 func (r *Repo) advance(ctx context.Context, branch string, old, next plumbing.Hash) (string, error) {
 	alias := r.w.Alias()
 	release, err := r.fs.Lease().Acquire(ctx, alias)
@@ -885,12 +887,12 @@ func (r *Repo) advance(ctx context.Context, branch string, old, next plumbing.Ha
 		return "", err
 	}
 	checkedOut := h.branch == branch
-	clean := false
+	var follow *liveFollow
 	if checkedOut {
-		// A status that cannot be made (a tree too large to compare)
-		// counts as not clean: the branch still moves.
-		st, err := r.Status(ctx, 1)
-		clean = err == nil && len(st.Entries) == 0
+		if follow, err = r.planFollow(ctx, old, next); err != nil {
+			return "", err
+		}
+		defer follow.abort()
 	}
 	ident, err := r.identity()
 	if err != nil {
@@ -903,10 +905,7 @@ func (r *Repo) advance(ctx context.Context, branch string, old, next plumbing.Ha
 	if !checkedOut {
 		return "", nil
 	}
-	if !clean {
-		return "behind", nil
-	}
-	if err := r.checkoutFollow(ctx, old, next); err != nil {
+	if err := follow.apply(); err != nil {
 		return "behind", nil
 	}
 	return "updated", nil
@@ -955,227 +954,6 @@ func (r *Repo) pruneConflicts(dir, current string) {
 		}
 		r.ctl.Remove(dir + "/" + e.Name)
 	}
-}
-
-// checkoutFollow brings a clean work tree and index from old to next
-// (all checks and temporaries first, then removals, then renames; a file
-// turning into a directory or back is refused, left to git):
-// each changed file written (to a temporary, renamed), each deleted one
-// removed, the index rewritten under .git/index.lock with the new
-// entries' stat data. Symlinks and submodules are left to git (an error:
-// the checkout is then reported behind).
-func (r *Repo) checkoutFollow(ctx context.Context, old, next plumbing.Hash) error {
-	a, _, err := r.flatTree(ctx, old)
-	if err != nil {
-		return err
-	}
-	b, _, err := r.flatTree(ctx, next)
-	if err != nil {
-		return err
-	}
-	changes := diffTrees(a, b)
-	if err := r.checkCheckoutNames(changes); err != nil {
-		return err
-	}
-	lock, err := r.ctl.CreateExclusive(".git/index.lock", 0o644)
-	if err != nil {
-		return err
-	}
-	committed := false
-	defer func() {
-		lock.Close()
-		if !committed {
-			r.ctl.Remove(".git/index.lock")
-		}
-	}()
-	idx, entries, err := r.readSmudgedIndex()
-	if err != nil {
-		return err
-	}
-	// Everything is checked and every new file written to a temporary
-	// before the first rename or removal, so a refusal leaves the tree
-	// exactly at old (reported behind), never half at next.
-	if err := r.checkCheckoutShapes(changes, a); err != nil {
-		return err
-	}
-	writes, err := r.writeCheckoutTemporaries(ctx, changes)
-	if err != nil {
-		return err
-	}
-	if err := r.applyCheckout(changes, writes, entries); err != nil {
-		return err
-	}
-	list := make([]indexfile.Entry, 0, len(entries))
-	for _, e := range entries {
-		list = append(list, *e)
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
-	if _, err := lock.Write(indexfile.Encode(idx.Version, list, nil)); err != nil {
-		return err
-	}
-	if err := lock.Sync(); err != nil {
-		return err
-	}
-	if err := lock.Close(); err != nil {
-		return err
-	}
-	if err := r.ctl.Rename(".git/index.lock", ".git/index"); err != nil {
-		return err
-	}
-	committed = true
-	r.ctl.SyncDir(".git")
-	return nil
-}
-
-// checkCheckoutNames refuses changes the checkout does not write: a name
-// git refuses (never written into the live tree, whatever merged), or
-// anything but a regular or executable file.
-func (r *Repo) checkCheckoutNames(changes []patchChange) error {
-	for _, c := range changes {
-		if rule := pathrule.Commit(c.path, c.newMode); !c.new.IsZero() && rule != nil {
-			return pathrule.Err(r.w.Alias(), c.path, rule)
-		}
-		if !isFileMode(c.newMode) && !c.new.IsZero() || !isFileMode(c.oldMode) && !c.old.IsZero() {
-			return errors.New("checkout: not a regular file")
-		}
-	}
-	return nil
-}
-
-// readSmudgedIndex reads the index for rewriting. Racily clean entries
-// would look clean forever under the new, later index: smudged as git
-// does (see Commit).
-func (r *Repo) readSmudgedIndex() (*indexfile.File, map[string]*indexfile.Entry, error) {
-	idx, idxStat, err := r.readIndex()
-	if err != nil {
-		return nil, nil, err
-	}
-	entries := map[string]*indexfile.Entry{}
-	for i, e := range idx.Entries {
-		if e.Mode != filemode.Submodule && !idxStat.Mtime.IsZero() && e.ModifiedAt.Unix() >= idxStat.Mtime.Unix() {
-			smudged := *e
-			smudged.Size = 0
-			e = &smudged
-		}
-		entries[e.Name] = &indexfile.Entry{Entry: e, AssumeValid: idx.AssumeValid[i]}
-	}
-	return idx, entries, nil
-}
-
-// checkCheckoutShapes refuses a file replacing a directory or one below a
-// former file (the order of removals and renames matters there; left to
-// git), and a path that is not a regular file in the work tree.
-func (r *Repo) checkCheckoutShapes(changes []patchChange, a map[string]treeEntry) error {
-	aDirs := map[string]bool{}
-	for p := range a {
-		for d := path.Dir(p); d != "." && !aDirs[d]; d = path.Dir(d) {
-			aDirs[d] = true
-		}
-	}
-	for _, c := range changes {
-		if c.new.IsZero() {
-			continue
-		}
-		if aDirs[c.path] {
-			return errors.New("checkout: a file replaces a directory")
-		}
-		for d := path.Dir(c.path); d != "."; d = path.Dir(d) {
-			if _, ok := a[d]; ok {
-				return errors.New("checkout: a directory replaces a file")
-			}
-		}
-		if st, err := r.ctl.Lstat(c.path); err == nil && st.Mode&0o170000 != 0o100000 {
-			return errors.New("checkout: the path is not a regular file in the work tree")
-		}
-	}
-	return nil
-}
-
-// checkoutWrite is a new file's content written to a temporary beside it.
-type checkoutWrite struct {
-	c   patchChange
-	tmp string
-}
-
-// writeCheckoutTemporaries writes every new or changed file to a
-// temporary; on any error (or a canceled ctx) it removes those it wrote.
-func (r *Repo) writeCheckoutTemporaries(ctx context.Context, changes []patchChange) (writes []checkoutWrite, err error) {
-	defer func() {
-		if err != nil {
-			for _, w := range writes {
-				r.ctl.Remove(w.tmp)
-			}
-		}
-	}()
-	buf := make([]byte, 64<<10)
-	for _, c := range changes {
-		if c.new.IsZero() {
-			continue
-		}
-		// Streamed to its file: a blob of any size costs a copy buffer.
-		blob, err := r.openBlob(c.new, math.MaxInt64)
-		if err != nil {
-			return writes, err
-		}
-		if err := r.ctl.MkdirAll(path.Dir(c.path), 0o755); err != nil {
-			blob.Close()
-			return writes, err
-		}
-		perm := uint32(0o644)
-		if c.newMode == filemode.Executable {
-			perm = 0o755
-		}
-		// Named like the temporaries of writes: a crash's leftover is swept
-		// when the server starts.
-		tmp := path.Join(path.Dir(c.path), ".serverfs-tmp-"+newQueueID())
-		f, err := r.ctl.CreateExclusive(tmp, perm)
-		if err != nil {
-			blob.Close()
-			return writes, err
-		}
-		writes = append(writes, checkoutWrite{c: c, tmp: tmp})
-		werr := copyBlob(ctx, f, blob, buf)
-		if werr == nil {
-			werr = f.Sync()
-		}
-		f.Close()
-		blob.Close()
-		if werr != nil {
-			return writes, werr
-		}
-	}
-	return writes, ctx.Err()
-}
-
-// applyCheckout removes the deleted files, renames the temporaries into
-// place and records them in entries.
-func (r *Repo) applyCheckout(changes []patchChange, writes []checkoutWrite, entries map[string]*indexfile.Entry) error {
-	for _, c := range changes {
-		if c.new.IsZero() {
-			if err := r.ctl.Remove(c.path); err != nil && errs.CodeOf(err) != errs.PathNotFound {
-				return err
-			}
-			delete(entries, c.path)
-		}
-	}
-	for i, w := range writes {
-		if err := r.ctl.Rename(w.tmp, w.c.path); err != nil {
-			for _, rest := range writes[i:] {
-				r.ctl.Remove(rest.tmp)
-			}
-			return err
-		}
-		st, err := r.ctl.Lstat(w.c.path)
-		if err != nil {
-			return err
-		}
-		e := &indexfile.Entry{Entry: &index.Entry{Name: w.c.path, Hash: w.c.new, Mode: w.c.newMode}}
-		e.CreatedAt, e.ModifiedAt = st.Ctime, st.Mtime
-		e.Dev, e.Inode, e.UID, e.GID = uint32(st.Dev), uint32(st.Ino), st.Uid, st.Gid
-		e.Size = uint32(st.Size)
-		entries[w.c.path] = e
-	}
-	return nil
 }
 
 // maxLedgerWalk bounds the first-parent walk of CheckLedger.
@@ -1258,44 +1036,22 @@ func (r *Repo) CheckLedger(ctx context.Context, branch string) (*LedgerCheck, er
 
 // resumeCheckout brings the live checkout of branch from old to next
 // when a crash stopped a merge between moving the branch and updating
-// the checkout: HEAD is on the branch, the index is exactly old's tree
-// and the work tree has no change against the index (nothing untracked
-// either). Anything else is left alone (the checkout stays behind).
+// the checkout, as a merge would have (planFollow); anything it refuses
+// is left alone (the checkout stays behind).
 func (r *Repo) resumeCheckout(ctx context.Context, branch, old, next string) bool {
 	h, err := r.head()
-	if err != nil || h.branch != branch || !plumbing.IsHash(old) {
+	if err != nil || h.branch != branch || !plumbing.IsHash(old) || !plumbing.IsHash(next) {
 		return false
-	}
-	if _, err := r.ctl.Lstat(".git/index.lock"); err == nil {
-		return false // a checkout was under way, or another git runs
 	}
 	release, err := r.fs.Lease().Acquire(ctx, r.w.Alias())
 	if err != nil {
 		return false
 	}
 	defer release()
-	st, err := r.Status(ctx, 100_000)
-	if err != nil || st.Truncated {
-		return false
-	}
-	for _, e := range st.Entries {
-		if e.Unstaged != "." {
-			return false
-		}
-	}
-	oldFlat, _, err := r.flatTree(ctx, plumbing.NewHash(old))
+	follow, err := r.planFollow(ctx, plumbing.NewHash(old), plumbing.NewHash(next))
 	if err != nil {
 		return false
 	}
-	idx, _, err := r.readIndex()
-	if err != nil || len(idx.Entries) != len(oldFlat) {
-		return false
-	}
-	for _, e := range idx.Entries {
-		te, ok := oldFlat[e.Name]
-		if !ok || e.Stage != 0 || e.IntentToAdd || te.hash != e.Hash || te.mode != e.Mode {
-			return false
-		}
-	}
-	return r.checkoutFollow(ctx, plumbing.NewHash(old), plumbing.NewHash(next)) == nil
+	defer follow.abort()
+	return follow.apply() == nil
 }

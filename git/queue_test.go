@@ -188,14 +188,14 @@ func TestSubmitQueue(t *testing.T) {
 		t.Fatal("a refused patch moved the branch")
 	}
 
-	// A dirty checkout does not follow: the answer says so.
+	// A checkout with an unrelated edit follows; the edit stays.
 	write(t, filepath.Join(dir, "b.txt"), "dirty\n")
 	write(t, filepath.Join(ws3, "a.txt"), "a1\na2\na3\na4\na5\na6\na7\nZ8\n")
 	p5, err := r.CommitWorkspace(ctx, wsd("ws3"), base, "ws3 again")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err = r.Submit(ctx, "main", p5, MergeReplay, "replayed ws3"); err != nil || res.Status != StatusMerged || res.Checkout != "behind" {
+	if res, err = r.Submit(ctx, "main", p5, MergeReplay, "replayed ws3"); err != nil || res.Status != StatusMerged || res.Checkout != "updated" {
 		t.Fatalf("dirty checkout: %+v %v", res, err)
 	}
 	st, err := r.Status(ctx, 100)
@@ -203,6 +203,9 @@ func TestSubmitQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkStatusAgrees(t, r, dir, st)
+	if got := gitCLI(t, dir, "status", "--porcelain"); got != " M b.txt\n" {
+		t.Fatalf("after a merge into an edited checkout: %q", got)
+	}
 
 	// The ledger replays to the branch: merged events chain from the
 	// base to the head, and each is a first-parent step of main.

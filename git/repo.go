@@ -37,6 +37,9 @@ type Repo struct {
 	globalAttrs []attrRule
 	// fileMode is core.fileMode: whether the executable bit counts.
 	fileMode bool
+	// symlinks is core.symlinks: false when git checks symlinks out as
+	// plain files holding their target.
+	symlinks bool
 	// trustCtime (core.trustCtime) and minimalStat (core.checkStat =
 	// minimal) shape the stat-cache check.
 	trustCtime, minimalStat bool
@@ -83,6 +86,7 @@ func Open(f *sfs.FS, alias string) (*Repo, error) {
 		return nil, err
 	}
 	r.fileMode = parseBool(r.get("core", "", "filemode"), true)
+	r.symlinks = parseBool(r.get("core", "", "symlinks"), true)
 	r.trustCtime = parseBool(r.get("core", "", "trustctime"), true)
 	r.minimalStat = strings.EqualFold(r.get("core", "", "checkstat"), "minimal")
 	r.globalAttrs = r.loadGlobalAttrs()

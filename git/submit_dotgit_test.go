@@ -67,7 +67,7 @@ func TestCommitWorkspaceRefusesDotGitSpellings(t *testing.T) {
 }
 
 // A patch whose commit holds .GIT (made with plumbing, past
-// CommitWorkspace) is refused by verifyPatch, and checkoutFollow never
+// CommitWorkspace) is refused by verifyPatch, and planFollow never
 // writes such a path into the live tree even if it were merged.
 func TestSubmitAndFollowRefuseDotGitPaths(t *testing.T) {
 	dir, base := queueRepo(t)
@@ -99,8 +99,8 @@ func TestSubmitAndFollowRefuseDotGitPaths(t *testing.T) {
 		if got := gitCLI(t, dir, "rev-parse", "main"); strings.TrimSpace(got) != base {
 			t.Fatalf("%s: main moved to %s", name, got)
 		}
-		if err := r.checkoutFollow(context.Background(), plumbing.NewHash(base), plumbing.NewHash(head)); errs.CodeOf(err) != errs.GitPathRejected {
-			t.Fatalf("%s: checkoutFollow = %v; want GIT_PATH_REJECTED", name, err)
+		if _, err := r.planFollow(context.Background(), plumbing.NewHash(base), plumbing.NewHash(head)); errs.CodeOf(err) != errs.GitPathRejected {
+			t.Fatalf("%s: planFollow = %v; want GIT_PATH_REJECTED", name, err)
 		}
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 			t.Fatalf("%s written into the live tree", name)

@@ -36,10 +36,10 @@ func submitTool() tool {
 	return tool{
 		def: &sdk.Tool{
 			Name: "submit_workspace",
-			Description: "Merge a workspace's changes into the branch it came from. " +
-				"strict: fast-forward only if the branch is still at the base, else code BASE_MOVED; replay: merge each changed file onto the branch head, or code MERGE_CONFLICT with the hunks. " +
+			Description: "Merge a workspace's changes into its branch. " +
+				"strict: fast-forward only if the branch is at the base, else code BASE_MOVED; replay: merge each changed file onto the branch head, else code MERGE_CONFLICT with hunks. " +
 				"Then the branch did not move: change the workspace (or make one at the new head) and submit again. " +
-				"A clean live checkout of the branch follows (checkout updated, else behind). No force, no hook; the workspace is kept.",
+				"A live checkout of it follows, or its edits on merged files refuse: REPO_DIRTY, REPO_STAGED_CHANGES. No force, no hook; workspace kept.",
 			Annotations: &sdk.ToolAnnotations{Title: "Submit workspace", ReadOnlyHint: false, IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 			InputSchema: schema,
 		},

@@ -1,8 +1,11 @@
 package mcp
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/serverfs/serverfs/git"
 )
@@ -90,5 +93,51 @@ func TestSubmitWorkspace(t *testing.T) {
 	}
 	if st := gitIn(t, e.root, "status", "--porcelain"); strings.TrimSpace(st) != "" {
 		t.Fatalf("live status after the merges: %q", st)
+	}
+}
+
+// TestSubmitIntoEditedCheckout, over real HTTP: with the operator's edit
+// of an unmerged file in the live checkout, a submit follows (the edit
+// stays, nothing of the merge staged in reverse, and the operator's next
+// commit keeps the merge); with their edit on a merged file it is
+// REPO_DIRTY and the branch does not move.
+func TestSubmitIntoEditedCheckout(t *testing.T) {
+	e := workspaceEnv(t)
+	gitIn(t, e.root, "config", "user.name", "Queue Test")
+	gitIn(t, e.root, "config", "user.email", "queue@example.invalid")
+	cs := e.client(t, e.serveHTTP(t))
+	head := func() string { return strings.TrimSpace(gitIn(t, e.root, "rev-parse", "main")) }
+	submit := func(ws string) *sdk.CallToolResult {
+		return e.call(t, cs, "submit_workspace", map[string]any{"workspace": ws, "message": "change from " + ws})
+	}
+	writeFile(t, filepath.Join(e.root, "marker.txt"), []byte("the operator's edit\n"))
+	ws := createWS(t, e, cs).Workspace
+	if res := e.call(t, cs, "write_text_file", map[string]any{"workdir": ws, "path": "one.txt", "content": "one\n"}); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	r := structured[submitWorkspaceOut](t, submit(ws))
+	if r.Status != git.StatusMerged || r.Checkout != "updated" || head() != r.To {
+		t.Fatalf("submit: %+v", r)
+	}
+	if st := gitIn(t, e.root, "status", "--porcelain"); st != " M marker.txt\n" {
+		t.Fatalf("live status: %q", st)
+	}
+	gitIn(t, e.root, "commit", "-qam", "the operator's commit")
+	if got := gitIn(t, e.root, "show", "HEAD:one.txt"); got != "one\n" {
+		t.Fatalf("the operator's commit undid the merge: one.txt %q", got)
+	}
+
+	ws2 := createWS(t, e, cs).Workspace
+	rev := structured[readTextFileOut](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": ws2, "path": "one.txt"})).Revision
+	if res := e.call(t, cs, "write_text_file", map[string]any{"workdir": ws2, "path": "one.txt", "content": "two\n", "expected_revision": rev}); res.IsError {
+		t.Fatal(resultText(res))
+	}
+	writeFile(t, filepath.Join(e.root, "one.txt"), []byte("the operator's one\n"))
+	before := head()
+	if txt := toolErr(t, submit(ws2), "REPO_DIRTY"); !strings.Contains(txt, `"one.txt"`) || !strings.Contains(txt, "the branch did not move") {
+		t.Fatalf("refusal: %s", txt)
+	}
+	if head() != before || gitIn(t, e.root, "status", "--porcelain") != " M one.txt\n" {
+		t.Fatal("the refused submit changed the branch or the checkout")
 	}
 }
