@@ -300,9 +300,31 @@ func (f *liveFollow) planWorktree(ctx context.Context, changes []patchChange, a,
 			}
 		}
 	}
-	// A written path's leading directories: each must be a directory, or
-	// absent, or a tracked file the merge removes (a file that becomes a
-	// directory); the temporary goes into the deepest that stays.
+	more, err := f.planTemporaries(byPath)
+	if err != nil {
+		return err
+	}
+	dirty = append(dirty, more...)
+	if more, err = f.planDirectories(aDirs, bDirs); err != nil {
+		return err
+	}
+	dirty = append(dirty, more...)
+	if len(dirty) == 0 {
+		return nil
+	}
+	sort.Strings(dirty)
+	return notFollowed(errs.RepoDirty, r.w.Alias(),
+		fmt.Sprintf("the live checkout has local changes the merge would overwrite on %d path(s) (%s): tracked files modified or deleted, or untracked files where the merge writes", len(dirty), r.pathList(dirty)),
+		"commit, stash or move them with git, then submit again")
+}
+
+// planTemporaries checks a written path's leading directories: each
+// must be a directory, or absent, or a tracked file the merge removes (a
+// file that becomes a directory); the temporary goes into the deepest
+// that stays. It returns the paths in the way.
+func (f *liveFollow) planTemporaries(byPath map[string]*followStep) ([]string, error) {
+	r := f.r
+	var dirty []string
 	for i := range f.steps {
 		s := &f.steps[i]
 		if s.act != wtWrite {
@@ -318,7 +340,7 @@ func (f *liveFollow) planWorktree(ctx context.Context, changes []patchChange, a,
 				break
 			}
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if st.Type() != sfs.TypeDirectory {
 				dirty = append(dirty, d)
@@ -328,8 +350,16 @@ func (f *liveFollow) planWorktree(ctx context.Context, changes []patchChange, a,
 		}
 		s.tmp = path.Join(tmpDir, ".serverfs-tmp-"+newQueueID())
 	}
-	// A directory that becomes a file must hold nothing but tracked
-	// files the merge removes.
+	return dirty, nil
+}
+
+// planDirectories checks that a directory which becomes a file holds
+// nothing but tracked files the merge removes (returning what else it
+// holds), and plans the removal of the directories the merge empties,
+// as git removes them.
+func (f *liveFollow) planDirectories(aDirs, bDirs map[string]bool) ([]string, error) {
+	r := f.r
+	var dirty []string
 	removed := map[string]bool{}
 	for _, s := range f.steps {
 		if s.act == wtRemove {
@@ -342,13 +372,12 @@ func (f *liveFollow) planWorktree(ctx context.Context, changes []patchChange, a,
 			if st, err := r.ctl.Lstat(s.c.path); err == nil && st.Type() == sfs.TypeDirectory {
 				in, err := f.onlyRemoved(s.c.path, removed, rmdirs, 2*len(removed)+64)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				dirty = append(dirty, in...)
 			}
 		}
 	}
-	// Directories the merge empties go too, as git removes them.
 	for _, s := range f.steps {
 		if s.act == wtRemove {
 			for d := range leading(s.c.path) {
@@ -362,13 +391,7 @@ func (f *liveFollow) planWorktree(ctx context.Context, changes []patchChange, a,
 		f.rmdirs = append(f.rmdirs, d)
 	}
 	sort.Slice(f.rmdirs, func(i, j int) bool { return strings.Count(f.rmdirs[i], "/") > strings.Count(f.rmdirs[j], "/") })
-	if len(dirty) == 0 {
-		return nil
-	}
-	sort.Strings(dirty)
-	return notFollowed(errs.RepoDirty, r.w.Alias(),
-		fmt.Sprintf("the live checkout has local changes the merge would overwrite on %d path(s) (%s): tracked files modified or deleted, or untracked files where the merge writes", len(dirty), r.pathList(dirty)),
-		"commit, stash or move them with git, then submit again")
+	return dirty, nil
 }
 
 // leading yields the leading directories of p, outermost first.
