@@ -22,6 +22,7 @@ test: check unit fuzz
 # removed, not kept for later. Both are pinned and run with go run (no
 # tool in go.mod).
 check:
+	@echo "== $@ started at $$(date -u +%T)"
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd deploy/compose && $(GO) vet ./...
@@ -34,11 +35,13 @@ check:
 # and hostile-repository suites take ~5 minutes under -race on 2 loaded
 # CPUs: -timeout leaves room above go test's 10-minute default.
 unit:
+	@echo "== $@ started at $$(date -u +%T)"
 	$(GO) test -race -count=1 -timeout 25m ./...
 	$(GO) test -count=1 -tags purego ./growstack
 	cd deploy/compose && $(GO) test -race -count=1 ./...
 
 fuzz:
+	@echo "== $@ started at $$(date -u +%T)"
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "fuzz $$pkg $$target ($(FUZZTIME))"; \
