@@ -148,6 +148,13 @@ func TestActionMasksAllowHidden(t *testing.T) {
 // write the tree after the action answered is gone when it answers.
 func TestActionProcesses(t *testing.T) {
 	needLandlock(t)
+	checkActionProcesses(t)
+}
+
+// checkActionProcesses runs the setsid and /proc actions through a real
+// bridge.
+func checkActionProcesses(t *testing.T) {
+	t.Helper()
 	root := rtRepo(t)
 	rtWrite(t, filepath.Join(root, "sub", "keep"), "")
 	// A duration no other process on the machine sleeps for.
@@ -212,8 +219,8 @@ func procsWithArg(t *testing.T, arg string) []int {
 }
 
 // TestActionWallsUnprivileged: run by uid 65534, as the bridge runs in
-// production (not root), the masks, the PID namespace and the limits
-// hold: a fork bomb stops at max_processes, an allocation past
+// production (not root), the masks, the PID namespace (setsid, /proc)
+// and the limits hold: a fork bomb stops at max_processes, an allocation past
 // max_memory_mb fails.
 func TestActionWallsUnprivileged(t *testing.T) {
 	if os.Getenv(sandboxChildEnv) == "nobody-walls" {
@@ -221,6 +228,7 @@ func TestActionWallsUnprivileged(t *testing.T) {
 			t.Fatal("the child runs as root")
 		}
 		checkAgentMasked(t, ControlMaskMount)
+		checkActionProcesses(t)
 		checkActionLimits(t)
 		return
 	}
