@@ -6,7 +6,8 @@ package mcp_test
 // ("listed") and once without it ("unlisted": a client that reuses a tool
 // list it already knows, or calls a tool by name). The clients: go-sdk
 // forced to every protocol version it speaks (HTTP and stdio), the
-// TypeScript SDK (HTTP and stdio), the MCP Inspector CLI (both of its
+// TypeScript SDK v1 (HTTP and stdio), the TypeScript SDK v2 on both of its
+// lanes (HTTP and stdio), the MCP Inspector CLI (both of its
 // protocol eras) and the OpenAI Agents SDK's MCP servers (streamable HTTP
 // and stdio; no model, no API key). The npm packages are pinned in
 // .ci/npm/package.json and installed by .ci/run (npm ci).
@@ -135,7 +136,7 @@ func TestInterop(t *testing.T) {
 	// The Node clients start first and run while the go-sdk cells do:
 	// Node's start-up dominates the matrix's time.
 	proxies := map[string]*recordingProxy{}
-	for _, mode := range []string{"ts-http", "agents", "inspector"} {
+	for _, mode := range []string{"ts-http", "ts2-http", "agents", "inspector"} {
 		proxies[mode] = newRecordingProxy(t, mcpURL)
 	}
 	jobs := map[string]*nodeJob{}
@@ -153,6 +154,10 @@ func TestInterop(t *testing.T) {
 	script := filepath.Join(nt.root, "mcp", "testdata", "node", "interop.mjs")
 	launch("ts-http", func() (any, error) { return runInteropScript(ctx, nt.node, script, "ts-http", proxies["ts-http"].url) })
 	launch("ts-stdio", func() (any, error) { return runInteropScript(ctx, nt.node, script, "ts-stdio", bin, dir) })
+	launch("ts2-http", func() (any, error) {
+		return runInteropScript(ctx, nt.node, script, "ts2-http", proxies["ts2-http"].url)
+	})
+	launch("ts2-stdio", func() (any, error) { return runInteropScript(ctx, nt.node, script, "ts2-stdio", bin, dir) })
 	// @openai/agents' openai dependency and the Inspector need Node >= 22.
 	launch("agents", func() (any, error) { return runInteropScript(ctx, nt.node22, script, "agents", proxies["agents"].url) })
 	launch("agents-stdio", func() (any, error) { return runInteropScript(ctx, nt.node22, script, "agents-stdio", bin, dir) })
@@ -181,24 +186,33 @@ func TestInterop(t *testing.T) {
 		}
 	}
 
-	// The Node scripts' cells.
-	for _, job := range []struct{ name, client, transport string }{
-		{"ts-http", "ts-sdk", "http"}, {"ts-stdio", "ts-sdk", "stdio"},
-		{"agents", "openai-agents", "http"}, {"agents-stdio", "openai-agents", "stdio"},
+	// The Node scripts' cells: listed and unlisted, on each lane the
+	// v2 SDK speaks.
+	for _, job := range []struct {
+		name, client, transport string
+		cells                   int
+	}{
+		{"ts-http", "ts-sdk-v1", "http", 2}, {"ts-stdio", "ts-sdk-v1", "stdio", 2},
+		{"ts2-http", "ts-sdk-v2", "http", 4}, {"ts2-stdio", "ts-sdk-v2", "stdio", 4},
+		{"agents", "openai-agents", "http", 2}, {"agents-stdio", "openai-agents", "stdio", 2},
 	} {
 		res, err := jobs[job.name].wait(ctx)
 		out, _ := res.(*scriptOutput)
-		if err != nil || out == nil || len(out.Cells) != 2 {
-			t.Errorf("node interop.mjs %s: %v; want two cells, got %+v", job.name, err, out)
+		if err != nil || out == nil || len(out.Cells) != job.cells {
+			t.Errorf("node interop.mjs %s: %v; want %d cells, got %+v", job.name, err, job.cells, out)
 			m.run(t, interopCell{client: job.client, transport: job.transport, version: "?", listed: true}, func(t *testing.T) { t.Fatal("did not run") })
 			continue
 		}
 		t.Logf("%s: %v", job.name, out.Versions)
 		for _, c := range out.Cells {
 			version := c.Version
+			prefix := listedPath(c.Listed)
+			if c.Lane != "" {
+				prefix = c.Lane + "/" + prefix
+			}
 			if p := proxies[job.name]; p != nil {
 				// The HTTP cells' version is what the client sent.
-				version = p.version(t, listedPath(c.Listed))
+				version = p.version(t, prefix)
 			}
 			if version == "" {
 				version = "?"
@@ -211,7 +225,8 @@ func TestInterop(t *testing.T) {
 					t.Errorf("the client says it negotiated %s, its requests carried %s", c.Version, version)
 				}
 				if p := proxies[job.name]; p != nil {
-					p.checkListed(t, listedPath(c.Listed), c.Listed)
+					p.checkListed(t, prefix, c.Listed)
+					p.checkHandshake(t, prefix, version)
 				}
 				for _, ch := range c.Checks {
 					if !ch.OK {
@@ -380,6 +395,7 @@ func (j *nodeJob) wait(ctx context.Context) (any, error) {
 type scriptOutput struct {
 	Versions map[string]string `json:"versions"`
 	Cells    []struct {
+		Lane    string `json:"lane"`
 		Listed  bool   `json:"listed"`
 		Version string `json:"version"`
 		OK      bool   `json:"ok"`
@@ -563,6 +579,20 @@ func (p *recordingProxy) version(t *testing.T, prefix string) string {
 		return "?"
 	}
 	return versions[0]
+}
+
+// checkHandshake checks that the connection under prefix opened its lane
+// as version's revision does: server/discover from 2026-07-28 on (the
+// stateless lane), else initialize (the session lane).
+func (p *recordingProxy) checkHandshake(t *testing.T, prefix, version string) {
+	t.Helper()
+	want := "initialize"
+	if version >= "2026-07-28" {
+		want = "server/discover"
+	}
+	if rs := p.requests(prefix); len(rs) == 0 || rs[0].method != want {
+		t.Errorf("%s: the first request was %+v, want %s", prefix, rs, want)
+	}
 }
 
 // checkListed checks that the connection under prefix listed the tools

@@ -1,7 +1,7 @@
 // Shared by the three views: the App connection to the host, theming,
 // DOM helpers and the read-only tool calls a view may make.
 import { Host, applyContext } from "./bridge";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 
 // The tools a view may call through the host: reads only. A view never
 // writes; a write goes through the model and the host's confirmation.

@@ -1,5 +1,5 @@
 // A minimal MCP Apps host for the Chromium test: the extension's own
-// AppBridge (@modelcontextprotocol/ext-apps/app-bridge) talks to a view in
+// AppBridge (@modelcontextprotocol/ext-apps/app-bridge, 2.x) talks to a view in
 // a sandboxed iframe; MCP requests go to /rpc on this page's origin, where
 // the Go test forwards them to a real ServerFS over a session that
 // declared the extension. Only read tools are forwarded from the view.

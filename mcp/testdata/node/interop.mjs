@@ -2,16 +2,20 @@
 // per client library, each cell a fresh connection that calls stat_file,
 // read_text_file and search_text, once after tools/list ("listed") and
 // once without it ("unlisted"), as a client does that reuses a known tool
-// list.
+// list. The v2 SDK (@modelcontextprotocol/client) runs both of its protocol
+// lanes: "legacy" (initialize, 2025-11-25, its default) and "modern"
+// (server/discover, pinned to 2026-07-28), four cells.
 //
 //	node interop.mjs ts-http BASE        TypeScript SDK, BASE/listed/mcp and BASE/unlisted/mcp
 //	node interop.mjs ts-stdio BIN DIR     TypeScript SDK, `BIN serve --stdio --workdir wd=DIR`
+//	node interop.mjs ts2-http BASE       TypeScript SDK v2 on both lanes, BASE/LANE/listed/mcp and BASE/LANE/unlisted/mcp
+//	node interop.mjs ts2-stdio BIN DIR    TypeScript SDK v2 on both lanes over stdio
 //	node interop.mjs agents BASE          @openai/agents MCPServerStreamableHttp (no model, no key)
 //	node interop.mjs agents-stdio BIN DIR @openai/agents MCPServerStdio
 //
 // It expects node_test.go's fixture (workdir "wd", notes/hello.txt) and
 // prints {"versions": {...}, "cells": [...]} on stdout: each cell has
-// listed, the protocol version the client negotiated when it can tell (the
+// listed, its lane (the v2 SDK's cells), the protocol version the client negotiated when it can tell (the
 // HTTP cells' version is read by the test's recording proxy), ok and its
 // checks. It exits 1 when a check failed, 2 when it could not run.
 //
@@ -33,6 +37,8 @@ const npm = path.join(repo, ".ci/npm");
 const require = createRequire(path.join(npm, "package.json"));
 const sdkDir = path.join(npm, "node_modules/@modelcontextprotocol/sdk");
 const sdk = (p) => import(pathToFileURL(path.join(sdkDir, "dist/esm", p)).href);
+const client2Dir = path.join(npm, "node_modules/@modelcontextprotocol/client");
+const client2 = (p) => import(pathToFileURL(path.join(client2Dir, "dist", p)).href);
 const version = (pkg) => JSON.parse(readFileSync(path.join(npm, "node_modules", pkg, "package.json"), "utf8")).version;
 
 const [mode, ...args] = process.argv.slice(2);
@@ -93,6 +99,31 @@ async function tsCell(listed, transport) {
   out.cells.push(cell);
 }
 
+// The v2 SDK's lanes: what versionNegotiation asks for each.
+const LANES = { legacy: { mode: "legacy" }, modern: { mode: { pin: "2026-07-28" } } };
+
+// ts2Cell connects the v2 SDK's Client on lane over transport; the
+// client reports the era and version it negotiated.
+async function ts2Cell(lane, listed, transport) {
+  const cell = { lane, listed, version: null, ok: true, checks: [] };
+  const { Client } = await client2("index.mjs");
+  const client = new Client({ name: "serverfs-interop", version: "1.0.0" }, { versionNegotiation: LANES[lane] });
+  try {
+    await client.connect(transport);
+    cell.version = client.getNegotiatedProtocolVersion() ?? null;
+    const era = client.getProtocolEra();
+    cell.checks.push(era === lane ? { name: "the lane's era", ok: true } : { name: "the lane's era", ok: false, detail: era });
+    if (era !== lane) cell.ok = false;
+    await exercise(cell, async () => (await client.listTools()).tools, (name, a) => client.callTool({ name, arguments: a }));
+  } catch (err) {
+    cell.ok = false;
+    cell.checks.push({ name: "connect", ok: false, detail: String(err?.stack ?? err) });
+  } finally {
+    await client.close().catch(() => {});
+  }
+  out.cells.push(cell);
+}
+
 // agentsCell drives an @openai/agents MCP server object the way an Agent
 // does (connect, listTools, callTool), without a model.
 async function agentsCell(listed, server) {
@@ -132,6 +163,20 @@ try {
       }
       break;
     }
+    case "ts2-http":
+    case "ts2-stdio": {
+      out.versions["@modelcontextprotocol/client"] = version("@modelcontextprotocol/client");
+      const { StreamableHTTPClientTransport } = await client2("index.mjs");
+      const { StdioClientTransport } = await client2("stdio.mjs");
+      for (const lane of Object.keys(LANES)) {
+        for (const listed of [true, false]) {
+          await ts2Cell(lane, listed, mode === "ts2-http"
+            ? new StreamableHTTPClientTransport(new URL(`${args[0]}/${lane}/${listed ? "listed" : "unlisted"}/mcp`))
+            : new StdioClientTransport({ command: args[0], args: stdioArgs(args[1]), stderr: "ignore" }));
+        }
+      }
+      break;
+    }
     case "agents":
     case "agents-stdio": {
       out.versions["@openai/agents"] = version("@openai/agents");
@@ -146,7 +191,7 @@ try {
       break;
     }
     default:
-      console.error("usage: node interop.mjs ts-http|agents BASE_URL | ts-stdio|agents-stdio BIN DIR");
+      console.error("usage: node interop.mjs ts-http|ts2-http|agents BASE_URL | ts-stdio|ts2-stdio|agents-stdio BIN DIR");
       process.exit(2);
   }
 } catch (err) {
