@@ -224,12 +224,14 @@ func TestRunIntegrityRefusedBeforeStart(t *testing.T) {
 		rtWrite(t, filepath.Join(root, "tools/lint.sh"), script)
 		rtWrite(t, filepath.Join(root, ".python-version"), "3.12\n")
 		pins := map[string]string{"tools/lint.sh": rtSHA(script), ".python-version": strings.ToUpper(rtSHA("3.12\n"))}
-		wp := rtPolicy(root, map[string]Action{"lint": {Argv: []string{"touch", "canary"}, Mutates: true, Integrity: pins}})
+		// In tools/: where the kernel refuses user namespaces, Landlock
+		// keeps new top-level entries out (sandbox_git.go).
+		wp := rtPolicy(root, map[string]Action{"lint": {Argv: []string{"touch", "tools/canary"}, Mutates: true, Integrity: pins}})
 		res, err := RunAction(context.Background(), fsys, "w", wp, "lint", "", RunLimits{})
 		if err != nil || res.ExitCode != 0 {
 			t.Fatalf("RunAction = %+v, %v", res, err)
 		}
-		if !rtExists(filepath.Join(root, "canary")) {
+		if !rtExists(filepath.Join(root, "tools", "canary")) {
 			t.Fatal("the action did not run")
 		}
 	})
@@ -278,6 +280,9 @@ func TestRunEnvironmentAllowlisted(t *testing.T) {
 	if got["PATH"] != os.Getenv("PATH") || got["HOME"] != "$HOME" || got["TMPDIR"] != "$HOME" || got["LANG"] != "C.UTF-8" {
 		t.Errorf("environment = %v", got)
 	}
+	// The file exists: where the kernel refuses user namespaces, Landlock
+	// keeps new top-level entries out (sandbox_git.go).
+	rtWrite(t, filepath.Join(root, "home-path"), "")
 	wp.Actions["home"] = Action{Argv: []string{"sh", "-c", `printf '%s\n%s' "$HOME" "$TMPDIR" > home-path`}, Mutates: true}
 	if _, err := RunAction(context.Background(), fsys, "w", wp, "home", "", RunLimits{}); err != nil {
 		t.Fatal(err)
