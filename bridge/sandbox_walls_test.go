@@ -228,6 +228,9 @@ func TestSandboxGitFile(t *testing.T) {
 	script := "echo 'gitdir: elsewhere' 2>/dev/null > .git && echo ESCAPE:pointer\n" +
 		"git config core.hooksPath /tmp 2>/dev/null && echo ESCAPE:config\n" +
 		"echo data > data.txt && echo WROTE:tree\n"
+	// data.txt exists: where the kernel refuses user namespaces, Landlock
+	// keeps new top-level entries out (sandbox_git.go).
+	rtWrite(t, filepath.Join(root, "data.txt"), "")
 	fsys := rtFS(t, root)
 	wp := rtPolicy(root, map[string]Action{"gate": {Argv: []string{"/bin/sh", "-c", script}, Mutates: true}})
 	res, err := RunAction(context.Background(), fsys, "w", wp, "gate", "", RunLimits{Protect: []string{root, main}})
