@@ -13,7 +13,7 @@ DEADCODE    ?= golang.org/x/tools/cmd/deadcode@v0.52.0
 FUZZTIME ?= 100000x
 FUZZMINIMIZETIME ?= 10s
 
-.PHONY: test check unit fuzz bench
+.PHONY: test check unit fuzz bench test-matrix
 
 test: check unit fuzz
 
@@ -51,3 +51,11 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Not part of test: the packages each machine condition affects (no
+# AVX2, one CPU, the C locale and a far TZ, umask 077, TMPDIR on tmpfs,
+# user namespaces refused, an older or no Landlock), each run under that
+# condition as this machine can play it; prints the table of
+# docs/testing.md. Needs root.
+test-matrix:
+	scripts/test-matrix

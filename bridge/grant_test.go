@@ -35,6 +35,10 @@ func newGrantFixture(t *testing.T, gp func(*GrantPolicy)) *grantFixture {
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	_, other, _ := ed25519.GenerateKey(rand.Reader)
 	f := &grantFixture{priv: priv, other: other, root: rtRepo(t), root2: rtRepo(t), state: t.TempDir()}
+	// The canary exists: where the kernel refuses user namespaces,
+	// Landlock keeps new top-level entries out (sandbox_git.go).
+	rtWrite(t, filepath.Join(f.root, "ran"), "")
+	rtWrite(t, filepath.Join(f.root2, "ran"), "")
 	g := &GrantPolicy{HostID: grantTestHost, PublicKeys: []string{PublicKeyText(priv.Public().(ed25519.PublicKey))}, AllowMutates: true}
 	if gp != nil {
 		gp(g)
@@ -482,6 +486,7 @@ func TestGrantUsesAfterExpiryWait(t *testing.T) {
 	needLandlock(t)
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	root := rtRepo(t)
+	rtWrite(t, filepath.Join(root, "ran"), "") // as in newGrantFixture
 	policy := &Policy{Workdirs: map[string]WorkdirPolicy{"wd": {Root: root, ReadWrite: true, RepoOps: true}},
 		Grants: &GrantPolicy{HostID: grantTestHost, PublicKeys: []string{PublicKeyText(priv.Public().(ed25519.PublicKey))}, AllowMutates: true}}
 	srv, err := NewServer(policy, []byte(testToken), nil, t.TempDir(), slog.New(slog.NewJSONHandler(io.Discard, nil)))

@@ -181,7 +181,7 @@ func TestCleanPath(t *testing.T) {
 	}
 	realGit, err := exec.LookPath("git")
 	if err != nil {
-		t.Skip("no git")
+		t.Fatal("git not found in PATH: .ci/run installs it; the bridge's host tools include it")
 	}
 	tools, _, err := resolveHostTools(filepath.Join(work, "bin")+":"+filepath.Dir(realGit), guards)
 	if err != nil || tools.git != realGit || tools.path != filepath.Dir(realGit) {

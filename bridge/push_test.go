@@ -45,7 +45,7 @@ type ptRepo struct {
 func ptSetup(t *testing.T) *ptRepo {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
+		t.Fatal("git not found in PATH: .ci/run installs it; push runs the real git")
 	}
 	base := t.TempDir()
 	home := filepath.Join(base, "home")

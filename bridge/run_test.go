@@ -28,6 +28,15 @@ func rtWorkdir(t testing.TB) (*sfs.FS, string) {
 	return rtFS(t, root), root
 }
 
+// rtPlainWorkdir is a workdir without .git or anything else to mask: an
+// action runs there out of namespaces even on a kernel without Landlock
+// (in a repository nothing could mask .git, and nothing would run).
+func rtPlainWorkdir(t testing.TB) (*sfs.FS, string) {
+	t.Helper()
+	root := t.TempDir()
+	return rtFS(t, root), root
+}
+
 // rtRepo is a fresh directory made a git work tree by the system git:
 // a repository workdir, as named actions run in (in a root without
 // .git a mutating action could not create top-level entries).
@@ -224,12 +233,14 @@ func TestRunIntegrityRefusedBeforeStart(t *testing.T) {
 		rtWrite(t, filepath.Join(root, "tools/lint.sh"), script)
 		rtWrite(t, filepath.Join(root, ".python-version"), "3.12\n")
 		pins := map[string]string{"tools/lint.sh": rtSHA(script), ".python-version": strings.ToUpper(rtSHA("3.12\n"))}
-		wp := rtPolicy(root, map[string]Action{"lint": {Argv: []string{"touch", "canary"}, Mutates: true, Integrity: pins}})
+		// In tools/: where the kernel refuses user namespaces, Landlock
+		// keeps new top-level entries out (sandbox_git.go).
+		wp := rtPolicy(root, map[string]Action{"lint": {Argv: []string{"touch", "tools/canary"}, Mutates: true, Integrity: pins}})
 		res, err := RunAction(context.Background(), fsys, "w", wp, "lint", "", RunLimits{})
 		if err != nil || res.ExitCode != 0 {
 			t.Fatalf("RunAction = %+v, %v", res, err)
 		}
-		if !rtExists(filepath.Join(root, "canary")) {
+		if !rtExists(filepath.Join(root, "tools", "canary")) {
 			t.Fatal("the action did not run")
 		}
 	})
@@ -278,6 +289,9 @@ func TestRunEnvironmentAllowlisted(t *testing.T) {
 	if got["PATH"] != os.Getenv("PATH") || got["HOME"] != "$HOME" || got["TMPDIR"] != "$HOME" || got["LANG"] != "C.UTF-8" {
 		t.Errorf("environment = %v", got)
 	}
+	// The file exists: where the kernel refuses user namespaces, Landlock
+	// keeps new top-level entries out (sandbox_git.go).
+	rtWrite(t, filepath.Join(root, "home-path"), "")
 	wp.Actions["home"] = Action{Argv: []string{"sh", "-c", `printf '%s\n%s' "$HOME" "$TMPDIR" > home-path`}, Mutates: true}
 	if _, err := RunAction(context.Background(), fsys, "w", wp, "home", "", RunLimits{}); err != nil {
 		t.Fatal(err)
@@ -304,7 +318,7 @@ func TestRunEnvironmentAllowlisted(t *testing.T) {
 
 func TestRunTimeoutKillsProcessGroup(t *testing.T) {
 	rtWithoutNamespaces(t)
-	fsys, root := rtWorkdir(t)
+	fsys, root := rtPlainWorkdir(t)
 	// The shell and its background child ignore SIGTERM; it prints its
 	// pid (= the process group id) and the child's.
 	wp := rtPolicy(root, map[string]Action{"hang": {Argv: []string{"sh", "-c", "trap '' TERM; sleep 1000 & echo $$ $!; sleep 1000"}}})
@@ -341,7 +355,7 @@ func TestRunTimeoutFromAction(t *testing.T) {
 
 func TestRunBackgroundChildDoesNotOutliveRun(t *testing.T) {
 	rtWithoutNamespaces(t)
-	fsys, root := rtWorkdir(t)
+	fsys, root := rtPlainWorkdir(t)
 	// The shell exits at once; its background child would live on.
 	wp := rtPolicy(root, map[string]Action{"bg": {Argv: []string{"sh", "-c", "sleep 1000 & echo $$ $!"}}})
 	start := time.Now()
@@ -358,9 +372,9 @@ func TestRunBackgroundChildDoesNotOutliveRun(t *testing.T) {
 
 func TestRunCancelKillsProcessGroup(t *testing.T) {
 	rtWithoutNamespaces(t)
-	fsys, root := rtWorkdir(t)
+	fsys, root := rtPlainWorkdir(t)
 	// Below the root: without the mount namespace Landlock keeps the
-	// root of a tree with .git from gaining entries.
+	// root from gaining entries.
 	pidFile := filepath.Join(root, "sub", "pids")
 	rtWrite(t, filepath.Join(root, "sub", "keep"), "")
 	wp := rtPolicy(root, map[string]Action{"hang": {Argv: []string{"sh", "-c", "trap '' TERM; sleep 1000 & echo $$ $! > sub/pids; sleep 1000"}, Mutates: true}})
@@ -384,7 +398,7 @@ func TestRunCancelKillsProcessGroup(t *testing.T) {
 
 func TestRunOutputFloodKilled(t *testing.T) {
 	rtWithoutNamespaces(t)
-	fsys, root := rtWorkdir(t)
+	fsys, root := rtPlainWorkdir(t)
 	wp := rtPolicy(root, map[string]Action{
 		"yes":   {Argv: []string{"yes"}},
 		"flood": {Argv: []string{"sh", "-c", "echo $$ >&2; yes & yes"}},

@@ -158,7 +158,13 @@ func TestBridgeRefusesOtherUID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(bin, data, 0o755)
+	// Chmod too: WriteFile's mode passes through the umask.
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(bin, "-test.run=^TestBridgeRefusesOtherUID$", "-test.count=1")
 	cmd.Env = []string{"SERVERFS_BRIDGE_UID_SOCKET=" + sock, "TMPDIR=/tmp"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
@@ -404,6 +410,9 @@ func TestBridgeOutputHidesBridgePaths(t *testing.T) {
 	policy := &Policy{Workdirs: map[string]WorkdirPolicy{"wd": {Root: root, ReadWrite: true, RepoOps: true, Actions: map[string]Action{
 		"paths": {Argv: []string{"sh", "-c", script, "sh", state, sock}, Mutates: true, Argument: ArgumentNone},
 	}}}}
+	// home.txt exists: where the kernel refuses user namespaces, Landlock
+	// keeps new top-level entries out (sandbox_git.go).
+	rtWrite(t, filepath.Join(root, "home.txt"), "")
 	c, _ := startBridgeIn(t, policy, state, sockDir)
 	res, err := c.RunAction(context.Background(), "wd", "paths", "")
 	if err != nil {

@@ -81,7 +81,13 @@ func runAsNobody(t *testing.T, run string) {
 		t.Fatal(err)
 	}
 	src.Close()
-	dst.Close()
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// OpenFile's mode passes through the umask.
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.Mkdir(tmp, 0o777); err != nil {
 		t.Fatal(err)

@@ -113,11 +113,12 @@ func orcGit(t testing.TB, dir string, args ...string) string {
 	return string(out)
 }
 
-// orcNeedGit skips the test when there is no git to ask.
+// orcNeedGit fails the test when there is no git to ask (.ci/run
+// installs it).
 func orcNeedGit(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not found in PATH; the differential tests need it as the oracle")
+		t.Fatal("git not found in PATH (.ci/run installs it); the differential tests need it as the oracle")
 	}
 }
 

@@ -191,7 +191,11 @@ func copyTestBinary(t *testing.T) string {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "mcp.test")
+	// Chmod too: WriteFile's mode passes through the umask.
 	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return bin

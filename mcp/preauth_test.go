@@ -41,7 +41,7 @@ func TestPreAuthStalledPeer(t *testing.T) {
 		os.Exit(0)
 	}
 	if os.Getuid() != 0 {
-		t.Skip("running the stalled connections as another uid needs root")
+		t.Fatal("this test needs root to run the stalled connections as another uid (CI runs as root)")
 	}
 	// A directory uid 65534 can reach, for the copy of this binary it runs
 	// and for the socket (the test's own directories are 0700).
@@ -183,6 +183,11 @@ func copyExecutable(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// OpenFile's mode passes through the umask (077 leaves uid 65534
+	// nothing to execute).
+	if err := os.Chmod(path, 0o755); err != nil {
 		t.Fatal(err)
 	}
 }
