@@ -120,7 +120,9 @@ func TestSelfcheckConfined(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, d := range []string{filepath.Dir(base), base} {
+	// Chmod, not the mode of MkdirAll, which passes through the umask
+	// (uid 10001 must reach every one of them under umask 077 too).
+	for _, d := range []string{filepath.Dir(base), base, src, root, filepath.Join(root, "01"), filepath.Join(root, "02")} {
 		if err := os.Chmod(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
