@@ -56,14 +56,7 @@ func TestUnixSocket(t *testing.T) {
 	e := newEnv(t)
 	// Others may traverse the directory and all above it (t.TempDir's
 	// parent is 0700): only the socket's own mode can keep them out.
-	dir, err := os.MkdirTemp("", "serverfs-sock-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := traversableTempDir(t, "serverfs-sock-")
 	sock := filepath.Join(dir, "mcp.sock")
 	cfg, probs := loadHTTPConfig([]string{
 		"SERVERFS_LISTEN=unix:" + sock,
@@ -178,14 +171,7 @@ func copyTestBinary(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := os.MkdirTemp("", "serverfs-mcp-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := traversableTempDir(t, "serverfs-mcp-bin-")
 	data, err := os.ReadFile(self)
 	if err != nil {
 		t.Fatal(err)
@@ -199,4 +185,20 @@ func copyTestBinary(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return bin
+}
+
+// traversableTempDir is a new directory every user may traverse (t.TempDir
+// and its parent are 0700), removed when the test ends: for a socket or a
+// copy of the test binary another uid must reach.
+func traversableTempDir(t *testing.T, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -45,14 +45,7 @@ func TestPreAuthStalledPeer(t *testing.T) {
 	}
 	// A directory uid 65534 can reach, for the copy of this binary it runs
 	// and for the socket (the test's own directories are 0700).
-	dir, err := os.MkdirTemp("", "sfs-preauth-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := traversableTempDir(t, "sfs-preauth-")
 	bin := filepath.Join(dir, "mcp.test")
 	copyExecutable(t, bin)
 
