@@ -37,7 +37,7 @@ check:
 unit:
 	@echo "== $@ started at $$(date -u +%T)"
 	$(GO) test -race -count=1 -timeout 25m ./...
-	$(GO) test -count=1 -tags purego ./growstack
+	$(GO) test -count=1 -tags purego ./mcp/internal/growstack
 	cd deploy/compose && $(GO) test -race -count=1 ./...
 
 fuzz:

@@ -19,7 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/serverfs/serverfs/bridge/wire"
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // Grants: the operator signs one exact argv for

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/bridge/wire"
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 const grantTestHost = "host-a"

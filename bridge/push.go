@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/bridge/wire"
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // GitAllowProtocol is the transport allowlist every git the bridge runs

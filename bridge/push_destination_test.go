@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // pdTransport points a push test's origin at its bare remote A over one

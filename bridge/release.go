@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/bridge/wire"
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/errs"
 	"golang.org/x/sys/unix"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/bridge/wire"
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 const testPackageJSON = "{\n  \"name\": \"widget\",\n  \"version\": \"0.1.0\"\n}\n"

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/bridge/wire"
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // rtWorkdir makes a read-write workdir "w" over a fresh git work tree

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/serverfs/serverfs/bridge/wire"
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // needLandlock fails (not skips) when the kernel has no Landlock: the

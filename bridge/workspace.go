@@ -10,8 +10,8 @@ import (
 	"syscall"
 
 	"github.com/serverfs/serverfs/bridge/wire"
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // Named actions in workspaces. The MCP server keeps its

@@ -2,7 +2,7 @@ package fs
 
 import (
 	"context"
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 	"io"
 	"os"
 	"os/exec"

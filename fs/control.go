@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 	"golang.org/x/sys/unix"
 )
 

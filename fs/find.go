@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/serverfs/serverfs/errs"
-	"github.com/serverfs/serverfs/glob"
+	"github.com/serverfs/serverfs/fs/internal/glob"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // maxPatternBytes bounds a glob pattern.

@@ -2,7 +2,7 @@ package fs
 
 import (
 	"errors"
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 	"os"
 	"path/filepath"
 	"testing"

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 	"golang.org/x/sys/unix"
 )
 

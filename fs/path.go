@@ -1,7 +1,7 @@
 package fs
 
 import (
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 	"strings"
 	"unicode/utf8"
 )

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/serverfs/serverfs/errs"
-	"github.com/serverfs/serverfs/glob"
+	"github.com/serverfs/serverfs/fs/internal/glob"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // DefaultDenyGlobs is the built-in deny list: secrets and common

@@ -3,7 +3,7 @@ package fs
 import (
 	"context"
 	"encoding/json"
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 	"os"
 	"path/filepath"
 	"strings"

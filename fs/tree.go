@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 	"golang.org/x/sys/unix"
 )
 

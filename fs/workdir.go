@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 	"golang.org/x/sys/unix"
 )
 

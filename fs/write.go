@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/serverfs/serverfs/errs"
-	"github.com/serverfs/serverfs/unidiff"
+	"github.com/serverfs/serverfs/internal/errs"
+	"github.com/serverfs/serverfs/internal/unidiff"
 )
 
 // Writes. Every change to a workdir:

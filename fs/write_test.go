@@ -3,7 +3,7 @@ package fs
 import (
 	"context"
 	"fmt"
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 	"math/rand"
 	"os"
 	"os/exec"

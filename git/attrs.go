@@ -5,8 +5,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/serverfs/serverfs/errs"
-	"github.com/serverfs/serverfs/gitignore"
+	"github.com/serverfs/serverfs/internal/errs"
+	"github.com/serverfs/serverfs/internal/gitignore"
 )
 
 // Attributes. A commit stores a file's bytes as they are; git would first

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // TestStatusAttributes: status compares what git add would store, after

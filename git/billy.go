@@ -9,8 +9,8 @@ import (
 
 	"github.com/go-git/go-billy/v5"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // controlFS is a read-only billy.Filesystem over a directory beneath a

@@ -13,8 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"golang.org/x/sys/unix"
 
-	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/git/internal/pathrule"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // CheckoutLimits bound one Checkout.

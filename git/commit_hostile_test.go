@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // newCommitRepo is a repository with one commit and an identity, in a

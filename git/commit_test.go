@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // openRW opens the repository in dir as the read-write, repo-ops

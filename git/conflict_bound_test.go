@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // Conflict bundles are bounded: past the file/byte caps files are named

@@ -7,8 +7,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
-	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/git/internal/pathrule"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // maxDotfileCheck bounds the .gitmodules or .gitattributes a commit reads

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // followRepo is queueRepo with symlinks, an executable and an unrelated

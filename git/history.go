@@ -17,11 +17,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/commitgraph"
 	"github.com/serverfs/serverfs/git/internal/pack"
 	"github.com/serverfs/serverfs/git/internal/refs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // History: log, show and blame, read in process from the object

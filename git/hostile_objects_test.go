@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // largeBlobMiB is the size of the blobs of TestLargeBlobsEveryTool: 128

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // TestStatusHostileIgnore: a 1 MiB .gitignore of distinct wildcard

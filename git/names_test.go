@@ -16,9 +16,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"golang.org/x/sys/unix"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/gittest"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // nameGen draws the names git's checks are about: .git and the dotfiles

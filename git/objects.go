@@ -14,9 +14,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/git/internal/odb"
 	"github.com/serverfs/serverfs/git/internal/pack"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // maxBlobBytes bounds one file a commit stores (GitHub's own per-file

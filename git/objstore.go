@@ -19,9 +19,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
-	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/git/internal/odb"
 	"github.com/serverfs/serverfs/git/internal/pack"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // maxStructObjectBytes bounds a commit, tree or tag read (a tree of

@@ -23,11 +23,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/serverfs/serverfs/diff3"
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/indexfile"
 	"github.com/serverfs/serverfs/git/internal/refs"
+	"github.com/serverfs/serverfs/internal/diff3"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // The merge queue: one worker per (repository,

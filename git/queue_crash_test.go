@@ -16,7 +16,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 const queueChildEnv = "SERVERFS_QUEUE_CHILD"

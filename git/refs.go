@@ -4,8 +4,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/git/internal/refs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // updateRef moves the branch HEAD is on (or HEAD itself when detached)

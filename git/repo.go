@@ -9,10 +9,10 @@ import (
 
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/odb"
 	"github.com/serverfs/serverfs/git/internal/pack"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // maxConfigBytes bounds every config, ignore and HEAD file read.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // gitCLI runs the system git in dir with a clean, fixed environment.

@@ -16,12 +16,12 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/indexfile"
 	"github.com/serverfs/serverfs/git/internal/pathrule"
-	"github.com/serverfs/serverfs/ignore"
-	"github.com/serverfs/serverfs/unidiff"
+	"github.com/serverfs/serverfs/internal/errs"
+	"github.com/serverfs/serverfs/internal/ignore"
+	"github.com/serverfs/serverfs/internal/unidiff"
 )
 
 // The patch artifact of a workspace: the change from

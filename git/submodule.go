@@ -9,9 +9,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/refs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // Submodules (gitlinks): the commit a submodule's checkout is at, read

@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/serverfs/serverfs/decompress"
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/decompress"
+	"github.com/serverfs/serverfs/internal/errs"
 	"github.com/serverfs/serverfs/search"
 )
 

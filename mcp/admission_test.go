@@ -25,8 +25,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/errs"
 	"github.com/serverfs/serverfs/mcp/transport"
 	"github.com/serverfs/serverfs/search"
 )

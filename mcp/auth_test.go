@@ -10,7 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 	"github.com/serverfs/serverfs/mcp/transport"
 	"github.com/serverfs/serverfs/mcp/transport/transporttest"
 )

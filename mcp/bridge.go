@@ -8,8 +8,8 @@ import (
 
 	"github.com/serverfs/serverfs/bridge"
 	"github.com/serverfs/serverfs/bridge/wire"
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // The host-bridge tools: served when a bridge is configured

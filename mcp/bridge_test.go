@@ -18,11 +18,11 @@ import (
 
 	"github.com/serverfs/serverfs/bridge"
 	"github.com/serverfs/serverfs/bridge/wire"
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git"
+	"github.com/serverfs/serverfs/git/workspace"
+	"github.com/serverfs/serverfs/internal/errs"
 	"github.com/serverfs/serverfs/search"
-	"github.com/serverfs/serverfs/workspace"
 )
 
 // withBridge starts a real bridge for the environment's workdir "wd" (the

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/serverfs/serverfs/errs"
-	"github.com/serverfs/serverfs/rawjson"
+	"github.com/serverfs/serverfs/internal/errs"
+	"github.com/serverfs/serverfs/mcp/internal/rawjson"
 )
 
 // NewJSONLogger is the server's Logger: JSON lines to w, from level up.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // TestCallLineMatchesHandler: the tool_call line NewJSONLogger encodes

@@ -7,7 +7,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/serverfs/serverfs/growstack"
+	"github.com/serverfs/serverfs/mcp/internal/growstack"
 )
 
 // deepFrames uses about n KiB of stack below its caller.

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/serverfs/serverfs/git"
-	"github.com/serverfs/serverfs/unidiff"
+	"github.com/serverfs/serverfs/internal/unidiff"
 )
 
 // read_repo_history's text content: a log is one line per commit (with

@@ -19,9 +19,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
-	"github.com/serverfs/serverfs/rawjson"
+	"github.com/serverfs/serverfs/internal/errs"
+	"github.com/serverfs/serverfs/mcp/internal/rawjson"
 )
 
 // Logger writes ServerFS's structured log: one JSON line per tool call.

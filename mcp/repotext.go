@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/serverfs/serverfs/git"
-	"github.com/serverfs/serverfs/unidiff"
+	"github.com/serverfs/serverfs/internal/unidiff"
 )
 
 // inspect_repo's text content: status as git status --short --branch

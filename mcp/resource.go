@@ -11,9 +11,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
-	"github.com/serverfs/serverfs/rawjson"
+	"github.com/serverfs/serverfs/internal/errs"
+	"github.com/serverfs/serverfs/mcp/internal/rawjson"
 )
 
 // ResourceTemplate is the URI template of workdir files. go-sdk's {path*}

@@ -6,7 +6,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/serverfs/serverfs/rawjson"
+	"github.com/serverfs/serverfs/mcp/internal/rawjson"
 )
 
 // Tool results leave the server as go-sdk marshals a *sdk.CallToolResult:

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/serverfs/serverfs/mcp/internal/rawjson"
 	"github.com/serverfs/serverfs/mcp/transport"
-	"github.com/serverfs/serverfs/rawjson"
 )
 
 // TestEncodedResultMatches: encodedResult writes the bytes go-sdk's

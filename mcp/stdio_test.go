@@ -12,8 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/serverfs/serverfs/mcp/internal/rawjson"
 	"github.com/serverfs/serverfs/mcp/transport"
-	"github.com/serverfs/serverfs/rawjson"
 )
 
 // stdioStep is one line sent and how many lines it must be answered with.

@@ -6,8 +6,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/git"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // submit_workspace: a workspace's changes become a patch (a

@@ -22,9 +22,9 @@ import (
 
 	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
-	"github.com/serverfs/serverfs/growstack"
+	"github.com/serverfs/serverfs/git/workspace"
+	"github.com/serverfs/serverfs/mcp/internal/growstack"
 	"github.com/serverfs/serverfs/search"
-	"github.com/serverfs/serverfs/workspace"
 )
 
 // surface is what one server serves: the tool families its configuration

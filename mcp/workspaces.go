@@ -11,9 +11,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
-	"github.com/serverfs/serverfs/workspace"
+	"github.com/serverfs/serverfs/git/workspace"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // The workspace tools: served when a state directory is

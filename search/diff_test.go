@@ -37,8 +37,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
-	decomp "github.com/serverfs/serverfs/decompress"
 	sfs "github.com/serverfs/serverfs/fs"
+	decomp "github.com/serverfs/serverfs/internal/decompress"
 )
 
 // diffHit is one matching line, as compared between the two engines.

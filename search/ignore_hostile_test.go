@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // hostileIgnore is ~1 MiB of distinct wildcard-heavy patterns, the kind

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // rgRun runs rg in the corpus with the differential flags plus extra

@@ -11,10 +11,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/serverfs/serverfs/decompress"
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
-	"github.com/serverfs/serverfs/ignore"
+	"github.com/serverfs/serverfs/internal/decompress"
+	"github.com/serverfs/serverfs/internal/errs"
+	"github.com/serverfs/serverfs/internal/ignore"
 )
 
 // Ranked search (ChatGPT's search tool): the query is what a model writes

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // TestRankTimeout: a ranked search that reaches the search timeout answers

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // rgPattern translates an RE2 pattern for ripgrep: Go's \w \d \s \b (and

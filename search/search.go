@@ -26,10 +26,10 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
-	"github.com/serverfs/serverfs/decompress"
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
-	"github.com/serverfs/serverfs/ignore"
+	"github.com/serverfs/serverfs/internal/decompress"
+	"github.com/serverfs/serverfs/internal/errs"
+	"github.com/serverfs/serverfs/internal/ignore"
 )
 
 // MaxQueryBytes bounds a query.

@@ -14,9 +14,9 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
-	"github.com/serverfs/serverfs/decompress"
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/decompress"
+	"github.com/serverfs/serverfs/internal/errs"
 	"golang.org/x/sys/unix"
 )
 

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // Client is the MCP server's side of the bridge. It is also the writer

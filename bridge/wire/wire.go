@@ -11,7 +11,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // MaxRequestBytes bounds one request line.

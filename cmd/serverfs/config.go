@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/serverfs/serverfs/bridge/wire"
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/workspace"
+	"github.com/serverfs/serverfs/internal/errs"
 	"github.com/serverfs/serverfs/mcp"
 	"github.com/serverfs/serverfs/mcp/transport"
-	"github.com/serverfs/serverfs/workspace"
 )
 
 // workdirFlags collects the values of a repeatable flag.

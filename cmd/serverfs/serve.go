@@ -14,12 +14,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/workspace"
+	"github.com/serverfs/serverfs/internal/errs"
 	"github.com/serverfs/serverfs/mcp"
 	"github.com/serverfs/serverfs/mcp/transport"
 	"github.com/serverfs/serverfs/search"
-	"github.com/serverfs/serverfs/workspace"
 )
 
 func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -21,7 +21,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	sfs "github.com/serverfs/serverfs/fs"
-	"github.com/serverfs/serverfs/rawjson"
+	"github.com/serverfs/serverfs/mcp/internal/rawjson"
 )
 
 // Path is where the MCP endpoint is served.

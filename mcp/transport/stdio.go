@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/serverfs/serverfs/rawjson"
+	"github.com/serverfs/serverfs/mcp/internal/rawjson"
 )
 
 // Stdio is the transport of serve --stdio: one MCP session on

@@ -13,9 +13,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/internal/pack"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // Objects located and sized from their headers alone, as git's own

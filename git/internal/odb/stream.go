@@ -11,8 +11,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/serverfs/serverfs/errs"
 	"github.com/serverfs/serverfs/git/internal/pack"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // Object content as a stream: a loose object's zlib data after its

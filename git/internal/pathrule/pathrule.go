@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
-	"github.com/serverfs/serverfs/errs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // The names git refuses, ported from git's fsck rules (the tree checks of

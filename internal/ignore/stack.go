@@ -13,9 +13,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
-	"github.com/serverfs/serverfs/gitignore"
+	"github.com/serverfs/serverfs/internal/errs"
+	"github.com/serverfs/serverfs/internal/gitignore"
 )
 
 // Options say which rules a Stack reads and how it bounds them.

@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/serverfs/serverfs/diff3"
+	"github.com/serverfs/serverfs/internal/diff3"
 )
 
 const diffContext = 3

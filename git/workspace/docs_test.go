@@ -12,7 +12,7 @@ import (
 // the default the code applies and the bounds LoadConfig enforces (the
 // bounds accepted, one past either refused).
 func TestLimitsDocumented(t *testing.T) {
-	b, err := os.ReadFile("../docs/limits.md")
+	b, err := os.ReadFile("../../docs/limits.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,9 +42,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // Workspace describes one workspace.

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/serverfs/serverfs/errs"
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/errs"
 )
 
 // gitRun runs system git in dir (the oracle) with a fixed identity and
