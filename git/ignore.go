@@ -7,8 +7,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
+	"github.com/serverfs/serverfs/fs/ignore"
 	"github.com/serverfs/serverfs/internal/gitignore"
-	"github.com/serverfs/serverfs/internal/ignore"
 )
 
 // newIgnoreStack returns the exclude rules of a work-tree walk in git's

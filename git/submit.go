@@ -17,10 +17,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/fs/ignore"
 	"github.com/serverfs/serverfs/git/internal/indexfile"
 	"github.com/serverfs/serverfs/git/internal/pathrule"
 	"github.com/serverfs/serverfs/internal/errs"
-	"github.com/serverfs/serverfs/internal/ignore"
 	"github.com/serverfs/serverfs/internal/unidiff"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/fs/ignore"
 	"github.com/serverfs/serverfs/internal/errs"
-	"github.com/serverfs/serverfs/internal/ignore"
 )
 
 // The work-tree scan of a status: every visible entry is compared with the

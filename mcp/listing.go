@@ -11,7 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	sfs "github.com/serverfs/serverfs/fs"
-	"github.com/serverfs/serverfs/internal/ignore"
+	"github.com/serverfs/serverfs/fs/ignore"
 )
 
 // list_directory's answer is compact (issue 17): a listing is the call an

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	sfs "github.com/serverfs/serverfs/fs"
-	"github.com/serverfs/serverfs/internal/ignore"
+	"github.com/serverfs/serverfs/fs/ignore"
 )
 
 // Both searches, search_text's (Engine.Search) and ChatGPT's (Engine.Rank),

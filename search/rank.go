@@ -12,9 +12,9 @@ import (
 	"unicode/utf8"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/fs/ignore"
 	"github.com/serverfs/serverfs/internal/decompress"
 	"github.com/serverfs/serverfs/internal/errs"
-	"github.com/serverfs/serverfs/internal/ignore"
 )
 
 // Ranked search (ChatGPT's search tool): the query is what a model writes

@@ -27,9 +27,9 @@ import (
 	"unicode/utf8"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/fs/ignore"
 	"github.com/serverfs/serverfs/internal/decompress"
 	"github.com/serverfs/serverfs/internal/errs"
-	"github.com/serverfs/serverfs/internal/ignore"
 )
 
 // MaxQueryBytes bounds a query.
