@@ -195,6 +195,7 @@ func (r *Repo) diff(ctx context.Context, mode diffMode, paths []string, maxBytes
 			wanted[e.Name] = append(es, e)
 		}
 	}
+	drivers := map[string]unidiff.FuncName{}
 	for _, p := range clean {
 		if ctx.Err() != nil {
 			return nil, canceled(alias)
@@ -217,7 +218,7 @@ func (r *Repo) diff(ctx context.Context, mode diffMode, paths []string, maxBytes
 		// The patch text beyond what still fits is not rendered (one
 		// byte more tells that it did not fit).
 		room := maxBytes - out.patch.Len() + 1
-		f, text, err := renderDiff(dctx, p, a, b, room)
+		f, text, err := renderDiff(dctx, p, a, b, room, r.funcNameFor(p, drivers))
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, canceled(alias)
@@ -449,7 +450,7 @@ func (r *Repo) loadSides(a, b *side, budget *readBudget) error {
 // of it (the caller cuts), and an error when ctx is done first. A text
 // side that is not valid UTF-8 sets NotUTF8: the caller leaves the text
 // out of the patch.
-func renderDiff(ctx context.Context, p string, a, b side, room int) (DiffFile, string, error) {
+func renderDiff(ctx context.Context, p string, a, b side, room int, funcName unidiff.FuncName) (DiffFile, string, error) {
 	f := DiffFile{Path: p}
 	switch {
 	case !a.exists && !b.exists:
@@ -480,11 +481,11 @@ func renderDiff(ctx context.Context, p string, a, b side, room int) (DiffFile, s
 	}
 	if f.Change == "type_changed" {
 		// git shows a type change as a deletion and an addition.
-		df, del, err := renderDiff(ctx, p, a, side{}, room)
+		df, del, err := renderDiff(ctx, p, a, side{}, room, funcName)
 		if err != nil {
 			return f, "", err
 		}
-		af, add, err := renderDiff(ctx, p, side{}, b, room-len(del))
+		af, add, err := renderDiff(ctx, p, side{}, b, room-len(del), funcName)
 		f.NotUTF8 = df.NotUTF8 || af.NotUTF8
 		return f, del + add, err
 	}
@@ -540,7 +541,7 @@ func renderDiff(ctx context.Context, p string, a, b side, room int) (DiffFile, s
 	} else {
 		out.WriteString("+++ /dev/null\n")
 	}
-	hunks, _, err := unidiff.HunksBounded(ctx, a.data, b.data, max(0, room-out.Len()))
+	hunks, _, err := unidiff.HunksBounded(ctx, a.data, b.data, max(0, room-out.Len()), funcName)
 	if err != nil {
 		return f, "", err
 	}

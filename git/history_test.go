@@ -1042,8 +1042,8 @@ func TestShowMatchesGit(t *testing.T) {
 			for _, f := range res.Files {
 				dfs = append(dfs, DiffFile{Path: f.Path, Binary: f.Binary, NotUTF8: f.NotUTF8})
 			}
-			// Each file's hunks are git show's, byte for byte (the
-			// function name git puts after a hunk's "@@ ... @@" aside).
+			// Each file's hunks are git show's, byte for byte, the
+			// function name git puts after a hunk's "@@ ... @@" included.
 			gitHunks := patchHunks(orcGit(t, dir, "show", "--format=", "--no-renames", "--diff-merges=first-parent", "-p", id))
 			for hdr, h := range patchHunks(res.Patch) {
 				if h != gitHunks[hdr] {
@@ -1096,8 +1096,7 @@ func TestShowMatchesGit(t *testing.T) {
 }
 
 // patchHunks splits a git patch by its "diff --git" lines into each
-// file's hunks: the text from its first "@@", each hunk header cut after
-// its second "@@".
+// file's hunks: the text from its first "@@".
 func patchHunks(patch string) map[string]string {
 	out := map[string]string{}
 	hdr, in := "", false
@@ -1115,9 +1114,6 @@ func patchHunks(patch string) map[string]string {
 			hdr, in = strings.TrimSuffix(l, "\n"), false
 		case strings.HasPrefix(l, "@@ -"):
 			in = true
-			if i := strings.Index(l[3:], " @@"); i >= 0 {
-				l = l[:3+i+3] + "\n"
-			}
 			b.WriteString(l)
 		case in:
 			b.WriteString(l)

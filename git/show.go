@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"errors"
+	"github.com/serverfs/serverfs/internal/unidiff"
 	"math"
 	"strings"
 
@@ -109,6 +110,7 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 	budget := &readBudget{left: maxDiffCallBytes}
 	var patch strings.Builder
 	stopped := "" // why the remaining files are not diffed
+	drivers := map[string]unidiff.FuncName{}
 	for _, ch := range changes {
 		f := ShowFile{Status: ch.status(), Path: ch.path}
 		if stopped == "" && ctx.Err() != nil {
@@ -133,7 +135,7 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 			}
 			return nil, err
 		}
-		df, text, err := renderDiff(ctx, ch.path, a, b, math.MaxInt32)
+		df, text, err := renderDiff(ctx, ch.path, a, b, math.MaxInt32, r.funcNameFor(ch.path, drivers))
 		if err != nil {
 			if ctx.Err() == context.DeadlineExceeded {
 				stopped = "timeout"

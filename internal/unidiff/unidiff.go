@@ -67,7 +67,7 @@ func HunksStat(old, new []byte) (hunks string, added, deleted int) {
 		}
 	}
 	var out strings.Builder
-	writeHunks(&out, a, b, ops, -1)
+	writeHunks(&out, a, b, ops, -1, nil)
 	return out.String(), added, deleted
 }
 
@@ -76,7 +76,9 @@ func HunksStat(old, new []byte) (hunks string, added, deleted int) {
 // the edit search), and stops writing once more than
 // maxBytes are written (cut: the text is then incomplete, and longer
 // than maxBytes).
-func HunksBounded(ctx context.Context, old, new []byte, maxBytes int) (hunks string, cut bool, err error) {
+// funcName, when not nil, gives each hunk header the function context git
+// prints after it (see FuncName).
+func HunksBounded(ctx context.Context, old, new []byte, maxBytes int, funcName FuncName) (hunks string, cut bool, err error) {
 	if bytes.Equal(old, new) {
 		return "", false, nil
 	}
@@ -86,7 +88,7 @@ func HunksBounded(ctx context.Context, old, new []byte, maxBytes int) (hunks str
 		return "", false, err
 	}
 	var out strings.Builder
-	cut = writeHunks(&out, a, b, ops, maxBytes)
+	cut = writeHunks(&out, a, b, ops, maxBytes, funcName)
 	return out.String(), cut, nil
 }
 
@@ -144,7 +146,7 @@ func diffLines(ctx context.Context, a, b [][]byte) ([]diffOp, error) {
 
 // writeHunks groups ops into hunks with diffContext lines of context. With
 // limit >= 0 it stops once more than limit bytes are written, and says so.
-func writeHunks(out *strings.Builder, a, b [][]byte, ops []diffOp, limit int) (cut bool) {
+func writeHunks(out *strings.Builder, a, b [][]byte, ops []diffOp, limit int, funcName FuncName) (cut bool) {
 	// Positions (in a and b) at the start of each op.
 	type pos struct{ i, j int }
 	at := make([]pos, len(ops)+1)
@@ -161,6 +163,7 @@ func writeHunks(out *strings.Builder, a, b [][]byte, ops []diffOp, limit int) (c
 		}
 	}
 	at[len(ops)] = pos{i, j}
+	fc := funcContext{name: funcName, old: a, searched: -1}
 	for k := 0; k < len(ops); {
 		if limit >= 0 && out.Len() > limit {
 			return true
@@ -190,7 +193,7 @@ func writeHunks(out *strings.Builder, a, b [][]byte, ops []diffOp, limit int) (c
 			end = run
 		}
 		s, e := at[start], at[end]
-		fmt.Fprintf(out, "@@ -%s +%s @@\n", hunkRange(s.i, e.i-s.i), hunkRange(s.j, e.j-s.j))
+		fmt.Fprintf(out, "@@ -%s +%s @@%s\n", hunkRange(s.i, e.i-s.i), hunkRange(s.j, e.j-s.j), fc.before(s.i))
 		for x := start; x < end; x++ {
 			if limit >= 0 && out.Len() > limit {
 				return true

@@ -126,15 +126,15 @@ func TestHunksBounded(t *testing.T) {
 	}
 	old, new := []byte(a.String()), []byte(b.String())
 	full := Hunks(old, new)
-	if h, cut, err := HunksBounded(context.Background(), old, new, len(full)); h != full || cut || err != nil {
+	if h, cut, err := HunksBounded(context.Background(), old, new, len(full), nil); h != full || cut || err != nil {
 		t.Fatalf("within the budget: %d bytes, cut %v, %v; want %d bytes", len(h), cut, err, len(full))
 	}
-	if h, cut, err := HunksBounded(context.Background(), old, new, 1000); !cut || err != nil || len(h) <= 1000 || !strings.HasPrefix(full, h) {
+	if h, cut, err := HunksBounded(context.Background(), old, new, 1000, nil); !cut || err != nil || len(h) <= 1000 || !strings.HasPrefix(full, h) {
 		t.Fatalf("over the budget: %d bytes, cut %v, %v", len(h), cut, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := HunksBounded(ctx, old, new, 1<<20); err != context.Canceled {
+	if _, _, err := HunksBounded(ctx, old, new, 1<<20, nil); err != context.Canceled {
 		t.Fatalf("canceled: %v", err)
 	}
 }
