@@ -23,22 +23,6 @@ import (
 // Actions workflow for the tag with the operator's gh login. No argv, no
 // npm token: the workflow publishes through trusted publishing.
 
-// MaxReleaseTagLen bounds a release tag.
-const MaxReleaseTagLen = 64
-
-// releaseTagRE is vMAJOR.MINOR.PATCH or vMAJOR.MINOR.PATCH-beta.N, no
-// number with a leading zero; Go's $ is the end of the text (no newline
-// before it).
-var releaseTagRE = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-beta\.(0|[1-9][0-9]*))?$`)
-
-// CheckReleaseTag says why tag is not a release tag, or "".
-func CheckReleaseTag(tag string) string {
-	if len(tag) > MaxReleaseTagLen || !releaseTagRE.MatchString(tag) {
-		return "release_tag must be vMAJOR.MINOR.PATCH or vMAJOR.MINOR.PATCH-beta.N (decimal numbers without leading zeros, such as v1.2.3 or v1.3.0-beta.2)"
-	}
-	return ""
-}
-
 // maxPackageJSONBytes bounds the package.json a release reads.
 const maxPackageJSONBytes = 1 << 20
 
@@ -142,7 +126,7 @@ func releaseAction(fsys *sfs.FS, alias string, wp WorkdirPolicy, name, tag strin
 	if !a.IsRelease() {
 		return nil, Action{}, errs.At(errs.InvalidArgument, alias, "", fmt.Sprintf("action %q is a command action; it takes no release_tag", name))
 	}
-	if why := CheckReleaseTag(tag); why != "" {
+	if why := wire.CheckReleaseTag(tag); why != "" {
 		return nil, Action{}, errs.At(errs.InvalidArgument, alias, "", why)
 	}
 	st, err := w.Control().Lstat(".git")

@@ -280,96 +280,128 @@ func (s *Server) withLease(alias, purpose string, fn func() (any, error)) (any, 
 	return fn()
 }
 
+// methods are the bridge's handlers, by wire method.
+var methods = map[string]func(s *Server, ctx context.Context, req wire.Request) (any, error){
+	wire.MethodLeaseAcquire:     (*Server).lease,
+	wire.MethodLeaseRenew:       (*Server).lease,
+	wire.MethodLeaseRelease:     (*Server).lease,
+	wire.MethodLeaseGuardCommit: (*Server).lease,
+	wire.MethodActionsList:      (*Server).listActions,
+	wire.MethodActionsRun:       (*Server).runAction,
+	wire.MethodActionsRelease:   (*Server).runAction,
+	wire.MethodBridgeOffer:      (*Server).offer,
+	wire.MethodGrantsRun:        (*Server).grant,
+	wire.MethodRepoPush:         (*Server).push,
+}
+
 func (s *Server) dispatch(ctx context.Context, req wire.Request) (any, error) {
-	switch req.Method {
-	case wire.MethodLeaseAcquire, wire.MethodLeaseRenew, wire.MethodLeaseRelease, wire.MethodLeaseGuardCommit:
-		p, _, err := workdirParams[wire.LeaseParams](s, req.Params)
-		if err != nil {
-			return nil, err
-		}
-		ttl := time.Duration(p.TTLSeconds) * time.Second
-		switch req.Method {
-		case wire.MethodLeaseAcquire:
-			id, err := s.leases.Acquire(p.Workdir, p.Purpose, ttl)
-			return wire.LeaseResult{Lease: id}, err
-		case wire.MethodLeaseRenew:
-			return struct{}{}, s.leases.Renew(p.Workdir, p.Lease, ttl)
-		case wire.MethodLeaseRelease:
-			return struct{}{}, s.leases.Release(p.Workdir, p.Lease)
-		default:
-			return struct{}{}, s.leases.GuardCommit(p.Workdir, p.Lease, p.Ref, p.Old)
-		}
-	case wire.MethodActionsList:
-		_, wp, err := workdirParams[wire.PushParams](s, req.Params)
-		if err != nil {
-			return nil, err
-		}
-		out := []wire.ActionInfo{}
-		for name, a := range wp.Actions {
-			info := wire.ActionInfo{Name: name, Argument: a.Argument, Mutates: a.Mutates}
-			if a.IsRelease() {
-				info = wire.ActionInfo{Name: name, Kind: a.Kind, Argument: ArgumentReleaseTag, Mutates: true}
-			}
-			out = append(out, info)
-		}
-		sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-		return out, nil
-	case wire.MethodActionsRun, wire.MethodActionsRelease:
-		p, wp, err := workdirParams[wire.ActionParams](s, req.Params)
-		if err != nil {
-			return nil, err
-		}
-		a, ok := wp.Actions[p.Action]
-		if !ok {
-			return nil, errs.At(errs.ActionNotFound, p.Workdir, "", fmt.Sprintf("has no action %q (inspect_repo view actions lists them)", sfs.DisplayPath(p.Action)))
-		}
-		if req.Method == wire.MethodActionsRun && a.IsRelease() {
-			return nil, errs.At(errs.InvalidArgument, p.Workdir, "", fmt.Sprintf("action %q is a %s action: it needs a release_tag (vMAJOR.MINOR.PATCH or vMAJOR.MINOR.PATCH-beta.N) and takes no path", p.Action, a.Kind))
-		}
-		if req.Method == wire.MethodActionsRelease {
-			if p.Workspace != "" {
-				return nil, errs.At(errs.InvalidArgument, p.Workdir, "", "release actions run in the workdir, never in a workspace")
-			}
-			if p.Path != "" {
-				return nil, errs.At(errs.InvalidArgument, p.Workdir, "", "release_tag and path are mutually exclusive")
-			}
-			if !a.IsRelease() {
-				return nil, errs.At(errs.InvalidArgument, p.Workdir, "", fmt.Sprintf("action %q is a command action; it takes no release_tag", p.Action))
-			}
-			if why := CheckReleaseTag(p.ReleaseTag); why != "" {
-				return nil, errs.At(errs.InvalidArgument, p.Workdir, "", why)
-			}
-			return s.withLease(p.Workdir, "release "+p.Action, func() (any, error) {
-				return Release(ctx, s.fs, p.Workdir, wp, p.Action, p.ReleaseTag, s.runLimits())
-			})
-		}
-		if p.ReleaseTag != "" {
-			return nil, errs.At(errs.InvalidArgument, p.Workdir, "", fmt.Sprintf("action %q is a command action; it takes no release_tag", p.Action))
-		}
-		if p.Workspace != "" {
-			return s.runInWorkspace(ctx, p, wp)
-		}
-		return s.withLease(p.Workdir, "action "+p.Action, func() (any, error) {
-			return RunAction(ctx, s.fs, p.Workdir, wp, p.Action, p.Path, s.runLimits())
-		})
-	case wire.MethodBridgeOffer:
-		return wire.Offer{Grants: s.grants != nil && len(s.grantKeys) > 0}, nil
-	case wire.MethodGrantsRun:
-		p, err := decodeParams[wire.GrantParams](req.Params)
-		if err != nil {
-			return nil, err
-		}
-		return s.RunGrant(ctx, p.Workdir, p.Grant)
-	case wire.MethodRepoPush:
-		p, wp, err := workdirParams[wire.PushParams](s, req.Params)
-		if err != nil {
-			return nil, err
-		}
-		return s.withLease(p.Workdir, "push", func() (any, error) {
-			return Push(ctx, s.fs, p.Workdir, wp, s.runLimits())
-		})
+	if handle, ok := methods[req.Method]; ok {
+		return handle(s, ctx, req)
 	}
 	return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("unknown method %q", sfs.DisplayPath(req.Method)))
+}
+
+func (s *Server) lease(_ context.Context, req wire.Request) (any, error) {
+	p, _, err := workdirParams[wire.LeaseParams](s, req.Params)
+	if err != nil {
+		return nil, err
+	}
+	ttl := time.Duration(p.TTLSeconds) * time.Second
+	switch req.Method {
+	case wire.MethodLeaseAcquire:
+		id, err := s.leases.Acquire(p.Workdir, p.Purpose, ttl)
+		return wire.LeaseResult{Lease: id}, err
+	case wire.MethodLeaseRenew:
+		return struct{}{}, s.leases.Renew(p.Workdir, p.Lease, ttl)
+	case wire.MethodLeaseRelease:
+		return struct{}{}, s.leases.Release(p.Workdir, p.Lease)
+	default:
+		return struct{}{}, s.leases.GuardCommit(p.Workdir, p.Lease, p.Ref, p.Old)
+	}
+}
+
+func (s *Server) listActions(_ context.Context, req wire.Request) (any, error) {
+	_, wp, err := workdirParams[wire.PushParams](s, req.Params)
+	if err != nil {
+		return nil, err
+	}
+	out := []wire.ActionInfo{}
+	for name, a := range wp.Actions {
+		info := wire.ActionInfo{Name: name, Argument: a.Argument, Mutates: a.Mutates}
+		if a.IsRelease() {
+			info = wire.ActionInfo{Name: name, Kind: a.Kind, Argument: ArgumentReleaseTag, Mutates: true}
+		}
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// runAction runs a command action (actions.run) or a release action
+// (actions.release), each refusing the other's arguments.
+func (s *Server) runAction(ctx context.Context, req wire.Request) (any, error) {
+	p, wp, err := workdirParams[wire.ActionParams](s, req.Params)
+	if err != nil {
+		return nil, err
+	}
+	a, ok := wp.Actions[p.Action]
+	if !ok {
+		return nil, errs.At(errs.ActionNotFound, p.Workdir, "", fmt.Sprintf("has no action %q (inspect_repo view actions lists them)", sfs.DisplayPath(p.Action)))
+	}
+	if req.Method == wire.MethodActionsRelease {
+		return s.release(ctx, p, wp, a)
+	}
+	if a.IsRelease() {
+		return nil, errs.At(errs.InvalidArgument, p.Workdir, "", fmt.Sprintf("action %q is a %s action: it needs a release_tag (vMAJOR.MINOR.PATCH or vMAJOR.MINOR.PATCH-beta.N) and takes no path", p.Action, a.Kind))
+	}
+	if p.ReleaseTag != "" {
+		return nil, errs.At(errs.InvalidArgument, p.Workdir, "", fmt.Sprintf("action %q is a command action; it takes no release_tag", p.Action))
+	}
+	if p.Workspace != "" {
+		return s.runInWorkspace(ctx, p, wp)
+	}
+	return s.withLease(p.Workdir, "action "+p.Action, func() (any, error) {
+		return RunAction(ctx, s.fs, p.Workdir, wp, p.Action, p.Path, s.runLimits())
+	})
+}
+
+func (s *Server) release(ctx context.Context, p wire.ActionParams, wp WorkdirPolicy, a Action) (any, error) {
+	switch {
+	case p.Workspace != "":
+		return nil, errs.At(errs.InvalidArgument, p.Workdir, "", "release actions run in the workdir, never in a workspace")
+	case p.Path != "":
+		return nil, errs.At(errs.InvalidArgument, p.Workdir, "", "release_tag and path are mutually exclusive")
+	case !a.IsRelease():
+		return nil, errs.At(errs.InvalidArgument, p.Workdir, "", fmt.Sprintf("action %q is a command action; it takes no release_tag", p.Action))
+	}
+	if why := wire.CheckReleaseTag(p.ReleaseTag); why != "" {
+		return nil, errs.At(errs.InvalidArgument, p.Workdir, "", why)
+	}
+	return s.withLease(p.Workdir, "release "+p.Action, func() (any, error) {
+		return Release(ctx, s.fs, p.Workdir, wp, p.Action, p.ReleaseTag, s.runLimits())
+	})
+}
+
+func (s *Server) offer(context.Context, wire.Request) (any, error) {
+	return wire.Offer{Grants: s.grants != nil && len(s.grantKeys) > 0}, nil
+}
+
+func (s *Server) grant(ctx context.Context, req wire.Request) (any, error) {
+	p, err := decodeParams[wire.GrantParams](req.Params)
+	if err != nil {
+		return nil, err
+	}
+	return s.RunGrant(ctx, p.Workdir, p.Grant)
+}
+
+func (s *Server) push(ctx context.Context, req wire.Request) (any, error) {
+	p, wp, err := workdirParams[wire.PushParams](s, req.Params)
+	if err != nil {
+		return nil, err
+	}
+	return s.withLease(p.Workdir, "push", func() (any, error) {
+		return Push(ctx, s.fs, p.Workdir, wp, s.runLimits())
+	})
 }
 
 // runLimits are the default limits, with the host paths outputs must not

@@ -6,7 +6,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/serverfs/serverfs/bridge"
 	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/internal/errs"
@@ -115,7 +114,7 @@ func runRepoAction(ctx context.Context, d *Deps, in runRepoActionIn) (*runRepoAc
 		if in.Path != "" {
 			return nil, info, argErr("release_tag and path are mutually exclusive")
 		}
-		if why := bridge.CheckReleaseTag(in.ReleaseTag); why != "" {
+		if why := wire.CheckReleaseTag(in.ReleaseTag); why != "" {
 			return nil, info, argErr("%s", why)
 		}
 		if w.Mode() != sfs.ModeReadWrite {

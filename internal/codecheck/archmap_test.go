@@ -68,9 +68,6 @@ func TestImportRules(t *testing.T) {
 	pkgs := loadPackages(t, repoRoot(t))
 	for _, p := range pkgs {
 		for _, imp := range p.imports {
-			if knownBreaks[p.dir+" -> "+imp] {
-				continue
-			}
 			if msg := importRefused(p.dir, imp); msg != "" {
 				t.Errorf("%s imports %s: %s", p.dir, imp, msg)
 			}
@@ -81,12 +78,6 @@ func TestImportRules(t *testing.T) {
 			t.Errorf("%s is in no room of the map: add the room to rooms (with its altitude) or move the package", p.dir)
 		}
 	}
-}
-
-// knownBreaks are arrows the rules refuse that are still in the code,
-// each to be removed by the change that ends it.
-var knownBreaks = map[string]bool{
-	"mcp -> bridge": true, // CheckReleaseTag, moving to bridge/wire
 }
 
 func importRefused(from, to string) string {
