@@ -482,10 +482,10 @@ func (h *history) findRename(pc *object.Commit, o *origin) (string, *object.Tree
 	var deleted []change
 	_, err := h.diffTrees(pc.TreeHash, o.c.TreeHash, "", nil, func(ch change) bool {
 		switch {
-		case ch.path == o.path && ch.from.Hash.IsZero():
+		case ch.Path == o.path && ch.From.Hash.IsZero():
 			c := ch
 			added = &c
-		case ch.to.Hash.IsZero() && ch.from.Mode != filemode.Submodule:
+		case ch.To.Hash.IsZero() && ch.From.Mode != filemode.Submodule:
 			deleted = append(deleted, ch)
 		}
 		return true
@@ -495,22 +495,22 @@ func (h *history) findRename(pc *object.Commit, o *origin) (string, *object.Tree
 	}
 	base := path.Base(o.path)
 	pick := func(c change) (string, *object.TreeEntry, error) {
-		e := c.from
-		return c.path, &e, nil
+		e := c.From
+		return c.Path, &e, nil
 	}
 	var exact []change
 	for _, c := range deleted {
-		if c.from.Hash == o.blob {
+		if c.From.Hash == o.blob {
 			exact = append(exact, c)
 		}
 	}
 	if len(exact) > 0 {
 		sort.SliceStable(exact, func(i, j int) bool {
-			return path.Base(exact[i].path) == base && path.Base(exact[j].path) != base
+			return path.Base(exact[i].Path) == base && path.Base(exact[j].Path) != base
 		})
 		return pick(exact[0])
 	}
-	if !isRegFile(added.to.Mode) {
+	if !isRegFile(added.To.Mode) {
 		return "", nil, nil
 	}
 	if err := h.load(o); err != nil {
@@ -519,10 +519,10 @@ func (h *history) findRename(pc *object.Commit, o *origin) (string, *object.Tree
 	dst := spanHashes(o.data)
 	best, bestScore, bestName := -1, 0, false
 	for i, c := range deleted {
-		if !isRegFile(c.from.Mode) {
+		if !isRegFile(c.From.Mode) {
 			continue
 		}
-		size, err := h.r.blobSize(c.from.Hash)
+		size, err := h.r.blobSize(c.From.Hash)
 		if err != nil {
 			return "", nil, err
 		}
@@ -530,7 +530,7 @@ func (h *history) findRename(pc *object.Commit, o *origin) (string, *object.Tree
 			continue
 		}
 		score := similarity(size, int64(len(o.data)), func() (map[uint32]int, error) {
-			data, err := h.r.readBlob(c.from.Hash, maxDiffFileBytes)
+			data, err := h.r.readBlob(c.From.Hash, maxDiffFileBytes)
 			if err != nil {
 				return nil, err
 			}
@@ -539,7 +539,7 @@ func (h *history) findRename(pc *object.Commit, o *origin) (string, *object.Tree
 		if score.err != nil {
 			return "", nil, score.err
 		}
-		sameName := path.Base(c.path) == base
+		sameName := path.Base(c.Path) == base
 		if score.v >= minRenameScore && (score.v > bestScore || score.v == bestScore && sameName && !bestName) {
 			best, bestScore, bestName = i, score.v, sameName
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"golang.org/x/sys/unix"
 
+	gitobject "github.com/serverfs/serverfs/git/internal/object"
 	"github.com/serverfs/serverfs/git/internal/pathrule"
 	"github.com/serverfs/serverfs/internal/errs"
 )
@@ -166,7 +167,7 @@ func (co *checkout) tree(id plumbing.Hash, dirfd int, path string, depth int) er
 		if why := checkoutName(e.Name); why != "" {
 			return co.refuse(p, why)
 		}
-		if r := pathrule.Checkout(p, canonicalMode(e.Mode)); r != nil {
+		if r := pathrule.Checkout(p, gitobject.CanonicalMode(e.Mode)); r != nil {
 			return co.refuse(p, r.ID+": "+r.Why)
 		}
 		if err := co.count(); err != nil {
@@ -180,7 +181,7 @@ func (co *checkout) tree(id plumbing.Hash, dirfd int, path string, depth int) er
 }
 
 func (co *checkout) entry(mode filemode.FileMode, id plumbing.Hash, dirfd int, name, path string, depth int) error {
-	switch canonicalMode(mode) {
+	switch gitobject.CanonicalMode(mode) {
 	case filemode.Dir:
 		fd, err := co.mkdir(dirfd, name, path)
 		if err != nil {

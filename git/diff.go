@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	gitobject "github.com/serverfs/serverfs/git/internal/object"
 	"github.com/serverfs/serverfs/internal/errs"
 	"github.com/serverfs/serverfs/internal/unidiff"
 )
@@ -460,7 +461,7 @@ func renderDiff(ctx context.Context, p string, a, b side, room int, funcName uni
 		f.Change = "added"
 	case !b.exists:
 		f.Change = "deleted"
-	case kind(a.mode) != kind(b.mode):
+	case gitobject.Kind(a.mode) != gitobject.Kind(b.mode):
 		f.Change = "type_changed"
 	case a.hash == b.hash && a.mode == b.mode && !a.hash.IsZero():
 		// (A large work-tree side has no hash: it was not read.)

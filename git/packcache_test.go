@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	gitobject "github.com/serverfs/serverfs/git/internal/object"
 	"github.com/serverfs/serverfs/git/internal/pack"
 )
 
@@ -61,8 +62,8 @@ func TestDiffRawMatchesDecoded(t *testing.T) {
 	modes := []string{"100644", "100755", "120000", "160000", "100664"}
 	objs := map[plumbing.Hash]*pack.Object{}
 	raw := pack.Preloaded(objs)
-	decoded := &history{trees: newObjectCache[*object.Tree](maxCachedTreeEntries)}
-	withRaw := &history{trees: newObjectCache[*object.Tree](maxCachedTreeEntries), pack: raw}
+	decoded := &history{trees: gitobject.NewCache[*object.Tree](maxCachedTreeEntries)}
+	withRaw := &history{trees: gitobject.NewCache[*object.Tree](maxCachedTreeEntries), pack: raw}
 	n := 0
 	var mk func(depth int) plumbing.Hash
 	mk = func(depth int) plumbing.Hash {
@@ -95,7 +96,7 @@ func TestDiffRawMatchesDecoded(t *testing.T) {
 		var id plumbing.Hash
 		id[0], id[1], id[2] = 0xee, byte(n), byte(n>>8)
 		objs[id] = &pack.Object{Type: plumbing.TreeObject, Data: []byte(b.String())}
-		decoded.trees.m[id] = quickTree(id, []byte(b.String()))
+		decoded.trees.Put(id, gitobject.DecodeTree(id, []byte(b.String())), 1)
 		return id
 	}
 	for range 400 {

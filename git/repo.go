@@ -2,14 +2,18 @@ package git
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 
 	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/git/internal/indexfile"
 	"github.com/serverfs/serverfs/git/internal/odb"
 	"github.com/serverfs/serverfs/git/internal/pack"
 	"github.com/serverfs/serverfs/internal/errs"
@@ -207,3 +211,167 @@ func parseBool(v string, def bool) bool {
 	}
 	return def
 }
+
+// headInfo is what HEAD points at.
+type headInfo struct {
+	branch string        // short branch name; "" when detached
+	commit plumbing.Hash // zero before the first commit
+}
+
+func (r *Repo) head() (headInfo, error) {
+	b, err := r.readControl(".git/HEAD")
+	if err != nil {
+		return headInfo{}, err
+	}
+	s := strings.TrimSpace(string(b))
+	if ref, ok := strings.CutPrefix(s, "ref: "); ok {
+		h := headInfo{branch: strings.TrimPrefix(ref, "refs/heads/")}
+		resolved, err := r.storage.Reference(plumbing.ReferenceName(ref))
+		if err == plumbing.ErrReferenceNotFound {
+			return h, nil // unborn branch
+		}
+		if err != nil {
+			return h, fmt.Errorf("resolving %s: %w", ref, err)
+		}
+		if resolved.Type() == plumbing.SymbolicReference {
+			return h, errs.At(errs.RepoUnsupported, r.w.Alias(), "", "HEAD's branch is itself a symbolic reference")
+		}
+		h.commit = resolved.Hash()
+		return h, nil
+	}
+	if !plumbing.IsHash(s) {
+		return headInfo{}, errs.At(errs.RepoUnsupported, r.w.Alias(), "", "has an unreadable .git/HEAD")
+	}
+	return headInfo{commit: plumbing.NewHash(s)}, nil
+}
+
+// sameDirs are directories whose index entries equal HEAD's.
+type sameDirs map[string]bool
+
+// covers reports whether path lies in one of the directories.
+func (s sameDirs) covers(path string) bool {
+	if len(s) == 0 {
+		return false
+	}
+	if s[""] {
+		return true
+	}
+	for i := 0; i < len(path); i++ {
+		if path[i] == '/' && s[path[:i]] {
+			return true
+		}
+	}
+	return false
+}
+
+// headTreeExcept flattens HEAD's tree like headTree, but does not descend
+// into a directory whose valid cache-tree node has HEAD's tree id for it:
+// those directories are returned in same.
+func (r *Repo) headTreeExcept(ctx context.Context, commit plumbing.Hash, cache map[string]plumbing.Hash) (map[string]treeEntry, sameDirs, error) {
+	out, same := map[string]treeEntry{}, sameDirs{}
+	if commit.IsZero() {
+		return out, same, nil
+	}
+	c, err := r.getCommit(commit)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := 0
+	var walk func(h plumbing.Hash, prefix string) error
+	walk = func(h plumbing.Hash, prefix string) error {
+		if ch, ok := cache[prefix]; ok && ch == h {
+			same[prefix] = true
+			return nil
+		}
+		if h == emptyTree {
+			return nil
+		}
+		if n++; n%64 == 0 && ctx.Err() != nil {
+			return canceled(r.w.Alias())
+		}
+		t, err := r.getTree(h)
+		if err != nil {
+			return err
+		}
+		for _, e := range t.Entries {
+			p := e.Name
+			if prefix != "" {
+				p = prefix + "/" + e.Name
+			}
+			if e.Mode == filemode.Dir {
+				if err := walk(e.Hash, p); err != nil {
+					return err
+				}
+				continue
+			}
+			out[p] = treeEntry{hash: e.Hash, mode: e.Mode}
+		}
+		return nil
+	}
+	if err := walk(c.TreeHash, ""); err != nil {
+		return nil, nil, err
+	}
+	return out, same, nil
+}
+
+// emptyTree is the id of the tree with no entries, which git knows
+// without storing it.
+var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+
+type treeEntry struct {
+	hash plumbing.Hash
+	mode filemode.FileMode
+}
+
+// maxIndexBytes bounds the index read into memory (50,000 entries take
+// about 5 MB).
+const maxIndexBytes = 256 << 20
+
+// readIndex decodes .git/index (an absent one is empty) and returns the
+// index file's stat (for racily clean entries).
+func (r *Repo) readIndex() (*indexfile.File, sfs.StatData, error) {
+	f, err := r.ctl.Open(".git/index")
+	if errs.CodeOf(err) == errs.PathNotFound {
+		return &indexfile.File{Version: 2}, sfs.StatData{}, nil
+	}
+	if err != nil {
+		return nil, sfs.StatData{}, err
+	}
+	defer f.Close()
+	st, err := f.Fstat()
+	if err != nil {
+		return nil, st, err
+	}
+	if st.Size > maxIndexBytes {
+		return nil, st, errs.At(errs.RepoUnsupported, r.w.Alias(), "", "has an index larger than 256 MiB")
+	}
+	b := make([]byte, st.Size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, st, err
+	}
+	idx, err := indexfile.Decode(b)
+	if err != nil {
+		return nil, st, errs.At(errs.RepoUnsupported, r.w.Alias(), "", "has an index ServerFS cannot read ("+err.Error()+")")
+	}
+	return idx, st, nil
+}
+
+func canceled(alias string) error {
+	return errs.At(errs.Canceled, alias, "", "the repository status did not finish in time")
+}
+
+// visible reports whether the policy lets agents see path.
+func (r *Repo) visible(path string) bool {
+	comps := strings.Split(path, "/")
+	p := r.fs.Policy()
+	if !p.AllowHidden() {
+		for _, c := range comps {
+			if sfs.IsHidden(c) {
+				return false
+			}
+		}
+	}
+	return !p.Denied(comps)
+}
+
+// treeEntriesAt looks up only the given paths in a tree (path -> blob or

@@ -95,7 +95,7 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 	var changes []change
 	if _, err := h.diffTrees(from, c.TreeHash, "", ps, func(ch change) bool {
 		switch {
-		case !r.visible(ch.path):
+		case !r.visible(ch.Path):
 			res.HiddenFiles++
 		case len(changes) == maxShowFiles:
 			res.FilesTruncated = true
@@ -112,7 +112,7 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 	stopped := "" // why the remaining files are not diffed
 	drivers := map[string]unidiff.FuncName{}
 	for _, ch := range changes {
-		f := ShowFile{Status: ch.status(), Path: ch.path}
+		f := ShowFile{Status: ch.Status(), Path: ch.Path}
 		if stopped == "" && ctx.Err() != nil {
 			if ctx.Err() != context.DeadlineExceeded {
 				return nil, canceled(h.alias)
@@ -124,8 +124,8 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 			res.Files = append(res.Files, f)
 			continue
 		}
-		a := side{exists: !ch.from.Hash.IsZero(), mode: ch.from.Mode, hash: ch.from.Hash}
-		b := side{exists: !ch.to.Hash.IsZero(), mode: ch.to.Mode, hash: ch.to.Hash}
+		a := side{exists: !ch.From.Hash.IsZero(), mode: ch.From.Mode, hash: ch.From.Hash}
+		b := side{exists: !ch.To.Hash.IsZero(), mode: ch.To.Mode, hash: ch.To.Hash}
 		if err := r.loadSides(&a, &b, budget); err != nil {
 			if errors.Is(err, errReadLimit) {
 				stopped = DiffCutReadLimit
@@ -135,7 +135,7 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 			}
 			return nil, err
 		}
-		df, text, err := renderDiff(ctx, ch.path, a, b, math.MaxInt32, r.funcNameFor(ch.path, drivers))
+		df, text, err := renderDiff(ctx, ch.Path, a, b, math.MaxInt32, r.funcNameFor(ch.Path, drivers))
 		if err != nil {
 			if ctx.Err() == context.DeadlineExceeded {
 				stopped = "timeout"

@@ -1,14 +1,14 @@
-package git
+package object
 
 import (
 	"math/rand"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	gogit "github.com/go-git/go-git/v5/plumbing/object"
 )
 
-// TestQuickSignatureMatchesGoGit: quickSignature reads every signature
+// TestQuickSignatureMatchesGoGit: DecodeSignature reads every signature
 // line, well formed or not, as go-git's Signature.Decode does.
 func TestQuickSignatureMatchesGoGit(t *testing.T) {
 	lines := []string{
@@ -25,11 +25,11 @@ func TestQuickSignatureMatchesGoGit(t *testing.T) {
 		}
 		lines = append(lines, string(b))
 	}
-	var zones zoneCache
+	var zones Zones
 	for _, l := range lines {
-		var want object.Signature
+		var want gogit.Signature
 		want.Decode([]byte(l))
-		got := quickSignature(l, &zones)
+		got := DecodeSignature(l, &zones)
 		_, wo := want.When.Zone()
 		_, go_ := got.When.Zone()
 		if got.Name != want.Name || got.Email != want.Email || !got.When.Equal(want.When) || wo != go_ {
@@ -38,12 +38,12 @@ func TestQuickSignatureMatchesGoGit(t *testing.T) {
 	}
 }
 
-// TestParseIDMatchesGoGit: parseID takes what plumbing.IsHash takes, as
+// TestParseIDMatchesGoGit: ParseID takes what plumbing.IsHash takes, as
 // plumbing.NewHash reads it.
 func TestParseIDMatchesGoGit(t *testing.T) {
 	ids := []string{"", "0123456789abcdef0123456789abcdef01234567", "0123456789ABCDEF0123456789abcdef01234567", "0123456789abcdef0123456789abcdef0123456", "0123456789abcdef0123456789abcdef012345678", "0123456789abcdef0123456789abcdef0123456g", " 123456789abcdef0123456789abcdef01234567", "+123456789abcdef0123456789abcdef01234567"}
 	for _, s := range ids {
-		got, ok := parseID(s)
+		got, ok := ParseID(s)
 		if ok != plumbing.IsHash(s) || ok && got != plumbing.NewHash(s) {
 			t.Errorf("%q: %v %v", s, got, ok)
 		}
