@@ -5,7 +5,7 @@ import (
 	"path"
 	"strings"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/settings"
 )
 
 // Per-directory build files. A pinned root Makefile does not pin what
@@ -128,9 +128,9 @@ func buildFileWarning(a Action) string {
 // each naming the slot and action; render-policy and check-config print
 // them. A value that does not parse is RenderPolicy's to report.
 func ActionWarnings(environ []string) []string {
-	env := sfs.EnvMap(environ)
+	env := settings.EnvMap(environ)
 	var out []string
-	for n := 1; n <= sfs.Slots; n++ {
+	for n := 1; n <= settings.Slots; n++ {
 		raw := strings.TrimSpace(env[fmt.Sprintf("WORKDIR_%02d_REPO_ACTIONS_JSON", n)])
 		if raw == "" {
 			continue
@@ -155,8 +155,8 @@ func ActionWarnings(environ []string) []string {
 // ActionMaskNote says what the command actions of the .env in environ
 // cannot read, or "" when it configures none.
 func ActionMaskNote(environ []string) string {
-	env := sfs.EnvMap(environ)
-	for n := 1; n <= sfs.Slots; n++ {
+	env := settings.EnvMap(environ)
+	for n := 1; n <= settings.Slots; n++ {
 		actions, errs := parseActions([]byte(strings.TrimSpace(env[fmt.Sprintf("WORKDIR_%02d_REPO_ACTIONS_JSON", n)])))
 		if len(errs) > 0 {
 			continue

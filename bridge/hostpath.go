@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/settings"
 )
 
 // hostTools are the PATH every process the bridge starts gets (and
@@ -156,7 +156,7 @@ func policyPathGuards(p *Policy) []pathGuard {
 // policy file only.
 func envPathGuards(env map[string]string) []pathGuard {
 	var gs []pathGuard
-	for n := 1; n <= sfs.Slots; n++ {
+	for n := 1; n <= settings.Slots; n++ {
 		if p := env[fmt.Sprintf("WORKDIR_%02d_PATH", n)]; filepath.IsAbs(p) {
 			gs = append(gs, pathGuard{p, fmt.Sprintf("the workdir of slot %02d", n)})
 		}
@@ -173,7 +173,7 @@ func envPathGuards(env map[string]string) []pathGuard {
 // and check-config print them; render-policy's own git uses what is
 // left). They name an entry by its position, never its host path.
 func PathWarnings(environ []string) []string {
-	env := sfs.EnvMap(environ)
+	env := settings.EnvMap(environ)
 	_, dropped, err := resolveHostTools(env["PATH"], envPathGuards(env))
 	var out []string
 	for _, d := range dropped {

@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/serverfs/serverfs/internal/settings"
 
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/internal/errs"
@@ -69,7 +70,7 @@ func RenderPolicy(environ []string) (*Policy, error) {
 // should know of a valid policy: for each read-write repo-ops workdir,
 // the push destination read from its repository, or why none was.
 func RenderPolicyNotes(environ []string) (*Policy, []string, error) {
-	env := sfs.EnvMap(environ)
+	env := settings.EnvMap(environ)
 	var probs problems
 	var notes []string
 	p := &Policy{Workdirs: map[string]WorkdirPolicy{}}
@@ -78,7 +79,7 @@ func RenderPolicyNotes(environ []string) (*Policy, []string, error) {
 	// bridge cleans it (nil: nothing is left, PathWarnings says so).
 	tools, _, _ := resolveHostTools(env["PATH"], envPathGuards(env))
 
-	for n := 1; n <= sfs.Slots; n++ {
+	for n := 1; n <= settings.Slots; n++ {
 		slot := fmt.Sprintf("slot %02d", n)
 		v := func(suffix string) string { return env[fmt.Sprintf("WORKDIR_%02d_%s", n, suffix)] }
 		name := func(suffix string) string { return fmt.Sprintf("WORKDIR_%02d_%s", n, suffix) }
@@ -701,188 +702,6 @@ func WritePolicy(path string, p *Policy) (err error) {
 	data = append(data, '\n')
 	if err := atomicWriteFile(path, data, 0o600); err != nil {
 		return fmt.Errorf("writing the policy file: %s", describeFSError(err))
-	}
-	return nil
-}
-
-// parseActions decodes a REPO_ACTIONS_JSON value strictly. It returns the
-// problems found (without a slot prefix).
-func parseActions(data []byte) (map[string]Action, []string) {
-	if errList := checkJSON(data, actionsSchema); len(errList) > 0 {
-		return nil, errList
-	}
-	var actions map[string]Action
-	if err := strictDecode(data, &actions); err != "" {
-		return nil, []string{err}
-	}
-	return actions, nil
-}
-
-// strictDecode decodes one JSON value refusing unknown fields and trailing
-// data. The message it returns holds no JSON values.
-func strictDecode(data []byte, v any) string {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return describeJSONError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return "unexpected data after the JSON value"
-	}
-	return ""
-}
-
-func describeJSONError(err error) string {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return fmt.Sprintf("malformed JSON at byte %d: %s", syn.Offset, syn.Error())
-	case errors.As(err, &typ):
-		if typ.Field != "" {
-			return fmt.Sprintf("field %q: a JSON %s cannot be used here (%s expected)", showSetting(typ.Field), typ.Value, typ.Type)
-		}
-		return fmt.Sprintf("a JSON %s cannot be used here (%s expected)", typ.Value, typ.Type)
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "malformed JSON: unexpected end of input"
-	}
-	msg := err.Error()
-	if f, ok := strings.CutPrefix(msg, `json: unknown field "`); ok {
-		return fmt.Sprintf("unknown field %q", showSetting(strings.TrimSuffix(f, `"`)))
-	}
-	return "malformed JSON"
-}
-
-// jsonSchema describes where objects are structs (with an exact field
-// set) and where they are maps, so that checkJSON can refuse what
-// encoding/json would let through silently: duplicate keys (the last one
-// wins) and field names in another case ("ARGV" for "argv").
-type jsonSchema struct {
-	fields map[string]*jsonSchema // a struct: its JSON field names
-	elem   *jsonSchema            // a map: the schema of its values
-}
-
-var leafSchema = &jsonSchema{}
-
-var (
-	actionSchema = &jsonSchema{fields: map[string]*jsonSchema{
-		"kind": leafSchema, "repository": leafSchema, "fetch_urls": leafSchema, "push_urls": leafSchema,
-		"workflow": leafSchema, "gh": leafSchema,
-		"argv": leafSchema, "mutates": leafSchema, "network": leafSchema, "unix_sockets": leafSchema, "argument": leafSchema,
-		"reveal":    leafSchema,
-		"integrity": {elem: leafSchema}, "timeout_seconds": leafSchema,
-		"argument_allow": {fields: map[string]*jsonSchema{"chars": leafSchema, "directories": leafSchema}},
-	}}
-	actionsSchema = &jsonSchema{elem: actionSchema}
-	workdirSchema = &jsonSchema{fields: map[string]*jsonSchema{
-		"root": leafSchema, "read_write": leafSchema, "repo_ops": leafSchema, "actions": actionsSchema,
-		"push": {fields: map[string]*jsonSchema{"urls": leafSchema, "branches": leafSchema}},
-	}}
-	policySchema = &jsonSchema{fields: map[string]*jsonSchema{
-		"workdirs": {elem: workdirSchema},
-		"sandbox": {fields: map[string]*jsonSchema{"required": leafSchema, "read_paths": leafSchema, "allow_hidden": leafSchema,
-			"deny": leafSchema, "max_processes": leafSchema, "max_memory_mb": leafSchema}},
-		"workspaces_dir": leafSchema,
-		"grants": {fields: map[string]*jsonSchema{"host_id": leafSchema, "public_keys": leafSchema,
-			"allow_mutates": leafSchema, "allow_network": leafSchema, "allow_unix_sockets": leafSchema, "timeout_seconds": leafSchema}},
-	}}
-)
-
-// checkJSON walks data token by token: it must be exactly one JSON object,
-// valid UTF-8, with no key repeated in any object and, where the schema
-// says struct, only the exact field names. Messages show keys only when
-// they cannot be a path.
-func checkJSON(data []byte, schema *jsonSchema) []string {
-	if !utf8.Valid(data) {
-		return []string{"the JSON is not valid UTF-8"}
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return []string{describeJSONError(err)}
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return []string{"must be a JSON object"}
-	}
-	var errList []string
-	if err := walkObject(dec, schema, "", &errList); err != nil {
-		return append(errList, describeJSONError(err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return append(errList, "unexpected data after the JSON object")
-	}
-	return errList
-}
-
-// walkObject reads an object's members after its '{'.
-func walkObject(dec *json.Decoder, schema *jsonSchema, where string, errs *[]string) error {
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		key, _ := tok.(string)
-		at := where + "." + showSetting(key)
-		if where == "" {
-			at = showSetting(key)
-		}
-		if seen[key] {
-			if where == "" {
-				*errs = append(*errs, fmt.Sprintf("duplicate key %q", showSetting(key)))
-			} else {
-				*errs = append(*errs, fmt.Sprintf("duplicate key %q in %s", showSetting(key), where))
-			}
-		}
-		seen[key] = true
-		var child *jsonSchema
-		switch {
-		case schema == nil:
-			child = nil
-		case schema.fields != nil:
-			if c, ok := schema.fields[key]; ok {
-				child = c
-			} else {
-				child = nil
-				if where == "" {
-					*errs = append(*errs, fmt.Sprintf("unknown field %q", showSetting(key)))
-				} else {
-					*errs = append(*errs, fmt.Sprintf("unknown field %q in %s", showSetting(key), where))
-				}
-			}
-		case schema.elem != nil:
-			child = schema.elem
-		default:
-			child = nil
-		}
-		if err := walkValue(dec, child, at, errs); err != nil {
-			return err
-		}
-	}
-	_, err := dec.Token() // '}'
-	return err
-}
-
-func walkValue(dec *json.Decoder, schema *jsonSchema, where string, errs *[]string) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch tok {
-	case json.Delim('{'):
-		if schema == leafSchema {
-			schema = nil // a type error the decoder reports
-		}
-		return walkObject(dec, schema, where, errs)
-	case json.Delim('['):
-		for dec.More() {
-			if err := walkValue(dec, nil, where, errs); err != nil {
-				return err
-			}
-		}
-		_, err := dec.Token() // ']'
-		return err
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,11 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
+	"github.com/serverfs/serverfs/bridge/internal/sandbox"
+
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
-	"golang.org/x/sys/unix"
 
 	sfs "github.com/serverfs/serverfs/fs"
 )
@@ -96,23 +94,6 @@ const (
 	sandboxMaxABI  = 9
 )
 
-// sandboxHelperArg is the hidden first argument with which the bridge
-// binary re-executes itself (/proc/self/exe) to apply the sandbox in a
-// fresh process and then exec the action's program. It is handled in
-// this package's init, so that every binary linking the bridge
-// (serverfs, and the test binaries) can serve as the helper.
-const sandboxHelperArg = "__serverfs-sandbox-exec"
-
-// sandboxHelperFailed is the exit status of a helper that could not
-// apply the sandbox; it then writes sandboxHelperMarker (or, when only
-// the mount namespace failed, sandboxMountMarker) and the reason to
-// stderr and runs nothing.
-const (
-	sandboxHelperFailed = 125
-	sandboxHelperMarker = "serverfs-sandbox: "
-	sandboxMountMarker  = "serverfs-sandbox-mount: "
-)
-
 // DefaultSandboxReadPaths are the system paths every sandboxed action may
 // read and execute (those missing on the host are skipped): enough for
 // go, node, python and uv installed system-wide. Toolchains elsewhere (a
@@ -184,15 +165,6 @@ type sandboxOpts struct {
 	network, unixSockets bool
 }
 
-// Ways the helper keeps a mutating process from changing .git, and
-// from reaching pathname Unix sockets.
-const (
-	gitByMount     = "mount"
-	gitByLandlock  = "landlock"
-	unixByLandlock = "landlock"
-	unixBySeccomp  = "seccomp"
-)
-
 // sandboxControls is the level and the controls in force for a process
 // with opts on a kernel with Landlock ABI abi, its .git kept read-only
 // by git ("" when there is none to keep).
@@ -222,9 +194,9 @@ func sandboxControls(abi int, opts sandboxOpts, git string) (string, []string) {
 		}
 	}
 	switch git {
-	case gitByMount:
+	case sandbox.GitByMount:
 		controls = append(controls, ControlGitMount)
-	case gitByLandlock:
+	case sandbox.GitByLandlock:
 		controls = append(controls, ControlGitLandlock)
 	}
 	controls = append(controls, ControlNoCapabilities)
@@ -243,46 +215,10 @@ func unixControl(abi int) string {
 	switch {
 	case abi >= sandboxUnixABI:
 		return ControlUnixLandlock
-	case seccompArches != nil:
+	case sandbox.SeccompFilters():
 		return ControlUnixSeccomp
 	}
 	return ""
-}
-
-// sandboxSpec is what the helper applies before it execs the program.
-type sandboxSpec struct {
-	Path string   `json:"path"`
-	Argv []string `json:"argv"`
-	// ABI is the Landlock ABI whose rights the helper handles (0: no
-	// Landlock; the namespaces, masks and limits still apply).
-	ABI     int      `json:"abi"`
-	RO      []string `json:"ro,omitempty"` // read + execute
-	RW      []string `json:"rw,omitempty"` // everything
-	Devices []string `json:"dev,omitempty"`
-	Network bool     `json:"net,omitempty"` // TCP not restricted
-	// Unix is "landlock" or "seccomp": how pathname Unix sockets are
-	// refused; "": they are not.
-	Unix string `json:"unix,omitempty"`
-	// NS: the helper runs in user, mount and PID namespaces of its own
-	// (a fresh /proc, the masks and .git mounted there); without it
-	// Landlock grants Root entry by entry around what it must not reach.
-	NS bool `json:"ns,omitempty"`
-	// Root is the work tree, Cwd the directory the process starts in,
-	// relative to Root (in a mount namespace the helper enters it again
-	// there). Write: Root is writable.
-	Root  string `json:"root"`
-	Cwd   string `json:"cwd,omitempty"`
-	Write bool   `json:"write,omitempty"`
-	// Git is gitByMount or gitByLandlock: how Root's .git is kept
-	// read-only ("": Root is not written, or has no .git to keep).
-	Git string `json:"git,omitempty"`
-	// Masks says which paths of Root the process must not read.
-	Masks maskSpec `json:"masks"`
-	// Procs bounds the processes (threads included) of the action
-	// (RLIMIT_NPROC, counted in its own user namespace: NS only);
-	// DataBytes each process's data (RLIMIT_DATA).
-	Procs     uint64 `json:"procs,omitempty"`
-	DataBytes uint64 `json:"data,omitempty"`
 }
 
 // sandboxRules is the spec of one action: the read paths, the private
@@ -290,8 +226,8 @@ type sandboxSpec struct {
 // only when the action mutates). protect are host paths no read path may
 // contain (other workdirs, the bridge's directories, the operator's
 // HOME).
-func sandboxRules(sp *SandboxPolicy, root string, mutates, network bool, home string, protect []string) sandboxSpec {
-	s := sandboxSpec{Network: network, Devices: sandboxDevices, Root: root, Write: mutates}
+func sandboxRules(sp *SandboxPolicy, root string, mutates, network bool, home string, protect []string) sandbox.Spec {
+	s := sandbox.Spec{Network: network, Devices: sandboxDevices, Root: root, Write: mutates}
 	s.RO = sandboxReadPaths(sp, root, mutates, protect)
 	s.RW = append(s.RW, home)
 	return s
@@ -343,236 +279,6 @@ func coversAny(dir string, paths []string) bool {
 		}
 	}
 	return false
-}
-
-// sandboxedSpec wraps spec so that the helper applies s first: the
-// process is this binary again (its pid, process group and pipes are the
-// program's after the exec). An NS spec starts the helper in user, mount
-// and PID namespaces of its own.
-func sandboxedSpec(spec procSpec, s sandboxSpec) (procSpec, error) {
-	s.Path, s.Argv = spec.path, spec.argv
-	b, err := json.Marshal(s)
-	if err != nil {
-		return spec, err
-	}
-	spec.path = "/proc/self/exe"
-	spec.argv = []string{"serverfs-sandbox", sandboxHelperArg, string(b)}
-	spec.namespaces = s.NS
-	return spec, nil
-}
-
-// sandboxHelperError recognises a helper that refused to run the
-// program (exit sandboxHelperFailed, stderr starting with a marker).
-func sandboxHelperError(pr *procResult) error {
-	if pr.exitCode != sandboxHelperFailed {
-		return nil
-	}
-	for _, marker := range []string{sandboxHelperMarker, sandboxMountMarker} {
-		if msg, ok := strings.CutPrefix(string(pr.stderr), marker); ok {
-			msg, _, _ = strings.Cut(msg, "\n")
-			return errors.New(msg)
-		}
-	}
-	return nil
-}
-
-// helperMountFailed says whether the helper failed in its namespaces,
-// before anything else: nothing ran.
-func helperMountFailed(pr *procResult) bool {
-	return pr.exitCode == sandboxHelperFailed && strings.HasPrefix(string(pr.stderr), sandboxMountMarker)
-}
-
-func init() {
-	if len(os.Args) > 2 && os.Args[1] == sandboxHelperArg {
-		sandboxHelperMain(os.Args[2])
-	}
-}
-
-// sandboxHelperMain applies the sandbox described by arg to this
-// (single, locked) thread and execs the program; it never returns. The
-// order matters: the masks are found before anything is mounted, mounts
-// need the namespace's capabilities, which are dropped next; Landlock
-// and seccomp come last (both need no_new_privs, and the seccomp filter
-// would refuse the helper's own work).
-func sandboxHelperMain(arg string) {
-	// The credentials, the Landlock domain and the seccomp filter are
-	// the calling thread's; execve keeps them. This thread is never
-	// unlocked: it is the one that execs.
-	runtime.LockOSThread()
-	fail := func(err error) {
-		fmt.Fprintf(os.Stderr, "%s%v\n", sandboxHelperMarker, err)
-		os.Exit(sandboxHelperFailed)
-	}
-	var s sandboxSpec
-	if err := json.Unmarshal([]byte(arg), &s); err != nil || s.Path == "" || len(s.Argv) == 0 || s.Root == "" {
-		fail(errors.New("malformed sandbox spec"))
-	}
-	masks, err := findMasks(s.Root, s.Masks)
-	if err != nil {
-		fail(fmt.Errorf("the deny-listed and hidden paths cannot be masked: %w", err))
-	}
-	if s.NS {
-		if err := namespaceView(s, masks); err != nil {
-			fmt.Fprintf(os.Stderr, "%s%v\n", sandboxMountMarker, err)
-			os.Exit(sandboxHelperFailed)
-		}
-	} else if len(masks) > 0 && s.ABI < 1 {
-		fail(errors.New("the deny-listed and hidden paths cannot be masked: this kernel grants neither user namespaces nor Landlock"))
-	}
-	fd, flags := -1, uint32(0)
-	if s.ABI >= 1 {
-		if fd, flags, err = landlockRuleset(s, masks); err != nil {
-			fail(err)
-		}
-	}
-	if err := dropCapabilities(); err != nil {
-		fail(err)
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		fail(fmt.Errorf("no_new_privs: %w", err))
-	}
-	if fd >= 0 {
-		if err := llsyscall.LandlockRestrictSelf(fd, flags); err != nil {
-			fail(fmt.Errorf("landlock_restrict_self: %w", err))
-		}
-		unix.Close(fd)
-	}
-	if s.Unix == unixBySeccomp {
-		if err := refuseUnixSockets(); err != nil {
-			fail(err)
-		}
-	}
-	// Last: a limit below what the helper's runtime holds would stop it
-	// from making a thread.
-	if err := setLimits(s); err != nil {
-		fail(err)
-	}
-	err = syscall.Exec(s.Path, s.Argv, os.Environ())
-	fail(fmt.Errorf("exec: %w", err))
-}
-
-// landlockRuleset is the ruleset of s: the read paths, the writable
-// ones, the devices and the work tree, granted whole (its masks are
-// mounts, or there are none) or, without the namespace or when a tree
-// without .git keeps its root read-only, entry by entry around what the
-// process must not reach (treeRules).
-func landlockRuleset(s sandboxSpec, masks []maskedPath) (int, uint32, error) {
-	cfg := landlockConfig(s.ABI, s.Network, s.Unix == unixByLandlock)
-	var rules []landlock.Rule
-	for _, p := range s.RO {
-		rules = append(rules, pathRule(p, false))
-	}
-	for _, p := range s.RW {
-		rules = append(rules, pathRule(p, true))
-	}
-	rules = append(rules, landlock.RWFiles(s.Devices...).IgnoreIfMissing())
-	byEntry := s.Git == gitByLandlock || !s.NS && len(masks) > 0
-	if !byEntry {
-		rules = append(rules, pathRule(s.Root, s.Write))
-	}
-	fd, flags, err := cfg.NewRulesetFD(rules...)
-	if err != nil {
-		return -1, 0, fmt.Errorf("landlock ruleset: %w", err)
-	}
-	if fd < 0 {
-		return -1, 0, errors.New("landlock is not available")
-	}
-	if byEntry {
-		if s.NS {
-			masks = nil // mounted over already
-		}
-		if err := treeRules(fd, cfg.HandledAccessFS, s.Root, masks, s.Write, s.Git != ""); err != nil {
-			unix.Close(fd)
-			return -1, 0, err
-		}
-	}
-	return fd, flags, nil
-}
-
-// landlockConfig is the ruleset the helper builds: every right of ABI
-// abi (at most sandboxMaxABI), exactly (no best effort: the bridge
-// decided the level from this ABI), without the TCP rights when network
-// is allowed and without resolve_unix unless unixByLandlock.
-func landlockConfig(abi int, network, unixByLandlock bool) landlock.Config {
-	var cfg landlock.Config
-	switch {
-	case abi >= 9:
-		cfg = landlock.V9
-	case abi >= 6:
-		cfg = landlock.V6
-	case abi == 5:
-		cfg = landlock.V5
-	case abi == 4:
-		cfg = landlock.V4
-	case abi == 3:
-		cfg = landlock.V3
-	case abi == 2:
-		cfg = landlock.V2
-	default:
-		cfg = landlock.V1
-	}
-	if network {
-		cfg.HandledAccessNet = 0
-	}
-	if !unixByLandlock {
-		cfg.HandledAccessFS &^= llsyscall.AccessFSResolveUnix
-	}
-	return cfg
-}
-
-// pathRule is the rule for one path: directories get the directory
-// rights, other files the file rights; missing paths are skipped.
-func pathRule(p string, write bool) landlock.Rule {
-	dir := true
-	if st, err := os.Stat(p); err == nil && !st.IsDir() {
-		dir = false
-	}
-	switch {
-	case dir && write:
-		return landlock.RWDirs(p).IgnoreIfMissing()
-	case dir:
-		return landlock.RODirs(p).IgnoreIfMissing()
-	case write:
-		return landlock.RWFiles(p).IgnoreIfMissing()
-	}
-	return landlock.ROFiles(p).IgnoreIfMissing()
-}
-
-// dropCapabilities leaves this thread no capability: the bounding set
-// emptied (where it holds CAP_SETPCAP: as root, or in its own user
-// namespace; elsewhere it holds no capability to lose, and
-// no_new_privs keeps exec from granting any), the ambient set cleared,
-// and the effective, permitted and inheritable sets zero.
-func dropCapabilities() error {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capget: %w", err)
-	}
-	if data[unix.CAP_SETPCAP/32].Effective&(1<<(unix.CAP_SETPCAP%32)) != 0 {
-		for c := 0; c < 64; c++ {
-			if _, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil {
-				break // past the kernel's last capability
-			}
-			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-				return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
-			}
-		}
-	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
-		return fmt.Errorf("clearing the ambient capabilities: %w", err)
-	}
-	data = [2]unix.CapUserData{}
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capset: %w", err)
-	}
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capget: %w", err)
-	}
-	if data != [2]unix.CapUserData{} {
-		return errors.New("capabilities remain after capset")
-	}
-	return nil
 }
 
 // checkSandboxPolicy validates the policy's sandbox section.
@@ -682,7 +388,7 @@ func sandboxAction(spec procSpec, c command, root, home string, lim RunLimits, n
 	rules := sandboxRules(lim.Sandbox, root, c.mutates, c.network, home, sandboxProtect(lim, root))
 	rules.ABI = min(abi, sandboxMaxABI)
 	rules.NS, rules.Git = ns, git
-	rules.Masks = maskSpec{Reveal: c.reveal}
+	rules.Masks = sandbox.MaskSpec{Reveal: c.reveal}
 	if sp := lim.Sandbox; sp != nil {
 		rules.Masks.Hidden, rules.Masks.Deny = sp.AllowHidden, sp.Deny
 	}
@@ -690,9 +396,9 @@ func sandboxAction(spec procSpec, c command, root, home string, lim RunLimits, n
 	if !c.unixSockets {
 		switch unixControl(abi) {
 		case ControlUnixLandlock:
-			rules.Unix = unixByLandlock
+			rules.Unix = sandbox.UnixByLandlock
 		case ControlUnixSeccomp:
-			rules.Unix = unixBySeccomp
+			rules.Unix = sandbox.UnixBySeccomp
 		}
 	}
 	rel, err := filepath.Rel(root, c.dir)
@@ -753,4 +459,15 @@ func sandboxProtect(lim RunLimits, root string) []string {
 		protect = append(protect, h)
 	}
 	return protect
+}
+
+// sandboxedSpec wraps spec so that the helper applies s first (package
+// sandbox); an NS spec starts the helper in namespaces of its own.
+func sandboxedSpec(spec procSpec, s sandbox.Spec) (procSpec, error) {
+	path, argv, err := sandbox.Command(spec.path, spec.argv, s)
+	if err != nil {
+		return spec, err
+	}
+	spec.path, spec.argv, spec.namespaces = path, argv, s.NS
+	return spec, nil
 }

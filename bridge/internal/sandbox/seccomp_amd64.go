@@ -1,4 +1,4 @@
-package bridge
+package sandbox
 
 import "golang.org/x/sys/unix"
 

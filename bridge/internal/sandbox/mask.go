@@ -1,4 +1,4 @@
-package bridge
+package sandbox
 
 import (
 	"errors"
@@ -34,8 +34,8 @@ import (
 // the masked ones none. A run whose paths cannot be masked either way
 // is refused; it never runs unmasked.
 
-// maskSpec says what the helper masks in the tree.
-type maskSpec struct {
+// MaskSpec says what the helper masks in the tree.
+type MaskSpec struct {
 	// Hidden: hidden paths are served, so they are not masked.
 	Hidden bool     `json:"hidden,omitempty"`
 	Deny   []string `json:"deny,omitempty"`   // extra deny globs
@@ -46,7 +46,7 @@ type maskSpec struct {
 // mask (each a mount, or a directory granted entry by entry).
 const (
 	maxMaskWalk = 1 << 20
-	maxMasks    = 4096
+	MaxMasks    = 4096
 )
 
 // maskedPath is one path of the tree the action must not read.
@@ -57,7 +57,7 @@ type maskedPath struct {
 
 // compileMasks builds the matchers of m: the deny list (built-in plus
 // m.Deny, hidden paths unless m.Hidden) and the reveal list.
-func compileMasks(m maskSpec) (deny, reveal *sfs.Policy, err error) {
+func compileMasks(m MaskSpec) (deny, reveal *sfs.Policy, err error) {
 	if deny, err = sfs.NewPolicy(m.Hidden, m.Deny); err != nil {
 		return nil, nil, err
 	}
@@ -73,7 +73,7 @@ func compileMasks(m maskSpec) (deny, reveal *sfs.Policy, err error) {
 // paths to mask: each deny-listed or (unless m.Hidden) hidden entry the
 // reveal list does not name. A masked directory is not entered; a
 // symlink is never masked (what it names is judged where it lies).
-func findMasks(root string, m maskSpec) ([]maskedPath, error) {
+func findMasks(root string, m MaskSpec) ([]maskedPath, error) {
 	deny, reveal, err := compileMasks(m)
 	if err != nil {
 		return nil, err
@@ -112,8 +112,8 @@ func (w *maskWalk) dir(fd int, comps []string) error {
 			}
 			masked := w.deny.Denied(child) || !w.deny.AllowHidden() && sfs.IsHidden(name)
 			if masked && (w.reveal == nil || !w.reveal.Denied(child)) {
-				if len(w.masks) >= maxMasks {
-					return fmt.Errorf("the work tree holds more than %d of them; reveal what the action needs, or allow hidden paths", maxMasks)
+				if len(w.masks) >= MaxMasks {
+					return fmt.Errorf("the work tree holds more than %d of them; reveal what the action needs, or allow hidden paths", MaxMasks)
 				}
 				w.masks = append(w.masks, maskedPath{rel: strings.Join(child, "/"), dir: typ.IsDir()})
 				continue

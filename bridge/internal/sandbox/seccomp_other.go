@@ -1,6 +1,6 @@
 //go:build !amd64 && !arm64
 
-package bridge
+package sandbox
 
 // seccompArches: no filter for this architecture; the Unix-socket
 // control then needs Landlock ABI 9.

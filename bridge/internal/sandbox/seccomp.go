@@ -1,4 +1,4 @@
-package bridge
+package sandbox
 
 import (
 	"fmt"
@@ -169,3 +169,7 @@ func (a *bpfAsm) assemble() ([]unix.SockFilter, error) {
 	}
 	return a.ins, nil
 }
+
+// SeccompFilters reports whether this architecture has the Unix-socket
+// seccomp filter (UnixBySeccomp).
+func SeccompFilters() bool { return seccompArches != nil }
