@@ -11,12 +11,14 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/serverfs/serverfs/internal/settings"
+
 	"golang.org/x/sys/unix"
 )
 
 // Slots is the number of workdir slots in container mode (WORKDIR_01 ..
 // WORKDIR_16).
-const Slots = 16
+const Slots = settings.Slots
 
 // DisabledSentinel is the reserved file name that marks an unused slot: the
 // compose file mounts the repository's .empty directory, which holds it, at
@@ -63,58 +65,30 @@ func DefaultLimits() Limits {
 	}
 }
 
-// limitVar describes one numeric limit variable: its bounds and where it goes.
+// limitVar is one numeric limit variable and where it goes; its bounds
+// are the settings table's.
 type limitVar struct {
-	name     string
-	min, max int64
-	set      func(*Limits, int64)
+	name string
+	set  func(*Limits, int64)
+}
+
+// bounds is the variable's row of the settings table.
+func (v limitVar) bounds() settings.Var {
+	b, _ := settings.Lookup(v.name)
+	return b
 }
 
 var limitVars = []limitVar{
-	{"SERVERFS_MAX_READ_BYTES", 1024, 16 << 20, func(l *Limits, v int64) { l.MaxReadBytes = int(v) }},
-	{"SERVERFS_MAX_READ_LINES", 1, 100_000, func(l *Limits, v int64) { l.MaxReadLines = int(v) }},
-	{"SERVERFS_DEFAULT_LIST_LIMIT", 1, 100_000, func(l *Limits, v int64) { l.DefaultListLimit = int(v) }},
-	{"SERVERFS_MAX_LIST_ENTRIES", 1, 100_000, func(l *Limits, v int64) { l.MaxListEntries = int(v) }},
-	{"SERVERFS_DEFAULT_SEARCH_RESULTS", 1, 10_000, func(l *Limits, v int64) { l.DefaultSearchResults = int(v) }},
-	{"SERVERFS_MAX_SEARCH_RESULTS", 1, 10_000, func(l *Limits, v int64) { l.MaxSearchResults = int(v) }},
-	{"SERVERFS_MAX_WALK_ENTRIES", 1, 100_000_000, func(l *Limits, v int64) { l.MaxWalkEntries = int(v) }},
-	{"SERVERFS_SEARCH_TIMEOUT_SECONDS", 1, 300, func(l *Limits, v int64) { l.SearchTimeout = time.Duration(v) * time.Second }},
-	{"SERVERFS_SEARCH_MAX_FILE_BYTES", 1, 64 << 30, func(l *Limits, v int64) { l.SearchMaxFileBytes = v }},
-	{"SERVERFS_MAX_WRITE_BYTES", 1024, 64 << 20, func(l *Limits, v int64) { l.MaxWriteBytes = int(v) }},
-}
-
-// knownServerVars are the SERVERFS_* variables ServerFS or its compose file
-// read; any other SERVERFS_* variable is reported as a likely typo.
-var knownServerVars = map[string]bool{
-	"SERVERFS_IMAGE": true, "SERVERFS_UID": true, "SERVERFS_GID": true,
-	"SERVERFS_LOG_LEVEL": true, "SERVERFS_LISTEN": true, "SERVERFS_ALLOWED_HOSTS": true,
-	"SERVERFS_WORKDIRS_ROOT": true, "SERVERFS_ALLOW_HIDDEN": true, "SERVERFS_EXTRA_DENY_GLOBS": true,
-	"SERVERFS_BRIDGE_SOCKET": true, "SERVERFS_BRIDGE_TOKEN_FILE": true,
-	"SERVERFS_AUTH_TOKEN_FILE": true, "SERVERFS_LISTEN_GROUP": true, "SERVERFS_MCP_TOKEN": true,
-	// Admission control, sessions and write deadlines (read by mcp).
-	"SERVERFS_MEMORY_BUDGET_MB": true, "SERVERFS_MAX_HEAVY_CALLS": true, "SERVERFS_HEAVY_QUEUE": true,
-	"SERVERFS_HEAVY_WAIT_SECONDS": true, "SERVERFS_MAX_SESSIONS": true, "SERVERFS_WRITE_TIMEOUT_SECONDS": true,
-	"SERVERFS_MAX_CONNECTIONS":   true,
-	"SERVERFS_MCP_PARAM_HEADERS": true,
-	// ChatGPT's search and fetch tools (read here).
-	"SERVERFS_SEARCH_FETCH": true,
-	// Workspaces (read by package workspace).
-	"SERVERFS_STATE_DIR": true, "SERVERFS_WORKSPACE_LIMIT": true, "SERVERFS_WORKSPACE_MAX_AGE_HOURS": true,
-	"SERVERFS_WORKSPACE_MAX_FILES": true, "SERVERFS_WORKSPACE_MAX_BYTES": true, "SERVERFS_WORKSPACE_TIMEOUT_SECONDS": true,
-}
-
-// knownSlotSuffixes are the WORKDIR_NN_* variables (PATH and the repo
-// settings are read by compose or the host bridge, not by the server).
-var knownSlotSuffixes = map[string]bool{
-	"ALIAS": true, "DESCRIPTION": true, "MODE": true, "PATH": true,
-	"READ_ONLY": true, "REPO_OPS_ENABLED": true, "REPO_ACTIONS_JSON": true, "PUSH_URLS": true, "PUSH_BRANCHES": true,
-	"URL_TEMPLATE": true,
-}
-
-func init() {
-	for _, v := range limitVars {
-		knownServerVars[v.name] = true
-	}
+	{"SERVERFS_MAX_READ_BYTES", func(l *Limits, v int64) { l.MaxReadBytes = int(v) }},
+	{"SERVERFS_MAX_READ_LINES", func(l *Limits, v int64) { l.MaxReadLines = int(v) }},
+	{"SERVERFS_DEFAULT_LIST_LIMIT", func(l *Limits, v int64) { l.DefaultListLimit = int(v) }},
+	{"SERVERFS_MAX_LIST_ENTRIES", func(l *Limits, v int64) { l.MaxListEntries = int(v) }},
+	{"SERVERFS_DEFAULT_SEARCH_RESULTS", func(l *Limits, v int64) { l.DefaultSearchResults = int(v) }},
+	{"SERVERFS_MAX_SEARCH_RESULTS", func(l *Limits, v int64) { l.MaxSearchResults = int(v) }},
+	{"SERVERFS_MAX_WALK_ENTRIES", func(l *Limits, v int64) { l.MaxWalkEntries = int(v) }},
+	{"SERVERFS_SEARCH_TIMEOUT_SECONDS", func(l *Limits, v int64) { l.SearchTimeout = time.Duration(v) * time.Second }},
+	{"SERVERFS_SEARCH_MAX_FILE_BYTES", func(l *Limits, v int64) { l.SearchMaxFileBytes = v }},
+	{"SERVERFS_MAX_WRITE_BYTES", func(l *Limits, v int64) { l.MaxWriteBytes = int(v) }},
 }
 
 // WorkdirConfig is one configured workdir. The host path is unexported and
@@ -198,7 +172,7 @@ func LoadConfig(environ []string, workdirFlags []string) (*Config, error) {
 // problem naming it; descriptions then come from --description.
 func LoadConfigFlags(environ []string, flags Flags) (*Config, error) {
 	workdirFlags := flags.Workdirs
-	env := EnvMap(environ)
+	env := settings.EnvMap(environ)
 	var probs []string
 	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
 
@@ -210,7 +184,8 @@ func LoadConfigFlags(environ []string, flags Flags) (*Config, error) {
 		if !ok || raw == "" {
 			continue
 		}
-		n, err := parseLimit(raw, v.min, v.max)
+		b := v.bounds()
+		n, err := settings.ParseLimit(raw, b.Min, b.Max)
 		if err != "" {
 			add("%s=%q: %s", v.name, displaySetting(raw), err)
 			continue
@@ -298,19 +273,8 @@ func LoadConfigFlags(environ []string, flags Flags) (*Config, error) {
 	return cfg, nil
 }
 
-// EnvMap turns "KEY=value" entries (os.Environ) into a map; a later entry
-// wins, as in the process environment.
-func EnvMap(environ []string) map[string]string {
-	env := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
-	return env
-}
-
-func slotVar(n int, suffix string) string { return fmt.Sprintf("WORKDIR_%02d_%s", n, suffix) }
+// slotVar is slot n's variable of a suffix (WORKDIR_03_ALIAS).
+func slotVar(n int, suffix string) string { return settings.SlotVar(n, suffix) }
 
 // slotVarsPresent lists, sorted, the well-formed slot variables
 // (WORKDIR_NN_ with a known suffix and slot) set in env, even to "".
@@ -319,7 +283,7 @@ func slotVarsPresent(env map[string]string) []string {
 	var out []string
 	for k := range env {
 		m := slotVarRE.FindStringSubmatch(k)
-		if m == nil || !knownSlotSuffixes[m[2]] || len(m[1]) != 2 {
+		if _, known := settings.Lookup(k); m == nil || !known || len(m[1]) != 2 {
 			continue
 		}
 		if n, err := strconv.Atoi(m[1]); err == nil && n >= 1 && n <= Slots {
@@ -452,76 +416,9 @@ var slotVarRE = regexp.MustCompile(`^WORKDIR_([0-9]+)_([A-Z0-9_]+)$`)
 // checkVariableNames reports SERVERFS_* and WORKDIR_* variables that look
 // like typos: a misspelt limit silently ignored would surprise an operator.
 func checkVariableNames(env map[string]string, add func(string, ...any)) {
-	names := make([]string, 0, len(env))
-	for k := range env {
-		names = append(names, k)
+	for _, p := range settings.Unknown(env) {
+		add("%s", p)
 	}
-	sort.Strings(names)
-	for _, k := range names {
-		switch {
-		case strings.HasPrefix(k, "SERVERFS_"):
-			if !knownServerVars[k] {
-				add("%s: unknown variable (misspelt?)", k)
-			}
-		case strings.HasPrefix(k, "WORKDIR_"):
-			m := slotVarRE.FindStringSubmatch(k)
-			if m == nil || !knownSlotSuffixes[m[2]] {
-				add("%s: unknown variable (slot variables are WORKDIR_NN_ALIAS, _DESCRIPTION, _MODE, _READ_ONLY, _PATH, _REPO_OPS_ENABLED, _REPO_ACTIONS_JSON, _PUSH_URLS, _PUSH_BRANCHES, _URL_TEMPLATE)", k)
-				continue
-			}
-			if n, err := strconv.Atoi(m[1]); err != nil || len(m[1]) != 2 || n < 1 || n > Slots {
-				add("%s: there are slots 01 to 16 only (two digits)", k)
-			}
-		}
-	}
-}
-
-// ParseLimit is the parser of every numeric SERVERFS_* variable, for the
-// layers that read their own (mcp): a plain decimal integer in [min, max],
-// or a problem worded for the operator.
-func ParseLimit(raw string, min, max int64) (int64, string) { return parseLimit(raw, min, max) }
-
-// LoadLimit reads the numeric variable name of env, for the layers that
-// read their own (mcp and its transport): def when unset; def and a problem
-// line on probs when it is not a plain decimal integer in [min, max]. The
-// line shows at most 300 bytes of the value, and none of a value with a
-// '/' (likely a host path put in the wrong variable).
-func LoadLimit(env map[string]string, probs *[]string, name string, min, max, def int64) int64 {
-	raw := env[name]
-	if raw == "" {
-		return def
-	}
-	n, prob := parseLimit(raw, min, max)
-	if prob == "" {
-		return n
-	}
-	shown := raw
-	switch {
-	case strings.Contains(raw, "/"):
-		shown = "<not shown: contains '/'>"
-	case len(raw) > 300:
-		shown = raw[:300] + "..."
-	}
-	*probs = append(*probs, fmt.Sprintf("%s=%q: %s", name, strings.ToValidUTF8(shown, "\uFFFD"), prob))
-	return def
-}
-
-// parseLimit accepts a plain decimal integer in [min, max]: no sign, no
-// spaces, no units, no hex, no exponent.
-func parseLimit(raw string, min, max int64) (int64, string) {
-	for _, r := range raw {
-		if r < '0' || r > '9' {
-			return 0, fmt.Sprintf("must be a whole number between %d and %d", min, max)
-		}
-	}
-	n, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || n > max {
-		return 0, fmt.Sprintf("is too large; the maximum is %d", max)
-	}
-	if n < min {
-		return 0, fmt.Sprintf("is too small; the minimum is %d", min)
-	}
-	return n, ""
 }
 
 func displayValue(s string) string {

@@ -718,13 +718,13 @@ func TestLoadConfigLimitVarsCoverLimits(t *testing.T) {
 			t.Errorf("%s listed twice", v.name)
 		}
 		seen[v.name] = true
-		if v.min < 1 || v.min > v.max {
-			t.Errorf("%s: bounds [%d, %d]", v.name, v.min, v.max)
+		if v.bounds().Min < 1 || v.bounds().Min > v.bounds().Max {
+			t.Errorf("%s: bounds [%d, %d]", v.name, v.bounds().Min, v.bounds().Max)
 		}
 		// Each variable sets exactly its own field.
 		l := DefaultLimits()
-		v.set(&l, v.min)
-		if limitField(l, v.name) != v.min {
+		v.set(&l, v.bounds().Min)
+		if limitField(l, v.name) != v.bounds().Min {
 			t.Errorf("%s does not set its own field", v.name)
 		}
 		d := DefaultLimits()
@@ -816,7 +816,7 @@ func TestLoadConfigAllLimitsSet(t *testing.T) {
 func TestLoadConfigLimitBounds(t *testing.T) {
 	for _, v := range limitVars {
 		t.Run(v.name, func(t *testing.T) {
-			for _, n := range []int64{v.min, v.max, (v.min + v.max) / 2} {
+			for _, n := range []int64{v.bounds().Min, v.bounds().Max, (v.bounds().Min + v.bounds().Max) / 2} {
 				raw := strconv.FormatInt(n, 10)
 				_, env := validEnv(t, append([]string{v.name + "=" + raw}, limitCompanions(v.name, n)...)...)
 				cfg, err := LoadConfig(env, nil)
@@ -837,8 +837,8 @@ func TestLoadConfigInvalidLimits(t *testing.T) {
 			"abc", "-1", "+5", " 5", "5 ", "1e3", "0x10", "1_000", "1,000", "5s", "1.5", "٣", // Arabic-Indic digit
 			"99999999999999999999",
 			"9223372036854775808", // int64 max + 1
-			strconv.FormatInt(v.max+1, 10),
-			strconv.FormatInt(v.min-1, 10),
+			strconv.FormatInt(v.bounds().Max+1, 10),
+			strconv.FormatInt(v.bounds().Min-1, 10),
 			"0",
 		}
 		for _, raw := range bad {

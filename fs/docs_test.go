@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/serverfs/serverfs/internal/settings"
 )
 
 // docsRoot is the repository root (fs/ is one of its directories), where
@@ -138,14 +140,9 @@ func TestDocsNameEveryVariable(t *testing.T) {
 	mentioned := func(name string) bool {
 		return regexp.MustCompile(regexp.QuoteMeta(name) + `\b`).MatchString(docs)
 	}
-	for name := range knownServerVars {
-		if !mentioned(name) {
-			t.Errorf("%s is read but documented nowhere in README.md or docs/", name)
-		}
-	}
-	for suffix := range knownSlotSuffixes {
-		if !mentioned("WORKDIR_NN_" + suffix) {
-			t.Errorf("WORKDIR_NN_%s is read but documented nowhere in README.md or docs/", suffix)
+	for _, v := range settings.Vars {
+		if !mentioned(v.Name) {
+			t.Errorf("%s is read but documented nowhere in README.md or docs/", v.Name)
 		}
 	}
 
@@ -171,21 +168,21 @@ func TestDocsNameEveryVariable(t *testing.T) {
 		if r[0] != strconv.FormatInt(def, 10) {
 			t.Errorf("docs/limits.md: %s default %q, the code's is %d", v.name, r[0], def)
 		}
-		if want := strconv.FormatInt(v.min, 10) + " – "; !strings.HasPrefix(r[1], want) {
-			t.Errorf("docs/limits.md: %s allows %q, the code's lower bound is %d", v.name, r[1], v.min)
+		if want := strconv.FormatInt(v.bounds().Min, 10) + " – "; !strings.HasPrefix(r[1], want) {
+			t.Errorf("docs/limits.md: %s allows %q, the code's lower bound is %d", v.name, r[1], v.bounds().Min)
 		}
 		// An upper bound stated as a number is the code's (some are
 		// another variable's value instead).
-		if hi, _, _ := strings.Cut(strings.TrimPrefix(r[1], strconv.FormatInt(v.min, 10)+" – "), ":"); regexp.MustCompile(`^\d+$`).MatchString(hi) && hi != strconv.FormatInt(v.max, 10) {
-			t.Errorf("docs/limits.md: %s allows up to %s, the code %d", v.name, hi, v.max)
+		if hi, _, _ := strings.Cut(strings.TrimPrefix(r[1], strconv.FormatInt(v.bounds().Min, 10)+" – "), ":"); regexp.MustCompile(`^\d+$`).MatchString(hi) && hi != strconv.FormatInt(v.bounds().Max, 10) {
+			t.Errorf("docs/limits.md: %s allows up to %s, the code %d", v.name, hi, v.bounds().Max)
 		}
 	}
 	// The other variables a deployment tunes have their row too; the
-	// ones that are not limits (compose's image and user, the bridge's
-	// socket, the state directory) are documented where they are used.
-	notLimits := []string{"SERVERFS_IMAGE", "SERVERFS_UID", "SERVERFS_GID", "SERVERFS_MCP_TOKEN", "SERVERFS_BRIDGE_SOCKET", "SERVERFS_BRIDGE_TOKEN_FILE", "SERVERFS_STATE_DIR"}
-	for name := range knownServerVars {
-		if !slices.Contains(notLimits, name) && row(name) == nil {
+	// ones that are not limits (compose's own, the bridge's socket, the
+	// state directory) are documented where they are used.
+	notLimits := []string{"SERVERFS_BRIDGE_SOCKET", "SERVERFS_BRIDGE_TOKEN_FILE", "SERVERFS_STATE_DIR"}
+	for _, v := range settings.Vars {
+		if name := v.Name; strings.HasPrefix(name, "SERVERFS_") && v.Owner != "compose" && !slices.Contains(notLimits, name) && row(name) == nil {
 			t.Errorf("docs/limits.md has no row for %s", name)
 		}
 	}

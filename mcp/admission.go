@@ -9,7 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/settings"
+
 	"github.com/serverfs/serverfs/internal/decompress"
 	"github.com/serverfs/serverfs/internal/errs"
 	"github.com/serverfs/serverfs/search"
@@ -85,11 +86,10 @@ func DefaultAdmissionConfig() AdmissionConfig {
 // loadAdmissionConfig reads the admission variables of env, adding one
 // problem line per bad value.
 func loadAdmissionConfig(env map[string]string, probs *[]string) AdmissionConfig {
-	num := func(name string, min, max, def int64) int64 { return sfs.LoadLimit(env, probs, name, min, max, def) }
-	c := AdmissionConfig{MemoryBudget: num("SERVERFS_MEMORY_BUDGET_MB", 64, 1<<20, DefaultMemoryBudgetMB) << 20}
-	c.MaxHeavy = int(num("SERVERFS_MAX_HEAVY_CALLS", 1, 1024, int64(DefaultMaxHeavy(c.MemoryBudget))))
-	c.Queue = int(num("SERVERFS_HEAVY_QUEUE", 0, 4096, DefaultHeavyQueue))
-	c.Wait = time.Duration(num("SERVERFS_HEAVY_WAIT_SECONDS", 1, 60, DefaultHeavyWaitSeconds)) * time.Second
+	c := AdmissionConfig{MemoryBudget: settings.Limit(env, probs, "SERVERFS_MEMORY_BUDGET_MB") << 20}
+	c.MaxHeavy = int(settings.LimitOr(env, probs, "SERVERFS_MAX_HEAVY_CALLS", int64(DefaultMaxHeavy(c.MemoryBudget))))
+	c.Queue = int(settings.Limit(env, probs, "SERVERFS_HEAVY_QUEUE"))
+	c.Wait = time.Duration(settings.Limit(env, probs, "SERVERFS_HEAVY_WAIT_SECONDS")) * time.Second
 	return c
 }
 
@@ -368,72 +368,7 @@ func heavyIf[In any](f func(d *Deps, in In) bool) costFn {
 // entries held ~23 MB per call.
 const hugeDirBytes = 256 << 10
 
-// toolCosts classifies every tool, by name. register refuses a tool that
-// is not here, so no tool can skip the gate by omission.
-var toolCosts = map[string]costFn{
-	"list_workdirs": cheap,
-	// A tree walks subdirectories, and may read .gitignore files.
-	"list_directory": heavyIf(func(d *Deps, in listDirectoryIn) bool {
-		if in.Depth > 1 {
-			return true
-		}
-		size, ok := d.FS.DirSize(in.Workdir, in.Path)
-		return ok && size > hugeDirBytes
-	}),
-	"find_files":  heavy,
-	"search_text": heavy,
-	// A plain read is bounded by SERVERFS_MAX_READ_BYTES; a compressed
-	// one runs a decompressor.
-	"read_text_file": heavyIf(func(_ *Deps, in readTextFileIn) bool { return compressedPath(in.Path) }),
-	"read_text_files": heavyIf(func(_ *Deps, in readTextFilesIn) bool {
-		for _, p := range in.Paths {
-			if compressedPath(p) {
-				return true
-			}
-		}
-		return false
-	}),
-	"stat_file": cheap,
-	// Writes hold at most a few times SERVERFS_MAX_WRITE_BYTES, like
-	// their request body.
-	"write_text_file":     cheap,
-	"edit_text_file":      cheap,
-	"create_directory":    cheap,
-	"move_path":           cheap,
-	"delete_path":         cheap,
-	"inspect_repo":        heavyIf(func(_ *Deps, in inspectRepoIn) bool { return in.View != "actions" }),
-	"commit_repo_changes": heavy,
-	// History walks up to git.MaxWalkCommits commits and reads blobs.
-	"read_repo_history": heavy,
-	// The host bridge runs actions and pushes, one at a time per
-	// workdir under its lease; this process only waits for its answer.
-	"run_repo_action": cheap,
-	// A checkout reads every tree and streams every blob of a commit to
-	// disk (bounded by SERVERFS_WORKSPACE_MAX_FILES/_BYTES); discarding
-	// only deletes files.
-	"create_workspace": heavy,
-	// A submit hashes every workspace file and merges changed ones.
-	"submit_workspace":    heavy,
-	"list_workspaces":     cheap,
-	"discard_workspace":   cheap,
-	"push_repo":           cheap,
-	"run_granted_command": cheap,
-	// search scans every file of its workdirs; fetch is a read.
-	"search": heavy,
-	"fetch":  heavyIf(func(_ *Deps, in fetchIn) bool { return compressedPath(fetchPath(in.ID)) }),
-}
-
 // compressedPath reports whether a read of path decompresses.
 func compressedPath(path string) bool {
 	return decompress.Kind(path[strings.LastIndexByte(path, '/')+1:]) != ""
-}
-
-// costOf is the classification of tool name; it panics for an
-// unclassified tool (a programming error, caught by the tests).
-func costOf(name string) costFn {
-	c, ok := toolCosts[name]
-	if !ok {
-		panic(fmt.Sprintf("tool %s is not classified heavy or cheap in toolCosts (mcp/admission.go)", name))
-	}
-	return c
 }

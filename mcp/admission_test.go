@@ -52,6 +52,7 @@ func TestEveryToolClassified(t *testing.T) {
 		t.Fatalf("not the whole surface: %v", served)
 	}
 	sort.Strings(served)
+	toolCosts := toolCostsOf(e.deps)
 	var classified []string
 	for name := range toolCosts {
 		classified = append(classified, name)
@@ -95,13 +96,13 @@ func TestEveryToolClassified(t *testing.T) {
 			t.Errorf("%s(%+v) is cheap, want heavy", name, in)
 		}
 	}
-	// An unclassified tool cannot be registered.
+	// A tool without a cost cannot be registered.
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "not classified") {
 			t.Errorf("registering an unclassified tool: %v", r)
 		}
 	}()
-	register("no_such_tool", listWorkdirs)(sdk.NewServer(&sdk.Implementation{Name: "x"}, nil), d, &sdk.Tool{Name: "no_such_tool", InputSchema: inputSchema[listWorkdirsIn](nil)})
+	register(listWorkdirs)(sdk.NewServer(&sdk.Implementation{Name: "x"}, nil), d, &sdk.Tool{Name: "no_such_tool", InputSchema: inputSchema[listWorkdirsIn](nil)}, nil)
 }
 
 // TestHugeDirectoryListingIsHeavy: a directory of some thousands of
@@ -114,7 +115,7 @@ func TestHugeDirectoryListingIsHeavy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cost := toolCosts["list_directory"]
+	cost := toolCostsOf(e.deps)["list_directory"]
 	if !cost(e.deps, listDirectoryIn{Workdir: "wd", Path: "huge"}) {
 		size, _ := e.deps.FS.DirSize("wd", "huge")
 		t.Errorf("listing 20,000 entries (directory size %d) is cheap", size)
@@ -949,4 +950,14 @@ func TestHostileRegexBesideFindFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// toolCostsOf is every served tool's cost, by name, from the inventory
+// of d's configuration.
+func toolCostsOf(d *Deps) map[string]costFn {
+	m := map[string]costFn{}
+	for _, t := range inventory(d.FS.Limits(), surfaceFor(d)) {
+		m[t.def.Name] = t.cost
+	}
+	return m
 }

@@ -68,7 +68,10 @@ func bridgeTools(push, workspaces bool) []tool {
 			Annotations: &sdk.ToolAnnotations{Title: "Run repository action", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(push)},
 			InputSchema: schema,
 		},
-		register: register("run_repo_action", runRepoAction),
+		// The host bridge runs actions and pushes, one at a time per
+		// workdir under its lease; this process only waits for its answer.
+		cost:     cheap,
+		register: register(runRepoAction),
 	}}
 	if push {
 		tools = append(tools, tool{
@@ -79,7 +82,8 @@ func bridgeTools(push, workspaces bool) []tool {
 				Annotations: &sdk.ToolAnnotations{Title: "Push repository", ReadOnlyHint: false, IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
 				InputSchema: inputSchema[pushRepoIn](nil),
 			},
-			register: register("push_repo", pushRepo),
+			cost:     cheap,
+			register: register(pushRepo),
 		})
 	}
 	return tools

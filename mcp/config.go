@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"strings"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/settings"
 )
 
 // Config is the tool layer's configuration from the environment; the
@@ -23,7 +23,7 @@ type Config struct {
 // LoadConfig reads SERVERFS_LOG_LEVEL, SERVERFS_MCP_PARAM_HEADERS and the
 // admission variables, returning one problem line per bad value.
 func LoadConfig(environ []string) (Config, []string) {
-	env := sfs.EnvMap(environ)
+	env := settings.EnvMap(environ)
 	cfg := Config{LogLevel: slog.LevelInfo}
 	var probs []string
 	cfg.Admission = loadAdmissionConfig(env, &probs)

@@ -44,7 +44,8 @@ func findFilesTool(lim sfs.Limits) tool {
 			Annotations: readOnly("Find files"),
 			InputSchema: schema,
 		},
-		register: register("find_files", findFiles),
+		cost:     heavy,
+		register: register(findFiles),
 	}
 }
 

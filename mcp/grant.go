@@ -44,7 +44,8 @@ func grantTool() tool {
 			Annotations: &sdk.ToolAnnotations{Title: "Run granted command", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 			InputSchema: inputSchema[runGrantedCommandIn](nil),
 		},
-		register: register("run_granted_command", runGrantedCommand),
+		cost:     cheap,
+		register: register(runGrantedCommand),
 	}
 }
 

@@ -66,7 +66,9 @@ func historyTool(lim sfs.Limits) tool {
 			Annotations: readOnly("Repository history"),
 			InputSchema: schema,
 		},
-		register: register("read_repo_history", readRepoHistory),
+		// History walks up to git.MaxWalkCommits commits and reads blobs.
+		cost:     heavy,
+		register: register(readRepoHistory),
 	}
 }
 

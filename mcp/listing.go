@@ -54,7 +54,15 @@ func listDirectoryTool(lim sfs.Limits) tool {
 			Annotations: readOnly("List directory"),
 			InputSchema: schema,
 		},
-		register: register("list_directory", listDirectory),
+		// A tree walks subdirectories, and may read .gitignore files.
+		cost: heavyIf(func(d *Deps, in listDirectoryIn) bool {
+			if in.Depth > 1 {
+				return true
+			}
+			size, ok := d.FS.DirSize(in.Workdir, in.Path)
+			return ok && size > hugeDirBytes
+		}),
+		register: register(listDirectory),
 	}
 }
 

@@ -50,7 +50,10 @@ func readTextFileTool(lim sfs.Limits, s surface, maxRead int) tool {
 			Annotations: readOnly("Read text file"),
 			InputSchema: inputSchema[readTextFileIn](map[string]bound{"start_line": {1, 1 << 30, 1}, "max_lines": {1, lim.MaxReadLines, maxRead}, "tail": {0, lim.MaxReadLines, 0}}),
 		},
-		register: register("read_text_file", readTextFile),
+		// A plain read is bounded by SERVERFS_MAX_READ_BYTES; a compressed
+		// one runs a decompressor.
+		cost:     heavyIf(func(_ *Deps, in readTextFileIn) bool { return compressedPath(in.Path) }),
+		register: register(readTextFile),
 	}
 }
 
@@ -164,7 +167,15 @@ func readFilesTool(lim sfs.Limits, maxRead int) tool {
 			Annotations: readOnly("Read text files"),
 			InputSchema: schema,
 		},
-		register: register("read_text_files", readTextFiles),
+		cost: heavyIf(func(_ *Deps, in readTextFilesIn) bool {
+			for _, p := range in.Paths {
+				if compressedPath(p) {
+					return true
+				}
+			}
+			return false
+		}),
+		register: register(readTextFiles),
 	}
 }
 

@@ -78,7 +78,8 @@ func repoTools(lim sfs.Limits, s surface) []tool {
 			Annotations: readOnly("Inspect repository"),
 			InputSchema: schema,
 		},
-		register: register("inspect_repo", inspectRepo),
+		cost:     heavyIf(func(_ *Deps, in inspectRepoIn) bool { return in.View != "actions" }),
+		register: register(inspectRepo),
 	}, historyTool(lim)}
 	if s.commit {
 		cs := inputSchema[commitRepoChangesIn](nil)
@@ -92,7 +93,8 @@ func repoTools(lim sfs.Limits, s surface) []tool {
 				Annotations: &sdk.ToolAnnotations{Title: "Commit changes", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 				InputSchema: cs,
 			},
-			register: register("commit_repo_changes", commitRepoChanges),
+			cost:     heavy,
+			register: register(commitRepoChanges),
 		})
 	}
 	return tools

@@ -83,7 +83,9 @@ func researchTools(lim sfs.Limits, aliases string) []tool {
 				Annotations: readOnly("Search files"),
 				InputSchema: inputSchema[searchIn](nil),
 			},
-			register: register("search", searchFiles),
+			// search scans every file of its workdirs; fetch is a read.
+			cost:     heavy,
+			register: register(searchFiles),
 		},
 		{
 			def: &sdk.Tool{
@@ -92,7 +94,8 @@ func researchTools(lim sfs.Limits, aliases string) []tool {
 				Annotations: readOnly("Fetch file"),
 				InputSchema: inputSchema[fetchIn](nil),
 			},
-			register: register("fetch", fetchFile),
+			cost:     heavyIf(func(_ *Deps, in fetchIn) bool { return compressedPath(fetchPath(in.ID)) }),
+			register: register(fetchFile),
 		},
 	}
 }

@@ -67,7 +67,8 @@ func searchTextTool(lim sfs.Limits, s surface) tool {
 			Annotations: readOnly("Search text"),
 			InputSchema: schema,
 		},
-		register: register("search_text", searchText),
+		cost:     heavy,
+		register: register(searchText),
 	}
 }
 

@@ -29,7 +29,8 @@ func statFileTool(lim sfs.Limits, s surface) tool {
 			Annotations: readOnly("Stat file"),
 			InputSchema: inputSchema[statFileIn](nil),
 		},
-		register: register("stat_file", statFile),
+		cost:     cheap,
+		register: register(statFile),
 	}
 }
 

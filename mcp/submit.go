@@ -43,7 +43,9 @@ func submitTool() tool {
 			Annotations: &sdk.ToolAnnotations{Title: "Submit workspace", ReadOnlyHint: false, IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 			InputSchema: schema,
 		},
-		register: register("submit_workspace", submitWorkspace),
+		// A submit hashes every workspace file and merges changed ones.
+		cost:     heavy,
+		register: register(submitWorkspace),
 	}
 }
 

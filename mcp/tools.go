@@ -187,8 +187,11 @@ type Deps struct {
 // tool pairs a tool's definition with the function that registers its
 // handler on a server.
 type tool struct {
-	def      *sdk.Tool
-	register func(s *sdk.Server, d *Deps, def *sdk.Tool)
+	def *sdk.Tool
+	// cost says when a call is heavy and goes through the admission
+	// gate; every tool states it (register refuses one without).
+	cost     costFn
+	register func(s *sdk.Server, d *Deps, def *sdk.Tool, cost costFn)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -202,13 +205,17 @@ func readOnly(title string) *sdk.ToolAnnotations {
 
 // register installs a tool with go-sdk's raw handler: instrument decodes
 // and checks the arguments against def's input schema itself and puts a
-// heavy call through the admission gate (toolCosts must classify every
-// tool). No output schema is declared: MCP allows structuredContent
+// heavy call through the admission gate (the tool's cost, which every
+// tool must state). No output schema is declared: MCP allows structuredContent
 // without one, and the schemas cost more than the descriptions in every
 // tools/list (a client pays them on every connection) while telling a
 // model, which reads the text content, nothing it uses.
-func register[In, Out any](name string, fn func(ctx context.Context, d *Deps, in In) (Out, callInfo, error)) func(*sdk.Server, *Deps, *sdk.Tool) {
-	return func(s *sdk.Server, d *Deps, def *sdk.Tool) {
+func register[In, Out any](fn func(ctx context.Context, d *Deps, in In) (Out, callInfo, error)) func(*sdk.Server, *Deps, *sdk.Tool, costFn) {
+	return func(s *sdk.Server, d *Deps, def *sdk.Tool, cost costFn) {
+		name := def.Name
+		if cost == nil {
+			panic(fmt.Sprintf("tool %s states no cost: it is not classified heavy or cheap", name))
+		}
 		t := *def
 		in := def.InputSchema.(*jsonschema.Schema)
 		// Served as its JSON, made once: on the stateless lane go-sdk
@@ -221,7 +228,7 @@ func register[In, Out any](name string, fn func(ctx context.Context, d *Deps, in
 			panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
 		}
 		t.InputSchema = json.RawMessage(raw)
-		s.AddTool(&t, instrument(d, name, costOf(name), newArgDecoder[In](in), fn))
+		s.AddTool(&t, instrument(d, name, cost, newArgDecoder[In](in), fn))
 	}
 }
 
@@ -397,7 +404,7 @@ func newServer(d *Deps, version string) *sdk.Server {
 		SetCacheable: setCacheable,
 	})
 	for _, t := range inventory(d.FS.Limits(), surfaceFor(d)) {
-		t.register(s, d, t.def)
+		t.register(s, d, t.def, t.cost)
 	}
 	addResourceTemplate(s, d)
 	return s

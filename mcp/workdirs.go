@@ -37,7 +37,8 @@ func listWorkdirsTool(s surface) tool {
 			Annotations: readOnly("List workdirs"),
 			InputSchema: inputSchema[listWorkdirsIn](nil),
 		},
-		register: register("list_workdirs", listWorkdirs),
+		cost:     cheap,
+		register: register(listWorkdirs),
 	}
 }
 

@@ -77,7 +77,11 @@ func workspaceTools(cfg sfs.WorkspaceLimits) []tool {
 				Annotations: &sdk.ToolAnnotations{Title: "Create workspace", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 				InputSchema: createSchema,
 			},
-			register: register("create_workspace", createWorkspace),
+			// A checkout reads every tree and streams every blob of a commit to
+			// disk (bounded by SERVERFS_WORKSPACE_MAX_FILES/_BYTES); discarding
+			// only deletes files.
+			cost:     heavy,
+			register: register(createWorkspace),
 		},
 		{
 			def: &sdk.Tool{
@@ -86,7 +90,8 @@ func workspaceTools(cfg sfs.WorkspaceLimits) []tool {
 				Annotations: readOnly("List workspaces"),
 				InputSchema: inputSchema[listWorkspacesIn](nil),
 			},
-			register: register("list_workspaces", listWorkspaces),
+			cost:     cheap,
+			register: register(listWorkspaces),
 		},
 		{
 			def: &sdk.Tool{
@@ -95,7 +100,8 @@ func workspaceTools(cfg sfs.WorkspaceLimits) []tool {
 				Annotations: change("Discard workspace", true),
 				InputSchema: inputSchema[discardWorkspaceIn](nil),
 			},
-			register: register("discard_workspace", discardWorkspace),
+			cost:     cheap,
+			register: register(discardWorkspace),
 		},
 	}
 }

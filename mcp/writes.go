@@ -64,7 +64,10 @@ func writeTools(lim sfs.Limits) []tool {
 				Annotations: change("Write text file", true),
 				InputSchema: inputSchema[writeTextFileIn](nil),
 			},
-			register: register("write_text_file", writeTextFile),
+			// Writes hold at most a few times SERVERFS_MAX_WRITE_BYTES, like
+			// their request body.
+			cost:     cheap,
+			register: register(writeTextFile),
 		},
 		{
 			def: &sdk.Tool{
@@ -74,7 +77,8 @@ func writeTools(lim sfs.Limits) []tool {
 				Annotations: change("Edit text file", true),
 				InputSchema: editSchema,
 			},
-			register: register("edit_text_file", editTextFile),
+			cost:     cheap,
+			register: register(editTextFile),
 		},
 		{
 			def: &sdk.Tool{
@@ -83,7 +87,8 @@ func writeTools(lim sfs.Limits) []tool {
 				Annotations: change("Create directory", false),
 				InputSchema: inputSchema[createDirectoryIn](nil),
 			},
-			register: register("create_directory", createDirectory),
+			cost:     cheap,
+			register: register(createDirectory),
 		},
 		{
 			def: &sdk.Tool{
@@ -92,7 +97,8 @@ func writeTools(lim sfs.Limits) []tool {
 				Annotations: change("Move path", false),
 				InputSchema: inputSchema[movePathIn](nil),
 			},
-			register: register("move_path", movePath),
+			cost:     cheap,
+			register: register(movePath),
 		},
 		{
 			def: &sdk.Tool{
@@ -101,7 +107,8 @@ func writeTools(lim sfs.Limits) []tool {
 				Annotations: change("Delete path", true),
 				InputSchema: inputSchema[deletePathIn](nil),
 			},
-			register: register("delete_path", deletePath),
+			cost:     cheap,
+			register: register(deletePath),
 		},
 	}
 }

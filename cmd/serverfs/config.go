@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/serverfs/serverfs/internal/settings"
+
 	"github.com/serverfs/serverfs/bridge/wire"
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/git/workspace"
@@ -141,7 +143,7 @@ func (su *setup) bridgeStatus() string {
 // bridgeClient returns the server's bridge client when SERVERFS_BRIDGE_SOCKET
 // and SERVERFS_BRIDGE_TOKEN_FILE are set, nil when neither is.
 func bridgeClient(environ []string) (*wire.Client, error) {
-	env := sfs.EnvMap(environ)
+	env := settings.EnvMap(environ)
 	socket, token := env["SERVERFS_BRIDGE_SOCKET"], env["SERVERFS_BRIDGE_TOKEN_FILE"]
 	switch {
 	case socket == "" && token == "":

@@ -14,7 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	"github.com/serverfs/serverfs/internal/settings"
+
 	"github.com/serverfs/serverfs/git/workspace"
 	"github.com/serverfs/serverfs/internal/errs"
 	"github.com/serverfs/serverfs/mcp"
@@ -36,7 +37,7 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	// tool call's CPU. A live heap of a few MiB makes 400 cheap (measured:
 	// stat_file at 64 clients, 325 -> 219 µs of server CPU per call).
 	// An operator's GOGC wins.
-	if _, set := sfs.EnvMap(environ)["GOGC"]; !set {
+	if _, set := settings.EnvMap(environ)["GOGC"]; !set {
 		debug.SetGCPercent(400)
 	}
 	// The same validation check-config runs, so that it cannot pass a
@@ -55,7 +56,7 @@ func serve(args, environ []string, stdin io.Reader, stdout, stderr io.Writer) in
 	// within it: 7/8 of the budget, the rest for what the limit does not
 	// count (the binary's pages) and its overshoot. An operator's
 	// GOMEMLIMIT wins.
-	if _, set := sfs.EnvMap(environ)["GOMEMLIMIT"]; !set {
+	if _, set := settings.EnvMap(environ)["GOMEMLIMIT"]; !set {
 		debug.SetMemoryLimit(mcp.RuntimeMemoryLimit(toolsCfg.Admission.MemoryBudget))
 	}
 	deps := su.deps()

@@ -130,37 +130,6 @@ func parseDotEnv(t *testing.T, text string) map[string]string {
 	return env
 }
 
-// TestServerEnvMatchesConfig: the server's environment holds exactly the
-// variables fs/config.go knows, and every limit it reads is passed through.
-func TestServerEnvMatchesConfig(t *testing.T) {
-	src := readRepoFile(t, "fs/config.go")
-	block := regexp.MustCompile(`(?s)var limitVars = \[\]limitVar\{(.*?)\n\}`).FindStringSubmatch(src)
-	if block == nil {
-		t.Fatal("fs/config.go: limitVars not found")
-	}
-	var names []string
-	for _, m := range regexp.MustCompile(`\{"(SERVERFS_[A-Z_]+)"`).FindAllStringSubmatch(block[1], -1) {
-		names = append(names, m[1])
-	}
-	var ours []string
-	for _, l := range Limits {
-		ours = append(ours, l.Name)
-	}
-	if !slices.Equal(names, ours) {
-		t.Errorf("limits: fs/config.go has %v, the generator %v", names, ours)
-	}
-	for _, s := range append(ServerSettings, Limit{Name: "SERVERFS_LISTEN"}, Limit{Name: "SERVERFS_AUTH_TOKEN_FILE"}) {
-		if !strings.Contains(src, `"`+s.Name+`"`) && !strings.Contains(readRepoFile(t, "mcp/transport/http.go"), s.Name) {
-			t.Errorf("%s is passed to the server but neither fs/config.go nor mcp/transport/http.go mentions it", s.Name)
-		}
-	}
-	for _, suffix := range []string{"ALIAS", "DESCRIPTION", "READ_ONLY", "REPO_OPS_ENABLED", "URL_TEMPLATE"} {
-		if !strings.Contains(src, `slotVar(n, "`+suffix+`")`) {
-			t.Errorf("fs/config.go does not read WORKDIR_NN_%s", suffix)
-		}
-	}
-}
-
 // load loads compose.yml from the repository root, as `docker compose` run
 // there would, with envText as .env and nothing from the OS environment.
 func load(t *testing.T, envText string) (*types.Project, error) {

@@ -66,7 +66,7 @@ type Limit struct {
 	Name, Default, Help string
 }
 
-// Limits are the limit variables, in fs/config.go's limitVars order.
+// Limits are the limit variables, in the settings table's order (internal/settings compares them with .env.example).
 var Limits = []Limit{
 	{"SERVERFS_MAX_READ_BYTES", "524288", "bytes of text one read_text_file call returns (1024..16777216)"},
 	{"SERVERFS_MAX_READ_LINES", "500", "lines one read_text_file call returns"},

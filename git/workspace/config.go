@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/serverfs/serverfs/internal/settings"
+
 	sfs "github.com/serverfs/serverfs/fs"
 )
 
@@ -75,7 +77,7 @@ var Variables = []string{"SERVERFS_STATE_DIR", "SERVERFS_WORKSPACE_LIMIT", "SERV
 // SERVERFS_STATE_DIR is a problem). Every problem is one line for the
 // operator, without a host path.
 func LoadConfig(environ []string, stateDirFlag string) (Config, []string) {
-	env := sfs.EnvMap(environ)
+	env := settings.EnvMap(environ)
 	var c Config
 	var probs []string
 	dir := env["SERVERFS_STATE_DIR"]
@@ -89,12 +91,13 @@ func LoadConfig(environ []string, stateDirFlag string) (Config, []string) {
 		probs = append(probs, "the state directory (SERVERFS_STATE_DIR or --state-dir) must be an absolute path")
 	}
 	c.StateDir = dir
-	num := func(name string, min, max int64, set func(int64)) {
+	num := func(name string, set func(int64)) {
 		raw := env[name]
 		if raw == "" {
 			return
 		}
-		n, p := sfs.ParseLimit(raw, min, max)
+		v, _ := settings.Lookup(name)
+		n, p := settings.ParseLimit(raw, v.Min, v.Max)
 		if p != "" {
 			if strings.Contains(raw, "/") {
 				raw = "<not shown: contains '/'>"
@@ -104,10 +107,10 @@ func LoadConfig(environ []string, stateDirFlag string) (Config, []string) {
 		}
 		set(n)
 	}
-	num("SERVERFS_WORKSPACE_LIMIT", 1, 64, func(n int64) { c.Limit = int(n) })
-	num("SERVERFS_WORKSPACE_MAX_AGE_HOURS", 1, 24*366, func(n int64) { c.MaxAge = time.Duration(n) * time.Hour })
-	num("SERVERFS_WORKSPACE_MAX_FILES", 1, 10_000_000, func(n int64) { c.MaxFiles = int(n) })
-	num("SERVERFS_WORKSPACE_MAX_BYTES", 1<<20, 1<<40, func(n int64) { c.MaxBytes = n })
-	num("SERVERFS_WORKSPACE_TIMEOUT_SECONDS", 1, 3600, func(n int64) { c.Timeout = time.Duration(n) * time.Second })
+	num("SERVERFS_WORKSPACE_LIMIT", func(n int64) { c.Limit = int(n) })
+	num("SERVERFS_WORKSPACE_MAX_AGE_HOURS", func(n int64) { c.MaxAge = time.Duration(n) * time.Hour })
+	num("SERVERFS_WORKSPACE_MAX_FILES", func(n int64) { c.MaxFiles = int(n) })
+	num("SERVERFS_WORKSPACE_MAX_BYTES", func(n int64) { c.MaxBytes = n })
+	num("SERVERFS_WORKSPACE_TIMEOUT_SECONDS", func(n int64) { c.Timeout = time.Duration(n) * time.Second })
 	return c.withDefaults(), probs
 }

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/serverfs/serverfs/internal/settings"
 
-	sfs "github.com/serverfs/serverfs/fs"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The HTTP guard, between the request checks of NewHandler and
@@ -42,8 +42,8 @@ const (
 // loadGuardConfig reads the guard's variables of env.
 func loadGuardConfig(env map[string]string, probs *[]string) GuardConfig {
 	c := GuardConfig{MaxSessions: DefaultMaxSessions, WriteTimeout: DefaultWriteTimeoutSeconds * time.Second}
-	c.MaxSessions = int(sfs.LoadLimit(env, probs, "SERVERFS_MAX_SESSIONS", 1, 1_000_000, DefaultMaxSessions))
-	c.WriteTimeout = time.Duration(sfs.LoadLimit(env, probs, "SERVERFS_WRITE_TIMEOUT_SECONDS", 1, 3600, DefaultWriteTimeoutSeconds)) * time.Second
+	c.MaxSessions = int(settings.Limit(env, probs, "SERVERFS_MAX_SESSIONS"))
+	c.WriteTimeout = time.Duration(settings.Limit(env, probs, "SERVERFS_WRITE_TIMEOUT_SECONDS")) * time.Second
 	return c
 }
 

@@ -18,9 +18,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/serverfs/serverfs/internal/settings"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/mcp/internal/rawjson"
 )
 
@@ -77,11 +78,11 @@ type Config struct {
 // write-timeout and connection variables, returning one problem line per
 // bad value. Problems never hold the token.
 func LoadConfig(environ []string) (Config, []string) {
-	env := sfs.EnvMap(environ)
+	env := settings.EnvMap(environ)
 	cfg := Config{Network: "tcp", Listen: DefaultListen, SocketGroup: -1}
 	var probs []string
 	cfg.Guard = loadGuardConfig(env, &probs)
-	cfg.MaxConnections = int(sfs.LoadLimit(env, &probs, "SERVERFS_MAX_CONNECTIONS", 1, 1_000_000, int64(defaultMaxConnections())))
+	cfg.MaxConnections = int(settings.LimitOr(env, &probs, "SERVERFS_MAX_CONNECTIONS", int64(defaultMaxConnections())))
 	if v := env["SERVERFS_LISTEN"]; strings.HasPrefix(v, "unix:") {
 		if p := unixSocketProblem(strings.TrimPrefix(v, "unix:")); p != "" {
 			probs = append(probs, fmt.Sprintf("SERVERFS_LISTEN=%q: %s", v, p))
