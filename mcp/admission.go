@@ -351,17 +351,6 @@ func (d *Deps) admission() *Admission {
 	return defaultAdmission()
 }
 
-// costFn reports whether a call with these (decoded) arguments is heavy.
-type costFn func(d *Deps, in any) bool
-
-func cheap(*Deps, any) bool { return false }
-func heavy(*Deps, any) bool { return true }
-
-// heavyIf is a costFn on a tool's own input type.
-func heavyIf[In any](f func(d *Deps, in In) bool) costFn {
-	return func(d *Deps, in any) bool { return f(d, in.(In)) }
-}
-
 // hugeDirBytes is the directory size (st_size) above which listing it is
 // heavy: some thousands of entries on ext4, xfs and tmpfs. A listing reads
 // every name to sort them (up to SERVERFS_MAX_WALK_ENTRIES): 200,000

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"strconv"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -68,4 +70,22 @@ func grantOut(r *wire.GrantResult) *runGrantedCommandOut {
 	return &runGrantedCommandOut{GrantID: r.GrantID, Argv: r.Argv, Uses: r.Uses, MaxUses: r.MaxUses, ExitCode: r.ExitCode,
 		Stdout: r.Stdout, Stderr: r.Stderr, StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
 		DurationMs: r.DurationMs, Sandbox: r.Sandbox, SandboxControls: r.SandboxControls}
+}
+
+// Text is "grant ID (use U of M): argv", then how it ended and the output.
+func (o *runGrantedCommandOut) Text() string {
+	var b strings.Builder
+	b.WriteString("grant " + o.GrantID + " (use " + strconv.Itoa(o.Uses) + " of " + strconv.Itoa(o.MaxUses) + "): ")
+	for i, a := range o.Argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\") {
+			a = strconv.Quote(a)
+		}
+		b.WriteString(a)
+	}
+	b.WriteString("\n")
+	writeRun(&b, o.ExitCode, o.DurationMs, o.Sandbox, o.SandboxControls, o.Stdout, o.Stderr, o.StdoutTruncated, o.StderrTruncated)
+	return b.String()
 }

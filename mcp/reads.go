@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -230,4 +231,44 @@ func readTextFiles(ctx context.Context, d *Deps, in readTextFilesIn) (*readTextF
 	}
 	info.bytes = out.BytesReturned
 	return out, info, nil
+}
+
+// Text is read_text_file's text content: the header line, then the
+// window's lines exactly as in the file.
+func (o *readTextFileOut) Text() string {
+	v := windowView{workdir: o.Workdir, path: o.Path, w: &o.TextWindow, kind: o.kind, tail: o.tail, cutAtCap: o.CutAtCap}
+	return string(v.appendWindow(make([]byte, 0, len(o.Content)+128)))
+}
+
+// Text is read_text_files' text content: each file's block in order, a
+// failed file as its header with its error; every block after the first
+// starts on a line of its own (one "\n" before its header, as head
+// writes it), so a window that does not end in a newline stays exact.
+func (o *readTextFilesOut) Text() string {
+	size := 128
+	for i := range o.Files {
+		size += len(o.Files[i].Content) + 128
+	}
+	b := make([]byte, 0, size)
+	for i := range o.Files {
+		f := &o.Files[i]
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		if f.Error != "" {
+			b = append(b, "==> "+o.Workdir+":"+f.Path+" "+f.Error+" <=="...)
+			continue
+		}
+		w := sfs.TextWindow{StartLine: f.StartLine, EndLine: f.EndLine, Content: f.Content, HasMore: f.HasMore, NextStartLine: f.NextStartLine, TotalLines: f.TotalLines, Revision: f.Revision}
+		b = windowView{workdir: o.Workdir, path: f.Path, w: &w, kind: f.kind, tail: f.tail, cutAtCap: f.CutAtCap}.appendWindow(b)
+	}
+	if o.unread > 0 {
+		files := "files"
+		if o.unread == 1 {
+			files = "file"
+		}
+		b = append(b, '\n')
+		b = append(b, "truncated: this call's "+strconv.Itoa(o.total)+"-byte total left "+strconv.Itoa(o.unread)+" "+files+" unread; read them with read_text_file"...)
+	}
+	return string(b)
 }

@@ -2,12 +2,16 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/serverfs/serverfs/git"
 	"github.com/serverfs/serverfs/internal/errs"
+	"github.com/serverfs/serverfs/internal/unidiff"
 )
 
 // submit_workspace: a workspace's changes become a patch (a
@@ -95,4 +99,69 @@ func submitWorkspace(ctx context.Context, d *Deps, in submitWorkspaceIn) (*submi
 	}
 	out.MergeResult = *res
 	return out, info, nil
+}
+
+// Text is submit_workspace's text content: its JSON, except that an
+// answer with conflict hunks is plain text, each hunk between git's
+// conflict markers (ours is the branch, theirs the workspace).
+func (o *submitWorkspaceOut) Text() string {
+	if len(o.Hunks) == 0 {
+		j, _ := json.Marshal(o)
+		return string(j)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: the branch %s did not move (mode %s", o.Code, o.Branch, o.Mode)
+	if o.From != "" {
+		b.WriteString(", head " + shortID(o.From))
+	}
+	b.WriteString("); change the workspace and submit again\n")
+	if len(o.Files) > 0 {
+		q := make([]string, len(o.Files))
+		for i, f := range o.Files {
+			q[i] = unidiff.QuotePath(f)
+		}
+		b.WriteString("conflicted files: " + strings.Join(q, " ") + "\n")
+	}
+	if o.Patch != nil {
+		fmt.Fprintf(&b, "patch %s base %s", o.Patch.SHA256, shortID(o.Patch.Base))
+		if o.Patch.Head != "" {
+			b.WriteString(" head " + shortID(o.Patch.Head))
+		}
+		b.WriteByte('\n')
+	}
+	if a := o.Artifact; a != nil {
+		fmt.Fprintf(&b, "conflict artifact %s (%d bytes", a.SHA256, a.Bytes)
+		if a.Truncated {
+			b.WriteString(", truncated")
+		}
+		b.WriteString(")\n")
+	}
+	side := func(label, text string) {
+		b.WriteString(label + "\n" + text)
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	for _, h := range o.Hunks {
+		b.WriteString("==> " + unidiff.QuotePath(h.File))
+		if h.Line > 0 {
+			b.WriteString(" line " + strconv.Itoa(h.Line))
+		}
+		if h.Reason != "" {
+			b.WriteString(" " + h.Reason + " (text not shown) <==\n")
+			continue
+		}
+		if h.Truncated {
+			b.WriteString(" (sides cut at 2 KiB)")
+		}
+		b.WriteString(" <==\n")
+		side("<<<<<<< ours (branch "+o.Branch+")", h.Ours)
+		side("||||||| base", h.Base)
+		side("=======", h.Theirs)
+		b.WriteString(">>>>>>> theirs (workspace " + o.Workspace + ")\n")
+	}
+	if o.HunksOmitted > 0 {
+		fmt.Fprintf(&b, "truncated: %d more hunks not shown; the conflict artifact holds every conflicted file's text with markers\n", o.HunksOmitted)
+	}
+	return b.String()
 }
