@@ -113,30 +113,7 @@ const sandboxChildEnv = "SERVERFS_SANDBOX_TEST_CHILD"
 // its output; it fails unless the child passed.
 func reexecTest(t *testing.T, name, mode string, env []string, attr *syscall.SysProcAttr) string {
 	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A copy another user can execute.
-	dir, err := os.MkdirTemp("", "serverfs-sandbox-child-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "bridge.test")
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Chmod too: WriteFile's mode passes through the umask (077 leaves
-	// uid 65534 nothing to execute).
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := executableCopy(t)
 	cmd := exec.Command(bin, "-test.run=^"+name+"$", "-test.count=1", "-test.v")
 	cmd.Env = append([]string{sandboxChildEnv + "=" + mode, "PATH=" + os.Getenv("PATH")}, env...)
 	if abi, ok := os.LookupEnv(landlockABIEnv); ok {
@@ -586,4 +563,36 @@ func TestSandboxGrantUnixSockets(t *testing.T) {
 		t.Fatal("the listener has no connection")
 	}
 	conn.Close()
+}
+
+// executableCopy is a copy of this test binary that another uid can
+// execute (a directory and file of mode 0755 whatever the umask),
+// removed when the test ends.
+func executableCopy(t *testing.T) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "serverfs-bridge-bin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "bridge.test")
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Chmod too: MkdirTemp's and WriteFile's modes pass through the
+	// umask (077 leaves uid 65534 nothing to execute).
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir, bin} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return bin
 }

@@ -149,22 +149,7 @@ func TestBridgeRefusesOtherUID(t *testing.T) {
 	}
 	p, _ := simplePolicy(t)
 	_, sock := startBridge(t, p, 0)
-	self, _ := os.Executable()
-	dir, _ := os.MkdirTemp("", "serverfs-bridge-bin-")
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "bridge.test")
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Chmod too: WriteFile's mode passes through the umask.
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := executableCopy(t)
 	cmd := exec.Command(bin, "-test.run=^TestBridgeRefusesOtherUID$", "-test.count=1")
 	cmd.Env = []string{"SERVERFS_BRIDGE_UID_SOCKET=" + sock, "TMPDIR=/tmp"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}

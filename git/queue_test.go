@@ -239,21 +239,7 @@ func checkStatusAgrees(t *testing.T, r *Repo, dir string, st *Status) {
 // are git's first-parent line from base to the branch head.
 func checkLedger(t *testing.T, r *Repo, dir, branch, base string) {
 	t.Helper()
-	events, _, err := r.ReadLedger(branch)
-	if err != nil {
-		t.Fatalf("ledger: %v", err)
-	}
-	lc, err := r.CheckLedger(context.Background(), branch)
-	if err != nil || lc.Outside != 0 {
-		t.Fatalf("CheckLedger: %+v %v", lc, err)
-	}
-	var merged []string
-	for _, ev := range events {
-		if ev.Event == "merged" {
-			merged = append(merged, ev.To)
-		}
-	}
-	line := strings.Fields(gitCLI(t, dir, "rev-list", "--first-parent", "--reverse", base+".."+branch))
+	merged, line := ledgerAndLine(t, r, dir, branch, base)
 	if strings.Join(merged, " ") != strings.Join(line, " ") {
 		t.Fatalf("ledger merged %v, git's first-parent line from the base %v", merged, line)
 	}
@@ -264,6 +250,17 @@ func checkLedger(t *testing.T, r *Repo, dir, branch, base string) {
 // in order, and the ledger ends at the branch.
 func checkLedgerTail(t *testing.T, r *Repo, dir, branch, base string) {
 	t.Helper()
+	merged, line := ledgerAndLine(t, r, dir, branch, base)
+	if len(merged) > len(line) || strings.Join(merged, " ") != strings.Join(line[len(line)-len(merged):], " ") {
+		t.Fatalf("ledger merged %v, not the newest of git's first-parent line from the base %v", merged, line)
+	}
+}
+
+// ledgerAndLine checks the ledger (CheckLedger: no break, no move outside
+// the queue) and returns its merged commits and git's first-parent line
+// from base to branch, both oldest first.
+func ledgerAndLine(t *testing.T, r *Repo, dir, branch, base string) (merged, line []string) {
+	t.Helper()
 	events, _, err := r.ReadLedger(branch)
 	if err != nil {
 		t.Fatalf("ledger: %v", err)
@@ -272,16 +269,12 @@ func checkLedgerTail(t *testing.T, r *Repo, dir, branch, base string) {
 	if err != nil || lc.Outside != 0 {
 		t.Fatalf("CheckLedger: %+v %v", lc, err)
 	}
-	var merged []string
 	for _, ev := range events {
 		if ev.Event == "merged" {
 			merged = append(merged, ev.To)
 		}
 	}
-	line := strings.Fields(gitCLI(t, dir, "rev-list", "--first-parent", "--reverse", base+".."+branch))
-	if len(merged) > len(line) || strings.Join(merged, " ") != strings.Join(line[len(line)-len(merged):], " ") {
-		t.Fatalf("ledger merged %v, not the newest of git's first-parent line from the base %v", merged, line)
-	}
+	return merged, strings.Fields(gitCLI(t, dir, "rev-list", "--first-parent", "--reverse", base+".."+branch))
 }
 
 // TestCheckLedgerOutside: a commit made outside the queue is counted; a

@@ -98,7 +98,7 @@ func TestUnixSocket(t *testing.T) {
 
 	// A real MCP client, tunnel-style: the logical URL, the socket dialed,
 	// the token header added.
-	hc := &http.Client{Transport: headerRT{unixHTTP(sock), map[string]string{transport.AuthHeader: transporttest.Token}}}
+	hc := &http.Client{Transport: transporttest.HeaderRT{Base: unixHTTP(sock), Headers: map[string]string{transport.AuthHeader: transporttest.Token}}}
 	c := sdk.NewClient(&sdk.Implementation{Name: "tunnel-like", Version: "0"}, nil)
 	cs, err := c.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: "http://localhost" + transport.Path, HTTPClient: hc, MaxRetries: -1}, nil)
 	if err == nil {
@@ -125,7 +125,7 @@ func TestUnixSocket(t *testing.T) {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+c.host+transport.Path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := (&http.Client{Transport: headerRT{unixHTTP(sock), c.headers}}).Do(req)
+		resp, err := (&http.Client{Transport: transporttest.HeaderRT{Base: unixHTTP(sock), Headers: c.headers}}).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -94,7 +94,7 @@ func TestPreAuthStalledPeer(t *testing.T) {
 			// the server has begun refusing them.
 			waitUntil(t, "the stalled sockets holding what they may", func() bool { return ln.Open() == 20 || ln.Refused() > 0 })
 
-			hc := &http.Client{Transport: headerRT{&http.Transport{DialContext: dial, DisableKeepAlives: true}, map[string]string{transport.AuthHeader: transporttest.Token}}}
+			hc := &http.Client{Transport: transporttest.HeaderRT{Base: &http.Transport{DialContext: dial, DisableKeepAlives: true}, Headers: map[string]string{transport.AuthHeader: transporttest.Token}}}
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
 			c := sdk.NewClient(&sdk.Implementation{Name: "tunnel-like", Version: "0"}, nil)

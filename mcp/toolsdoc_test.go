@@ -71,18 +71,8 @@ func TestToolsReference(t *testing.T) {
 	if got == string(want) {
 		return
 	}
-	gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-	for i := range max(len(gl), len(wl)) {
-		g, w := "", ""
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if g != w {
-			t.Fatalf("docs/tools.md no longer matches the served tools, first at line %d:\n    served: %s\ndocs/tools.md: %s\nRegenerate it with UPDATE_TOOLSNAPS=true go test ./mcp -run TestToolsReference and review the diff.", i+1, g, w)
-		}
+	if i, g, w := firstDiffLine(got, string(want)); i > 0 {
+		t.Fatalf("docs/tools.md no longer matches the served tools, first at line %d:\n    served: %s\ndocs/tools.md: %s\nRegenerate it with UPDATE_TOOLSNAPS=true go test ./mcp -run TestToolsReference and review the diff.", i, g, w)
 	}
 }
 
@@ -313,3 +303,22 @@ func jsonCell(v any) string {
 var mdEscaper = strings.NewReplacer(`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", `\<`, ">", `\>`, "|", `\|`, "\n", " ")
 
 func mdEscape(s string) string { return mdEscaper.Replace(s) }
+
+// firstDiffLine is the first line (1-based) where got and want differ,
+// with both lines ("" past an end); 0 when they are equal.
+func firstDiffLine(got, want string) (int, string, string) {
+	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range max(len(gl), len(wl)) {
+		g, w := "", ""
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if g != w {
+			return i + 1, g, w
+		}
+	}
+	return 0, "", ""
+}

@@ -496,18 +496,8 @@ func compareSnapshot(t *testing.T, file string, v any) {
 	if bytes.Equal(got, want) {
 		return
 	}
-	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := range max(len(gl), len(wl)) {
-		g, w := "", ""
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if g != w {
-			t.Fatalf("the served surface differs from %s at line %d:\n got: %s\nwant: %s\nIf the change is intended, run UPDATE_TOOLSNAPS=true go test ./mcp -run 'TestToolSnapshot|TestServedTextsAreTrue|TestToolsReference' and review the diff.", file, i+1, g, w)
-		}
+	if i, g, w := firstDiffLine(string(got), string(want)); i > 0 {
+		t.Fatalf("the served surface differs from %s at line %d:\n got: %s\nwant: %s\nIf the change is intended, run UPDATE_TOOLSNAPS=true go test ./mcp -run 'TestToolSnapshot|TestServedTextsAreTrue|TestToolsReference' and review the diff.", file, i, g, w)
 	}
 }
 
@@ -520,9 +510,7 @@ func TestAnswersOmitEmptyFields(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", "")
 	e := newRWEnv(t)
-	gitIn(t, e.root, "init", "-q", "-b", "main")
-	gitIn(t, e.root, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "add", "-A")
-	gitIn(t, e.root, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-qm", "base")
+	commitAll(t, e.root)
 	writeFile(t, filepath.Join(e.root, "sub", "a.txt"), []byte("alpha\ngamma\n"))
 	cs := e.client(t, e.serveHTTP(t))
 	raw := func(name string, args map[string]any) string {

@@ -24,9 +24,7 @@ func workspaceEnv(t *testing.T, environ ...string) *testEnv {
 	t.Setenv("XDG_CONFIG_HOME", "")
 	e := newRWEnv(t)
 	writeFile(t, filepath.Join(e.root, ".gitignore"), []byte("*.log\n"))
-	gitIn(t, e.root, "init", "-q", "-b", "main")
-	gitIn(t, e.root, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "add", "-A")
-	gitIn(t, e.root, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-qm", "base")
+	commitAll(t, e.root)
 	e.reconfigure(t, []string{"wd=" + e.root + ":rw:repo", "ro=" + filepath.Join(e.parent, "ro")}, append([]string{stateDirTemp}, environ...), nil)
 	return e
 }
@@ -259,9 +257,7 @@ func TestWorkspaceActions(t *testing.T) {
 	e := newRWEnv(t)
 	show := []byte("#!/bin/sh\ncat sub/a.txt\ntest -e .git && echo HAS_GIT\ncat " + filepath.Join(e.root, "marker.txt") + " >/dev/null 2>&1 && echo LIVE_READ || echo LIVE_DENIED\n")
 	writeFile(t, filepath.Join(e.root, "tools", "show.sh"), show)
-	gitIn(t, e.root, "init", "-q", "-b", "main")
-	gitIn(t, e.root, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "add", "-A")
-	gitIn(t, e.root, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-qm", "base")
+	commitAll(t, e.root)
 	state := t.TempDir()
 	policy := &bridge.Policy{WorkspacesDir: state, Workdirs: map[string]bridge.WorkdirPolicy{"wd": {Root: e.root, ReadWrite: true, RepoOps: true, Actions: map[string]bridge.Action{
 		"show": {Argv: []string{"/bin/sh", "tools/show.sh"}, Argument: "none", Integrity: map[string]string{"tools/show.sh": sha(show)}},
@@ -327,4 +323,14 @@ func TestWorkspaceActions(t *testing.T) {
 		t.Errorf("bridge, discarded workspace: %v", err)
 	}
 	toolErr(t, e.call(t, cs, "run_repo_action", map[string]any{"workdir": a, "action": "show"}), "WORKDIR_NOT_FOUND")
+}
+
+// commitAll makes dir a repository on main whose one commit, "base",
+// holds every file in it (the identity given on the command line, none
+// configured).
+func commitAll(t *testing.T, dir string) {
+	t.Helper()
+	gitIn(t, dir, "init", "-q", "-b", "main")
+	gitIn(t, dir, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "add", "-A")
+	gitIn(t, dir, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-qm", "base")
 }

@@ -23,7 +23,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -189,52 +188,28 @@ func diffLineText(raw []byte) (string, bool) {
 // parses its "path NUL line:text" output.
 func (c *diffCorpus) rgSearch(t testing.TB, q diffQuery, decompress bool) map[diffHit]bool {
 	t.Helper()
-	args := []string{"-n", "--no-heading", "--with-filename", "--null",
-		"--no-ignore-parent", "--no-ignore-global", "--no-ignore-dot", "--no-config",
-		"--color", "never"}
-	pattern := q.query
-	if q.regex {
-		pattern = rgPattern(pattern)
-	} else {
-		args = append(args, "-F")
-	}
-	if q.ignoreCase {
-		args = append(args, "-i")
-	}
-	if q.glob != "" {
-		args = append(args, "--glob="+q.glob)
-	}
+	extra := []string{"-n"}
 	if decompress {
-		args = append(args, "-z")
+		extra = append(extra, "-z")
 	}
-	args = append(args, "--regexp="+pattern, "--", ".")
-	cmd := exec.Command(c.rg, args...)
-	cmd.Dir = c.root
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
-		t.Fatalf("rg %q: %v\n%s", args, err, stderr.Bytes())
-	}
+	out := c.rgRun(t, q, extra...)
 	hits := map[diffHit]bool{}
-	out := stdout.Bytes()
 	for len(out) > 0 {
 		// path NUL line ":" text "\n"; a text holds no newline.
 		z := bytes.IndexByte(out, 0)
 		if z < 0 {
-			t.Fatalf("rg %q: unparsable output %q", args, out[:min(len(out), 200)])
+			t.Fatalf("rg %+v: unparsable output %q", q, out[:min(len(out), 200)])
 		}
 		path := strings.TrimPrefix(string(out[:z]), "./")
 		out = out[z+1:]
 		colon := bytes.IndexByte(out, ':')
 		nl := bytes.IndexByte(out, '\n')
 		if colon < 0 || nl < colon {
-			t.Fatalf("rg %q: unparsable output after %q", args, path)
+			t.Fatalf("rg %+v: unparsable output after %q", q, path)
 		}
 		line, err := strconv.Atoi(string(out[:colon]))
 		if err != nil {
-			t.Fatalf("rg %q: bad line number after %q: %v", args, path, err)
+			t.Fatalf("rg %+v: bad line number after %q: %v", q, path, err)
 		}
 		raw := out[colon+1 : nl]
 		out = out[nl+1:]
