@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/serverfs/serverfs/search/symbols"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	sfs "github.com/serverfs/serverfs/fs"
@@ -20,6 +22,7 @@ type readTextFileIn struct {
 	StartLine int    `json:"start_line,omitempty"`
 	MaxLines  int    `json:"max_lines,omitempty"`
 	Tail      int    `json:"tail,omitempty" jsonschema:"last lines instead (not with start_line)"`
+	Symbol    string `json:"symbol,omitempty" jsonschema:"a definition's name (Type.Method too): read whole; path may be a directory; * outlines the file"`
 }
 
 type readTextFileOut struct {
@@ -28,6 +31,12 @@ type readTextFileOut struct {
 	// CutAtCap: decompression stopped at SERVERFS_SEARCH_MAX_FILE_BYTES,
 	// so the window's end is the cap's, not the file's.
 	CutAtCap bool `json:"cut_at_cap,omitempty"`
+	// Definition is what a symbol read found ("method Dialer.Dial");
+	// Others the other definitions of that name (path:line).
+	Definition string   `json:"definition,omitempty"`
+	Others     []string `json:"others,omitempty"`
+	// Outline is a file's definitions (symbol "*"), in place of a window.
+	Outline []symbols.Symbol `json:"outline,omitempty"`
 	// kind is the compression (decompress.Kind) and tail the tail
 	// asked for: what the text header says of the window.
 	kind string
@@ -59,6 +68,9 @@ func readTextFileTool(lim sfs.Limits, s surface, maxRead int) tool {
 }
 
 func readTextFile(ctx context.Context, d *Deps, in readTextFileIn) (*readTextFileOut, callInfo, error) {
+	if in.Symbol != "" {
+		return readSymbol(ctx, d, in)
+	}
 	info := callInfo{workdir: in.Workdir, path: in.Path}
 	o := sfs.ReadOptions{StartLine: in.StartLine, MaxLines: in.MaxLines}
 	if in.Tail > 0 {
@@ -236,7 +248,10 @@ func readTextFiles(ctx context.Context, d *Deps, in readTextFilesIn) (*readTextF
 // Text is read_text_file's text content: the header line, then the
 // window's lines exactly as in the file.
 func (o *readTextFileOut) Text() string {
-	v := windowView{workdir: o.Workdir, path: o.Path, w: &o.TextWindow, kind: o.kind, tail: o.tail, cutAtCap: o.CutAtCap}
+	if o.Outline != nil {
+		return string(appendOutline(nil, o.Workdir, o.Path, o.Outline))
+	}
+	v := windowView{workdir: o.Workdir, path: o.Path, w: &o.TextWindow, kind: o.kind, tail: o.tail, cutAtCap: o.CutAtCap, definition: o.Definition, others: o.Others}
 	return string(v.appendWindow(make([]byte, 0, len(o.Content)+128)))
 }
 

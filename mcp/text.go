@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"strconv"
+	"strings"
 
 	sfs "github.com/serverfs/serverfs/fs"
 )
@@ -23,6 +24,9 @@ type windowView struct {
 	kind          string // decompress.Kind of the path; "" plain
 	tail          int    // the tail asked for; 0: a start_line read
 	cutAtCap      bool
+	// definition and others: a symbol read's find (readSymbol).
+	definition string
+	others     []string
 }
 
 // appendHeader writes the window's header line (without its newline).
@@ -69,6 +73,14 @@ func (v windowView) appendHeader(b []byte) []byte {
 	}
 	if v.cutAtCap {
 		b = append(b, " cut at byte cap"...)
+	}
+	if v.definition != "" {
+		b = append(b, " definition "...)
+		b = append(b, v.definition...)
+	}
+	if len(v.others) > 0 {
+		b = append(b, " also at "...)
+		b = append(b, strings.Join(v.others, ", ")...)
 	}
 	return append(b, " <=="...)
 }

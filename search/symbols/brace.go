@@ -1,0 +1,419 @@
+package symbols
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// syntax is what the brace scanner must know of a language to find its
+// blocks: where comments and strings are (braces inside them are text).
+type syntax struct {
+	lang Lang
+	// slashComments: // and /* */; hashComments: # at a word's start.
+	slashComments, hashComments bool
+	// charQuote: ' opens a character literal (C-like), closed within a
+	// few bytes on the same line or not at all (Rust's lifetimes);
+	// otherwise ' opens a string like ".
+	charQuote bool
+	// backtick: ` opens a string (JavaScript templates, Go raw strings).
+	backtick bool
+	// preprocessor: a line starting with # is a directive (C, C++, C#).
+	preprocessor bool
+}
+
+func braceSyntax(l Lang) syntax {
+	s := syntax{lang: l, slashComments: true}
+	switch l {
+	case C, CPP, Java, CSharp, Rust, Go:
+		s.charQuote = true
+		s.backtick = l == Go
+		s.preprocessor = l == C || l == CPP || l == CSharp
+	case JavaScript, TypeScript:
+		s.backtick = true
+	case PHP:
+		s.hashComments = true
+	case Shell:
+		s.slashComments, s.hashComments = false, true
+	}
+	return s
+}
+
+// frame is one open block: the index of its definition in the outline,
+// or -1 for a block that defines nothing (if, for, an initializer).
+type frame int
+
+// maxHeader bounds the text kept before a block's opening brace.
+const maxHeader = 1024
+
+// scanOutline finds the definitions of brace-delimited code: the text
+// since the last ;, { or } before each { names what the block is.
+func scanOutline(ctx context.Context, syn syntax, src []byte, lim Limits) ([]Symbol, error) {
+	sc := braceScan{syn: syn, src: src, lim: lim, line: 1}
+	return sc.run(ctx)
+}
+
+type braceScan struct {
+	syn     syntax
+	src     []byte
+	lim     Limits
+	line    int
+	header  []byte
+	hlines  []int // the line of each byte of header
+	hline   int   // the line where header's text starts
+	stack   []frame
+	deep    int // blocks open beyond MaxDepth (not in stack)
+	symbols []Symbol
+}
+
+func (s *braceScan) run(ctx context.Context) ([]Symbol, error) {
+	src := s.src
+	for i := 0; i < len(src); i++ {
+		if i&0xffff == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		c := src[i]
+		switch {
+		case c == '\n':
+			s.line++
+			s.addHeader('\n')
+		case s.syn.slashComments && c == '/' && i+1 < len(src) && src[i+1] == '/':
+			i = s.skipTo(i, "\n") - 1 // the newline is counted above
+		case s.syn.slashComments && c == '/' && i+1 < len(src) && src[i+1] == '*':
+			i = s.skipTo(i+2, "*/")
+		case s.syn.hashComments && c == '#' && (i == 0 || isSpace(src[i-1])):
+			i = s.skipTo(i, "\n") - 1
+		case s.syn.preprocessor && c == '#' && lineStart(src, i):
+			i = s.skipDirective(i) - 1
+		case c == '"' || (c == '\'' && !s.syn.charQuote) || (c == '`' && s.syn.backtick):
+			i = s.skipString(i, c)
+			s.addHeader('"')
+		case c == '\'' && s.syn.charQuote:
+			i = s.skipChar(i)
+		case c == '{':
+			s.open()
+		case c == '}':
+			s.close()
+		case c == ';':
+			s.reset()
+		default:
+			s.addHeader(c)
+		}
+	}
+	// Blocks left open end at the last line.
+	for len(s.stack) > 0 {
+		s.close()
+	}
+	return s.symbols, nil
+}
+
+func (s *braceScan) addHeader(c byte) {
+	if len(s.header) == 0 && isSpace(c) {
+		return
+	}
+	if len(s.header) == 0 {
+		s.hline = s.line
+	}
+	if len(s.header) >= maxHeader {
+		// Keep the end: what names a block is just before its brace.
+		copy(s.header, s.header[maxHeader/2:])
+		s.header = s.header[:maxHeader-maxHeader/2]
+		copy(s.hlines, s.hlines[maxHeader/2:])
+		s.hlines = s.hlines[:maxHeader-maxHeader/2]
+	}
+	s.header = append(s.header, c)
+	s.hlines = append(s.hlines, s.line)
+}
+
+func (s *braceScan) reset() {
+	s.header, s.hlines, s.hline = s.header[:0], s.hlines[:0], 0
+}
+
+// lineStart reports whether only blanks precede src[i] on its line.
+func lineStart(src []byte, i int) bool {
+	for j := i - 1; j >= 0 && src[j] != '\n'; j-- {
+		if src[j] != ' ' && src[j] != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// skipDirective returns the index of the newline ending the directive at
+// i (lines continued by a backslash included), counting lines.
+func (s *braceScan) skipDirective(i int) int {
+	for j := i; j < len(s.src); j++ {
+		if s.src[j] == '\n' {
+			if j > 0 && s.src[j-1] == '\\' {
+				s.line++
+				continue
+			}
+			return j
+		}
+	}
+	return len(s.src)
+}
+
+// skipTo returns the index just past the next end at or after i (counting
+// lines), or len(src) when there is none.
+func (s *braceScan) skipTo(i int, end string) int {
+	j := bytes.Index(s.src[i:], []byte(end))
+	if j < 0 {
+		s.line += bytes.Count(s.src[i:], newline)
+		return len(s.src)
+	}
+	s.line += bytes.Count(s.src[i:i+j], newline)
+	if end == "\n" {
+		return i + j
+	}
+	return i + j + len(end) - 1
+}
+
+// skipString returns the index of the quote closing the string opened at
+// i (backslash escapes; a shell single-quoted string has none).
+func (s *braceScan) skipString(i int, q byte) int {
+	escapes := !(s.syn.lang == Shell && q == '\'') && !(s.syn.lang == Go && q == '`')
+	for j := i + 1; j < len(s.src); j++ {
+		switch s.src[j] {
+		case '\\':
+			if escapes {
+				j++
+				if j < len(s.src) && s.src[j] == '\n' {
+					s.line++
+				}
+			}
+		case '\n':
+			s.line++
+		case q:
+			return j
+		}
+	}
+	return len(s.src)
+}
+
+// skipChar skips a character literal ('a', '\n', '\u00e9') when it closes
+// within a few bytes on its line; otherwise the quote is text (a Rust
+// lifetime, a C++ digit separator).
+func (s *braceScan) skipChar(i int) int {
+	if i+1 < len(s.src) && s.src[i+1] == '\\' {
+		for j := i + 2; j < len(s.src) && j <= i+12; j++ {
+			switch s.src[j] {
+			case '\n':
+				return i
+			case '\'':
+				return j
+			}
+		}
+		return i
+	}
+	_, size := utf8.DecodeRune(s.src[i+1:])
+	if j := i + 1 + size; size > 0 && j < len(s.src) && s.src[j] == '\'' && s.src[i+1] != '\n' {
+		return j
+	}
+	return i
+}
+
+func (s *braceScan) open() {
+	if len(s.stack) >= s.lim.MaxDepth && s.lim.MaxDepth > 0 {
+		s.deep++
+		s.reset()
+		return
+	}
+	f := frame(-1)
+	if sym, at, ok := s.classify(string(s.header)); ok {
+		sym.Start, sym.End = s.startLine(at), s.line
+		f = frame(len(s.symbols))
+		s.symbols = append(s.symbols, sym)
+	}
+	s.stack = append(s.stack, f)
+	s.reset()
+}
+
+// startLine is the first line of a definition whose name (or keyword)
+// is at header[at]: that line, and the lines before it that only
+// qualify it (annotations, attributes, template<...>, a return type or
+// modifiers alone on their line).
+func (s *braceScan) startLine(at int) int {
+	if at < 0 || at >= len(s.hlines) {
+		return s.line
+	}
+	start := s.hlines[at]
+	i := at - 1
+	for i >= 0 && s.hlines[i] >= start {
+		i--
+	}
+	for i >= 0 {
+		// The header's text on the line before start.
+		j := i
+		for j >= 0 && s.hlines[j] == s.hlines[i] {
+			j--
+		}
+		prev := strings.TrimSpace(string(s.header[j+1 : i+1]))
+		if s.hlines[i] >= start || !qualifierLine(prev) {
+			break
+		}
+		start, i = s.hlines[i], j
+	}
+	return start
+}
+
+var typeWordsRE = regexp.MustCompile(`^[\w\s<>,*&:\[\]]+$`)
+
+func qualifierLine(l string) bool {
+	switch {
+	case l == "" || strings.HasSuffix(l, ":") || strings.HasSuffix(l, ")") && !strings.HasPrefix(l, "@") && !strings.HasPrefix(l, "["):
+		return false
+	case strings.HasPrefix(l, "@") || strings.HasPrefix(l, "[") || strings.HasPrefix(l, "template"):
+		return true
+	}
+	return typeWordsRE.MatchString(l)
+}
+
+func (s *braceScan) close() {
+	s.reset()
+	if s.deep > 0 {
+		s.deep--
+		return
+	}
+	if len(s.stack) == 0 {
+		return // an unbalanced }: ignored
+	}
+	f := s.stack[len(s.stack)-1]
+	s.stack = s.stack[:len(s.stack)-1]
+	if f >= 0 {
+		s.symbols[f].End = s.line
+	}
+}
+
+// container is the innermost open type-like definition's name.
+func (s *braceScan) container() string {
+	for k := len(s.stack) - 1; k >= 0; k-- {
+		if f := s.stack[k]; f >= 0 && typeLike[s.symbols[f].Kind] {
+			return s.symbols[f].QualifiedName()
+		}
+	}
+	return ""
+}
+
+var typeLike = map[string]bool{"class": true, "struct": true, "interface": true, "enum": true, "trait": true, "impl": true, "module": true, "namespace": true, "union": true, "record": true, "object": true}
+
+var newline = []byte{'\n'}
+
+var (
+	goMethodRE   = regexp.MustCompile(`(?m)^[ \t]*func\s*\(\s*(?:\w+\s+)?\*?\s*([A-Za-z_]\w*)[^)]*\)\s*([A-Za-z_]\w*)`)
+	annotationRE = regexp.MustCompile(`@[\w.]+(\s*\([^()]*\))?|^\s*(\[[^\[\]]*\]\s*)+`)
+	classRE      = regexp.MustCompile(`(?:^|[\s;:(])(class|interface|struct|enum|trait|union|namespace|module|record|object)\s+(?:(?:class|struct)\s+)?([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)`)
+	implRE       = regexp.MustCompile(`(?m)^[ \t]*(?:unsafe\s+)?impl\b(?:\s*<.*?>)?\s+(?:.*?\s+for\s+)?(?:&\s*)?([A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*)`)
+	fnRE         = regexp.MustCompile(`(?:^|[\s(])(fn|function|func|def)\s*\*?\s*([A-Za-z_$][\w$]*)`)
+	arrowRE      = regexp.MustCompile(`(?:^|\s)(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:async\s*)?(?:function\b|\([^()]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)`)
+	callNameRE   = regexp.MustCompile(`(~?[A-Za-z_$][\w$]*(?:::~?[A-Za-z_$][\w$]*)*|operator\s*\S+?)\s*(?:<[^()]*>)?\s*$`)
+)
+
+// notNames are words before a parenthesis that open no definition.
+var notNames = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "catch": true, "return": true, "sizeof": true,
+	"else": true, "do": true, "try": true, "using": true, "lock": true, "foreach": true, "when": true, "synchronized": true,
+	"new": true, "typeof": true, "await": true, "elif": true, "until": true, "case": true, "match": true, "with": true,
+	"fixed": true, "unsafe": true, "checked": true, "unchecked": true, "loop": true,
+	"alignof": true, "decltype": true, "static_assert": true, "throw": true, "assert": true, "in": true, "of": true}
+
+// classify says which definition a block's header opens, if any, and
+// where in the header its keyword or name is. Annotations and attributes
+// are blanked (same length: positions keep their lines).
+func (s *braceScan) classify(h string) (Symbol, int, bool) {
+	if strings.TrimSpace(h) == "" {
+		return Symbol{}, 0, false
+	}
+	h = annotationRE.ReplaceAllStringFunc(h, func(a string) string { return strings.Repeat(" ", len(a)) })
+	container := s.container()
+	if m := implRE.FindStringSubmatchIndex(h); m != nil && s.syn.lang == Rust {
+		return Symbol{Kind: "impl", Name: lastSegment(h[m[2]:m[3]]), Container: container}, m[0], true
+	}
+	if m := classRE.FindStringSubmatchIndex(h); m != nil && !strings.Contains(h[m[1]:], "=") {
+		kind, name := h[m[2]:m[3]], h[m[4]:m[5]]
+		if kind == "object" && s.syn.lang != TypeScript && s.syn.lang != JavaScript {
+			kind = "class"
+		}
+		return Symbol{Kind: kind, Name: lastSegment(name), Container: container}, m[2], true
+	}
+	if m := goMethodRE.FindStringSubmatchIndex(h); m != nil && s.syn.lang == Go {
+		return Symbol{Kind: "method", Name: h[m[4]:m[5]], Container: h[m[2]:m[3]]}, m[0] + len(h[m[0]:]) - len(strings.TrimLeft(h[m[0]:], " \t\n")), true
+	}
+	if m := fnRE.FindStringSubmatchIndex(h); m != nil {
+		return s.function(h[m[4]:m[5]], container), m[2], true
+	}
+	if m := arrowRE.FindStringSubmatchIndex(h); m != nil {
+		return s.function(h[m[2]:m[3]], container), m[2], true
+	}
+	return s.callLike(h, container)
+}
+
+// callLike reads a C-like definition header: a name, its parameters in
+// parentheses, then qualifiers (const, throws ..., -> T, : T) but no
+// assignment.
+func (s *braceScan) callLike(h, container string) (Symbol, int, bool) {
+	open := strings.IndexByte(h, '(')
+	if open < 0 {
+		return Symbol{}, 0, false
+	}
+	close := matchParen(h, open)
+	if close < 0 {
+		return Symbol{}, 0, false
+	}
+	rest := h[close+1:]
+	if strings.ContainsAny(rest, ";") || (strings.Contains(rest, "=") && !strings.Contains(rest, "=>")) {
+		return Symbol{}, 0, false
+	}
+	m := callNameRE.FindStringSubmatchIndex(h[:open])
+	if m == nil {
+		return Symbol{}, 0, false
+	}
+	name, at := h[m[2]:m[3]], m[2]
+	before := strings.TrimSpace(h[:m[0]])
+	if notNames[name] || strings.HasSuffix(before, "=") || strings.HasSuffix(before, ".") || strings.HasSuffix(before, "new") {
+		return Symbol{}, 0, false
+	}
+	if i := strings.LastIndex(name, "::"); i >= 0 {
+		c := name[:i]
+		if container != "" {
+			c = container + "." + c
+		}
+		return Symbol{Kind: "method", Name: name[i+2:], Container: strings.ReplaceAll(c, "::", ".")}, at, true
+	}
+	return s.function(name, container), at, true
+}
+
+func (s *braceScan) function(name, container string) Symbol {
+	if container != "" {
+		return Symbol{Kind: "method", Name: name, Container: container}
+	}
+	return Symbol{Kind: "func", Name: name}
+}
+
+// matchParen is the index of the ) closing h[open], or -1.
+func matchParen(h string, open int) int {
+	depth := 0
+	for i := open; i < len(h); i++ {
+		switch h[i] {
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func lastSegment(name string) string {
+	if i := strings.LastIndexAny(name, ".:"); i >= 0 {
+		return name[i+1:]
+	}
+	return name
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}

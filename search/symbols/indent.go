@@ -1,0 +1,237 @@
+package symbols
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+)
+
+var (
+	pyDefRE   = regexp.MustCompile(`^(?:async\s+)?def\s+([A-Za-z_]\w*)`)
+	pyClassRE = regexp.MustCompile(`^class\s+([A-Za-z_]\w*)`)
+)
+
+// pyOpen is a Python definition still open: its indentation and index.
+type pyOpen struct {
+	indent, sym int
+}
+
+// pythonOutline reads Python by indentation: a def or class holds the
+// lines below it indented deeper. Strings (triple-quoted ones span
+// lines), comments and bracketed continuation lines are not statements.
+func pythonOutline(ctx context.Context, src []byte, lim Limits) ([]Symbol, error) {
+	var syms []Symbol
+	var open []pyOpen
+	var lx pyLexer
+	lastCode, decorators := 0, 0
+	closeTo := func(indent int) {
+		for len(open) > 0 && open[len(open)-1].indent >= indent {
+			syms[open[len(open)-1].sym].End = lastCode
+			open = open[:len(open)-1]
+		}
+	}
+	for n, line := range bytes.Split(src, []byte{'\n'}) {
+		if n&0x3ff == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		num := n + 1
+		statement := lx.atStatement()
+		code := lx.scan(line)
+		if !statement || code == "" {
+			if code != "" {
+				lastCode = num
+			}
+			continue
+		}
+		indent := indentOf(line)
+		closeTo(indent)
+		text := strings.TrimSpace(code)
+		if strings.HasPrefix(text, "@") {
+			if decorators == 0 {
+				decorators = num
+			}
+			lastCode = num
+			continue
+		}
+		start := num
+		if decorators != 0 {
+			start, decorators = decorators, 0
+		}
+		lastCode = num
+		var sym Symbol
+		if m := pyDefRE.FindStringSubmatch(text); m != nil {
+			sym = Symbol{Kind: "func", Name: m[1]}
+		} else if m := pyClassRE.FindStringSubmatch(text); m != nil {
+			sym = Symbol{Kind: "class", Name: m[1]}
+		} else {
+			continue
+		}
+		for k := len(open) - 1; k >= 0; k-- {
+			if c := syms[open[k].sym]; c.Kind == "class" {
+				sym.Container = c.QualifiedName()
+				if sym.Kind == "func" && k == len(open)-1 {
+					sym.Kind = "method"
+				}
+				break
+			}
+		}
+		sym.Start, sym.End = start, num
+		if lim.MaxDepth > 0 && len(open) >= lim.MaxDepth {
+			continue
+		}
+		open = append(open, pyOpen{indent: indent, sym: len(syms)})
+		syms = append(syms, sym)
+	}
+	closeTo(0)
+	return syms, nil
+}
+
+func indentOf(line []byte) int {
+	n := 0
+	for _, c := range line {
+		switch c {
+		case ' ':
+			n++
+		case '\t':
+			n += 8 - n%8
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+// pyLexer follows strings and brackets across lines.
+type pyLexer struct {
+	triple   string // the open triple quote, or ""
+	brackets int
+	cont     bool // the last line ended with a backslash
+}
+
+// atStatement: the next line starts a statement (not inside a string,
+// brackets or a continued line).
+func (l *pyLexer) atStatement() bool { return l.triple == "" && l.brackets == 0 && !l.cont }
+
+// scan reads one line and returns its code with strings and comments
+// replaced (strings by "", comments dropped).
+func (l *pyLexer) scan(line []byte) string {
+	var b strings.Builder
+	s := string(line)
+	l.cont = false
+	for i := 0; i < len(s); i++ {
+		if l.triple != "" {
+			j := strings.Index(s[i:], l.triple)
+			if j < 0 {
+				return b.String()
+			}
+			i += j + 2
+			l.triple = ""
+			b.WriteString(`""`)
+			continue
+		}
+		c := s[i]
+		switch {
+		case c == '#':
+			return b.String()
+		case c == '"' || c == '\'':
+			if strings.HasPrefix(s[i:], `"""`) || strings.HasPrefix(s[i:], `'''`) {
+				l.triple = s[i : i+3]
+				i += 2
+				continue
+			}
+			j := i + 1
+			for j < len(s) && s[j] != c {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			i = j
+			b.WriteString(`""`)
+		case c == '(' || c == '[' || c == '{':
+			l.brackets++
+			b.WriteByte(c)
+		case c == ')' || c == ']' || c == '}':
+			if l.brackets > 0 {
+				l.brackets--
+			}
+			b.WriteByte(c)
+		case c == '\\' && i == len(s)-1:
+			l.cont = true
+		case c == '\r' && i == len(s)-1:
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+var (
+	rbOpenRE  = regexp.MustCompile(`^(def|class|module)\s+(self\.)?([A-Za-z_][\w.:]*[?!=]?)`)
+	rbBlockRE = regexp.MustCompile(`^(if|unless|while|until|case|begin|for)\b`)
+	rbDoRE    = regexp.MustCompile(`\bdo\b\s*(\|[^|]*\|)?\s*$`)
+	rbEndRE   = regexp.MustCompile(`(^|[\s;])end\b`)
+	// rbEndlessRE is a method defined by = (Ruby 3): it has no end.
+	rbEndlessRE = regexp.MustCompile(`^def\s+(?:self\.)?[\w?!]+\s*(?:\([^)]*\))?\s*=[^=~>]`)
+)
+
+// rubyOutline reads Ruby's def, class and module ... end, counting the
+// other blocks that end with end (if, while, do ...) so that each end
+// closes the right one.
+func rubyOutline(ctx context.Context, src []byte, lim Limits) ([]Symbol, error) {
+	var syms []Symbol
+	var stack []int // index in syms, or -1
+	var lx pyLexer  // # comments and quoted strings, as Python's
+	for n, line := range bytes.Split(src, []byte{'\n'}) {
+		if n&0x3ff == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		num := n + 1
+		lx.brackets, lx.cont, lx.triple = 0, false, ""
+		text := strings.TrimSpace(lx.scan(line))
+		for _, stmt := range strings.Split(text, ";") {
+			stmt = strings.TrimSpace(stmt)
+			switch {
+			case rbOpenRE.MatchString(stmt) && !strings.HasPrefix(stmt, "class <<"):
+				m := rbOpenRE.FindStringSubmatch(stmt)
+				kind := map[string]string{"def": "func", "class": "class", "module": "module"}[m[1]]
+				if m[1] == "def" && rbEndlessRE.MatchString(stmt) {
+					continue // an endless method: no end
+				}
+				sym := Symbol{Kind: kind, Name: lastSegment(m[3]), Start: num, End: num}
+				for k := len(stack) - 1; k >= 0; k-- {
+					if stack[k] >= 0 && syms[stack[k]].Kind != "func" && syms[stack[k]].Kind != "method" {
+						sym.Container = syms[stack[k]].QualifiedName()
+						if kind == "func" {
+							sym.Kind = "method"
+						}
+						break
+					}
+				}
+				if lim.MaxDepth > 0 && len(stack) >= lim.MaxDepth {
+					stack = append(stack, -1)
+					continue
+				}
+				stack = append(stack, len(syms))
+				syms = append(syms, sym)
+			case rbBlockRE.MatchString(stmt) || rbDoRE.MatchString(stmt) || strings.HasPrefix(stmt, "class <<"):
+				stack = append(stack, -1)
+			}
+			if rbEndRE.MatchString(stmt) && len(stack) > 0 && !rbOpenRE.MatchString(stmt) {
+				if k := stack[len(stack)-1]; k >= 0 {
+					syms[k].End = num
+				}
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	// Definitions left open end at the last line.
+	last := bytes.Count(src, []byte{'\n'}) + 1
+	for _, k := range stack {
+		if k >= 0 {
+			syms[k].End = last
+		}
+	}
+	return syms, nil
+}

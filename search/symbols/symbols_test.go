@@ -1,0 +1,83 @@
+package symbols
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func outline(t *testing.T, lang Lang, src string) []Symbol {
+	t.Helper()
+	syms, _, err := Outline(context.Background(), lang, []byte(src), DefaultLimits)
+	if err != nil {
+		t.Fatalf("%s: %v", lang, err)
+	}
+	return syms
+}
+
+func render(syms []Symbol) string {
+	var b strings.Builder
+	for _, s := range syms {
+		fmt.Fprintf(&b, "%s %s %d-%d\n", s.Kind, s.QualifiedName(), s.Start, s.End)
+	}
+	return b.String()
+}
+
+func TestOutlines(t *testing.T) {
+	for _, c := range []struct {
+		lang      Lang
+		src, want string
+	}{
+		{Go, "package p\n\n// Dialer dials.\ntype Dialer struct {\n\tx int\n}\n\n// DialContext dials.\nfunc (d *Dialer) DialContext() {\n\t_ = \"}\"\n}\n\nfunc f[T any]() {}\n",
+			"struct Dialer 3-6\nmethod Dialer.DialContext 8-11\nfunc f 13-13\n"},
+		{Python, "import x\n\n@dec\nclass A(B):\n    \"\"\"doc\n    def fake():\n    \"\"\"\n    def m(self, a=(1,\n2)):\n        return '#'  # c\n\n    async def n(self):\n        pass\n\ndef top():\n    pass\n",
+			"class A 3-13\nmethod A.m 8-10\nmethod A.n 12-13\nfunc top 15-16\n"},
+		{Java, "package x;\n@Service\npublic class Foo extends Bar {\n  @Override\n  public void run() throws IOException {\n    if (x) { y(); }\n    String s = \"{\";\n  }\n  Foo(int a) { }\n}\n",
+			"class Foo 2-10\nmethod Foo.run 4-8\nmethod Foo.Foo 9-9\n"},
+		{C, "/* { */\nstatic int add(int a, int b)\n{\n\tchar c = '{';\n\treturn a + b;\n}\nstruct point p = {1, 2};\nstruct point {\n\tint x;\n};\n",
+			"func add 2-6\nstruct point 8-10\n"},
+		{CPP, "namespace ns {\nint Foo::bar(int a) const {\n  return a;\n}\nclass Baz : public Q {\n public:\n  void qux() override { }\n};\n}\n",
+			"namespace ns 1-9\nmethod ns.Foo.bar 2-4\nclass ns.Baz 5-8\nmethod ns.Baz.qux 7-7\n"},
+		{Rust, "pub struct S<'a> { x: &'a str }\nimpl<'a> Display for S<'a> {\n    fn fmt(&self, f: &mut F) -> Result {\n        write!(f, \"}}\")\n    }\n}\npub(crate) async fn go() {}\n",
+			"struct S 1-1\nimpl S 2-6\nmethod S.fmt 3-5\nfunc go 7-7\n"},
+		{TypeScript, "export class A<T> {\n  async get(url: string): Promise<void> {\n    const t = `${url}}`;\n  }\n}\nexport const h = async (x: number) => {\n  return x;\n};\nfunction* gen() {}\n",
+			"class A 1-5\nmethod A.get 2-4\nfunc h 6-8\nfunc gen 9-9\n"},
+		{CSharp, "namespace N {\n  public sealed class C : Base {\n    [HttpGet(\"x\")]\n    public IActionResult Get(int id) {\n      return null;\n    }\n    public C(int a) : base(a) { }\n  }\n}\n",
+			"namespace N 1-9\nclass N.C 2-8\nmethod N.C.Get 3-6\nmethod N.C.C 7-7\n"},
+		{Ruby, "module M\n  class K < Base\n    def a(x)\n      if x\n        y\n      end\n      [1].each do |i|\n      end\n    end\n    def self.b = 1\n    def c; end\n  end\nend\n",
+			"module M 1-13\nclass M.K 2-12\nmethod M.K.a 3-9\nmethod M.K.c 11-11\n"},
+		{PHP, "<?php\n# c {\nclass A {\n  public function f($a) {\n    return '}';\n  }\n}\nfunction g() {}\n",
+			"class A 3-7\nmethod A.f 4-6\nfunc g 8-8\n"},
+		{Shell, "#!/bin/sh\n# a { b\nusage() {\n  echo '}'\n}\nfunction main {\n  x=${#y}\n}\n",
+			"func usage 3-5\nfunc main 6-8\n"},
+	} {
+		if got := render(outline(t, c.lang, c.src)); got != c.want {
+			t.Errorf("%s:\n got:\n%s want:\n%s", c.lang, got, c.want)
+		}
+	}
+}
+
+func TestFindAndEnclosing(t *testing.T) {
+	syms := outline(t, Go, "package p\ntype T struct{}\nfunc (T) M() {\n\tx()\n}\nfunc M() {}\n")
+	if got := Find(syms, "M"); len(got) != 2 {
+		t.Errorf("Find(M): %v", got)
+	}
+	if got := Find(syms, "T.M"); len(got) != 1 || got[0].Start != 3 {
+		t.Errorf("Find(T.M): %v", got)
+	}
+	if s, ok := Enclosing(syms, 4); !ok || s.QualifiedName() != "T.M" {
+		t.Errorf("Enclosing(4): %v %v", s, ok)
+	}
+	if _, ok := Enclosing(syms, 1); ok {
+		t.Error("line 1 is in no definition")
+	}
+}
+
+func TestDetect(t *testing.T) {
+	for name, want := range map[string]Lang{"a.go": Go, "x/Y.JAVA": Java, "b.tsx": TypeScript, "c.h": C, "Makefile": "", "r.rb": Ruby} {
+		if got := Detect(name); got != want {
+			t.Errorf("Detect(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
