@@ -39,6 +39,7 @@ type searchTextIn struct {
 	Context        int    `json:"context,omitempty"`
 	Before         int    `json:"before,omitempty"`
 	After          int    `json:"after,omitempty"`
+	Definition     bool   `json:"definition,omitempty" jsonschema:"context: each hit's enclosing definition, whole"`
 	Cursor         string `json:"cursor,omitempty"`
 }
 
@@ -52,6 +53,7 @@ func searchTextTool(lim sfs.Limits, s surface) tool {
 	schema.Properties["case_sensitive"].Default = json.RawMessage("true")
 	schema.Properties["include_ignored"].Default = json.RawMessage("false")
 	schema.Properties["regex"].Default = json.RawMessage("false")
+	schema.Properties["definition"].Default = json.RawMessage("false")
 	revision := ""
 	if s.write {
 		revision = " and, in rw workdirs, its revision for edit_text_file"
@@ -129,10 +131,18 @@ type searchBlock struct {
 
 func searchText(ctx context.Context, d *Deps, in searchTextIn) (*searchTextOut, callInfo, error) {
 	info := callInfo{workdir: in.Workdir, path: in.Path}
+	if in.Definition && (in.Context > 0 || in.Before > 0 || in.After > 0 || (in.Output != "" && in.Output != search.OutputLines)) {
+		return nil, info, argErr("definition is the context of matching lines: it cannot be combined with context, before, after or another output")
+	}
 	r, err := d.Search.Search(ctx, search.Request{Workdir: in.Workdir, Path: in.Path, Query: in.Query, Regex: in.Regex, Glob: in.Glob, CaseSensitive: in.CaseSensitive, Limit: in.Limit, IncludeIgnored: in.IncludeIgnored,
 		Output: in.Output, Context: in.Context, Before: in.Before, After: in.After, Cursor: in.Cursor})
 	if err != nil {
 		return nil, info, err
+	}
+	if in.Definition {
+		if r, err = withDefinitions(ctx, d, r, d.FS.Limits().MaxReadBytes); err != nil {
+			return nil, info, err
+		}
 	}
 	out := compactSearch(r)
 	out.regex, out.caseSensitive = in.Regex, in.CaseSensitive

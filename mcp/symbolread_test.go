@@ -56,3 +56,24 @@ func TestReadSymbol(t *testing.T) {
 		toolErr(t, e.call(t, cs, "read_text_file", c.args), c.code)
 	}
 }
+
+// TestSearchDefinitionContext: search_text's definition shows each hit
+// inside its enclosing definition, whole, one block per definition; a hit
+// outside any definition gets lines around it; the refusals.
+func TestSearchDefinitionContext(t *testing.T) {
+	e := newEnv(t)
+	src := "package p\n\nvar needle = 1\n\nfunc A() {\n\tx := 1\n\tuse(needle)\n\tuse(needle)\n}\n\nfunc B() {}\n"
+	writeFile(t, filepath.Join(e.root, "code", "p.go"), []byte(src))
+	cs := e.client(t, e.serveHTTP(t))
+	res := e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "path": "code", "query": "use(needle)", "definition": true})
+	got := resultText(res)
+	want := "code/p.go\n5-func A() {\n6-\tx := 1\n7:\tuse(needle)\n8:\tuse(needle)\n9-}\n"
+	if res.IsError || !strings.Contains(got, want) {
+		t.Errorf("got:\n%s\nwant it to hold:\n%s", got, want)
+	}
+	got = resultText(e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "path": "code", "query": "var needle", "definition": true}))
+	if !strings.Contains(got, "1-package p\n2-\n3:var needle = 1\n4-\n5-func A() {\n6-\tx := 1\n") {
+		t.Errorf("outside a definition:\n%s", got)
+	}
+	toolErr(t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "needle", "definition": true, "context": 2}), "INVALID_ARGUMENT")
+}

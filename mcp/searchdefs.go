@@ -1,0 +1,152 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"io"
+
+	"github.com/serverfs/serverfs/search"
+	"github.com/serverfs/serverfs/search/symbols"
+)
+
+// search_text's definition: each matching line shown inside the
+// definition that encloses it (a function, method, type or class, whole)
+// instead of N lines around it. The search runs as a lines search; each
+// file with matches is then read and parsed once, in this call.
+
+// Bounds of a definition context: a definition longer than
+// maxDefinitionLines shows its first defHeadLines lines and
+// defAroundLines around each match; a match in no definition (or in a
+// file no outline reads) shows defAroundLines around it.
+const (
+	maxDefinitionLines = 150
+	defHeadLines       = 8
+	defAroundLines     = 3
+	maxLineText        = search.MaxLineText
+)
+
+// withDefinitions turns r's matches into blocks spanning their enclosing
+// definitions, at most maxBytes of text in all (then r is truncated
+// with reason bytes at the last whole block).
+func withDefinitions(ctx context.Context, d *Deps, r *search.Result, maxBytes int) (*search.Result, error) {
+	var blocks []search.Block
+	size := 0
+	for i := 0; i < len(r.Matches); {
+		j := i
+		for j < len(r.Matches) && r.Matches[j].Path == r.Matches[i].Path {
+			j++
+		}
+		fileBlocks, err := fileDefinitionBlocks(ctx, d, r.Workdir, r.Matches[i:j])
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range fileBlocks {
+			n := blockBytes(b)
+			if size+n > maxBytes && len(blocks) > 0 {
+				r.Truncated, r.TruncatedReason, r.NextCursor = true, "bytes", ""
+				r.Matches, r.Blocks = nil, blocks
+				return r, nil
+			}
+			size += n
+			blocks = append(blocks, b)
+		}
+		i = j
+	}
+	r.Matches, r.Blocks = nil, blocks
+	if r.Blocks == nil {
+		r.Blocks = []search.Block{}
+	}
+	return r, nil
+}
+
+func blockBytes(b search.Block) int {
+	n := 0
+	for _, l := range b.Lines {
+		n += len(l.Text) + 8
+	}
+	return n
+}
+
+// fileDefinitionBlocks are the blocks of one file's matches (in line
+// order): its lines read once, its outline parsed once.
+func fileDefinitionBlocks(ctx context.Context, d *Deps, alias string, ms []search.Match) ([]search.Block, error) {
+	path := ms[0].Path
+	var lines [][]byte
+	var syms []symbols.Symbol
+	if lang := symbols.Detect(path); lang != "" && !ms[0].Compressed {
+		src, err := readSource(d, alias, path)
+		if err == nil {
+			lines = bytes.Split(src, []byte{'\n'})
+			syms, _, _ = symbols.Outline(ctx, lang, src, symbols.DefaultLimits)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	match := map[int]bool{}
+	for _, m := range ms {
+		match[m.Line] = true
+	}
+	// The line ranges to show, in order, merged where they touch.
+	var spans [][2]int
+	add := func(a, b int) {
+		if n := len(spans); n > 0 && a <= spans[n-1][1]+1 {
+			spans[n-1][1] = max(spans[n-1][1], b)
+			return
+		}
+		spans = append(spans, [2]int{a, b})
+	}
+	for _, m := range ms {
+		s, ok := symbols.Enclosing(syms, m.Line)
+		switch {
+		case lines == nil:
+			add(m.Line, m.Line)
+		case !ok:
+			add(max(1, m.Line-defAroundLines), min(len(lines), m.Line+defAroundLines))
+		case s.End-s.Start+1 <= maxDefinitionLines:
+			add(s.Start, min(s.End, len(lines)))
+		default:
+			add(s.Start, s.Start+defHeadLines-1)
+			add(max(s.Start, m.Line-defAroundLines), min(s.End, m.Line+defAroundLines))
+		}
+	}
+	text := func(n int) (string, bool) {
+		if lines == nil {
+			for _, m := range ms {
+				if m.Line == n {
+					return m.Text, m.TextTruncated
+				}
+			}
+			return "", false
+		}
+		l := bytes.TrimSuffix(lines[n-1], []byte{'\r'})
+		if len(l) > maxLineText {
+			return string(l[:maxLineText]), true
+		}
+		return string(l), false
+	}
+	var out []search.Block
+	for _, sp := range spans {
+		b := search.Block{Path: path, Compressed: ms[0].Compressed}
+		for n := sp[0]; n <= sp[1]; n++ {
+			t, cut := text(n)
+			b.Lines = append(b.Lines, search.BlockLine{Line: n, Text: t, Match: match[n], TextTruncated: cut})
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// readSource reads a file whole, up to the outline's byte limit.
+func readSource(d *Deps, alias, path string) ([]byte, error) {
+	w, err := d.FS.Workdir(alias)
+	if err != nil {
+		return nil, err
+	}
+	f, _, err := w.OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, int64(symbols.DefaultLimits.MaxBytes)+1))
+}
