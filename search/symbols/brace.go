@@ -318,6 +318,20 @@ var notNames = map[string]bool{"if": true, "for": true, "while": true, "switch":
 	"fixed": true, "unsafe": true, "checked": true, "unchecked": true, "loop": true,
 	"alignof": true, "decltype": true, "static_assert": true, "throw": true, "assert": true, "in": true, "of": true}
 
+var (
+	classWords = []string{"class", "interface", "struct", "enum", "trait", "union", "namespace", "module", "record", "object"}
+	fnWords    = []string{"fn", "func", "def"} // "function" holds "func"
+)
+
+func hasAny(h string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(h, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // classify says which definition a block's header opens, if any, and
 // where in the header its keyword or name is. Annotations and attributes
 // are blanked (same length: positions keep their lines).
@@ -325,26 +339,38 @@ func (s *braceScan) classify(h string) (Symbol, int, bool) {
 	if strings.TrimSpace(h) == "" {
 		return Symbol{}, 0, false
 	}
-	h = annotationRE.ReplaceAllStringFunc(h, func(a string) string { return strings.Repeat(" ", len(a)) })
+	// Each expression runs only when its words are there: most blocks
+	// (if, for, initializers) are none of these.
+	if strings.ContainsAny(h, "@[") {
+		h = annotationRE.ReplaceAllStringFunc(h, func(a string) string { return strings.Repeat(" ", len(a)) })
+	}
 	container := s.container()
 	if m := implRE.FindStringSubmatchIndex(h); m != nil && s.syn.lang == Rust {
 		return Symbol{Kind: "impl", Name: lastSegment(h[m[2]:m[3]]), Container: container}, m[0], true
 	}
-	if m := classRE.FindStringSubmatchIndex(h); m != nil && !strings.Contains(h[m[1]:], "=") {
-		kind, name := h[m[2]:m[3]], h[m[4]:m[5]]
-		if kind == "object" && s.syn.lang != TypeScript && s.syn.lang != JavaScript {
-			kind = "class"
+	if hasAny(h, classWords) {
+		if m := classRE.FindStringSubmatchIndex(h); m != nil && !strings.Contains(h[m[1]:], "=") {
+			kind, name := h[m[2]:m[3]], h[m[4]:m[5]]
+			if kind == "object" && s.syn.lang != TypeScript && s.syn.lang != JavaScript {
+				kind = "class"
+			}
+			return Symbol{Kind: kind, Name: lastSegment(name), Container: container}, m[2], true
 		}
-		return Symbol{Kind: kind, Name: lastSegment(name), Container: container}, m[2], true
 	}
-	if m := goMethodRE.FindStringSubmatchIndex(h); m != nil && s.syn.lang == Go {
-		return Symbol{Kind: "method", Name: h[m[4]:m[5]], Container: h[m[2]:m[3]]}, m[0] + len(h[m[0]:]) - len(strings.TrimLeft(h[m[0]:], " \t\n")), true
+	if s.syn.lang == Go && strings.Contains(h, "func") {
+		if m := goMethodRE.FindStringSubmatchIndex(h); m != nil {
+			return Symbol{Kind: "method", Name: h[m[4]:m[5]], Container: h[m[2]:m[3]]}, m[0] + len(h[m[0]:]) - len(strings.TrimLeft(h[m[0]:], " \t\n")), true
+		}
 	}
-	if m := fnRE.FindStringSubmatchIndex(h); m != nil {
-		return s.function(h[m[4]:m[5]], container), m[2], true
+	if hasAny(h, fnWords) {
+		if m := fnRE.FindStringSubmatchIndex(h); m != nil {
+			return s.function(h[m[4]:m[5]], container), m[2], true
+		}
 	}
-	if m := arrowRE.FindStringSubmatchIndex(h); m != nil {
-		return s.function(h[m[2]:m[3]], container), m[2], true
+	if strings.Contains(h, "=") {
+		if m := arrowRE.FindStringSubmatchIndex(h); m != nil {
+			return s.function(h[m[2]:m[3]], container), m[2], true
+		}
 	}
 	return s.callLike(h, container)
 }

@@ -144,13 +144,12 @@ func Outline(ctx context.Context, lang Lang, src []byte, lim Limits) (syms []Sym
 // dotted one (Type.Method) Container and Name.
 func Find(syms []Symbol, name string) []Symbol {
 	var out []Symbol
-	container, bare, dotted := strings.Cut(name, ".")
+	// The last dot splits: a.b.C is container a.b, name C.
+	container, bare := "", name
+	i := strings.LastIndexByte(name, '.')
+	dotted := i >= 0
 	if dotted {
-		// The last dot splits: a.b.C is container a.b, name C.
-		i := strings.LastIndexByte(name, '.')
 		container, bare = name[:i], name[i+1:]
-	} else {
-		bare = container
 	}
 	for _, s := range syms {
 		if s.Name == bare && (!dotted || s.Container == container || strings.HasSuffix(s.Container, "."+container)) {
