@@ -3,7 +3,9 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"regexp"
 
 	"github.com/serverfs/serverfs/search"
 	"github.com/serverfs/serverfs/search/symbols"
@@ -150,3 +152,61 @@ func readSource(d *Deps, alias, path string) ([]byte, error) {
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, int64(symbols.DefaultLimits.MaxBytes)+1))
 }
+
+// search_text's output references: the lines where the query, an
+// identifier, is used as one in code (comments, strings and longer words
+// left out, in the languages the outline reads), and where it is defined
+// in the files that hold it. A lines search finds the candidates; each
+// file with matches is read and parsed once.
+
+// outputReferences is search_text's references output.
+const outputReferences = "references"
+
+// withReferences keeps r's matches that are code uses of name and
+// returns the definitions of name in their files ("path:start-end kind
+// qualified-name").
+func withReferences(ctx context.Context, d *Deps, r *search.Result, name string) ([]string, error) {
+	var defs []string
+	kept := r.Matches[:0]
+	for i := 0; i < len(r.Matches); {
+		j := i
+		for j < len(r.Matches) && r.Matches[j].Path == r.Matches[i].Path {
+			j++
+		}
+		ms := r.Matches[i:j]
+		i = j
+		lang := symbols.Detect(ms[0].Path)
+		if lang == "" || ms[0].Compressed {
+			kept = append(kept, ms...)
+			continue
+		}
+		src, err := readSource(d, r.Workdir, ms[0].Path)
+		if err != nil {
+			kept = append(kept, ms...)
+			continue
+		}
+		code, err := symbols.CodeLines(ctx, lang, src, name)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			kept = append(kept, ms...)
+			continue
+		}
+		for _, m := range ms {
+			if m.Line < len(code) && code[m.Line] {
+				kept = append(kept, m)
+			}
+		}
+		syms, _, _ := symbols.Outline(ctx, lang, src, symbols.DefaultLimits)
+		for _, s := range symbols.Find(syms, name) {
+			defs = append(defs, fmt.Sprintf("%s:%d-%d %s %s", ms[0].Path, s.Start, s.End, s.Kind, s.QualifiedName()))
+		}
+	}
+	r.Matches = kept
+	r.Returned = len(kept)
+	return defs, nil
+}
+
+// identifierRE is what references takes as its query.
+var identifierRE = regexp.MustCompile(`^[A-Za-z_$][\w$]*$`)

@@ -48,7 +48,7 @@ type searchTextIn struct {
 func searchTextTool(lim sfs.Limits, s surface) tool {
 	schema := inputSchema[searchTextIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults},
 		"context": {0, search.MaxContext, 0}, "before": {0, search.MaxContext, 0}, "after": {0, search.MaxContext, 0}})
-	schema.Properties["output"].Enum = []any{search.OutputLines, search.OutputFiles, search.OutputCount}
+	schema.Properties["output"].Enum = []any{search.OutputLines, search.OutputFiles, search.OutputCount, outputReferences}
 	schema.Properties["output"].Default = json.RawMessage(`"lines"`)
 	schema.Properties["case_sensitive"].Default = json.RawMessage("true")
 	schema.Properties["include_ignored"].Default = json.RawMessage("false")
@@ -63,7 +63,7 @@ func searchTextTool(lim sfs.Limits, s surface) tool {
 			Name: "search_text",
 			Description: fmt.Sprintf("Search contents for literal text (grep -F) or, with regex, RE2. "+
 				"Per file a heading, its path%s, then `N:text` match lines; context adds `N-text` lines, `--` between blocks; lines over %d bytes end ` […]`. "+
-				"output files: paths; count: `path:N` and `total: N` (complete or not). "+
+				"output files: paths; count: `path:N` and `total: N` (complete or not); references: an identifier's uses in code and its `definitions:`. "+
 				"`truncated: limit` (narrow path or glob), `timeout` (%s) or `walk_limit` (%d entries), then `next_cursor C`: pass C as cursor. "+
 				"Skips binary files, files over %s and .gitignored ones (include_ignored). Searches .gz and .zst.", revision, search.MaxLineText, lim.SearchTimeout, lim.MaxWalkEntries, sizeText(lim.SearchMaxFileBytes)),
 			Annotations: readOnly("Search text"),
@@ -79,6 +79,9 @@ type searchTextOut struct {
 	Workdir string `json:"workdir"`
 	Path    string `json:"path,omitempty"`
 	Query   string `json:"query"`
+	// Definitions (output references) are where the query is defined in
+	// the files searched: "path:start-end kind name".
+	Definitions []string `json:"definitions,omitempty"`
 	// Matches (output lines) maps each file with matches, relative to
 	// path, to its matching lines as [line, text] pairs in line order.
 	Matches map[string][][2]any `json:"matches,omitempty"`
@@ -134,10 +137,23 @@ func searchText(ctx context.Context, d *Deps, in searchTextIn) (*searchTextOut, 
 	if in.Definition && (in.Context > 0 || in.Before > 0 || in.After > 0 || (in.Output != "" && in.Output != search.OutputLines)) {
 		return nil, info, argErr("definition is the context of matching lines: it cannot be combined with context, before, after or another output")
 	}
-	r, err := d.Search.Search(ctx, search.Request{Workdir: in.Workdir, Path: in.Path, Query: in.Query, Regex: in.Regex, Glob: in.Glob, CaseSensitive: in.CaseSensitive, Limit: in.Limit, IncludeIgnored: in.IncludeIgnored,
-		Output: in.Output, Context: in.Context, Before: in.Before, After: in.After, Cursor: in.Cursor})
+	output, refs := in.Output, in.Output == outputReferences
+	if refs {
+		if in.Regex || !identifierRE.MatchString(in.Query) || in.Context > 0 || in.Before > 0 || in.After > 0 || in.Definition {
+			return nil, info, argErr("references takes an identifier as query (no regex), without context, before, after or definition")
+		}
+		output = search.OutputLines
+	}
+	r, err := d.Search.Search(ctx, search.Request{Workdir: in.Workdir, Path: in.Path, Query: in.Query, Regex: in.Regex, Glob: in.Glob, CaseSensitive: in.CaseSensitive || refs, Limit: in.Limit, IncludeIgnored: in.IncludeIgnored,
+		Output: output, Context: in.Context, Before: in.Before, After: in.After, Cursor: in.Cursor})
 	if err != nil {
 		return nil, info, err
+	}
+	var defs []string
+	if refs {
+		if defs, err = withReferences(ctx, d, r, in.Query); err != nil {
+			return nil, info, err
+		}
 	}
 	if in.Definition {
 		if r, err = withDefinitions(ctx, d, r, d.FS.Limits().MaxReadBytes); err != nil {
@@ -145,6 +161,7 @@ func searchText(ctx context.Context, d *Deps, in searchTextIn) (*searchTextOut, 
 		}
 	}
 	out := compactSearch(r)
+	out.Definitions = defs
 	out.regex, out.caseSensitive = in.Regex, in.CaseSensitive
 	if err := addRevisions(ctx, d, out); err != nil {
 		return nil, info, err
@@ -315,6 +332,9 @@ func (o *searchTextOut) Text() string {
 	r := o.r
 	var b strings.Builder
 	writeHead(&b, o.Workdir, o.Path, o.Query)
+	if len(o.Definitions) > 0 {
+		b.WriteString("definitions: " + strings.Join(o.Definitions, ", ") + "\n")
+	}
 	// Paths are workdir-relative, as every tool takes them, so that a
 	// heading can be passed on as it is.
 	rel := displayName

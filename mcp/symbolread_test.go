@@ -77,3 +77,26 @@ func TestSearchDefinitionContext(t *testing.T) {
 	}
 	toolErr(t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "needle", "definition": true, "context": 2}), "INVALID_ARGUMENT")
 }
+
+// TestSearchReferences: output references keeps the uses of an identifier
+// in code (not comments, strings or longer words) and names where it is
+// defined; a query that is no identifier is refused.
+func TestSearchReferences(t *testing.T) {
+	e := newEnv(t)
+	src := "package p\n\n// Dial dials.\nfunc Dial() {}\n\nfunc use() {\n\tDial() // Dial\n\t_ = \"Dial\"\n\tRedial()\n}\n"
+	writeFile(t, filepath.Join(e.root, "code", "p.go"), []byte(src))
+	writeFile(t, filepath.Join(e.root, "code", "notes.txt"), []byte("Dial here\n"))
+	cs := e.client(t, e.serveHTTP(t))
+	got := resultText(e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "path": "code", "query": "Dial", "output": "references"}))
+	for _, want := range []string{"definitions: code/p.go:3-4 func Dial\n", "code/p.go\n4:func Dial() {}\n7:\tDial() // Dial\n", "code/notes.txt\n1:Dial here\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+	for _, bad := range []string{"3:// Dial", "8:", "9:"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("holds %q:\n%s", bad, got)
+		}
+	}
+	toolErr(t, e.call(t, cs, "search_text", map[string]any{"workdir": "wd", "query": "Dial(", "output": "references"}), "INVALID_ARGUMENT")
+}

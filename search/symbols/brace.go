@@ -66,6 +66,9 @@ type braceScan struct {
 	stack   []frame
 	deep    int // blocks open beyond MaxDepth (not in stack)
 	symbols []Symbol
+	// code, when set, receives every byte of code (comments left out, a
+	// string as one '"'), and each newline.
+	code func(c byte)
 }
 
 func (s *braceScan) run(ctx context.Context) ([]Symbol, error) {
@@ -75,6 +78,14 @@ func (s *braceScan) run(ctx context.Context) ([]Symbol, error) {
 			return nil, ctx.Err()
 		}
 		c := src[i]
+		skip, str, lineBefore := false, false, s.line
+		if s.code != nil {
+			if skip, str = s.skipsText(i); !skip {
+				s.code(c)
+			} else if str {
+				s.code('"')
+			}
+		}
 		switch {
 		case c == '\n':
 			s.line++
@@ -101,12 +112,30 @@ func (s *braceScan) run(ctx context.Context) ([]Symbol, error) {
 		default:
 			s.addHeader(c)
 		}
+		for n := s.line - lineBefore; skip && n > 0; n-- {
+			s.code('\n')
+		}
 	}
 	// Blocks left open end at the last line.
 	for len(s.stack) > 0 {
 		s.close()
 	}
 	return s.symbols, nil
+}
+
+// skipsText reports whether src[i] starts a comment or a string (which
+// code receives as newlines only, and a string as one '"').
+func (s *braceScan) skipsText(i int) (skip, str bool) {
+	c := s.src[i]
+	switch {
+	case s.syn.slashComments && c == '/' && i+1 < len(s.src) && (s.src[i+1] == '/' || s.src[i+1] == '*'),
+		s.syn.hashComments && c == '#' && (i == 0 || isSpace(s.src[i-1])),
+		s.syn.preprocessor && c == '#' && lineStart(s.src, i):
+		return true, false
+	case c == '"' || c == '\'' || (c == '`' && s.syn.backtick):
+		return true, true
+	}
+	return false, false
 }
 
 func (s *braceScan) addHeader(c byte) {

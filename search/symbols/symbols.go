@@ -128,6 +128,15 @@ func Outline(ctx context.Context, lang Lang, src []byte, lim Limits) (syms []Sym
 	if err != nil {
 		return nil, false, err
 	}
+	// A header the readers took for a definition but could not name
+	// ("module ::", "class Foo::") names none.
+	named := syms[:0]
+	for _, s := range syms {
+		if s.Name != "" {
+			named = append(named, s)
+		}
+	}
+	syms = named
 	sort.SliceStable(syms, func(i, j int) bool {
 		if syms[i].Start != syms[j].Start {
 			return syms[i].Start < syms[j].Start
