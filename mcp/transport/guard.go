@@ -314,11 +314,16 @@ type deadlineWriter struct {
 	http.ResponseWriter
 	rc      http.ResponseController
 	timeout time.Duration
-	until   time.Time // the deadline set; zero: none yet
+	until   time.Time        // the deadline set; zero: none yet
+	now     func() time.Time // the clock; a test's own, to be independent of its speed
 }
 
 func newDeadlineWriter(w http.ResponseWriter, timeout time.Duration) *deadlineWriter {
-	d := &deadlineWriter{ResponseWriter: w, rc: *http.NewResponseController(w), timeout: timeout}
+	return newDeadlineWriterClock(w, timeout, time.Now)
+}
+
+func newDeadlineWriterClock(w http.ResponseWriter, timeout time.Duration, now func() time.Time) *deadlineWriter {
+	d := &deadlineWriter{ResponseWriter: w, rc: *http.NewResponseController(w), timeout: timeout, now: now}
 	// The server's own writes (a response the handler leaves to it)
 	// happen within timeout of the request's start or last write.
 	d.extend()
@@ -327,7 +332,7 @@ func newDeadlineWriter(w http.ResponseWriter, timeout time.Duration) *deadlineWr
 
 // extend makes the deadline at least timeout + sseFlushDelay from now.
 func (d *deadlineWriter) extend() {
-	now := time.Now()
+	now := d.now()
 	ahead := d.timeout + sseFlushDelay
 	if !d.until.IsZero() && d.until.Sub(now) >= ahead {
 		return

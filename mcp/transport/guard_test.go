@@ -113,37 +113,45 @@ func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error {
 // TestDeadlineWriterAhead: every write of a response starts with at least
 // the timeout and the owed-flush delay ahead of it and at most an eighth of
 // the timeout more, and a burst of writes sets the deadline once, not once
-// per write.
+// per write. The writer runs on the test's clock, so the machine's speed
+// does not matter.
 func TestDeadlineWriterAhead(t *testing.T) {
 	const timeout = 8 * time.Millisecond
+	clock := time.Unix(1_000_000, 0)
+	now := func() time.Time { return clock }
 	rec := &deadlineRecorder{ResponseWriter: httptest.NewRecorder()}
-	dw := newDeadlineWriter(rec, timeout)
+	dw := newDeadlineWriterClock(rec, timeout, now)
 	if rec.sets != 1 {
 		t.Fatalf("a new writer set the deadline %d times, want 1", rec.sets)
 	}
+	// A burst within the eighth of slack: one deadline.
 	for range 100 {
 		dw.Write([]byte("x"))
+		clock = clock.Add(timeout / 8 / 200)
 	}
 	if rec.sets != 1 {
 		t.Errorf("100 writes in a burst set the deadline %d times, want once", rec.sets)
 	}
-	start := time.Now()
+	// Writes spread over time: every one starts with enough ahead and
+	// none with more than the slack, and the deadline moves about once
+	// per eighth of the timeout, not per write.
 	writes := 0
-	for rec.sets < 4 && time.Since(start) < 10*time.Second {
-		before := time.Now()
+	step := timeout / 64
+	for range 1000 {
+		clock = clock.Add(step)
 		dw.Write([]byte("x"))
 		dw.Flush()
-		after := time.Now()
 		writes += 2
-		if ahead := rec.deadline.Sub(before); ahead < timeout+sseFlushDelay {
-			t.Fatalf("a write started %v before its deadline, want at least %v", ahead, timeout+sseFlushDelay)
-		}
-		if ahead := rec.deadline.Sub(after); ahead > timeout+sseFlushDelay+timeout/8 {
-			t.Fatalf("a write and a flush ended %v before its deadline, want at most %v", ahead, timeout+sseFlushDelay+timeout/8)
+		if ahead := rec.deadline.Sub(clock); ahead < timeout+sseFlushDelay {
+			t.Fatalf("a write at %v had %v before its deadline, want at least %v", clock, ahead, timeout+sseFlushDelay)
+		} else if ahead > timeout+sseFlushDelay+timeout/8 {
+			t.Fatalf("a write at %v had %v before its deadline, want at most %v", clock, ahead, timeout+sseFlushDelay+timeout/8)
 		}
 	}
-	if rec.sets < 4 || rec.sets*10 > writes {
-		t.Errorf("%d writes over %v set the deadline %d times", writes, time.Since(start), rec.sets)
+	// 1000 steps of 1/64 timeout, the slack is 8/64: a set once the
+	// slack is more than used, every 9 steps.
+	if lo, hi := 1000/9, 1+1000/8; rec.sets < lo || rec.sets > hi {
+		t.Errorf("%d writes over %v set the deadline %d times, want %d to %d", writes, 1000*step, rec.sets, lo, hi)
 	}
 }
 
