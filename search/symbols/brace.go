@@ -56,16 +56,27 @@ func scanOutline(ctx context.Context, syn syntax, src []byte, lim Limits) ([]Sym
 }
 
 type braceScan struct {
-	syn     syntax
-	src     []byte
-	lim     Limits
-	line    int
-	header  []byte
-	hlines  []int // the line of each byte of header
-	hline   int   // the line where header's text starts
-	stack   []frame
-	deep    int // blocks open beyond MaxDepth (not in stack)
-	symbols []Symbol
+	syn    syntax
+	src    []byte
+	lim    Limits
+	line   int
+	header []byte
+	hlines []int // the line of each byte of header
+	hline  int   // the line where header's text starts
+	// nest counts the parentheses and brackets open in header: a ; in
+	// them ends no statement (for (;;), Rust's [T; N]), and a { in them
+	// opens a literal or a callback, after which the header goes on.
+	nest  int
+	saved []savedHeader
+	// heads holds, per open block, how its header began and its line:
+	// closedHead and closedStart are the last closed block's (typedef
+	// struct {...} name;).
+	heads       []blockHead
+	closedHead  string
+	closedStart int
+	stack       []frame
+	deep        int // blocks open beyond MaxDepth (not in stack)
+	symbols     []Symbol
 	// code, when set, receives every byte of code (comments left out, a
 	// string as one '"'), and each newline.
 	code func(c byte)
@@ -98,6 +109,9 @@ func (s *braceScan) run(ctx context.Context) ([]Symbol, error) {
 			i = s.skipTo(i, "\n") - 1
 		case s.syn.preprocessor && c == '#' && lineStart(src, i):
 			i = s.skipDirective(i) - 1
+		case c == '/' && (s.syn.lang == JavaScript || s.syn.lang == TypeScript) && regexLiteral(src, i) && skipRegexLiteral(src, i) > i:
+			i = skipRegexLiteral(src, i)
+			s.addHeader('"')
 		case c == '"' || (c == '\'' && !s.syn.charQuote) || (c == '`' && s.syn.backtick):
 			i = s.skipString(i, c)
 			s.addHeader('"')
@@ -107,8 +121,16 @@ func (s *braceScan) run(ctx context.Context) ([]Symbol, error) {
 			s.open()
 		case c == '}':
 			s.close()
-		case c == ';':
+		case c == ';' && s.nest == 0:
+			s.exprDefs(len(s.header))
+			s.declare()
 			s.reset()
+		case c == '(' || c == '[':
+			s.nest++
+			s.addHeader(c)
+		case (c == ')' || c == ']') && s.nest > 0:
+			s.nest--
+			s.addHeader(c)
 		default:
 			s.addHeader(c)
 		}
@@ -132,14 +154,15 @@ func (s *braceScan) skipsText(i int) (skip, str bool) {
 		s.syn.hashComments && c == '#' && (i == 0 || isSpace(s.src[i-1])),
 		s.syn.preprocessor && c == '#' && lineStart(s.src, i):
 		return true, false
-	case c == '"' || c == '\'' || (c == '`' && s.syn.backtick):
+	case c == '"' || c == '\'' || (c == '`' && s.syn.backtick),
+		c == '/' && (s.syn.lang == JavaScript || s.syn.lang == TypeScript) && regexLiteral(s.src, i) && skipRegexLiteral(s.src, i) > i:
 		return true, true
 	}
 	return false, false
 }
 
 func (s *braceScan) addHeader(c byte) {
-	if len(s.header) == 0 && isSpace(c) {
+	if len(s.header) == 0 && (isSpace(c) || c == ',') {
 		return
 	}
 	if len(s.header) == 0 {
@@ -157,7 +180,18 @@ func (s *braceScan) addHeader(c byte) {
 }
 
 func (s *braceScan) reset() {
-	s.header, s.hlines, s.hline = s.header[:0], s.hlines[:0], 0
+	s.header, s.hlines, s.hline, s.nest = s.header[:0], s.hlines[:0], 0, 0
+	s.closedHead = ""
+}
+
+// savedHeader is the header a { inside parentheses interrupted, taken up
+// again after its block: function f({a, b}) { ... } is still f's.
+type savedHeader struct {
+	depth  int // len(stack) with the block open
+	header []byte
+	hlines []int
+	hline  int
+	nest   int
 }
 
 // lineStart reports whether only blanks precede src[i] on its line.
@@ -203,6 +237,11 @@ func (s *braceScan) skipTo(i int, end string) int {
 // skipString returns the index of the quote closing the string opened at
 // i (backslash escapes; a shell single-quoted string has none).
 func (s *braceScan) skipString(i int, q byte) int {
+	if q == '"' {
+		if end, ok := s.skipRawString(i); ok {
+			return end
+		}
+	}
 	escapes := !(s.syn.lang == Shell && q == '\'') && !(s.syn.lang == Go && q == '`')
 	for j := i + 1; j < len(s.src); j++ {
 		switch s.src[j] {
@@ -220,6 +259,54 @@ func (s *braceScan) skipString(i int, q byte) int {
 		}
 	}
 	return len(s.src)
+}
+
+// skipRawString skips a raw string opening at the quote at i, where
+// a backslash is text: Rust's r"..." and r#"..."# (b too), C++'s
+// R"delim(...)delim". ok is false for any other string.
+func (s *braceScan) skipRawString(i int) (end int, ok bool) {
+	src := s.src
+	var closing []byte
+	switch s.syn.lang {
+	case Rust:
+		j := i
+		for j > 0 && src[j-1] == '#' {
+			j--
+		}
+		if j == 0 || src[j-1] != 'r' {
+			return 0, false
+		}
+		k := j - 1 // the r: a token's start, or after a b that is
+		if k > 0 && src[k-1] == 'b' {
+			k--
+		}
+		if k > 0 && isIdent(src[k-1]) {
+			return 0, false
+		}
+		closing = append([]byte{'"'}, src[j:i]...)
+	case CPP:
+		if i == 0 || src[i-1] != 'R' {
+			return 0, false
+		}
+		open := bytes.IndexByte(src[i+1:min(len(src), i+18)], '(')
+		if open < 0 {
+			return 0, false
+		}
+		closing = append(append([]byte{')'}, src[i+1:i+1+open]...), '"')
+	default:
+		return 0, false
+	}
+	k := bytes.Index(src[i+1:], closing)
+	if k < 0 {
+		s.line += bytes.Count(src[i+1:], newline)
+		return len(src), true
+	}
+	s.line += bytes.Count(src[i+1:i+1+k], newline)
+	return i + k + len(closing), true
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // skipChar skips a character literal ('a', '\n', '\u00e9') when it closes
@@ -251,13 +338,69 @@ func (s *braceScan) open() {
 		return
 	}
 	f := frame(-1)
-	if sym, at, ok := s.classify(string(s.header)); ok {
-		sym.Start, sym.End = s.startLine(at), s.line
+	h, off := string(s.header), 0
+	js := s.syn.lang == JavaScript || s.syn.lang == TypeScript
+	// A { after a colon in JavaScript is a value or a type literal
+	// (key: {...}, f(): { a: T } {...}): the header goes on after it.
+	nested := s.nest > 0 || js && strings.HasSuffix(strings.TrimSpace(h), ":")
+	switch {
+	case s.nest > 0:
+		// Inside parentheses only the last argument can name a block
+		// (foo(function named() {...})).
+		off = lastArgument(h)
+	case !nested && js:
+		// The items before the last of a list: { a: x => x, b() {...
+		if c := lastTopLevelComma(h); c >= 0 {
+			s.exprDefs(c)
+			off = c + 1
+		}
+	}
+	h = h[off:]
+	if nested && s.nest == 0 {
+		h = ""
+	}
+	if sym, at, ok := s.classify(h); ok {
+		sym.Start, sym.End = s.startLine(off+at), s.line
 		f = frame(len(s.symbols))
 		s.symbols = append(s.symbols, sym)
 	}
 	s.stack = append(s.stack, f)
+	head := strings.TrimSpace(string(s.header))
+	if len(head) > 16 {
+		head = head[:16]
+	}
+	start := s.hline
+	if start == 0 {
+		start = s.line
+	}
+	s.heads = append(s.heads, blockHead{head, start})
+	if nested {
+		s.saved = append(s.saved, savedHeader{depth: len(s.stack), header: append([]byte(nil), s.header...),
+			hlines: append([]int(nil), s.hlines...), hline: s.hline, nest: s.nest})
+	}
 	s.reset()
+}
+
+// lastArgument is where the innermost open parenthesis' last argument
+// starts in h.
+func lastArgument(h string) int {
+	depth := 0
+	for i := len(h) - 1; i >= 0; i-- {
+		switch h[i] {
+		case ')', ']':
+			depth++
+		case '(', '[':
+			if depth == 0 {
+				return i + 1
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return 0
 }
 
 // startLine is the first line of a definition whose name (or keyword)
@@ -292,7 +435,7 @@ var typeWordsRE = regexp.MustCompile(`^[\w\s<>,*&:\[\]]+$`)
 
 func qualifierLine(l string) bool {
 	switch {
-	case l == "" || strings.HasSuffix(l, ":") || strings.HasSuffix(l, ")") && !strings.HasPrefix(l, "@") && !strings.HasPrefix(l, "["):
+	case l == "" || strings.HasSuffix(l, ":") && !strings.HasSuffix(l, "::") || strings.HasSuffix(l, ")") && !strings.HasPrefix(l, "@") && !strings.HasPrefix(l, "["):
 		return false
 	case strings.HasPrefix(l, "@") || strings.HasPrefix(l, "[") || strings.HasPrefix(l, "template"):
 		return true
@@ -301,6 +444,7 @@ func qualifierLine(l string) bool {
 }
 
 func (s *braceScan) close() {
+	s.exprDefs(len(s.header))
 	s.reset()
 	if s.deep > 0 {
 		s.deep--
@@ -310,10 +454,24 @@ func (s *braceScan) close() {
 		return // an unbalanced }: ignored
 	}
 	f := s.stack[len(s.stack)-1]
+	bh := s.heads[len(s.heads)-1]
+	s.heads = s.heads[:len(s.heads)-1]
+	if n := len(s.saved); n > 0 && s.saved[n-1].depth == len(s.stack) {
+		sv := s.saved[n-1]
+		s.saved = s.saved[:n-1]
+		s.header, s.hlines, s.hline, s.nest = append(s.header, sv.header...), append(s.hlines, sv.hlines...), sv.hline, sv.nest
+		s.header, s.hlines = append(s.header, '{', '}'), append(s.hlines, s.line, s.line)
+	}
 	s.stack = s.stack[:len(s.stack)-1]
 	if f >= 0 {
 		s.symbols[f].End = s.line
 	}
+	s.closedHead, s.closedStart = bh.head, bh.start
+}
+
+type blockHead struct {
+	head  string
+	start int
 }
 
 // container is the innermost open type-like definition's name.
@@ -335,8 +493,10 @@ var (
 	annotationRE = regexp.MustCompile(`@[\w.]+(\s*\([^()]*\))?|^\s*(\[[^\[\]]*\]\s*)+`)
 	classRE      = regexp.MustCompile(`(?:^|[\s;:(])(class|interface|struct|enum|trait|union|namespace|module|record|object)\s+(?:(?:class|struct)\s+)?([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)`)
 	implRE       = regexp.MustCompile(`(?m)^[ \t]*(?:unsafe\s+)?impl\b(?:\s*<.*?>)?\s+(?:.*?\s+for\s+)?(?:&\s*)?([A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*)`)
-	fnRE         = regexp.MustCompile(`(?:^|[\s(])(fn|function|func|def)\s*\*?\s*([A-Za-z_$][\w$]*)`)
-	arrowRE      = regexp.MustCompile(`(?:^|\s)(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:async\s*)?(?:function\b|\([^()]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)`)
+	fnRE         = regexp.MustCompile(`(?:^|[\s(])(fn|function|func|def)\b\s*\*?\s*([A-Za-z_$][\w$]*)`)
+	arrowRE      = regexp.MustCompile(`(?:^|\s)(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^;]*?)?=\s*(?:async\s*)?(?:function\b|\([^()]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)`)
+	rustMacroRE  = regexp.MustCompile(`macro_rules!\s*([A-Za-z_]\w*)`)
+	rustModRE    = regexp.MustCompile(`(?:^|\s)(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+([A-Za-z_]\w*)\s*$`)
 	callNameRE   = regexp.MustCompile(`(~?[A-Za-z_$][\w$]*(?:::~?[A-Za-z_$][\w$]*)*|operator\s*\S+?)\s*(?:<[^()]*>)?\s*$`)
 )
 
@@ -344,7 +504,7 @@ var (
 var notNames = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "catch": true, "return": true, "sizeof": true,
 	"else": true, "do": true, "try": true, "using": true, "lock": true, "foreach": true, "when": true, "synchronized": true,
 	"new": true, "typeof": true, "await": true, "elif": true, "until": true, "case": true, "match": true, "with": true,
-	"fixed": true, "unsafe": true, "checked": true, "unchecked": true, "loop": true,
+	"fixed": true, "unsafe": true, "async": true, "function": true, "checked": true, "unchecked": true, "loop": true,
 	"alignof": true, "decltype": true, "static_assert": true, "throw": true, "assert": true, "in": true, "of": true}
 
 var (
@@ -373,12 +533,15 @@ func (s *braceScan) classify(h string) (Symbol, int, bool) {
 	if strings.ContainsAny(h, "@[") {
 		h = annotationRE.ReplaceAllStringFunc(h, func(a string) string { return strings.Repeat(" ", len(a)) })
 	}
+	if s.syn.lang == Rust && strings.Contains(h, "#") {
+		h = rustAttrRE.ReplaceAllStringFunc(h, func(a string) string { return strings.Repeat(" ", len(a)) })
+	}
 	container := s.container()
 	if m := implRE.FindStringSubmatchIndex(h); m != nil && s.syn.lang == Rust {
 		return Symbol{Kind: "impl", Name: lastSegment(h[m[2]:m[3]]), Container: container}, m[0], true
 	}
 	if hasAny(h, classWords) {
-		if m := classRE.FindStringSubmatchIndex(h); m != nil && !strings.Contains(h[m[1]:], "=") {
+		if m := classRE.FindStringSubmatchIndex(h); m != nil && (s.syn.lang == Rust || !assigns(h[m[1]:])) && h[m[4]:m[5]] != "extends" && h[m[4]:m[5]] != "implements" {
 			kind, name := h[m[2]:m[3]], h[m[4]:m[5]]
 			if kind == "object" && s.syn.lang != TypeScript && s.syn.lang != JavaScript {
 				kind = "class"
@@ -401,7 +564,46 @@ func (s *braceScan) classify(h string) (Symbol, int, bool) {
 			return s.function(h[m[2]:m[3]], container), m[2], true
 		}
 	}
+	if s.syn.lang == JavaScript || s.syn.lang == TypeScript {
+		for _, re := range []*regexp.Regexp{assignFuncRE, pairFuncRE} {
+			if m := re.FindStringSubmatchIndex(h); m != nil {
+				return s.function(h[m[2]:m[3]], container), m[2], true
+			}
+		}
+	}
+	if s.syn.lang == Rust {
+		// Rust names every definition by a keyword: Some(x) => { is
+		// a match arm.
+		if m := rustMacroRE.FindStringSubmatchIndex(h); m != nil {
+			return Symbol{Kind: "macro", Name: h[m[2]:m[3]], Container: container}, m[0], true
+		}
+		if m := rustModRE.FindStringSubmatchIndex(h); m != nil {
+			return Symbol{Kind: "module", Name: h[m[2]:m[3]], Container: container}, m[0] + len(h[m[0]:]) - len(strings.TrimLeft(h[m[0]:], " \t\r\n")), true
+		}
+		return Symbol{}, 0, false
+	}
 	return s.callLike(h, container)
+}
+
+// assigns reports whether what follows a type's name assigns it (x =
+// class Y ...): an = outside <...> (type parameter defaults) and not =>.
+func assigns(rest string) bool {
+	depth := 0
+	for i := 0; i < len(rest); i++ {
+		switch rest[i] {
+		case '<':
+			depth++
+		case '>':
+			if depth > 0 {
+				depth--
+			}
+		case '=':
+			if depth == 0 && (i+1 >= len(rest) || rest[i+1] != '>') {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // callLike reads a C-like definition header: a name, its parameters in

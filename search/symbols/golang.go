@@ -34,27 +34,41 @@ func goOutline(ctx context.Context, src []byte) ([]Symbol, error) {
 				s.Kind, s.Container = "method", receiverType(d.Recv.List[0].Type)
 			}
 			out = append(out, s)
-		case *ast.GenDecl:
-			if d.Tok != token.TYPE {
-				continue
+			if d.Body != nil {
+				// Types declared in the body are definitions too, of
+				// the function.
+				ast.Inspect(d.Body, func(n ast.Node) bool {
+					if g, ok := n.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+						out = appendTypes(out, g, d.Name.Name, line, start)
+					}
+					return true
+				})
 			}
-			for _, spec := range d.Specs {
-				ts := spec.(*ast.TypeSpec)
-				s := Symbol{Kind: "type", Name: ts.Name.Name, Start: start(ts.Doc, ts.Pos()), End: line(ts.End())}
-				if len(d.Specs) == 1 {
-					s.Start, s.End = start(d.Doc, d.Pos()), line(d.End())
-				}
-				switch ts.Type.(type) {
-				case *ast.StructType:
-					s.Kind = "struct"
-				case *ast.InterfaceType:
-					s.Kind = "interface"
-				}
-				out = append(out, s)
+		case *ast.GenDecl:
+			if d.Tok == token.TYPE {
+				out = appendTypes(out, d, "", line, start)
 			}
 		}
 	}
 	return out, nil
+}
+
+func appendTypes(out []Symbol, d *ast.GenDecl, container string, line func(token.Pos) int, start func(*ast.CommentGroup, token.Pos) int) []Symbol {
+	for _, spec := range d.Specs {
+		ts := spec.(*ast.TypeSpec)
+		s := Symbol{Kind: "type", Name: ts.Name.Name, Container: container, Start: start(ts.Doc, ts.Pos()), End: line(ts.End())}
+		if len(d.Specs) == 1 {
+			s.Start, s.End = start(d.Doc, d.Pos()), line(d.End())
+		}
+		switch ts.Type.(type) {
+		case *ast.StructType:
+			s.Kind = "struct"
+		case *ast.InterfaceType:
+			s.Kind = "interface"
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // receiverType is a method's receiver type name, without * and type

@@ -10,6 +10,8 @@ import (
 var (
 	pyDefRE   = regexp.MustCompile(`^(?:async\s+)?def\s+([A-Za-z_]\w*)`)
 	pyClassRE = regexp.MustCompile(`^class\s+([A-Za-z_]\w*)`)
+	// pyConstRE is a module's name = value (or name: type = value).
+	pyConstRE = regexp.MustCompile(`^([A-Za-z_]\w*)\s*(?::[^=]*)?(?:=(?:[^=]|$)|:[^=]*$)`)
 )
 
 // pyOpen is a Python definition still open: its indentation and index.
@@ -25,6 +27,7 @@ func pythonOutline(ctx context.Context, src []byte, lim Limits) ([]Symbol, error
 	var open []pyOpen
 	var lx pyLexer
 	lastCode, decorators := 0, 0
+	constant := -1 // the module constant whose statement goes on
 	closeTo := func(indent int) {
 		for len(open) > 0 && open[len(open)-1].indent >= indent {
 			syms[open[len(open)-1].sym].End = lastCode
@@ -41,9 +44,13 @@ func pythonOutline(ctx context.Context, src []byte, lim Limits) ([]Symbol, error
 		if !statement || code == "" {
 			if code != "" {
 				lastCode = num
+				if constant >= 0 {
+					syms[constant].End = num
+				}
 			}
 			continue
 		}
+		constant = -1
 		indent := indentOf(line)
 		closeTo(indent)
 		text := strings.TrimSpace(code)
@@ -64,6 +71,10 @@ func pythonOutline(ctx context.Context, src []byte, lim Limits) ([]Symbol, error
 			sym = Symbol{Kind: "func", Name: m[1]}
 		} else if m := pyClassRE.FindStringSubmatch(text); m != nil {
 			sym = Symbol{Kind: "class", Name: m[1]}
+		} else if m := pyConstRE.FindStringSubmatch(text); m != nil && indent == 0 && !isPyKeyword(m[1]) {
+			constant = len(syms)
+			syms = append(syms, Symbol{Kind: "const", Name: m[1], Start: start, End: num})
+			continue
 		} else {
 			continue
 		}
@@ -85,6 +96,14 @@ func pythonOutline(ctx context.Context, src []byte, lim Limits) ([]Symbol, error
 	}
 	closeTo(0)
 	return syms, nil
+}
+
+func isPyKeyword(w string) bool {
+	switch w {
+	case "else", "try", "finally", "lambda", "match", "case":
+		return true
+	}
+	return false
 }
 
 func indentOf(line []byte) int {

@@ -1,0 +1,155 @@
+package symbols
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Declarations that end with ; instead of a block: a C prototype, an
+// abstract or interface method, a TypeScript signature, a typedef, a
+// Rust mod, type or unit struct, a PHP namespace statement. They are
+// read only where definitions live (the top level, a namespace, a type's
+// body), never inside a function, where the same text is a call.
+
+var (
+	rustDeclRE     = regexp.MustCompile(`^(?:pub(?:\s*\([^)]*\))?\s+)?(?:(mod)\s+([A-Za-z_]\w*)$|(type)\s+([A-Za-z_]\w*)\b[^=]*=|(struct|union)\s+([A-Za-z_]\w*)\b|(macro_rules)!\s*([A-Za-z_]\w*))`)
+	phpNamespaceRE = regexp.MustCompile(`^namespace\s+([A-Za-z_\\][\w\\]*)$`)
+	tsSignatureRE  = regexp.MustCompile(`^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?function\b\s*\*?\s*([A-Za-z_$][\w$]*)`)
+	typedefNameRE  = regexp.MustCompile(`([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*$`)
+	rustAttrRE     = regexp.MustCompile(`#!?\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\]`)
+	identListRE    = regexp.MustCompile(`^[A-Za-z_]\w*(?:\s*,\s*\*?\s*[A-Za-z_]\w*)*$`)
+)
+
+// declare reads the statement ending at a ; (the header) as a
+// declaration, if it is one.
+func (s *braceScan) declare() {
+	h := string(s.header)
+	// Rust's items are named by keywords wherever they are.
+	if strings.TrimSpace(h) == "" || s.syn.lang != Rust && s.inFunction() {
+		return
+	}
+	if s.syn.lang == Rust && strings.Contains(h, "#") {
+		h = rustAttrRE.ReplaceAllStringFunc(h, func(a string) string { return strings.Repeat(" ", len(a)) })
+	}
+	if strings.ContainsAny(h, "@[") {
+		h = annotationRE.ReplaceAllStringFunc(h, func(a string) string { return strings.Repeat(" ", len(a)) })
+	}
+	lead := len(h) - len(strings.TrimLeft(h, " \t\r\n"))
+	t := strings.TrimSpace(h)
+	container := s.container()
+	add := func(kind, name string, at int) {
+		s.symbols = append(s.symbols, Symbol{Kind: kind, Name: name, Container: container, Start: s.startLine(at), End: s.line})
+	}
+	switch s.syn.lang {
+	case Rust:
+		if m := rustDeclRE.FindStringSubmatchIndex(t); m != nil {
+			for k := 2; k < len(m); k += 4 {
+				if m[k] >= 0 {
+					kind := t[m[k]:m[k+1]]
+					switch kind {
+					case "mod":
+						kind = "module"
+					case "macro_rules":
+						kind = "macro"
+					}
+					add(kind, t[m[k+2]:m[k+3]], lead+m[k])
+					return
+				}
+			}
+		}
+	case PHP:
+		if m := phpNamespaceRE.FindStringSubmatchIndex(t); m != nil {
+			add("namespace", t[m[2]:m[3]], lead)
+			return
+		}
+		if container != "" && strings.Contains(t, "function") {
+			if m := fnRE.FindStringSubmatchIndex(t); m != nil {
+				add("method", t[m[4]:m[5]], lead+m[2])
+			}
+		}
+	case TypeScript:
+		if m := tsSignatureRE.FindStringSubmatchIndex(t); m != nil {
+			add("func", t[m[2]:m[3]], lead)
+			return
+		}
+		if container != "" {
+			s.signature(h, container, add)
+		}
+	case C, CPP:
+		if strings.HasPrefix(t, "typedef") || strings.HasPrefix(s.closedHead, "typedef") {
+			s.typedef(h, t, lead, add)
+			return
+		}
+		s.signature(h, container, add)
+	case Java, CSharp:
+		if container != "" {
+			s.signature(h, container, add)
+		}
+	}
+}
+
+// signature adds a function declared without a body (name, parameters,
+// qualifiers), named as callLike names it; C and C++ need a type before
+// the name (FOO(x); at the top level is a macro).
+func (s *braceScan) signature(h, container string, add func(kind, name string, at int)) {
+	if strings.Contains(h, "{}") {
+		return // a call with a literal or a callback
+	}
+	// A pure virtual, defaulted or deleted C++ function is declared.
+	if s.syn.lang == CPP {
+		if i := strings.LastIndexByte(h, ')'); i >= 0 {
+			rest := strings.TrimSpace(h[i+1:])
+			for _, suffix := range []string{"= 0", "=0", "= default", "= delete"} {
+				if strings.HasSuffix(rest, suffix) {
+					h = h[:len(h)-len(suffix)]
+					break
+				}
+			}
+		}
+	}
+	sym, at, ok := s.callLike(h, container)
+	if !ok {
+		return
+	}
+	if s.syn.lang == C || s.syn.lang == CPP {
+		before := strings.TrimSpace(h[:at])
+		if before == "" || strings.HasSuffix(before, ",") || strings.HasSuffix(before, "(") {
+			return
+		}
+	}
+	add(sym.Kind, sym.Name, at)
+}
+
+// typedef adds the name a typedef declares: after its type (typedef
+// unsigned long size_t;) or after the block it closed (typedef struct
+// {...} point;). A function type's name (typedef int (*fn)(int);) is in
+// parentheses: tree-sitter's tags leave those out, and so does this.
+func (s *braceScan) typedef(h, t string, lead int, add func(kind, name string, at int)) {
+	if strings.ContainsAny(t, "()") {
+		return
+	}
+	if !strings.HasPrefix(t, "typedef") {
+		if !identListRE.MatchString(t) {
+			return
+		}
+		// The names after the block: the definition starts with it.
+		for _, name := range strings.Split(t, ",") {
+			name = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(name), "*"))
+			s.symbols = append(s.symbols, Symbol{Kind: "type", Name: name, Container: s.container(), Start: s.closedStart, End: s.line})
+		}
+		return
+	}
+	if m := typedefNameRE.FindStringSubmatchIndex(t); m != nil && m[2] > len("typedef") {
+		add("type", t[m[2]:m[3]], lead)
+	}
+}
+
+// inFunction reports whether a function's body is open.
+func (s *braceScan) inFunction() bool {
+	for _, f := range s.stack {
+		if f >= 0 && (s.symbols[f].Kind == "func" || s.symbols[f].Kind == "method") {
+			return true
+		}
+	}
+	return false
+}
