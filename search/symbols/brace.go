@@ -42,8 +42,13 @@ func braceSyntax(l Lang) syntax {
 }
 
 // frame is one open block: the index of its definition in the outline,
-// or -1 for a block that defines nothing (if, for, an initializer).
+// or -1 for a block that defines nothing (if, for, an initializer), or
+// typeLiteral.
 type frame int
+
+// typeLiteral is a TypeScript object type's block (session: { close: ()
+// => void }): what it holds are types, not definitions.
+const typeLiteral frame = -2
 
 // maxHeader bounds the text kept before a block's opening brace.
 const maxHeader = 1024
@@ -56,13 +61,14 @@ func scanOutline(ctx context.Context, syn syntax, src []byte, lim Limits) ([]Sym
 }
 
 type braceScan struct {
-	syn    syntax
-	src    []byte
-	lim    Limits
-	line   int
-	header []byte
-	hlines []int // the line of each byte of header
-	hline  int   // the line where header's text starts
+	heredocs []heredoc // opened on the line being read (shell)
+	syn      syntax
+	src      []byte
+	lim      Limits
+	line     int
+	header   []byte
+	hlines   []int // the line of each byte of header
+	hline    int   // the line where header's text starts
 	// nest counts the parentheses and brackets open in header: a ; in
 	// them ends no statement (for (;;), Rust's [T; N]), and a { in them
 	// opens a literal or a callback, after which the header goes on.
@@ -101,6 +107,18 @@ func (s *braceScan) run(ctx context.Context) ([]Symbol, error) {
 		case c == '\n':
 			s.line++
 			s.addHeader('\n')
+			if len(s.heredocs) > 0 {
+				i = s.skipHeredocs(i, s.heredocs)
+				s.heredocs = s.heredocs[:0]
+			}
+			if s.syn.lang == Shell && s.nest == 0 && !(i > 0 && src[i-1] == '\\') && !shellFuncHeadRE.Match(s.header) {
+				s.reset() // a shell statement ends with its line (f ()\n{ goes on)
+			}
+		case s.syn.lang == Shell && c == '<' && i+1 < len(src) && src[i+1] == '<':
+			if d, ok := heredocAt(src, i); ok && len(s.heredocs) < 16 {
+				s.heredocs = append(s.heredocs, d)
+			}
+			s.addHeader(c)
 		case s.syn.slashComments && c == '/' && i+1 < len(src) && src[i+1] == '/':
 			i = s.skipTo(i, "\n") - 1 // the newline is counted above
 		case s.syn.slashComments && c == '/' && i+1 < len(src) && src[i+1] == '*':
@@ -138,7 +156,9 @@ func (s *braceScan) run(ctx context.Context) ([]Symbol, error) {
 			s.code('\n')
 		}
 	}
-	// Blocks left open end at the last line.
+	// The last statement may end without a ; and blocks left open end
+	// at the last line.
+	s.exprDefs(len(s.header))
 	for len(s.stack) > 0 {
 		s.close()
 	}
@@ -244,6 +264,10 @@ func (s *braceScan) skipString(i int, q byte) int {
 	}
 	escapes := !(s.syn.lang == Shell && q == '\'') && !(s.syn.lang == Go && q == '`')
 	for j := i + 1; j < len(s.src); j++ {
+		if s.syn.lang == Shell && q != '\'' && s.src[j] == '$' && j+1 < len(s.src) && s.src[j+1] == '(' {
+			j = s.skipShellSubst(j + 1)
+			continue
+		}
 		switch s.src[j] {
 		case '\\':
 			if escapes {
@@ -256,6 +280,30 @@ func (s *braceScan) skipString(i int, q byte) int {
 			s.line++
 		case q:
 			return j
+		}
+	}
+	return len(s.src)
+}
+
+// skipShellSubst returns the index of the ) closing the command
+// substitution opened at i, whose quotes nest inside the string around it
+// ("$(printf "%s" x)"); depth-bounded by the source's length.
+func (s *braceScan) skipShellSubst(i int) int {
+	depth := 0
+	for j := i; j < len(s.src); j++ {
+		switch c := s.src[j]; c {
+		case '\\':
+			j++
+		case '\n':
+			s.line++
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				return j
+			}
+		case '"', '\'', '`':
+			j = s.skipString(j, c)
 		}
 	}
 	return len(s.src)
@@ -284,6 +332,24 @@ func (s *braceScan) skipRawString(i int) (end int, ok bool) {
 			return 0, false
 		}
 		closing = append([]byte{'"'}, src[j:i]...)
+	case CSharp:
+		// @"..." (and $@, @$): "" is a quote, a backslash is text.
+		if i == 0 || src[i-1] != '@' && !(src[i-1] == '$' && i > 1 && src[i-2] == '@') {
+			return 0, false
+		}
+		for j := i + 1; j < len(src); j++ {
+			switch src[j] {
+			case '\n':
+				s.line++
+			case '"':
+				if j+1 < len(src) && src[j+1] == '"' {
+					j++
+					continue
+				}
+				return j, true
+			}
+		}
+		return len(src), true
 	case CPP:
 		if i == 0 || src[i-1] != 'R' {
 			return 0, false
@@ -340,26 +406,34 @@ func (s *braceScan) open() {
 	f := frame(-1)
 	h, off := string(s.header), 0
 	js := s.syn.lang == JavaScript || s.syn.lang == TypeScript
-	// A { after a colon in JavaScript is a value or a type literal
-	// (key: {...}, f(): { a: T } {...}): the header goes on after it.
-	nested := s.nest > 0 || js && strings.HasSuffix(strings.TrimSpace(h), ":")
+	// A { after a colon, an operator or inside type arguments in
+	// JavaScript is a value or a type literal (key: {...}, f(): { a: T }
+	// {...}, Map<{...}>): the header goes on after it.
+	trimmed := strings.TrimSpace(h)
+	nested := s.nest > 0 || js && trimmed != "" && strings.ContainsAny(trimmed[len(trimmed)-1:], ":<,|&=?") && !strings.HasSuffix(trimmed, "=>")
 	switch {
 	case s.nest > 0:
 		// Inside parentheses only the last argument can name a block
 		// (foo(function named() {...})).
 		off = lastArgument(h)
-	case !nested && js:
-		// The items before the last of a list: { a: x => x, b() {...
-		if c := lastTopLevelComma(h); c >= 0 {
-			s.exprDefs(c)
-			off = c + 1
+	case !nested && js && !jsDeclRE.MatchString(trimmed):
+		// The items and statements before the last: { a: x => x, b()
+		// {...; or f = x => x (no semicolon) function g() {...
+		from := lastTopLevelComma(h) + 1
+		st := statements(h[from:])
+		if split := from + st[len(st)-1]; split > 0 {
+			s.exprDefs(split)
+			off = split
 		}
 	}
 	h = h[off:]
 	if nested && s.nest == 0 {
 		h = ""
+		if s.syn.lang == TypeScript && strings.HasSuffix(trimmed, ":") && s.inTypeBody() {
+			f = typeLiteral
+		}
 	}
-	if sym, at, ok := s.classify(h); ok {
+	if sym, at, ok := s.classify(h, s.nest > 0); ok {
 		sym.Start, sym.End = s.startLine(off+at), s.line
 		f = frame(len(s.symbols))
 		s.symbols = append(s.symbols, sym)
@@ -423,7 +497,14 @@ func (s *braceScan) startLine(at int) int {
 			j--
 		}
 		prev := strings.TrimSpace(string(s.header[j+1 : i+1]))
-		if s.hlines[i] >= start || !qualifierLine(prev) {
+		if s.hlines[i] >= start {
+			break
+		}
+		if prev == "" {
+			i = j // a blank line, or one a comment or directive held
+			continue
+		}
+		if !qualifierLine(prev) {
 			break
 		}
 		start, i = s.hlines[i], j
@@ -439,6 +520,8 @@ func qualifierLine(l string) bool {
 		return false
 	case strings.HasPrefix(l, "@") || strings.HasPrefix(l, "[") || strings.HasPrefix(l, "template"):
 		return true
+	case strings.HasSuffix(l, ","):
+		return false // the item before, in a list
 	}
 	return typeWordsRE.MatchString(l)
 }
@@ -489,28 +572,76 @@ var typeLike = map[string]bool{"class": true, "struct": true, "interface": true,
 var newline = []byte{'\n'}
 
 var (
-	goMethodRE   = regexp.MustCompile(`(?m)^[ \t]*func\s*\(\s*(?:\w+\s+)?\*?\s*([A-Za-z_]\w*)[^)]*\)\s*([A-Za-z_]\w*)`)
-	annotationRE = regexp.MustCompile(`@[\w.]+(\s*\([^()]*\))?|^\s*(\[[^\[\]]*\]\s*)+`)
-	classRE      = regexp.MustCompile(`(?:^|[\s;:(])(class|interface|struct|enum|trait|union|namespace|module|record|object)\s+(?:(?:class|struct)\s+)?([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)`)
-	implRE       = regexp.MustCompile(`(?m)^[ \t]*(?:unsafe\s+)?impl\b(?:\s*<.*?>)?\s+(?:.*?\s+for\s+)?(?:&\s*)?([A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*)`)
-	fnRE         = regexp.MustCompile(`(?:^|[\s(])(fn|function|func|def)\b\s*\*?\s*([A-Za-z_$][\w$]*)`)
-	arrowRE      = regexp.MustCompile(`(?:^|\s)(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^;]*?)?=\s*(?:async\s*)?(?:function\b|\([^()]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)`)
-	rustMacroRE  = regexp.MustCompile(`macro_rules!\s*([A-Za-z_]\w*)`)
-	rustModRE    = regexp.MustCompile(`(?:^|\s)(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+([A-Za-z_]\w*)\s*$`)
-	callNameRE   = regexp.MustCompile(`(~?[A-Za-z_$][\w$]*(?:::~?[A-Za-z_$][\w$]*)*|operator\s*\S+?)\s*(?:<[^()]*>)?\s*$`)
+	goMethodRE      = regexp.MustCompile(`(?m)^[ \t]*func\s*\(\s*(?:\w+\s+)?\*?\s*([A-Za-z_]\w*)[^)]*\)\s*([A-Za-z_]\w*)`)
+	annotationRE    = regexp.MustCompile(`@[\w.]+(\s*\([^()]*\))?|^\s*(\[[^\[\]]*\]\s*)+`)
+	classRE         = regexp.MustCompile(`(?:^|[\s;:(])(class|interface|struct|enum|trait|union|namespace|module|record)\s+(?:(?:class|struct)\s+)?([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)`)
+	implRE          = regexp.MustCompile(`(?m)^[ \t]*(?:unsafe\s+)?impl\b(?:\s*<.*?>)?\s+(?:.*?\s+for\s+)?(?:&\s*)?([A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*)`)
+	fnRE            = regexp.MustCompile(`(?:^|[\s(])(fn|function|func|def)\b\s*\*?\s*([A-Za-z_$][\w$]*)`)
+	arrowRE         = regexp.MustCompile(`(?:^|\s)(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^;]*?)?=\s*(?:async\s*)?(?:function\b|\([^()]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)`)
+	rustMacroRE     = regexp.MustCompile(`macro_rules!\s*([A-Za-z_]\w*)`)
+	rustModRE       = regexp.MustCompile(`(?:^|\s)(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+([A-Za-z_]\w*)\s*$`)
+	csExplicitRE    = regexp.MustCompile(`\S\s+(?:[A-Za-z_]\w*(?:<[^()]*>)?\.)+$`)
+	shellFuncHeadRE = regexp.MustCompile(`[\w.:-]\s*\(\s*\)\s*$`)
+	templateRE      = regexp.MustCompile(`template\s*<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>`)
+	macroTypeRE     = regexp.MustCompile(`^[\s*&]*([A-Za-z_]\w*)\s*\(`)
+	callNameRE      = regexp.MustCompile(`((?:~|#)?[A-Za-z_$][\w$]*(?:::~?[A-Za-z_$][\w$]*)*|operator\s*\S+?)\s*\??\s*(?:<(?:[^()=;<>]|<[^()=;<>]*>)*>)?\s*$`)
 )
+
+// macroType reports whether rest, after a parenthesised group, goes on
+// with a name and another group: the group was a macro making the type.
+// Attributes and qualifiers (__attribute__((...)), noexcept(...)) are
+// not names.
+func macroType(rest string) bool {
+	m := macroTypeRE.FindStringSubmatch(rest)
+	if m == nil {
+		return false
+	}
+	switch w := m[1]; {
+	case strings.HasPrefix(w, "__"), w == "noexcept", w == "throw", w == "decltype", w == "alignas", w == "asm", w == "requires":
+		return false
+	}
+	return true
+}
+
+// statementWords before a name make its parentheses a call.
+var statementWords = map[string]bool{"return": true, "new": true, "throw": true, "await": true, "yield": true, "else": true,
+	"case": true, "goto": true, "in": true, "is": true, "as": true, "out": true, "ref": true, "echo": true, "print": true}
+
+func lastWord(s string) string {
+	i := strings.LastIndexFunc(s, func(r rune) bool {
+		return r != '_' && !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+	})
+	return s[i+1:]
+}
+
+// notName reports whether a word before parentheses opens no
+// definition in the language being read.
+func (s *braceScan) notName(name string) bool {
+	if csharpWords[name] && s.syn.lang != CSharp {
+		return false
+	}
+	return notNames[name]
+}
+
+// csharpWords are C#'s statement keywords, names elsewhere (Java's
+// using(), JavaScript's with).
+var csharpWords = map[string]bool{"using": true, "lock": true, "fixed": true, "checked": true, "unchecked": true, "unsafe": true, "when": true}
 
 // notNames are words before a parenthesis that open no definition.
 var notNames = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "catch": true, "return": true, "sizeof": true,
-	"else": true, "do": true, "try": true, "using": true, "lock": true, "foreach": true, "when": true, "synchronized": true,
+	"else": true, "elseif": true, "do": true, "try": true, "using": true, "lock": true, "foreach": true, "when": true, "synchronized": true,
 	"new": true, "typeof": true, "await": true, "elif": true, "until": true, "case": true, "match": true, "with": true,
 	"fixed": true, "unsafe": true, "async": true, "function": true, "checked": true, "unchecked": true, "loop": true,
-	"alignof": true, "decltype": true, "static_assert": true, "throw": true, "assert": true, "in": true, "of": true}
+	"alignof": true, "decltype": true, "static_assert": true, "throw": true, "assert": true}
 
 var (
-	classWords = []string{"class", "interface", "struct", "enum", "trait", "union", "namespace", "module", "record", "object"}
+	classWords = []string{"class", "interface", "struct", "enum", "trait", "union", "namespace", "module", "record"}
 	fnWords    = []string{"fn", "func", "def"} // "function" holds "func"
 )
+
+// fnKeyword is the keyword that opens a function in the languages that
+// have one before the brace (Python and Ruby are read apart).
+var fnKeyword = map[Lang]string{Go: "func", Rust: "fn", JavaScript: "function", TypeScript: "function", PHP: "function", Shell: "function"}
 
 func hasAny(h string, words []string) bool {
 	for _, w := range words {
@@ -524,7 +655,7 @@ func hasAny(h string, words []string) bool {
 // classify says which definition a block's header opens, if any, and
 // where in the header its keyword or name is. Annotations and attributes
 // are blanked (same length: positions keep their lines).
-func (s *braceScan) classify(h string) (Symbol, int, bool) {
+func (s *braceScan) classify(h string, argument bool) (Symbol, int, bool) {
 	if strings.TrimSpace(h) == "" {
 		return Symbol{}, 0, false
 	}
@@ -541,6 +672,10 @@ func (s *braceScan) classify(h string) (Symbol, int, bool) {
 		return Symbol{Kind: "impl", Name: lastSegment(h[m[2]:m[3]]), Container: container}, m[0], true
 	}
 	if hasAny(h, classWords) {
+		if strings.Contains(h, "template") {
+			// template <class T>: a parameter, not a class.
+			h = templateRE.ReplaceAllStringFunc(h, func(a string) string { return strings.Repeat(" ", len(a)) })
+		}
 		if m := classRE.FindStringSubmatchIndex(h); m != nil && (s.syn.lang == Rust || !assigns(h[m[1]:])) && h[m[4]:m[5]] != "extends" && h[m[4]:m[5]] != "implements" {
 			kind, name := h[m[2]:m[3]], h[m[4]:m[5]]
 			if kind == "object" && s.syn.lang != TypeScript && s.syn.lang != JavaScript {
@@ -555,7 +690,7 @@ func (s *braceScan) classify(h string) (Symbol, int, bool) {
 		}
 	}
 	if hasAny(h, fnWords) {
-		if m := fnRE.FindStringSubmatchIndex(h); m != nil {
+		if m := fnRE.FindStringSubmatchIndex(h); m != nil && fnKeyword[s.syn.lang] == h[m[2]:m[3]] {
 			return s.function(h[m[4]:m[5]], container), m[2], true
 		}
 	}
@@ -581,6 +716,9 @@ func (s *braceScan) classify(h string) (Symbol, int, bool) {
 			return Symbol{Kind: "module", Name: h[m[2]:m[3]], Container: container}, m[0] + len(h[m[0]:]) - len(strings.TrimLeft(h[m[0]:], " \t\r\n")), true
 		}
 		return Symbol{}, 0, false
+	}
+	if argument {
+		return Symbol{}, 0, false // a call's argument: a call, not a definition
 	}
 	return s.callLike(h, container)
 }
@@ -618,6 +756,16 @@ func (s *braceScan) callLike(h, container string) (Symbol, int, bool) {
 	if close < 0 {
 		return Symbol{}, 0, false
 	}
+	// A macro that makes the return type (PyAPI_FUNC(int) name(...),
+	// STACK_OF(X509) *name(...)): the name and parameters come after.
+	for (s.syn.lang == C || s.syn.lang == CPP) && macroType(h[close+1:]) {
+		next := close + 1 + strings.IndexByte(h[close+1:], '(')
+		c := matchParen(h, next)
+		if c < 0 {
+			break
+		}
+		open, close = next, c
+	}
 	rest := h[close+1:]
 	if strings.ContainsAny(rest, ";") || (strings.Contains(rest, "=") && !strings.Contains(rest, "=>")) {
 		return Symbol{}, 0, false
@@ -628,7 +776,12 @@ func (s *braceScan) callLike(h, container string) (Symbol, int, bool) {
 	}
 	name, at := h[m[2]:m[3]], m[2]
 	before := strings.TrimSpace(h[:m[0]])
-	if notNames[name] || strings.HasSuffix(before, "=") || strings.HasSuffix(before, ".") || strings.HasSuffix(before, "new") {
+	if s.syn.lang == CSharp && strings.HasSuffix(before, ".") && csExplicitRE.MatchString(before) {
+		// IEnumerator IEnumerable.GetEnumerator(): an interface's
+		// method, implemented explicitly.
+		before = strings.TrimSpace(before[:strings.LastIndexAny(strings.TrimRight(before, "."), " \t\n")+1])
+	}
+	if s.notName(name) || statementWords[lastWord(before)] || assigns(before) || strings.HasSuffix(before, "=") || strings.HasSuffix(before, ".") || strings.HasSuffix(before, "new") {
 		return Symbol{}, 0, false
 	}
 	if i := strings.LastIndex(name, "::"); i >= 0 {

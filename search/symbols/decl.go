@@ -15,8 +15,12 @@ var (
 	rustDeclRE     = regexp.MustCompile(`^(?:pub(?:\s*\([^)]*\))?\s+)?(?:(mod)\s+([A-Za-z_]\w*)$|(type)\s+([A-Za-z_]\w*)\b[^=]*=|(struct|union)\s+([A-Za-z_]\w*)\b|(macro_rules)!\s*([A-Za-z_]\w*))`)
 	phpNamespaceRE = regexp.MustCompile(`^namespace\s+([A-Za-z_\\][\w\\]*)$`)
 	tsSignatureRE  = regexp.MustCompile(`^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?function\b\s*\*?\s*([A-Za-z_$][\w$]*)`)
+	tsMethodSigRE  = regexp.MustCompile(`^(?:(?:public|private|protected|static|readonly|abstract|override|async|declare)\s+)*(?:get\s+|set\s+)?([A-Za-z_$][\w$]*|#[\w$]+)\s*\??\s*(?:<[^()]*>)?\s*\(`)
 	typedefNameRE  = regexp.MustCompile(`([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*$`)
 	rustAttrRE     = regexp.MustCompile(`#!?\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\]`)
+	macroLinesRE   = regexp.MustCompile(`^(?:[A-Za-z_]\w*[ \t]*\n\s*)+`)
+	accessRE       = regexp.MustCompile(`^(?:(?:public|private|protected)\s*:\s*)+`)
+	attributeRE    = regexp.MustCompile(`__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)`)
 	identListRE    = regexp.MustCompile(`^[A-Za-z_]\w*(?:\s*,\s*\*?\s*[A-Za-z_]\w*)*$`)
 )
 
@@ -24,8 +28,9 @@ var (
 // declaration, if it is one.
 func (s *braceScan) declare() {
 	h := string(s.header)
-	// Rust's items are named by keywords wherever they are.
-	if strings.TrimSpace(h) == "" || s.syn.lang != Rust && s.inFunction() {
+	// Rust's items are named by keywords wherever they are, and so
+	// are C's typedefs.
+	if strings.TrimSpace(h) == "" || s.inFunction() && s.syn.lang != Rust && !((s.syn.lang == C || s.syn.lang == CPP) && strings.Contains(h, "typedef")) {
 		return
 	}
 	if s.syn.lang == Rust && strings.Contains(h, "#") {
@@ -58,6 +63,9 @@ func (s *braceScan) declare() {
 			}
 		}
 	case PHP:
+		if strings.HasPrefix(t, "<?php") {
+			lead, t = lead+5+len(t[5:])-len(strings.TrimLeft(t[5:], " \t\r\n")), strings.TrimLeft(t[5:], " \t\r\n")
+		}
 		if m := phpNamespaceRE.FindStringSubmatchIndex(t); m != nil {
 			add("namespace", t[m[2]:m[3]], lead)
 			return
@@ -72,10 +80,23 @@ func (s *braceScan) declare() {
 			add("func", t[m[2]:m[3]], lead)
 			return
 		}
-		if container != "" {
-			s.signature(h, container, add)
+		if s.inTypeBody() {
+			// A member's name may be any word (assert, with, delete).
+			if m := tsMethodSigRE.FindStringSubmatchIndex(t); m != nil {
+				add("method", t[m[2]:m[3]], lead+m[2])
+			}
 		}
 	case C, CPP:
+		// A macro alone on its line before a typedef (__BEGIN_DECLS),
+		// or an access label.
+		if m := macroLinesRE.FindStringIndex(t); m != nil && strings.HasPrefix(t[m[1]:], "typedef") {
+			lead, t = lead+m[1], t[m[1]:]
+			h = strings.Repeat(" ", lead) + t
+		}
+		if m := accessRE.FindStringIndex(t); m != nil {
+			lead, t = lead+m[1], t[m[1]:]
+			h = strings.Repeat(" ", lead) + t
+		}
 		if strings.HasPrefix(t, "typedef") || strings.HasPrefix(s.closedHead, "typedef") {
 			s.typedef(h, t, lead, add)
 			return
@@ -92,9 +113,6 @@ func (s *braceScan) declare() {
 // qualifiers), named as callLike names it; C and C++ need a type before
 // the name (FOO(x); at the top level is a macro).
 func (s *braceScan) signature(h, container string, add func(kind, name string, at int)) {
-	if strings.Contains(h, "{}") {
-		return // a call with a literal or a callback
-	}
 	// A pure virtual, defaulted or deleted C++ function is declared.
 	if s.syn.lang == CPP {
 		if i := strings.LastIndexByte(h, ')'); i >= 0 {
@@ -111,9 +129,17 @@ func (s *braceScan) signature(h, container string, add func(kind, name string, a
 	if !ok {
 		return
 	}
+	if s.syn.lang == Java || s.syn.lang == CSharp {
+		// A method declared without a body has its type before it;
+		// without one it is a call (in a property's accessor).
+		if before := strings.TrimSpace(h[:at]); before == "" || strings.HasSuffix(before, "=") {
+			return
+		}
+	}
 	if s.syn.lang == C || s.syn.lang == CPP {
+		// A constructor is declared without a type, in its class.
 		before := strings.TrimSpace(h[:at])
-		if before == "" || strings.HasSuffix(before, ",") || strings.HasSuffix(before, "(") {
+		if before == "" && (s.syn.lang == C || container == "") || strings.HasSuffix(before, ",") || strings.HasSuffix(before, "(") {
 			return
 		}
 	}
@@ -125,6 +151,7 @@ func (s *braceScan) signature(h, container string, add func(kind, name string, a
 // {...} point;). A function type's name (typedef int (*fn)(int);) is in
 // parentheses: tree-sitter's tags leave those out, and so does this.
 func (s *braceScan) typedef(h, t string, lead int, add func(kind, name string, at int)) {
+	t = strings.TrimSpace(attributeRE.ReplaceAllString(t, ""))
 	if strings.ContainsAny(t, "()") {
 		return
 	}

@@ -187,12 +187,14 @@ func (l *pyLexer) scan(line []byte) string {
 }
 
 var (
-	rbOpenRE  = regexp.MustCompile(`^(def|class|module)\s+(self\.)?([A-Za-z_][\w.:]*[?!=]?)`)
-	rbBlockRE = regexp.MustCompile(`^(if|unless|while|until|case|begin|for)\b`)
-	rbDoRE    = regexp.MustCompile(`\bdo\b\s*(\|[^|]*\|)?\s*$`)
-	rbEndRE   = regexp.MustCompile(`(^|[\s;])end\b`)
+	rbOpenRE      = regexp.MustCompile(`^(?:(?:private|protected|public|module_function|ruby2_keywords|private_class_method|public_class_method)\s+)?(def|class|module)\s+(self\.)?([A-Za-z_][\w.:]*[?!=]?|\[\]=?|<=>|===?|=~|!~|\*\*|<<|>>|[-+*/%<>!~^&|]@?|[<>]=)`)
+	rbAliasRE     = regexp.MustCompile(`^alias\s+:?([A-Za-z_]\w*[?!=]?|\[\]=?|[-+*/%<>=!~^&|]+)`)
+	rbSingletonRE = regexp.MustCompile(`^class\s*<<\s*([A-Z]\w*(?:::[A-Z]\w*)*)\s*$`)
+	rbBlockRE     = regexp.MustCompile(`^(if|unless|while|until|case|begin|for)\b`)
+	rbDoRE        = regexp.MustCompile(`\bdo\b\s*(\|[^|]*\|)?\s*$`)
+	rbEndRE       = regexp.MustCompile(`(^|[\s;])end\b`)
 	// rbEndlessRE is a method defined by = (Ruby 3): it has no end.
-	rbEndlessRE = regexp.MustCompile(`^def\s+(?:self\.)?[\w?!]+\s*(?:\([^)]*\))?\s*=[^=~>]`)
+	rbEndlessRE = regexp.MustCompile(`^def\s+(?:self\.)?[\w?!]+(?:\s*\([^)]*\)\s*|\s+)=(?:[^=~>]|$)`)
 )
 
 // rubyOutline reads Ruby's def, class and module ... end, counting the
@@ -202,15 +204,48 @@ func rubyOutline(ctx context.Context, src []byte, lim Limits) ([]Symbol, error) 
 	var syms []Symbol
 	var stack []int // index in syms, or -1
 	var lx pyLexer  // # comments and quoted strings, as Python's
+	var docs []heredoc
 	for n, line := range bytes.Split(src, []byte{'\n'}) {
 		if n&0x3ff == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		num := n + 1
+		if len(docs) > 0 {
+			// A here document's body, up to its terminator.
+			l := bytes.TrimRight(line, "\r")
+			if docs[0].indented {
+				l = bytes.TrimLeft(l, " \t")
+			}
+			if bytes.Equal(l, docs[0].word) {
+				docs = docs[1:]
+			}
+			continue
+		}
 		lx.brackets, lx.cont, lx.triple = 0, false, ""
 		text := strings.TrimSpace(lx.scan(line))
+		if strings.Contains(text, "<<") {
+			docs = append(docs, rubyHeredocs(string(line))...) // the word may be quoted
+		}
 		for _, stmt := range strings.Split(text, ";") {
 			stmt = strings.TrimSpace(stmt)
+			if m := rbAliasRE.FindStringSubmatch(stmt); m != nil {
+				// alias new old: a method, by another name.
+				sym := Symbol{Kind: "method", Name: m[1], Start: num, End: num}
+				for k := len(stack) - 1; k >= 0; k-- {
+					if stack[k] >= 0 && syms[stack[k]].Kind != "func" && syms[stack[k]].Kind != "method" {
+						sym.Container = syms[stack[k]].QualifiedName()
+						break
+					}
+				}
+				syms = append(syms, sym)
+				continue
+			}
+			if m := rbSingletonRE.FindStringSubmatch(stmt); m != nil {
+				// class << Constant: that object's singleton class.
+				stack = append(stack, len(syms))
+				syms = append(syms, Symbol{Kind: "class", Name: lastSegment(m[1]), Start: num, End: num})
+				continue
+			}
 			switch {
 			case rbOpenRE.MatchString(stmt) && !strings.HasPrefix(stmt, "class <<"):
 				m := rbOpenRE.FindStringSubmatch(stmt)

@@ -60,6 +60,21 @@ func skipRegexLiteral(src []byte, i int) int {
 	return i
 }
 
+// jsDeclRE is a declaration's head, whose commas are its own (class A
+// extends B, C; function f<A, B>).
+var jsDeclRE = regexp.MustCompile(`^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(?:class|interface|function|enum|namespace|module|type)\b`)
+
+// inTypeBody reports whether the innermost block is a class's,
+// interface's or object type's body (where name: { is a member's type).
+func (s *braceScan) inTypeBody() bool {
+	n := len(s.stack)
+	if n == 0 {
+		return false
+	}
+	f := s.stack[n-1]
+	return f == typeLiteral || f >= 0 && (s.symbols[f].Kind == "class" || s.symbols[f].Kind == "interface")
+}
+
 var (
 	// A segment (a statement, or one item of a list) that defines a
 	// function by an arrow with an expression body.
@@ -82,31 +97,44 @@ func (s *braceScan) exprDefs(end int) {
 		return
 	}
 	inClass := false
-	if n := len(s.stack); n > 0 && s.stack[n-1] >= 0 && s.symbols[s.stack[n-1]].Kind == "class" {
-		inClass = true // a class field, which the tags do not name
+	if n := len(s.stack); n > 0 {
+		// A class field, or a type's member: the tags name neither.
+		inClass = s.stack[n-1] == typeLiteral || s.stack[n-1] >= 0 && (s.symbols[s.stack[n-1]].Kind == "class" || s.symbols[s.stack[n-1]].Kind == "interface")
 	}
 	container := s.container()
 	for from := 0; from < len(h); {
 		to := topLevelComma(h, from)
 		seg := h[from:to]
-		lead := len(seg) - len(strings.TrimLeft(seg, " \t\r\n,"))
-		t := seg[lead:]
-		for _, re := range []*regexp.Regexp{varArrowRE, assignArrowRE, pairArrowRE} {
-			if inClass && re != varArrowRE {
-				break
+		starts := statements(seg)
+		for k, st := range starts {
+			end := len(seg)
+			if k+1 < len(starts) {
+				end = starts[k+1]
 			}
-			if m := re.FindStringSubmatchIndex(t); m != nil {
-				last := from + len(strings.TrimRight(seg, " \t\r\n;"))
-				if last <= from {
-					break
-				}
-				sym := s.function(t[m[2]:m[3]], container)
-				sym.Start, sym.End = s.startLine(from+lead), s.hlines[last-1]
-				s.symbols = append(s.symbols, sym)
-				break
-			}
+			s.exprDef(from+st, seg[st:end], inClass, container)
 		}
 		from = to + 1
+	}
+}
+
+// exprDef adds the function stmt (at header[at]) defines, if it does.
+func (s *braceScan) exprDef(at int, stmt string, inClass bool, container string) {
+	lead := len(stmt) - len(strings.TrimLeft(stmt, " \t\r\n,"))
+	t := stmt[lead:]
+	for _, re := range []*regexp.Regexp{varArrowRE, assignArrowRE, pairArrowRE} {
+		if inClass && re != varArrowRE {
+			return
+		}
+		if m := re.FindStringSubmatchIndex(t); m != nil {
+			last := at + len(strings.TrimRight(stmt, " \t\r\n;"))
+			if last <= at {
+				return
+			}
+			sym := s.function(t[m[2]:m[3]], container)
+			sym.Start, sym.End = s.startLine(at+lead), s.hlines[last-1]
+			s.symbols = append(s.symbols, sym)
+			return
+		}
 	}
 }
 
@@ -125,9 +153,9 @@ func lastTopLevelComma(h string) int {
 }
 
 // topLevelComma is the index of the first comma at or after from outside
-// brackets, or len(h).
+// brackets and type arguments (Map<K, V>), or len(h).
 func topLevelComma(h string, from int) int {
-	depth := 0
+	depth, angle := 0, 0
 	for i := from; i < len(h); i++ {
 		switch h[i] {
 		case '(', '[':
@@ -136,11 +164,48 @@ func topLevelComma(h string, from int) int {
 			if depth > 0 {
 				depth--
 			}
+		case '<':
+			if i > 0 && isIdent(h[i-1]) {
+				angle++
+			}
+		case '>':
+			if angle > 0 && h[i-1] != '=' {
+				angle--
+			}
 		case ',':
-			if depth == 0 {
+			if depth == 0 && angle == 0 {
 				return i
 			}
 		}
 	}
 	return len(h)
+}
+
+// statements splits a segment where a line ends a statement without a
+// semicolon (outside brackets, and neither the line's end nor the next
+// line's start continues an expression): the start of each.
+func statements(seg string) []int {
+	starts := []int{0}
+	depth := 0
+	for i := 0; i < len(seg); i++ {
+		switch seg[i] {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			if depth > 0 {
+				depth--
+			}
+		case '\n':
+			if depth > 0 {
+				continue
+			}
+			before := strings.TrimRight(seg[:i], " \t\r")
+			after := strings.TrimLeft(seg[i+1:], " \t\r\n")
+			if before == "" || after == "" || strings.ContainsAny(before[len(before)-1:], "=>,(+-*/?:&|") || strings.ContainsAny(after[:1], ".?:+-*/&|=)]") {
+				continue
+			}
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
 }

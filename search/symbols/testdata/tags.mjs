@@ -67,9 +67,21 @@ for (const file of input.files) {
       const key = `${def.startIndex}:${name.startIndex}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      out.tags.push({ kind, name: name.text, node, parent: def.type === node ? (def.parent ? def.parent.type : '') : def.type,
+      // A class, struct or enum named without its body (class X; enum
+      // X y;) is a reference the query takes for a definition.
+      const bodiless = /_specifier$/.test(node) && !def.childForFieldName('body');
+      out.tags.push({ kind, name: name.text, node, bodiless, hasError: def.hasError, parent: def.type === node ? (def.parent ? def.parent.type : '') : def.type,
         start: def.startPosition.row + 1, end: lastLine(def), nameLine: name.startPosition.row + 1 });
     }
+    // Where tree-sitter could not parse (macros it does not expand):
+    // its tags there are guesses.
+    out.errors = [];
+    const errs = n => {
+      if (n.type === 'ERROR' || n.isMissing) { out.errors.push([n.startPosition.row + 1, lastLine(n)]); return; }
+      if (!n.hasError) return;
+      for (const c of n.children) errs(c);
+    };
+    errs(tree.rootNode);
     // Code tree-sitter reads as tokens only (a Rust macro's body):
     // definitions Outline finds there are not the tags query's to see.
     if (input.lang === 'rust') {
