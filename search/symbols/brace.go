@@ -190,10 +190,20 @@ func (s *braceScan) addHeader(c byte) {
 	}
 	if len(s.header) >= maxHeader {
 		// Keep the end: what names a block is just before its brace.
-		copy(s.header, s.header[maxHeader/2:])
-		s.header = s.header[:maxHeader-maxHeader/2]
-		copy(s.hlines, s.hlines[maxHeader/2:])
-		s.hlines = s.hlines[:maxHeader-maxHeader/2]
+		cut := maxHeader / 2
+		if s.syn.lang == JavaScript || s.syn.lang == TypeScript {
+			// Statements without semicolons (a type's members, one
+			// per line) are read before they are dropped.
+			if st := statements(string(s.header[:cut])); len(st) > 1 {
+				cut = st[len(st)-1]
+				s.exprDefs(cut)
+				s.tsMembers(cut)
+			}
+		}
+		n := copy(s.header, s.header[cut:])
+		s.header = s.header[:n]
+		copy(s.hlines, s.hlines[cut:])
+		s.hlines = s.hlines[:n]
 	}
 	s.header = append(s.header, c)
 	s.hlines = append(s.hlines, s.line)
@@ -429,7 +439,7 @@ func (s *braceScan) open() {
 	h = h[off:]
 	if nested && s.nest == 0 {
 		h = ""
-		if s.syn.lang == TypeScript && strings.HasSuffix(trimmed, ":") && s.inTypeBody() {
+		if s.syn.lang == TypeScript && (strings.HasSuffix(trimmed, ":") && s.inTypeBody() || tsTypeAliasRE.MatchString(trimmed)) {
 			f = typeLiteral
 		}
 	}
@@ -528,6 +538,7 @@ func qualifierLine(l string) bool {
 
 func (s *braceScan) close() {
 	s.exprDefs(len(s.header))
+	s.tsMembers(len(s.header))
 	s.reset()
 	if s.deep > 0 {
 		s.deep--
@@ -574,7 +585,7 @@ var newline = []byte{'\n'}
 var (
 	goMethodRE      = regexp.MustCompile(`(?m)^[ \t]*func\s*\(\s*(?:\w+\s+)?\*?\s*([A-Za-z_]\w*)[^)]*\)\s*([A-Za-z_]\w*)`)
 	annotationRE    = regexp.MustCompile(`@[\w.]+(\s*\([^()]*\))?|^\s*(\[[^\[\]]*\]\s*)+`)
-	classRE         = regexp.MustCompile(`(?:^|[\s;:(])(class|interface|struct|enum|trait|union|namespace|module|record)\s+(?:(?:class|struct)\s+)?([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)`)
+	classRE         = regexp.MustCompile(`(?:^|[\s;:(])(class|interface|struct|enum|trait|union|namespace|module|record)\s+(?:(?:class|struct)\s+)?(?:[A-Z][A-Z0-9_]*\s+)?([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)`)
 	implRE          = regexp.MustCompile(`(?m)^[ \t]*(?:unsafe\s+)?impl\b(?:\s*<.*?>)?\s+(?:.*?\s+for\s+)?(?:&\s*)?([A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*)`)
 	fnRE            = regexp.MustCompile(`(?:^|[\s(])(fn|function|func|def)\b\s*\*?\s*([A-Za-z_$][\w$]*)`)
 	arrowRE         = regexp.MustCompile(`(?:^|\s)(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^;]*?)?=\s*(?:async\s*)?(?:function\b|\([^()]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)`)
@@ -582,9 +593,11 @@ var (
 	rustModRE       = regexp.MustCompile(`(?:^|\s)(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+([A-Za-z_]\w*)\s*$`)
 	csExplicitRE    = regexp.MustCompile(`\S\s+(?:[A-Za-z_]\w*(?:<[^()]*>)?\.)+$`)
 	shellFuncHeadRE = regexp.MustCompile(`[\w.:-]\s*\(\s*\)\s*$`)
+	tsTypeAliasRE   = regexp.MustCompile(`^(?:export\s+)?(?:declare\s+)?type\s+[A-Za-z_$]`)
+	templateArgsRE  = regexp.MustCompile(`<(?:[^<>]|<[^<>]*>)*>`)
 	templateRE      = regexp.MustCompile(`template\s*<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>`)
 	macroTypeRE     = regexp.MustCompile(`^[\s*&]*([A-Za-z_]\w*)\s*\(`)
-	callNameRE      = regexp.MustCompile(`((?:~|#)?[A-Za-z_$][\w$]*(?:::~?[A-Za-z_$][\w$]*)*|operator\s*\S+?)\s*\??\s*(?:<(?:[^()=;<>]|<[^()=;<>]*>)*>)?\s*$`)
+	callNameRE      = regexp.MustCompile(`((?:~|#)?[A-Za-z_$][\w$]*(?:(?:<(?:[^()=;<>]|<[^()=;<>]*>)*>)?::~?[A-Za-z_$][\w$]*)*|operator\s*\S+?)\s*\??\s*(?:<(?:[^()=;<>]|<[^()=;<>]*>)*>)?\s*$`)
 )
 
 // macroType reports whether rest, after a parenthesised group, goes on
@@ -785,7 +798,7 @@ func (s *braceScan) callLike(h, container string) (Symbol, int, bool) {
 		return Symbol{}, 0, false
 	}
 	if i := strings.LastIndex(name, "::"); i >= 0 {
-		c := name[:i]
+		c := templateArgsRE.ReplaceAllString(name[:i], "")
 		if container != "" {
 			c = container + "." + c
 		}

@@ -80,12 +80,7 @@ func (s *braceScan) declare() {
 			add("func", t[m[2]:m[3]], lead)
 			return
 		}
-		if s.inTypeBody() {
-			// A member's name may be any word (assert, with, delete).
-			if m := tsMethodSigRE.FindStringSubmatchIndex(t); m != nil {
-				add("method", t[m[2]:m[3]], lead+m[2])
-			}
-		}
+		s.tsMembers(len(s.header))
 	case C, CPP:
 		// A macro alone on its line before a typedef (__BEGIN_DECLS),
 		// or an access label.
@@ -105,6 +100,32 @@ func (s *braceScan) declare() {
 	case Java, CSharp:
 		if container != "" {
 			s.signature(h, container, add)
+		}
+	}
+}
+
+// tsMembers adds the method signatures among the members of a
+// TypeScript type's body in header[:end], one per line where a line ends
+// a member without a semicolon. A member's name may be any word (assert,
+// with, delete).
+func (s *braceScan) tsMembers(end int) {
+	if s.syn.lang != TypeScript || !s.inTypeBody() || end <= 0 {
+		return
+	}
+	h := string(s.header[:end])
+	container := s.container()
+	starts := statements(h)
+	for k, st := range starts {
+		stop := len(h)
+		if k+1 < len(starts) {
+			stop = starts[k+1]
+		}
+		seg := h[st:stop]
+		lead := len(seg) - len(strings.TrimLeft(seg, " \t\r\n"))
+		t := strings.TrimSpace(seg)
+		if m := tsMethodSigRE.FindStringSubmatchIndex(t); m != nil {
+			last := st + len(strings.TrimRight(seg, " \t\r\n;"))
+			s.symbols = append(s.symbols, Symbol{Kind: "method", Name: t[m[2]:m[3]], Container: container, Start: s.hlines[st+lead], End: s.hlines[last-1]})
 		}
 	}
 }
@@ -139,7 +160,7 @@ func (s *braceScan) signature(h, container string, add func(kind, name string, a
 	if s.syn.lang == C || s.syn.lang == CPP {
 		// A constructor is declared without a type, in its class.
 		before := strings.TrimSpace(h[:at])
-		if before == "" && (s.syn.lang == C || container == "") || strings.HasSuffix(before, ",") || strings.HasSuffix(before, "(") {
+		if before == "" && (s.syn.lang == C || !s.inClassBody()) || strings.HasSuffix(before, ",") || strings.HasSuffix(before, "(") || strings.HasSuffix(before, "<") {
 			return
 		}
 	}
@@ -169,6 +190,17 @@ func (s *braceScan) typedef(h, t string, lead int, add func(kind, name string, a
 	if m := typedefNameRE.FindStringSubmatchIndex(t); m != nil && m[2] > len("typedef") {
 		add("type", t[m[2]:m[3]], lead)
 	}
+}
+
+// inClassBody reports whether the innermost definition open is a class
+// or struct (where a constructor is declared without a type).
+func (s *braceScan) inClassBody() bool {
+	for k := len(s.stack) - 1; k >= 0; k-- {
+		if f := s.stack[k]; f >= 0 {
+			return s.symbols[f].Kind == "class" || s.symbols[f].Kind == "struct"
+		}
+	}
+	return false
 }
 
 // inFunction reports whether a function's body is open.

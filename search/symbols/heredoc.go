@@ -10,7 +10,9 @@ import (
 
 var (
 	shellHeredocRE = regexp.MustCompile(`^<<(-?)\s*(?:'([^'\n]+)'|"([^"\n]+)"|\\?([A-Za-z_][\w.-]*))`)
-	rubyHeredocRE  = regexp.MustCompile(`<<([~-]?)(?:'([A-Za-z_]\w*)'|"([A-Za-z_]\w*)"|([A-Z_][A-Z_0-9]*))`)
+	// <<~word and <<-word; a bare <<WORD only in capitals (a << b
+	// shifts).
+	rubyHeredocRE = regexp.MustCompile(`<<([~-])(?:'(\w+)'|"(\w+)"|([A-Za-z_]\w*))|<<()(?:'(\w+)'|"(\w+)"|([A-Z_][A-Z_0-9]*)\b)`)
 )
 
 // heredoc is a here document's terminator, and whether it may be
@@ -75,7 +77,7 @@ func rubyHeredocs(code string) []heredoc {
 	var docs []heredoc
 	for _, m := range rubyHeredocRE.FindAllStringSubmatch(code, 8) {
 		for _, w := range m[2:] {
-			if w != "" {
+			if w != "" && w != "~" && w != "-" {
 				docs = append(docs, heredoc{word: []byte(w), indented: m[1] != ""})
 				break
 			}

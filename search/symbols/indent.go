@@ -187,8 +187,8 @@ func (l *pyLexer) scan(line []byte) string {
 }
 
 var (
-	rbOpenRE      = regexp.MustCompile(`^(?:(?:private|protected|public|module_function|ruby2_keywords|private_class_method|public_class_method)\s+)?(def|class|module)\s+(self\.)?([A-Za-z_][\w.:]*[?!=]?|\[\]=?|<=>|===?|=~|!~|\*\*|<<|>>|[-+*/%<>!~^&|]@?|[<>]=)`)
-	rbAliasRE     = regexp.MustCompile(`^alias\s+:?([A-Za-z_]\w*[?!=]?|\[\]=?|[-+*/%<>=!~^&|]+)`)
+	rbOpenRE      = regexp.MustCompile(`^(?:(?:private|protected|public|module_function|ruby2_keywords|private_class_method|public_class_method)\s+)?(def|class|module)\s+(self\.)?([A-Za-z_][\w.:]*[?!=]?|\[\]=?|<=>|===?|=~|!~|!=|\*\*|<<|>>|[<>]=|[-+*/%<>!~^&|]@?)`)
+	rbAliasRE     = regexp.MustCompile(`^alias\s+:?(\$\w+|\$\S|[A-Za-z_]\w*[?!=]?|\[\]=?|[-+*/%<>=!~^&|]+)`)
 	rbSingletonRE = regexp.MustCompile(`^class\s*<<\s*([A-Z]\w*(?:::[A-Z]\w*)*)\s*$`)
 	rbBlockRE     = regexp.MustCompile(`^(if|unless|while|until|case|begin|for)\b`)
 	rbDoRE        = regexp.MustCompile(`\bdo\b\s*(\|[^|]*\|)?\s*$`)
@@ -205,11 +205,20 @@ func rubyOutline(ctx context.Context, src []byte, lim Limits) ([]Symbol, error) 
 	var stack []int // index in syms, or -1
 	var lx pyLexer  // # comments and quoted strings, as Python's
 	var docs []heredoc
+	inDoc := false
 	for n, line := range bytes.Split(src, []byte{'\n'}) {
 		if n&0x3ff == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		num := n + 1
+		if bytes.HasPrefix(line, []byte("=begin")) {
+			inDoc = true
+		}
+		if inDoc {
+			// =begin ... =end: a comment.
+			inDoc = !bytes.HasPrefix(line, []byte("=end"))
+			continue
+		}
 		if len(docs) > 0 {
 			// A here document's body, up to its terminator.
 			l := bytes.TrimRight(line, "\r")
