@@ -5,7 +5,6 @@ import (
 	"context"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 )
 
 // syntax is what the brace scanner must know of a language to find its
@@ -50,8 +49,12 @@ type frame int
 // => void }): what it holds are types, not definitions.
 const typeLiteral frame = -2
 
-// maxHeader bounds the text kept before a block's opening brace.
-const maxHeader = 1024
+// maxHeader bounds the text kept before a block's opening brace, and
+// maxSavedHeader what is kept of it across a brace inside parentheses.
+const (
+	maxHeader      = 1024
+	maxSavedHeader = 256
+)
 
 // scanOutline finds the definitions of brace-delimited code: the text
 // since the last ;, { or } before each { names what the block is.
@@ -75,14 +78,14 @@ type braceScan struct {
 	nest  int
 	saved []savedHeader
 	// heads holds, per open block, how its header began and its line:
-	// closedHead and closedStart are the last closed block's (typedef
+	// closedTypedef and closedStart are the last closed block's (typedef
 	// struct {...} name;).
-	heads       []blockHead
-	closedHead  string
-	closedStart int
-	stack       []frame
-	deep        int // blocks open beyond MaxDepth (not in stack)
-	symbols     []Symbol
+	heads         []blockHead
+	closedTypedef bool
+	closedStart   int
+	stack         []frame
+	deep          int // blocks open beyond MaxDepth (not in stack)
+	symbols       []Symbol
 	// code, when set, receives every byte of code (comments left out, a
 	// string as one '"'), and each newline.
 	code func(c byte)
@@ -93,6 +96,9 @@ func (s *braceScan) run(ctx context.Context) ([]Symbol, error) {
 	for i := 0; i < len(src); i++ {
 		if i&0xffff == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if s.lim.MaxSymbols > 0 && len(s.symbols) > s.lim.MaxSymbols {
+			break // Outline cuts at MaxSymbols: what follows is not read
 		}
 		c := src[i]
 		skip, str, lineBefore := false, false, s.line
@@ -152,7 +158,13 @@ func (s *braceScan) run(ctx context.Context) ([]Symbol, error) {
 		default:
 			s.addHeader(c)
 		}
-		for n := s.line - lineBefore; skip && n > 0; n-- {
+		// Lines passed over (a comment, a string, a here document)
+		// reach code as newlines.
+		n := s.line - lineBefore
+		if !skip && c == '\n' {
+			n-- // code has had this one
+		}
+		for ; s.code != nil && n > 0; n-- {
 			s.code('\n')
 		}
 	}
@@ -188,7 +200,14 @@ func (s *braceScan) addHeader(c byte) {
 	if len(s.header) == 0 {
 		s.hline = s.line
 	}
-	if len(s.header) >= maxHeader {
+	s.trimHeader()
+	s.header = append(s.header, c)
+	s.hlines = append(s.hlines, s.line)
+}
+
+// trimHeader keeps the header under maxHeader, dropping its start.
+func (s *braceScan) trimHeader() {
+	for len(s.header) >= maxHeader {
 		// Keep the end: what names a block is just before its brace.
 		cut := maxHeader / 2
 		if s.syn.lang == JavaScript || s.syn.lang == TypeScript {
@@ -205,13 +224,11 @@ func (s *braceScan) addHeader(c byte) {
 		copy(s.hlines, s.hlines[cut:])
 		s.hlines = s.hlines[:n]
 	}
-	s.header = append(s.header, c)
-	s.hlines = append(s.hlines, s.line)
 }
 
 func (s *braceScan) reset() {
 	s.header, s.hlines, s.hline, s.nest = s.header[:0], s.hlines[:0], 0, 0
-	s.closedHead = ""
+	s.closedTypedef = false
 }
 
 // savedHeader is the header a { inside parentheses interrupted, taken up
@@ -224,189 +241,6 @@ type savedHeader struct {
 	nest   int
 }
 
-// lineStart reports whether only blanks precede src[i] on its line.
-func lineStart(src []byte, i int) bool {
-	for j := i - 1; j >= 0 && src[j] != '\n'; j-- {
-		if src[j] != ' ' && src[j] != '\t' {
-			return false
-		}
-	}
-	return true
-}
-
-// skipDirective returns the index of the newline ending the directive at
-// i (lines continued by a backslash included), counting lines.
-func (s *braceScan) skipDirective(i int) int {
-	for j := i; j < len(s.src); j++ {
-		if s.src[j] == '\n' {
-			if j > 0 && s.src[j-1] == '\\' {
-				s.line++
-				continue
-			}
-			return j
-		}
-	}
-	return len(s.src)
-}
-
-// skipTo returns the index just past the next end at or after i (counting
-// lines), or len(src) when there is none.
-func (s *braceScan) skipTo(i int, end string) int {
-	j := bytes.Index(s.src[i:], []byte(end))
-	if j < 0 {
-		s.line += bytes.Count(s.src[i:], newline)
-		return len(s.src)
-	}
-	s.line += bytes.Count(s.src[i:i+j], newline)
-	if end == "\n" {
-		return i + j
-	}
-	return i + j + len(end) - 1
-}
-
-// skipString returns the index of the quote closing the string opened at
-// i (backslash escapes; a shell single-quoted string has none).
-func (s *braceScan) skipString(i int, q byte) int {
-	if q == '"' {
-		if end, ok := s.skipRawString(i); ok {
-			return end
-		}
-	}
-	escapes := !(s.syn.lang == Shell && q == '\'') && !(s.syn.lang == Go && q == '`')
-	for j := i + 1; j < len(s.src); j++ {
-		if s.syn.lang == Shell && q != '\'' && s.src[j] == '$' && j+1 < len(s.src) && s.src[j+1] == '(' {
-			j = s.skipShellSubst(j + 1)
-			continue
-		}
-		switch s.src[j] {
-		case '\\':
-			if escapes {
-				j++
-				if j < len(s.src) && s.src[j] == '\n' {
-					s.line++
-				}
-			}
-		case '\n':
-			s.line++
-		case q:
-			return j
-		}
-	}
-	return len(s.src)
-}
-
-// skipShellSubst returns the index of the ) closing the command
-// substitution opened at i, whose quotes nest inside the string around it
-// ("$(printf "%s" x)"); depth-bounded by the source's length.
-func (s *braceScan) skipShellSubst(i int) int {
-	depth := 0
-	for j := i; j < len(s.src); j++ {
-		switch c := s.src[j]; c {
-		case '\\':
-			j++
-		case '\n':
-			s.line++
-		case '(':
-			depth++
-		case ')':
-			if depth--; depth == 0 {
-				return j
-			}
-		case '"', '\'', '`':
-			j = s.skipString(j, c)
-		}
-	}
-	return len(s.src)
-}
-
-// skipRawString skips a raw string opening at the quote at i, where
-// a backslash is text: Rust's r"..." and r#"..."# (b too), C++'s
-// R"delim(...)delim". ok is false for any other string.
-func (s *braceScan) skipRawString(i int) (end int, ok bool) {
-	src := s.src
-	var closing []byte
-	switch s.syn.lang {
-	case Rust:
-		j := i
-		for j > 0 && src[j-1] == '#' {
-			j--
-		}
-		if j == 0 || src[j-1] != 'r' {
-			return 0, false
-		}
-		k := j - 1 // the r: a token's start, or after a b that is
-		if k > 0 && src[k-1] == 'b' {
-			k--
-		}
-		if k > 0 && isIdent(src[k-1]) {
-			return 0, false
-		}
-		closing = append([]byte{'"'}, src[j:i]...)
-	case CSharp:
-		// @"..." (and $@, @$): "" is a quote, a backslash is text.
-		if i == 0 || src[i-1] != '@' && !(src[i-1] == '$' && i > 1 && src[i-2] == '@') {
-			return 0, false
-		}
-		for j := i + 1; j < len(src); j++ {
-			switch src[j] {
-			case '\n':
-				s.line++
-			case '"':
-				if j+1 < len(src) && src[j+1] == '"' {
-					j++
-					continue
-				}
-				return j, true
-			}
-		}
-		return len(src), true
-	case CPP:
-		if i == 0 || src[i-1] != 'R' {
-			return 0, false
-		}
-		open := bytes.IndexByte(src[i+1:min(len(src), i+18)], '(')
-		if open < 0 {
-			return 0, false
-		}
-		closing = append(append([]byte{')'}, src[i+1:i+1+open]...), '"')
-	default:
-		return 0, false
-	}
-	k := bytes.Index(src[i+1:], closing)
-	if k < 0 {
-		s.line += bytes.Count(src[i+1:], newline)
-		return len(src), true
-	}
-	s.line += bytes.Count(src[i+1:i+1+k], newline)
-	return i + k + len(closing), true
-}
-
-func isIdent(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-// skipChar skips a character literal ('a', '\n', '\u00e9') when it closes
-// within a few bytes on its line; otherwise the quote is text (a Rust
-// lifetime, a C++ digit separator).
-func (s *braceScan) skipChar(i int) int {
-	if i+1 < len(s.src) && s.src[i+1] == '\\' {
-		for j := i + 2; j < len(s.src) && j <= i+12; j++ {
-			switch s.src[j] {
-			case '\n':
-				return i
-			case '\'':
-				return j
-			}
-		}
-		return i
-	}
-	_, size := utf8.DecodeRune(s.src[i+1:])
-	if j := i + 1 + size; size > 0 && j < len(s.src) && s.src[j] == '\'' && s.src[i+1] != '\n' {
-		return j
-	}
-	return i
-}
-
 func (s *braceScan) open() {
 	if len(s.stack) >= s.lim.MaxDepth && s.lim.MaxDepth > 0 {
 		s.deep++
@@ -414,6 +248,12 @@ func (s *braceScan) open() {
 		return
 	}
 	f := frame(-1)
+	if s.nest > 0 && !hasAnyBytes(s.header[lastArgument(s.header):], argumentWords) {
+		// A literal or an anonymous callback in a call: nothing to
+		// name, and no copy of the header to make.
+		s.openNested(f)
+		return
+	}
 	h, off := string(s.header), 0
 	js := s.syn.lang == JavaScript || s.syn.lang == TypeScript
 	// A { after a colon, an operator or inside type arguments in
@@ -448,26 +288,49 @@ func (s *braceScan) open() {
 		f = frame(len(s.symbols))
 		s.symbols = append(s.symbols, sym)
 	}
-	s.stack = append(s.stack, f)
-	head := strings.TrimSpace(string(s.header))
-	if len(head) > 16 {
-		head = head[:16]
+	if nested {
+		s.openNested(f)
+		return
 	}
+	s.push(f)
+	s.reset()
+}
+
+// push opens a block.
+func (s *braceScan) push(f frame) {
+	s.stack = append(s.stack, f)
 	start := s.hline
 	if start == 0 {
 		start = s.line
 	}
-	s.heads = append(s.heads, blockHead{head, start})
-	if nested {
-		s.saved = append(s.saved, savedHeader{depth: len(s.stack), header: append([]byte(nil), s.header...),
-			hlines: append([]int(nil), s.hlines...), hline: s.hline, nest: s.nest})
+	s.heads = append(s.heads, blockHead{bytes.HasPrefix(bytes.TrimSpace(s.header), []byte("typedef")), start})
+}
+
+// openNested opens a block inside a header that goes on after it.
+func (s *braceScan) openNested(f frame) {
+	s.push(f)
+	// The saved headers' buffers are reused: one allocation per
+	// depth, not per brace.
+	n := len(s.saved)
+	if n < cap(s.saved) {
+		s.saved = s.saved[:n+1]
+	} else {
+		s.saved = append(s.saved, savedHeader{})
+	}
+	sv := &s.saved[n]
+	sv.depth, sv.hline, sv.nest = len(s.stack), s.hline, s.nest
+	// Only the end names the block the header goes on to open.
+	from := max(0, len(s.header)-maxSavedHeader)
+	sv.header, sv.hlines = append(sv.header[:0], s.header[from:]...), append(sv.hlines[:0], s.hlines[from:]...)
+	if from > 0 {
+		sv.hline = sv.hlines[0]
 	}
 	s.reset()
 }
 
 // lastArgument is where the innermost open parenthesis' last argument
 // starts in h.
-func lastArgument(h string) int {
+func lastArgument[T string | []byte](h T) int {
 	depth := 0
 	for i := len(h) - 1; i >= 0; i-- {
 		switch h[i] {
@@ -555,17 +418,18 @@ func (s *braceScan) close() {
 		s.saved = s.saved[:n-1]
 		s.header, s.hlines, s.hline, s.nest = append(s.header, sv.header...), append(s.hlines, sv.hlines...), sv.hline, sv.nest
 		s.header, s.hlines = append(s.header, '{', '}'), append(s.hlines, s.line, s.line)
+		s.trimHeader()
 	}
 	s.stack = s.stack[:len(s.stack)-1]
 	if f >= 0 {
 		s.symbols[f].End = s.line
 	}
-	s.closedHead, s.closedStart = bh.head, bh.start
+	s.closedTypedef, s.closedStart = bh.typedef, bh.start
 }
 
 type blockHead struct {
-	head  string
-	start int
+	typedef bool // the header began with typedef
+	start   int
 }
 
 // container is the innermost open type-like definition's name.
@@ -652,9 +516,22 @@ var (
 	fnWords    = []string{"fn", "func", "def"} // "function" holds "func"
 )
 
+// argumentWords are what a block opened inside a call's parentheses
+// must hold to be a definition (foo(function named() {...})).
+var argumentWords = []string{"func", "fn", "=", "class", "struct", "interface", "enum"}
+
 // fnKeyword is the keyword that opens a function in the languages that
 // have one before the brace (Python and Ruby are read apart).
 var fnKeyword = map[Lang]string{Go: "func", Rust: "fn", JavaScript: "function", TypeScript: "function", PHP: "function", Shell: "function"}
+
+func hasAnyBytes(h []byte, words []string) bool {
+	for _, w := range words {
+		if bytes.Contains(h, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
 
 func hasAny(h string, words []string) bool {
 	for _, w := range words {
@@ -671,6 +548,9 @@ func hasAny(h string, words []string) bool {
 func (s *braceScan) classify(h string, argument bool) (Symbol, int, bool) {
 	if strings.TrimSpace(h) == "" {
 		return Symbol{}, 0, false
+	}
+	if argument && !hasAny(h, argumentWords) {
+		return Symbol{}, 0, false // a literal or an anonymous callback
 	}
 	// Each expression runs only when its words are there: most blocks
 	// (if, for, initializers) are none of these.

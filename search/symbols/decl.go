@@ -92,7 +92,7 @@ func (s *braceScan) declare() {
 			lead, t = lead+m[1], t[m[1]:]
 			h = strings.Repeat(" ", lead) + t
 		}
-		if strings.HasPrefix(t, "typedef") || strings.HasPrefix(s.closedHead, "typedef") {
+		if strings.HasPrefix(t, "typedef") || s.closedTypedef {
 			s.typedef(h, t, lead, add)
 			return
 		}

@@ -38,6 +38,9 @@ func pythonOutline(ctx context.Context, src []byte, lim Limits) ([]Symbol, error
 		if n&0x3ff == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if lim.MaxSymbols > 0 && len(syms) > lim.MaxSymbols {
+			break // Outline cuts at MaxSymbols: what follows is not read
+		}
 		num := n + 1
 		statement := lx.atStatement()
 		code := lx.scan(line)
@@ -209,6 +212,9 @@ func rubyOutline(ctx context.Context, src []byte, lim Limits) ([]Symbol, error) 
 	for n, line := range bytes.Split(src, []byte{'\n'}) {
 		if n&0x3ff == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if lim.MaxSymbols > 0 && len(syms) > lim.MaxSymbols {
+			break // Outline cuts at MaxSymbols: what follows is not read
 		}
 		num := n + 1
 		if bytes.HasPrefix(line, []byte("=begin")) {
