@@ -219,7 +219,7 @@ func listForHeaders(ctx context.Context, cs *sdk.ClientSession) error {
 	return nil
 }
 
-func (e *testEnv) client(t *testing.T, url string) *sdk.ClientSession {
+func (e *testEnv) client(t testing.TB, url string) *sdk.ClientSession {
 	t.Helper()
 	cs, err := connectHTTP(t.Context(), url)
 	if err != nil {
