@@ -555,12 +555,7 @@ func (s *braceScan) classify(h string, argument bool) (Symbol, int, bool) {
 	}
 	// Each expression runs only when its words are there: most blocks
 	// (if, for, initializers) are none of these.
-	if strings.ContainsAny(h, "@[") {
-		h = annotationRE.ReplaceAllStringFunc(h, func(a string) string { return strings.Repeat(" ", len(a)) })
-	}
-	if s.syn.lang == Rust && strings.Contains(h, "#") {
-		h = rustAttrRE.ReplaceAllStringFunc(h, func(a string) string { return strings.Repeat(" ", len(a)) })
-	}
+	h = s.blankQualifiers(h)
 	container := s.container()
 	if m := implRE.FindStringSubmatchIndex(h); m != nil && s.syn.lang == Rust {
 		return Symbol{Kind: "impl", Name: lastSegment(h[m[2]:m[3]]), Container: container}, m[0], true
@@ -621,6 +616,19 @@ func (s *braceScan) classify(h string, argument bool) (Symbol, int, bool) {
 // x *p) names a parameter's type).
 func inParens(h string, i int) bool {
 	return strings.Count(h[:i], "(") > strings.Count(h[:i], ")")
+}
+
+// blankQualifiers blanks a header's annotations and attributes (@x(...),
+// [Attr], Rust's #[...]), keeping its length: positions keep their lines.
+func (s *braceScan) blankQualifiers(h string) string {
+	blank := func(a string) string { return strings.Repeat(" ", len(a)) }
+	if s.syn.lang == Rust && strings.Contains(h, "#") {
+		h = rustAttrRE.ReplaceAllStringFunc(h, blank)
+	}
+	if strings.ContainsAny(h, "@[") {
+		h = annotationRE.ReplaceAllStringFunc(h, blank)
+	}
+	return h
 }
 
 // assigns reports whether what follows a type's name assigns it (x =

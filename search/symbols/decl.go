@@ -33,12 +33,7 @@ func (s *braceScan) declare() {
 	if strings.TrimSpace(h) == "" || s.inFunction() && s.syn.lang != Rust && !((s.syn.lang == C || s.syn.lang == CPP) && strings.Contains(h, "typedef")) {
 		return
 	}
-	if s.syn.lang == Rust && strings.Contains(h, "#") {
-		h = rustAttrRE.ReplaceAllStringFunc(h, func(a string) string { return strings.Repeat(" ", len(a)) })
-	}
-	if strings.ContainsAny(h, "@[") {
-		h = annotationRE.ReplaceAllStringFunc(h, func(a string) string { return strings.Repeat(" ", len(a)) })
-	}
+	h = s.blankQualifiers(h)
 	lead := len(h) - len(strings.TrimLeft(h, " \t\r\n"))
 	t := strings.TrimSpace(h)
 	container := s.container()

@@ -200,6 +200,16 @@ var (
 	rbEndlessRE = regexp.MustCompile(`^def\s+(?:self\.)?[\w?!]+(?:\s*\([^)]*\)\s*|\s+)=(?:[^=~>]|$)`)
 )
 
+// rbContainer is the innermost class or module open, if any.
+func rbContainer(syms []Symbol, stack []int) (string, bool) {
+	for k := len(stack) - 1; k >= 0; k-- {
+		if stack[k] >= 0 && syms[stack[k]].Kind != "func" && syms[stack[k]].Kind != "method" {
+			return syms[stack[k]].QualifiedName(), true
+		}
+	}
+	return "", false
+}
+
 // rubyOutline reads Ruby's def, class and module ... end, counting the
 // other blocks that end with end (if, while, do ...) so that each end
 // closes the right one.
@@ -245,14 +255,8 @@ func rubyOutline(ctx context.Context, src []byte, lim Limits) ([]Symbol, error) 
 			stmt = strings.TrimSpace(stmt)
 			if m := rbAliasRE.FindStringSubmatch(stmt); m != nil {
 				// alias new old: a method, by another name.
-				sym := Symbol{Kind: "method", Name: m[1], Start: num, End: num}
-				for k := len(stack) - 1; k >= 0; k-- {
-					if stack[k] >= 0 && syms[stack[k]].Kind != "func" && syms[stack[k]].Kind != "method" {
-						sym.Container = syms[stack[k]].QualifiedName()
-						break
-					}
-				}
-				syms = append(syms, sym)
+				container, _ := rbContainer(syms, stack)
+				syms = append(syms, Symbol{Kind: "method", Name: m[1], Container: container, Start: num, End: num})
 				continue
 			}
 			if m := rbSingletonRE.FindStringSubmatch(stmt); m != nil {
@@ -269,13 +273,10 @@ func rubyOutline(ctx context.Context, src []byte, lim Limits) ([]Symbol, error) 
 					continue // an endless method: no end
 				}
 				sym := Symbol{Kind: kind, Name: lastSegment(m[3]), Start: num, End: num}
-				for k := len(stack) - 1; k >= 0; k-- {
-					if stack[k] >= 0 && syms[stack[k]].Kind != "func" && syms[stack[k]].Kind != "method" {
-						sym.Container = syms[stack[k]].QualifiedName()
-						if kind == "func" {
-							sym.Kind = "method"
-						}
-						break
+				if c, ok := rbContainer(syms, stack); ok {
+					sym.Container = c
+					if kind == "func" {
+						sym.Kind = "method"
 					}
 				}
 				if lim.MaxDepth > 0 && len(stack) >= lim.MaxDepth {

@@ -13,23 +13,29 @@ import (
 	"time"
 )
 
+// goRootSrc is GOROOT/src of the go command on PATH.
+func goRootSrc(t testing.TB) string {
+	t.Helper()
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(goroot)), "src")
+}
+
 // TestBraceScannerAgainstGoParser: the brace scanner, reading Go as it
 // reads the other brace languages, finds the functions and methods the
 // standard library's parser finds in GOROOT, with the same last line.
 // It measures the scanner the languages without a parser here rely on.
 func TestBraceScannerAgainstGoParser(t *testing.T) {
-	goroot, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		t.Fatalf("go env GOROOT: %v", err)
-	}
-	root := filepath.Join(strings.TrimSpace(string(goroot)), "src")
+	root := goRootSrc(t)
 	files, found, missed := 0, 0, 0
 	var misses []string
 	max := 3000
 	if testing.Short() {
 		max = 300
 	}
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || files >= max {
 			return filepath.SkipDir
 		}

@@ -123,10 +123,6 @@ func (o oracle) tags(t testing.TB, grammar string, files []string) map[string]ta
 func corpora(t testing.TB) []corpus {
 	t.Helper()
 	root := repoRoot(t)
-	goroot, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		t.Fatalf("go env GOROOT: %v", err)
-	}
 	pystd, err := exec.Command("python3", "-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])").Output()
 	if err != nil {
 		t.Fatalf("python3 (for its standard library): %v", err)
@@ -141,7 +137,7 @@ func corpora(t testing.TB) []corpus {
 	npm := filepath.Join(root, ".ci", "npm", "node_modules")
 	same := func(g string) func(string) string { return func(string) string { return g } }
 	return []corpus{
-		{Go, []string{filepath.Join(strings.TrimSpace(string(goroot)), "src")}, same("go")},
+		{Go, []string{goRootSrc(t)}, same("go")},
 		{Python, []string{strings.TrimSpace(string(pystd))}, same("python")},
 		{JavaScript, []string{npm}, same("javascript")},
 		{TypeScript, []string{npm}, func(name string) string {
