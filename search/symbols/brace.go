@@ -213,10 +213,13 @@ func (s *braceScan) trimHeader() {
 		if s.syn.lang == JavaScript || s.syn.lang == TypeScript {
 			// Statements without semicolons (a type's members, one
 			// per line) are read before they are dropped.
-			if st := statements(string(s.header[:cut])); len(st) > 1 {
+			// So are the items of a long list (an object's pairs).
+			if st := statements(s.header[:cut]); len(st) > 1 {
 				cut = st[len(st)-1]
+				s.statementDefs(cut)
+			} else if comma := lastTopLevelComma(string(s.header[:cut])); comma >= 0 {
+				cut = comma + 1
 				s.exprDefs(cut)
-				s.tsMembers(cut)
 			}
 		}
 		n := copy(s.header, s.header[cut:])
@@ -266,20 +269,26 @@ func (s *braceScan) open() {
 		// Inside parentheses only the last argument can name a block
 		// (foo(function named() {...})).
 		off = lastArgument(h)
-	case !nested && js && !jsDeclRE.MatchString(trimmed):
-		// The items and statements before the last: { a: x => x, b()
-		// {...; or f = x => x (no semicolon) function g() {...
-		from := lastTopLevelComma(h) + 1
-		st := statements(h[from:])
-		if split := from + st[len(st)-1]; split > 0 {
-			s.exprDefs(split)
+	case !nested && js:
+		// The statements and items before the last: f = x => x (no
+		// semicolon) function g() {...; { a: x => x, b() {...; a
+		// declaration's commas are its own (class A implements B, C).
+		st := statements(h)
+		split := st[len(st)-1]
+		if !jsDeclRE.MatchString(strings.TrimSpace(h[split:])) {
+			split += lastTopLevelComma(h[split:]) + 1
+			st = statements(h[split:])
+			split += st[len(st)-1]
+		}
+		if split > 0 {
+			s.statementDefs(split)
 			off = split
 		}
 	}
 	h = h[off:]
 	if nested && s.nest == 0 {
 		h = ""
-		if s.syn.lang == TypeScript && (strings.HasSuffix(trimmed, ":") && s.inTypeBody() || tsTypeAliasRE.MatchString(trimmed)) {
+		if s.syn.lang == TypeScript && (strings.HasSuffix(trimmed, ":") && (s.inTypeBody() || tsVarTypeRE.MatchString(trimmed)) || tsTypeAliasRE.MatchString(trimmed)) {
 			f = typeLiteral
 		}
 	}
@@ -296,6 +305,15 @@ func (s *braceScan) open() {
 	s.reset()
 }
 
+// statementDefs adds what the JavaScript or TypeScript statements of
+// header[:end] define without a block of their own: functions by
+// arrows, a type's method signatures, function signatures.
+func (s *braceScan) statementDefs(end int) {
+	s.exprDefs(end)
+	s.tsMembers(end)
+	s.tsSignatures(end)
+}
+
 // push opens a block.
 func (s *braceScan) push(f frame) {
 	s.stack = append(s.stack, f)
@@ -308,6 +326,16 @@ func (s *braceScan) push(f frame) {
 
 // openNested opens a block inside a header that goes on after it.
 func (s *braceScan) openNested(f frame) {
+	// Only the end names the block the header goes on to open; the
+	// statements before it are read now, in the block around.
+	from := max(0, len(s.header)-maxSavedHeader)
+	if from > 0 && (s.syn.lang == JavaScript || s.syn.lang == TypeScript) {
+		if st := statements(s.header); len(st) > 1 {
+			last := st[len(st)-1]
+			s.statementDefs(last)
+			from = max(from, last)
+		}
+	}
 	s.push(f)
 	// The saved headers' buffers are reused: one allocation per
 	// depth, not per brace.
@@ -319,8 +347,6 @@ func (s *braceScan) openNested(f frame) {
 	}
 	sv := &s.saved[n]
 	sv.depth, sv.hline, sv.nest = len(s.stack), s.hline, s.nest
-	// Only the end names the block the header goes on to open.
-	from := max(0, len(s.header)-maxSavedHeader)
 	sv.header, sv.hlines = append(sv.header[:0], s.header[from:]...), append(sv.hlines[:0], s.hlines[from:]...)
 	if from > 0 {
 		sv.hline = sv.hlines[0]
@@ -400,8 +426,7 @@ func qualifierLine(l string) bool {
 }
 
 func (s *braceScan) close() {
-	s.exprDefs(len(s.header))
-	s.tsMembers(len(s.header))
+	s.statementDefs(len(s.header))
 	s.reset()
 	if s.deep > 0 {
 		s.deep--
@@ -453,10 +478,12 @@ var (
 	implRE          = regexp.MustCompile(`(?m)^[ \t]*(?:unsafe\s+)?impl\b(?:\s*<.*?>)?\s+(?:.*?\s+for\s+)?(?:&\s*)?([A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*)`)
 	fnRE            = regexp.MustCompile(`(?:^|[\s(])(fn|function|func|def)\b\s*\*?\s*([A-Za-z_$][\w$]*)`)
 	arrowRE         = regexp.MustCompile(`(?:^|\s)(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^;]*?)?=\s*(?:async\s*)?(?:function\b|\([^()]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)`)
+	classExprRE     = regexp.MustCompile(`(?:^|\s)(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*class\b[^{]*$`)
 	rustMacroRE     = regexp.MustCompile(`macro_rules!\s*([A-Za-z_]\w*)`)
 	rustModRE       = regexp.MustCompile(`(?:^|\s)(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+([A-Za-z_]\w*)\s*$`)
 	csExplicitRE    = regexp.MustCompile(`\S\s+(?:[A-Za-z_]\w*(?:<[^()]*>)?\.)+$`)
 	shellFuncHeadRE = regexp.MustCompile(`[\w.:-]\s*\(\s*\)\s*$`)
+	tsVarTypeRE     = regexp.MustCompile(`(?:^|\s)(?:const|let|var)\s+[A-Za-z_$][\w$]*\s*[?!]?\s*:$`)
 	tsTypeAliasRE   = regexp.MustCompile(`^(?:export\s+)?(?:declare\s+)?type\s+[A-Za-z_$]`)
 	templateArgsRE  = regexp.MustCompile(`<(?:[^<>]|<[^<>]*>)*>`)
 	templateRE      = regexp.MustCompile(`template\s*<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>`)
@@ -573,16 +600,20 @@ func (s *braceScan) classify(h string, argument bool) (Symbol, int, bool) {
 			return Symbol{Kind: kind, Name: lastSegment(name), Container: container}, m[2], true
 		}
 	}
+	if (s.syn.lang == JavaScript || s.syn.lang == TypeScript) && strings.Contains(h, "class") {
+		// var C = class {...}: a class expression, named by its
+		// variable.
+		if m := classExprRE.FindStringSubmatchIndex(h); m != nil {
+			return Symbol{Kind: "class", Name: h[m[2]:m[3]], Container: container}, m[2], true
+		}
+	}
 	if s.syn.lang == Go && strings.Contains(h, "func") {
 		if m := goMethodRE.FindStringSubmatchIndex(h); m != nil {
 			return Symbol{Kind: "method", Name: h[m[4]:m[5]], Container: h[m[2]:m[3]]}, m[0] + len(h[m[0]:]) - len(strings.TrimLeft(h[m[0]:], " \t\n")), true
 		}
 	}
-	if hasAny(h, fnWords) {
-		if m := fnRE.FindStringSubmatchIndex(h); m != nil && fnKeyword[s.syn.lang] == h[m[2]:m[3]] {
-			return s.function(h[m[4]:m[5]], container), m[2], true
-		}
-	}
+	// A function assigned or paired is named by where it is put (x.add
+	// = function List_add() {...}: add), as callers name it.
 	if strings.Contains(h, "=") {
 		if m := arrowRE.FindStringSubmatchIndex(h); m != nil {
 			return s.function(h[m[2]:m[3]], container), m[2], true
@@ -593,6 +624,11 @@ func (s *braceScan) classify(h string, argument bool) (Symbol, int, bool) {
 			if m := re.FindStringSubmatchIndex(h); m != nil {
 				return s.function(h[m[2]:m[3]], container), m[2], true
 			}
+		}
+	}
+	if hasAny(h, fnWords) {
+		if m := fnRE.FindStringSubmatchIndex(h); m != nil && fnKeyword[s.syn.lang] == h[m[2]:m[3]] {
+			return s.function(h[m[4]:m[5]], container), m[2], true
 		}
 	}
 	if s.syn.lang == Rust {

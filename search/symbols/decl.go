@@ -1,6 +1,7 @@
 package symbols
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 )
@@ -71,10 +72,7 @@ func (s *braceScan) declare() {
 			}
 		}
 	case TypeScript:
-		if m := tsSignatureRE.FindStringSubmatchIndex(t); m != nil {
-			add("func", t[m[2]:m[3]], lead)
-			return
-		}
+		s.tsSignatures(len(s.header))
 		s.tsMembers(len(s.header))
 	case C, CPP:
 		// A macro alone on its line before a typedef (__BEGIN_DECLS),
@@ -121,6 +119,30 @@ func (s *braceScan) tsMembers(end int) {
 		if m := tsMethodSigRE.FindStringSubmatchIndex(t); m != nil {
 			last := st + len(strings.TrimRight(seg, " \t\r\n;"))
 			s.symbols = append(s.symbols, Symbol{Kind: "method", Name: t[m[2]:m[3]], Container: container, Start: s.hlines[st+lead], End: s.hlines[last-1]})
+		}
+	}
+}
+
+// tsSignatures adds the TypeScript function signatures (overloads, a
+// declaration file's functions) among the statements of header[:end], a
+// line ending one where no semicolon does.
+func (s *braceScan) tsSignatures(end int) {
+	if s.syn.lang != TypeScript || end <= 0 || !bytes.Contains(s.header[:end], []byte("function")) || s.inFunction() {
+		return
+	}
+	h := string(s.header[:end])
+	container := s.container()
+	starts := statements(h)
+	for k, st := range starts {
+		stop := len(h)
+		if k+1 < len(starts) {
+			stop = starts[k+1]
+		}
+		seg := h[st:stop]
+		lead := len(seg) - len(strings.TrimLeft(seg, " \t\r\n"))
+		if m := tsSignatureRE.FindStringSubmatchIndex(seg[lead:]); m != nil {
+			last := st + len(strings.TrimRight(seg, " \t\r\n;"))
+			s.symbols = append(s.symbols, Symbol{Kind: "func", Name: seg[lead+m[2] : lead+m[3]], Container: container, Start: s.startLine(st + lead), End: s.hlines[last-1]})
 		}
 	}
 }

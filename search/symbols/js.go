@@ -60,6 +60,86 @@ func skipRegexLiteral(src []byte, i int) int {
 	return i
 }
 
+// maxTemplateNesting bounds the templates and ${...} substitutions held
+// open inside one another; deeper ones are read as text.
+const maxTemplateNesting = 64
+
+// skipTemplate returns the index of the backtick closing the template
+// literal opened at i: its ${...} substitutions are code, holding braces,
+// strings, comments and templates of their own.
+func (s *braceScan) skipTemplate(i int) int {
+	const inText = -1
+	// stack: inText for a template's text, or the braces open in a
+	// substitution's code.
+	stack := make([]int, 1, 8)
+	stack[0] = inText
+	src := s.src
+	for j := i + 1; j < len(src); j++ {
+		c := src[j]
+		if c == '\n' {
+			s.line++
+			continue
+		}
+		top := len(stack) - 1
+		if stack[top] == inText {
+			switch {
+			case c == '\\':
+				if j++; j < len(src) && src[j] == '\n' {
+					s.line++
+				}
+			case c == '`':
+				if stack = stack[:top]; len(stack) == 0 {
+					return j
+				}
+			case c == '$' && j+1 < len(src) && src[j+1] == '{' && len(stack) < maxTemplateNesting:
+				stack = append(stack, 0)
+				j++
+			}
+			continue
+		}
+		switch {
+		case c == '{':
+			stack[top]++
+		case c == '}':
+			if stack[top] == 0 {
+				stack = stack[:top]
+			} else {
+				stack[top]--
+			}
+		case c == '`' && len(stack) < maxTemplateNesting:
+			stack = append(stack, inText)
+		case c == '"' || c == '\'':
+			j = s.skipQuoted(j, c)
+		case c == '/' && j+1 < len(src) && src[j+1] == '/':
+			j = s.skipTo(j, "\n") - 1
+		case c == '/' && j+1 < len(src) && src[j+1] == '*':
+			j = s.skipTo(j+2, "*/")
+		case c == '/' && regexLiteral(src, j):
+			j = skipRegexLiteral(src, j)
+		}
+	}
+	return len(src)
+}
+
+// skipQuoted returns the index of the quote closing the one-line string
+// opened at i (or of the line's end: JavaScript's strings do not span
+// lines unescaped).
+func (s *braceScan) skipQuoted(i int, q byte) int {
+	for j := i + 1; j < len(s.src); j++ {
+		switch s.src[j] {
+		case '\\':
+			if j++; j < len(s.src) && s.src[j] == '\n' {
+				s.line++
+			}
+		case '\n':
+			return j - 1
+		case q:
+			return j
+		}
+	}
+	return len(s.src)
+}
+
 // jsDeclRE is a declaration's head, whose commas are its own (class A
 // extends B, C; function f<A, B>).
 var jsDeclRE = regexp.MustCompile(`^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(?:class|interface|function|enum|namespace|module|type)\b`)
@@ -184,9 +264,10 @@ func topLevelComma(h string, from int) int {
 // statements splits a segment where a line ends a statement without a
 // semicolon (outside brackets, and neither the line's end nor the next
 // line's start continues an expression): the start of each.
-func statements(seg string) []int {
+func statements[T string | []byte](seg T) []int {
 	starts := []int{0}
-	depth := 0
+	depth, angle := 0, 0 // brackets, and type arguments (Options<\n A,\n B>)
+	closed := -1         // where the last type arguments closed (f(): Promise<T>)
 	for i := 0; i < len(seg); i++ {
 		switch seg[i] {
 		case '(', '[', '{':
@@ -195,17 +276,38 @@ func statements(seg string) []int {
 			if depth > 0 {
 				depth--
 			}
+		case '<':
+			if i > 0 && isIdent(seg[i-1]) {
+				angle++
+			}
+		case '>':
+			if angle > 0 && seg[i-1] != '=' {
+				angle--
+				closed = i
+			}
 		case '\n':
-			if depth > 0 {
+			if depth > 0 || angle > 0 {
 				continue
 			}
-			before := strings.TrimRight(seg[:i], " \t\r")
-			after := strings.TrimLeft(seg[i+1:], " \t\r\n")
-			if before == "" || after == "" || strings.ContainsAny(before[len(before)-1:], "=>,(+-*/?:&|") || strings.ContainsAny(after[:1], ".?:+-*/&|=)]") {
+			end := i - 1 // the line's last character
+			for end >= 0 && (seg[end] == ' ' || seg[end] == '\t' || seg[end] == '\r') {
+				end--
+			}
+			next := i + 1 // the next line's first
+			for next < len(seg) && isSpace(seg[next]) {
+				next++
+			}
+			if end < 0 || next == len(seg) || end != closed && strings.IndexByte("=>,(+-*/?:&|", seg[end]) >= 0 ||
+				strings.IndexByte(".?:+-*/&|=)]", seg[next]) >= 0 || hasPrefixAt(seg, next, "extends") || hasPrefixAt(seg, next, "implements") {
 				continue
 			}
 			starts = append(starts, i+1)
 		}
 	}
 	return starts
+}
+
+// hasPrefixAt reports whether s[at:] starts with prefix.
+func hasPrefixAt[T string | []byte](s T, at int, prefix string) bool {
+	return len(s)-at >= len(prefix) && string(s[at:at+len(prefix)]) == prefix
 }

@@ -56,6 +56,9 @@ func (s *braceScan) skipString(i int, q byte) int {
 			return end
 		}
 	}
+	if q == '`' && (s.syn.lang == JavaScript || s.syn.lang == TypeScript) {
+		return s.skipTemplate(i)
+	}
 	escapes := !(s.syn.lang == Shell && q == '\'') && !(s.syn.lang == Go && q == '`')
 	for j := i + 1; j < len(s.src); j++ {
 		if s.syn.lang == Shell && q != '\'' && s.src[j] == '$' && j+1 < len(s.src) && s.src[j+1] == '(' {

@@ -43,6 +43,13 @@ func TestOutlines(t *testing.T) {
 			"struct S 1-1\nimpl S 2-6\nmethod S.fmt 3-5\nfunc go 7-7\n"},
 		{TypeScript, "export class A<T> {\n  async get(url: string): Promise<void> {\n    const t = `${url}}`;\n  }\n}\nexport const h = async (x: number) => {\n  return x;\n};\nfunction* gen() {}\n",
 			"class A 1-5\nmethod A.get 2-4\nfunc h 6-8\nfunc gen 9-9\n"},
+		// A template's substitution holds braces, quotes, a regular
+		// expression and a template of its own.
+		{JavaScript, "const q = v => `'${v.replace(/'/g, `'\\''`)}' ${ {a: 1}.a }`;\nfunction after() {}\nx.add = function List_add() {};\nvar C = class extends B {\n  f = () => {};\n};\n",
+			"func q 1-1\nfunc after 2-2\nfunc add 3-3\nclass C 4-6\nmethod C.f 5-5\n"},
+		// Signatures without semicolons, and an object type's members.
+		{TypeScript, "export function f(a: string): Promise<void>\nexport function f(a: any) {}\ndeclare const api: {\n  get(): void\n  set(v: number): void\n};\n",
+			"func f 1-1\nfunc f 2-2\nmethod get 4-4\nmethod set 5-5\n"},
 		{CSharp, "namespace N {\n  public sealed class C : Base {\n    [HttpGet(\"x\")]\n    public IActionResult Get(int id) {\n      return null;\n    }\n    public C(int a) : base(a) { }\n  }\n}\n",
 			"namespace N 1-9\nclass N.C 2-8\nmethod N.C.Get 3-6\nmethod N.C.C 7-7\n"},
 		{Ruby, "module M\n  class K < Base\n    def a(x)\n      if x\n        y\n      end\n      [1].each do |i|\n      end\n    end\n    def self.b = 1\n    def c; end\n  end\nend\n",
@@ -79,5 +86,29 @@ func TestDetect(t *testing.T) {
 		if got := Detect(name); got != want {
 			t.Errorf("Detect(%q) = %q, want %q", name, got, want)
 		}
+	}
+}
+
+// TestLongHeaders: definitions in a header longer than the scanner keeps
+// (an object's pairs past 1 KiB, a class body of signatures holding an
+// object type) are read before its start is dropped.
+func TestLongHeaders(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("var m = exportAll({\n")
+	for i := range 100 {
+		fmt.Fprintf(&b, "\tname%d: () => require_name%d.name%d,\n", i, i, i)
+	}
+	b.WriteString("});\n")
+	if got := len(outline(t, JavaScript, b.String())); got != 100 {
+		t.Errorf("object of 100 arrow pairs: %d definitions", got)
+	}
+	b.Reset()
+	b.WriteString("declare class K {\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "  method%d (options: Options): Promise<void>\n", i)
+	}
+	b.WriteString("  last (options?: {\n    x?: number;\n  }): void\n}\n")
+	if got := len(outline(t, TypeScript, b.String())); got != 42 {
+		t.Errorf("class of 41 signatures: %d definitions\n%s", got, render(outline(t, TypeScript, b.String())))
 	}
 }

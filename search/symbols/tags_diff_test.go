@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -28,6 +29,9 @@ import (
 // SYMBOLS_DIFF_FILES=N reads N files per language (default 150, 40 with
 // -short; "all" reads every file), chosen by a seed it prints
 // (SYMBOLS_DIFF_SEED: 1 by default, a number to repeat one, "random").
+// SYMBOLS_DIFF_LANG=NAME runs one language, SYMBOLS_DIFF_VERBOSE=1
+// prints examples of explained categories too, SYMBOLS_DIFF_DUMP=FILE
+// writes every disagreement there.
 
 // tagDef is one definition the oracle found.
 type tagDef struct {
@@ -224,10 +228,16 @@ type diffCounts struct {
 	files, tags, found, rangeEqual int
 	missedBy, extraBy              map[string]int
 	examples                       map[string][]string
+	// dump, when set (SYMBOLS_DIFF_DUMP=file), receives every
+	// disagreement, a line each.
+	dump io.Writer
 }
 
 func (d *diffCounts) note(m map[string]int, cat, example string) {
 	m[cat]++
+	if d.dump != nil {
+		fmt.Fprintf(d.dump, "%s\t%s\n", cat, example)
+	}
 	if len(d.examples[cat]) < 3 {
 		d.examples[cat] = append(d.examples[cat], example)
 	}
@@ -276,8 +286,12 @@ func explainExtra(lang Lang, s Symbol, lines []string) string {
 		return "~ impl block: the query names none"
 	case lang == TypeScript && s.Kind == "namespace":
 		return "~ namespace: internal_module, which the query does not name"
-	case lang == Java && s.Kind == "enum", lang == CSharp && (s.Kind == "enum" || s.Kind == "struct"):
+	case (lang == Java || lang == TypeScript) && s.Kind == "enum", lang == CSharp && (s.Kind == "enum" || s.Kind == "struct"):
 		return "~ enum or struct: not in the query"
+	case (lang == JavaScript || lang == TypeScript) && s.Kind == "method" && classField(s, lines):
+		return "~ a class field holding a function (f = () => ...): the query names method definitions only"
+	case (lang == JavaScript || lang == TypeScript) && s.Kind == "class" && regexp.MustCompile(`\b`+regexp.QuoteMeta(s.Name)+`\s*=\s*class\b`).MatchString(text):
+		return "~ a class expression named by its variable (var C = class {...}): the query names classes by their own name"
 	case (lang == JavaScript || lang == TypeScript) && strings.HasPrefix(s.Name, "#"):
 		return "~ private #method: the query names property_identifier only"
 	case (lang == C || lang == CPP || lang == CSharp) && strings.HasPrefix(s.Name, "operator"):
@@ -321,11 +335,22 @@ func TestTagsDifferential(t *testing.T) {
 	fmt.Fprintf(&table, "%-10s %6s %6s %6s %6s %6s %6s %9s\n", "language", "files", "tags", "found", "missed", "extra", "ranges", "agreement")
 	var low []string
 	only := os.Getenv("SYMBOLS_DIFF_LANG")
+	var dump io.Writer
+	if name := os.Getenv("SYMBOLS_DIFF_DUMP"); name != "" {
+		f, err := os.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		w := bufio.NewWriter(f)
+		defer w.Flush()
+		dump = w
+	}
 	for _, c := range corpora(t) {
 		if only != "" && string(c.lang) != only {
 			continue
 		}
-		d := diffCounts{missedBy: map[string]int{}, extraBy: map[string]int{}, examples: map[string][]string{}}
+		d := diffCounts{missedBy: map[string]int{}, extraBy: map[string]int{}, examples: map[string][]string{}, dump: dump}
 		for grammar, files := range c.files(t) {
 			sort.Strings(files)
 			r := rand.New(rand.NewPCG(seed, uint64(len(grammar))))
@@ -401,18 +426,10 @@ func compareTags(d *diffCounts, lang Lang, file string, src []byte, tf tagFile, 
 		return false
 	}
 	used := make([]bool, len(syms))
-	seen := map[string]bool{}
 	for _, tg := range tf.Tags {
-		// var f = function f() {}: two tags (the variable, the
-		// function's own name) of one definition.
 		if lang == Ruby {
 			tg.Name = strings.TrimPrefix(tg.Name, ":") // alias :new :old
 		}
-		key := tg.Name + "@" + strconv.Itoa(tg.NameLine)
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
 		d.tags++
 		cat := tg.Kind + " " + tg.Node
 		best := -1
@@ -431,6 +448,8 @@ func compareTags(d *diffCounts, lang Lang, file string, src []byte, tf tagFile, 
 				cat = "~ a field (PHP property): Outline lists no fields, in any language"
 			case tg.HasError || inRanges(tf.Errors, tg.Start, tg.End):
 				cat = "~ where tree-sitter's own parse has errors (macros it does not expand)"
+			case tg.Node == "function_expression" && namedOnLine(tf.Tags, tg):
+				cat = "~ a named function expression assigned (x.add = function List_add): Outline names it as callers do, by where it is put"
 			case tg.Node == "function_declarator" && inFunctionBody(syms, tg.Start):
 				cat = "~ in a function's body: T x(a); a variable tree-sitter reads as a function declaration"
 			}
@@ -462,6 +481,30 @@ func compareTags(d *diffCounts, lang Lang, file string, src []byte, tf tagFile, 
 		}
 		d.note(d.extraBy, cat, fmt.Sprintf("%s:%d %s", file, s.Start, s.QualifiedName()))
 	}
+}
+
+// namedOnLine reports whether another tag names the definition of tg by
+// another name, its assignment or variable holding it: var f = function
+// g() {...}.
+func namedOnLine(tags []tagDef, tg tagDef) bool {
+	for _, o := range tags {
+		if o.Name != tg.Name && o.Start <= tg.Start && o.End == tg.End && o.Node != tg.Node {
+			return true
+		}
+	}
+	return false
+}
+
+// classField reports whether s, a method, is a class field a function is
+// assigned to (no this., no declaration keyword before its name).
+func classField(s Symbol, lines []string) bool {
+	re := regexp.MustCompile(`^\s*(?:(?:static|readonly|public|private|protected|override|declare|accessor)\s+)*` + regexp.QuoteMeta(s.Name) + `\s*[?!]?\s*(?::[^=]*)?=[^=>]`)
+	for l := s.Start; l <= min(s.Start+8, s.End, len(lines)); l++ {
+		if re.MatchString(lines[l-1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // inFunctionBody reports whether line is inside (not on the first line

@@ -46,6 +46,7 @@ for (const file of input.files) {
   // A definition two patterns tag (Rust's function_item as a method and
   // as a function) counts once.
   const seen = new Set();
+  const defs = [];
   try {
     const tree = parser.parse(fs.readFileSync(file, 'utf8'));
     for (const m of query.matches(tree.rootNode)) {
@@ -67,11 +68,17 @@ for (const file of input.files) {
       const key = `${def.startIndex}:${name.startIndex}`;
       if (seen.has(key)) continue;
       seen.add(key);
+      // var f = function f() {}: two tags of one definition, the
+      // variable's holding the function's, their names on one line.
+      const nameLine = name.startPosition.row + 1;
+      if (defs.some(d => d.name === name.text && d.nameLine === nameLine && d.from <= def.startIndex && def.endIndex <= d.to ||
+        d.name === name.text && d.nameLine === nameLine && def.startIndex <= d.from && d.to <= def.endIndex)) continue;
+      defs.push({ name: name.text, nameLine, from: def.startIndex, to: def.endIndex });
       // A class, struct or enum named without its body (class X; enum
       // X y;) is a reference the query takes for a definition.
       const bodiless = /_specifier$/.test(node) && !def.childForFieldName('body');
       out.tags.push({ kind, name: name.text, node, bodiless, hasError: def.hasError, parent: def.type === node ? (def.parent ? def.parent.type : '') : def.type,
-        start: def.startPosition.row + 1, end: lastLine(def), nameLine: name.startPosition.row + 1 });
+        start: def.startPosition.row + 1, end: lastLine(def), nameLine });
     }
     // Where tree-sitter could not parse (macros it does not expand):
     // its tags there are guesses.
