@@ -253,7 +253,11 @@ func (s *braceScan) open() {
 	f := frame(-1)
 	if s.nest > 0 && !hasAnyBytes(s.header[lastArgument(s.header):], argumentWords) {
 		// A literal or an anonymous callback in a call: nothing to
-		// name, and no copy of the header to make.
+		// name, and no copy of the header to make. In TypeScript a
+		// brace after a colon there is a parameter's object type.
+		if s.syn.lang == TypeScript && bytes.HasSuffix(bytes.TrimRight(s.header, " \t\r\n"), []byte(":")) {
+			f = typeLiteral
+		}
 		s.openNested(f)
 		return
 	}
@@ -263,7 +267,7 @@ func (s *braceScan) open() {
 	// JavaScript is a value or a type literal (key: {...}, f(): { a: T }
 	// {...}, Map<{...}>): the header goes on after it.
 	trimmed := strings.TrimSpace(h)
-	nested := s.nest > 0 || js && trimmed != "" && strings.ContainsAny(trimmed[len(trimmed)-1:], ":<,|&=?") && !strings.HasSuffix(trimmed, "=>")
+	nested := s.nest > 0 || js && trimmed != "" && (strings.ContainsAny(trimmed[len(trimmed)-1:], ":<,|&=?") && !strings.HasSuffix(trimmed, "=>") || openTypeArgs(trimmed))
 	switch {
 	case s.nest > 0:
 		// Inside parentheses only the last argument can name a block
@@ -477,7 +481,7 @@ var (
 	classRE         = regexp.MustCompile(`(?:^|[\s;:(])(class|interface|struct|enum|trait|union|namespace|module|record)\s+(?:(?:class|struct)\s+)?(?:[A-Z][A-Z0-9_]*\s+)?([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)`)
 	implRE          = regexp.MustCompile(`(?m)^[ \t]*(?:unsafe\s+)?impl\b(?:\s*<.*?>)?\s+(?:.*?\s+for\s+)?(?:&\s*)?([A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*)`)
 	fnRE            = regexp.MustCompile(`(?:^|[\s(])(fn|function|func|def)\b\s*\*?\s*([A-Za-z_$][\w$]*)`)
-	arrowRE         = regexp.MustCompile(`(?:^|\s)(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^;]*?)?=\s*(?:async\s*)?(?:function\b|\([^()]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)`)
+	arrowRE         = regexp.MustCompile(`(?:^|\s)(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^;]*?)?=\s*(?:async\s*)?(?:function\b|(?:<[^();]*?>\s*)?\([^()]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)`)
 	classExprRE     = regexp.MustCompile(`(?:^|\s)(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*class\b[^{]*$`)
 	rustMacroRE     = regexp.MustCompile(`macro_rules!\s*([A-Za-z_]\w*)`)
 	rustModRE       = regexp.MustCompile(`(?:^|\s)(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+([A-Za-z_]\w*)\s*$`)

@@ -16,7 +16,7 @@ var (
 	rustDeclRE     = regexp.MustCompile(`^(?:pub(?:\s*\([^)]*\))?\s+)?(?:(mod)\s+([A-Za-z_]\w*)$|(type)\s+([A-Za-z_]\w*)\b[^=]*=|(struct|union)\s+([A-Za-z_]\w*)\b|(macro_rules)!\s*([A-Za-z_]\w*))`)
 	phpNamespaceRE = regexp.MustCompile(`^namespace\s+([A-Za-z_\\][\w\\]*)$`)
 	tsSignatureRE  = regexp.MustCompile(`^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?function\b\s*\*?\s*([A-Za-z_$][\w$]*)`)
-	tsMethodSigRE  = regexp.MustCompile(`^(?:(?:public|private|protected|static|readonly|abstract|override|async|declare)\s+)*(?:get\s+|set\s+)?([A-Za-z_$][\w$]*|#[\w$]+)\s*\??\s*(?:<[^()]*>)?\s*\(`)
+	tsMethodSigRE  = regexp.MustCompile(`^(?:(?:public|private|protected|static|readonly|abstract|override|async|declare)\s+)*(?:get\s+|set\s+)?([A-Za-z_$][\w$]*|#[\w$]+)\s*\??\s*([<(])`)
 	typedefNameRE  = regexp.MustCompile(`([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*$`)
 	rustAttrRE     = regexp.MustCompile(`#!?\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\]`)
 	macroLinesRE   = regexp.MustCompile(`^(?:[A-Za-z_]\w*[ \t]*\n\s*)+`)
@@ -113,14 +113,44 @@ func (s *braceScan) tsMembers(end int) {
 		if k+1 < len(starts) {
 			stop = starts[k+1]
 		}
-		seg := h[st:stop]
-		lead := len(seg) - len(strings.TrimLeft(seg, " \t\r\n"))
-		t := strings.TrimSpace(seg)
-		if m := tsMethodSigRE.FindStringSubmatchIndex(t); m != nil {
-			last := st + len(strings.TrimRight(seg, " \t\r\n;"))
-			s.symbols = append(s.symbols, Symbol{Kind: "method", Name: t[m[2]:m[3]], Container: container, Start: s.hlines[st+lead], End: s.hlines[last-1]})
+		// Members may be separated by commas too.
+		for from := st; from < stop; {
+			to := min(topLevelComma(h, from), stop)
+			seg := h[from:to]
+			lead := len(seg) - len(strings.TrimLeft(seg, " \t\r\n"))
+			t := strings.TrimSpace(seg)
+			if m := tsMethodSigRE.FindStringSubmatchIndex(t); m != nil && t[m[2]:m[3]] != "new" && paramsAfterTypeParams(t[m[4]:]) {
+				last := from + len(strings.TrimRight(seg, " \t\r\n;"))
+				s.symbols = append(s.symbols, Symbol{Kind: "method", Name: t[m[2]:m[3]], Container: container, Start: s.hlines[from+lead], End: s.hlines[last-1]})
+			}
+			from = to + 1
 		}
 	}
+}
+
+// paramsAfterTypeParams reports whether rest opens a parameter list,
+// after type parameters if it starts with them (<T extends new () =>
+// X>(...)); new (...) is a construct signature, named by no one.
+func paramsAfterTypeParams(rest string) bool {
+	if rest[0] == '(' {
+		return true
+	}
+	angle := 0
+	for i := 0; i < len(rest); i++ {
+		switch rest[i] {
+		case '<':
+			angle++
+		case '>':
+			if i > 0 && rest[i-1] == '=' {
+				continue
+			}
+			if angle--; angle == 0 {
+				r := strings.TrimLeft(rest[i+1:], " \t\r\n")
+				return r != "" && r[0] == '('
+			}
+		}
+	}
+	return false
 }
 
 // tsSignatures adds the TypeScript function signatures (overloads, a

@@ -158,9 +158,9 @@ func (s *braceScan) inTypeBody() bool {
 var (
 	// A segment (a statement, or one item of a list) that defines a
 	// function by an arrow with an expression body.
-	varArrowRE    = regexp.MustCompile(`^(?:export\s+)?(?:declare\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^;]*?)?=\s*(?:async\s+)?(?:\([^()]*\)|[A-Za-z_$][\w$]*)\s*(?::[^=;]*)?=>`)
-	assignArrowRE = regexp.MustCompile(`^(?:[\w$]+\.)*([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:\([^()]*\)|[A-Za-z_$][\w$]*)\s*(?::[^=;]*)?=>`)
-	pairArrowRE   = regexp.MustCompile(`^([A-Za-z_$][\w$]*)\s*:\s*(?:async\s+)?(?:\([^()]*\)|[A-Za-z_$][\w$]*)\s*(?::[^=;]*)?=>`)
+	varArrowRE    = regexp.MustCompile(`^(?:export\s+)?(?:declare\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^;]*?)?=\s*(?:async\s+)?(?:(?:<[^();]*?>\s*)?\([^()]*\)|[A-Za-z_$][\w$]*)\s*(?::[^=;]*)?=>`)
+	assignArrowRE = regexp.MustCompile(`^(?:[\w$]+\.)*([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:(?:<[^();]*?>\s*)?\([^()]*\)|[A-Za-z_$][\w$]*)\s*(?::[^=;]*)?=>`)
+	pairArrowRE   = regexp.MustCompile(`^([A-Za-z_$][\w$]*)\s*:\s*(?:async\s+)?(?:(?:<[^();]*?>\s*)?\([^()]*\)|[A-Za-z_$][\w$]*)\s*(?::[^=;]*)?=>`)
 	// The same, and function expressions, before a block.
 	assignFuncRE = regexp.MustCompile(`(?:^|[\s;,(])(?:[\w$]+\.)*([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:function\b\s*\*?\s*[\w$]*\s*\([^()]*\)|(?:\([^()]*\)|[A-Za-z_$][\w$]*)\s*(?::[^=;]*)?=>)\s*$`)
 	pairFuncRE   = regexp.MustCompile(`(?:^|[\s,{])([A-Za-z_$][\w$]*)\s*:\s*(?:async\s+)?(?:function\b\s*\*?\s*[\w$]*\s*\([^()]*\)|(?:\([^()]*\)|[A-Za-z_$][\w$]*)\s*(?::[^=;]*)?=>)\s*$`)
@@ -245,7 +245,7 @@ func topLevelComma(h string, from int) int {
 				depth--
 			}
 		case '<':
-			if i > 0 && isIdent(h[i-1]) {
+			if i > 0 && (isIdent(h[i-1]) || typeParamsAt(h, i)) {
 				angle++
 			}
 		case '>':
@@ -305,6 +305,38 @@ func statements[T string | []byte](seg T) []int {
 		}
 	}
 	return starts
+}
+
+// typeParamsAt reports whether the < at h[i] opens a generic arrow's
+// type parameters: it follows an = (f = <T, U>(x: T) => ...).
+func typeParamsAt(h string, i int) bool {
+	j := i - 1
+	for j >= 0 && isSpace(h[j]) {
+		j--
+	}
+	return j >= 0 && h[j] == '=' && (j == 0 || !strings.ContainsRune("=!<>", rune(h[j-1])))
+}
+
+// openTypeArgs reports whether h ends inside type arguments or
+// parameters (class C<T extends {...}> {: the first brace is a type's).
+func openTypeArgs(h string) bool {
+	if !strings.Contains(h, "<") {
+		return false
+	}
+	angle := 0
+	for i := 1; i < len(h); i++ {
+		switch h[i] {
+		case '<':
+			if isIdent(h[i-1]) || h[i-1] == ' ' && angle > 0 {
+				angle++
+			}
+		case '>':
+			if angle > 0 && h[i-1] != '=' {
+				angle--
+			}
+		}
+	}
+	return angle > 0
 }
 
 // hasPrefixAt reports whether s[at:] starts with prefix.

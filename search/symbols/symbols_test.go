@@ -50,6 +50,11 @@ func TestOutlines(t *testing.T) {
 		// Signatures without semicolons, and an object type's members.
 		{TypeScript, "export function f(a: string): Promise<void>\nexport function f(a: any) {}\ndeclare const api: {\n  get(): void\n  set(v: number): void\n};\n",
 			"func f 1-1\nfunc f 2-2\nmethod get 4-4\nmethod set 5-5\n"},
+		// A parameter's object type names no functions; a construct
+		// signature is no method; type parameters may hold parentheses;
+		// a generic arrow is a function.
+		{TypeScript, "declare function g(op: {\n  apply: (v: T) => void;\n}): void;\ninterface I {\n  new (x: number): I\n  is<T extends new () => X>(v: T): v is T\n}\nconst id = <T,>(x: T): T => {\n  return x;\n};\n",
+			"func g 1-3\ninterface I 4-7\nmethod I.is 6-6\nfunc id 8-10\n"},
 		{CSharp, "namespace N {\n  public sealed class C : Base {\n    [HttpGet(\"x\")]\n    public IActionResult Get(int id) {\n      return null;\n    }\n    public C(int a) : base(a) { }\n  }\n}\n",
 			"namespace N 1-9\nclass N.C 2-8\nmethod N.C.Get 3-6\nmethod N.C.C 7-7\n"},
 		{Ruby, "module M\n  class K < Base\n    def a(x)\n      if x\n        y\n      end\n      [1].each do |i|\n      end\n    end\n    def self.b = 1\n    def c; end\n  end\nend\n",
