@@ -477,7 +477,7 @@ var newline = []byte{'\n'}
 
 var (
 	goMethodRE      = regexp.MustCompile(`(?m)^[ \t]*func\s*\(\s*(?:\w+\s+)?\*?\s*([A-Za-z_]\w*)[^)]*\)\s*([A-Za-z_]\w*)`)
-	annotationRE    = regexp.MustCompile(`@[\w.]+(\s*\([^()]*\))?|^\s*(\[[^\[\]]*\]\s*)+`)
+	annotationRE    = regexp.MustCompile(`@[\w.]+(\s*\([^()]*\))?|^\s*(\[(?:[^\[\]]|\[[^\[\]]*\])*\]\s*)+`)
 	classRE         = regexp.MustCompile(`(?:^|[\s;:(])(class|interface|struct|enum|trait|union|namespace|module|record)\s+(?:(?:class|struct)\s+)?(?:[A-Z][A-Z0-9_]*\s+)?([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)`)
 	implRE          = regexp.MustCompile(`(?m)^[ \t]*(?:unsafe\s+)?impl\b(?:\s*<.*?>)?\s+(?:.*?\s+for\s+)?(?:&\s*)?([A-Za-z_][\w]*(?:::[A-Za-z_]\w*)*)`)
 	fnRE            = regexp.MustCompile(`(?:^|[\s(])(fn|function|func|def)\b\s*\*?\s*([A-Za-z_$][\w$]*)`)

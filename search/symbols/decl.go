@@ -22,6 +22,7 @@ var (
 	macroLinesRE   = regexp.MustCompile(`^(?:[A-Za-z_]\w*[ \t]*\n\s*)+`)
 	accessRE       = regexp.MustCompile(`^(?:(?:public|private|protected)\s*:\s*)+`)
 	attributeRE    = regexp.MustCompile(`__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)`)
+	delegateRE     = regexp.MustCompile(`\bdelegate\b`)
 	identListRE    = regexp.MustCompile(`^[A-Za-z_]\w*(?:\s*,\s*\*?\s*[A-Za-z_]\w*)*$`)
 )
 
@@ -200,8 +201,12 @@ func (s *braceScan) signature(h, container string, add func(kind, name string, a
 	if s.syn.lang == Java || s.syn.lang == CSharp {
 		// A method declared without a body has its type before it;
 		// without one it is a call (in a property's accessor).
-		if before := strings.TrimSpace(h[:at]); before == "" || strings.HasSuffix(before, "=") {
-			return
+		before := strings.TrimSpace(h[:at])
+		if before == "" || strings.ContainsAny(before[len(before)-1:], "=?|+-/%!^") {
+			return // x ?? default(T): an expression
+		}
+		if s.syn.lang == CSharp && delegateRE.MatchString(before) {
+			sym.Kind = "delegate" // a type, whose instances are methods
 		}
 	}
 	if s.syn.lang == C || s.syn.lang == CPP {

@@ -62,7 +62,7 @@ func Detect(name string) Lang {
 // Symbol is one definition.
 type Symbol struct {
 	// Kind: func, method, type, struct, interface, class, enum, trait,
-	// impl, module, namespace.
+	// impl, module, namespace, union, record, object, macro, delegate.
 	Kind string `json:"kind"`
 	Name string `json:"name"`
 	// Container is the type, class or module it is defined in.

@@ -57,6 +57,10 @@ func TestOutlines(t *testing.T) {
 			"func g 1-3\ninterface I 4-7\nmethod I.is 6-6\nfunc id 8-10\n"},
 		{CSharp, "namespace N {\n  public sealed class C : Base {\n    [HttpGet(\"x\")]\n    public IActionResult Get(int id) {\n      return null;\n    }\n    public C(int a) : base(a) { }\n  }\n}\n",
 			"namespace N 1-9\nclass N.C 2-8\nmethod N.C.Get 3-6\nmethod N.C.C 7-7\n"},
+		// A delegate is a type; default(T) in an accessor is an
+		// expression; an attribute may hold an array's braces.
+		{CSharp, "class K {\n  public delegate void Callback(object o);\n  public int P {\n    get { return _p ?? default(int); }\n  }\n  [A(X = new object[] { 0 })]\n  public int Q { get; set; }\n}\n",
+			"class K 1-8\ndelegate K.Callback 2-2\n"},
 		{Ruby, "module M\n  class K < Base\n    def a(x)\n      if x\n        y\n      end\n      [1].each do |i|\n      end\n    end\n    def self.b = 1\n    def c; end\n  end\nend\n",
 			"module M 1-13\nclass M.K 2-12\nmethod M.K.a 3-9\nmethod M.K.c 11-11\n"},
 		{PHP, "<?php\n# c {\nclass A {\n  public function f($a) {\n    return '}';\n  }\n}\nfunction g() {}\n",

@@ -286,8 +286,8 @@ func explainExtra(lang Lang, s Symbol, lines []string) string {
 		return "~ impl block: the query names none"
 	case lang == TypeScript && s.Kind == "namespace":
 		return "~ namespace: internal_module, which the query does not name"
-	case (lang == Java || lang == TypeScript) && s.Kind == "enum", lang == CSharp && (s.Kind == "enum" || s.Kind == "struct"):
-		return "~ enum or struct: not in the query"
+	case (lang == Java || lang == TypeScript) && s.Kind == "enum", lang == CSharp && (s.Kind == "enum" || s.Kind == "struct" || s.Kind == "delegate"):
+		return "~ enum, struct or delegate: not in the query"
 	case (lang == JavaScript || lang == TypeScript) && s.Kind == "method" && classField(s, lines):
 		return "~ a class field holding a function (f = () => ...): the query names method definitions only"
 	case (lang == JavaScript || lang == TypeScript) && s.Kind == "class" && regexp.MustCompile(`\b`+regexp.QuoteMeta(s.Name)+`\s*=\s*class\b`).MatchString(text):
@@ -426,6 +426,7 @@ func compareTags(d *diffCounts, lang Lang, file string, src []byte, tf tagFile, 
 		return false
 	}
 	used := make([]bool, len(syms))
+	var cut [][2]int // where tree-sitter's parse ended a type before Outline did
 	for _, tg := range tf.Tags {
 		if lang == Ruby {
 			tg.Name = strings.TrimPrefix(tg.Name, ":") // alias :new :old
@@ -459,6 +460,9 @@ func compareTags(d *diffCounts, lang Lang, file string, src []byte, tf tagFile, 
 		used[best] = true
 		d.found++
 		s := syms[best]
+		if typeLike[s.Kind] && tg.End < s.End && hasDirective(lines[s.Start-1:min(s.End, len(lines))]) {
+			cut = append(cut, [2]int{tg.End + 1, s.End})
+		}
 		if s.End == tg.End && (s.Start == tg.Start || qualifiers(lines[min(s.Start, tg.Start)-1:max(s.Start, tg.Start)-1])) {
 			d.rangeEqual++
 		} else {
@@ -472,6 +476,8 @@ func compareTags(d *diffCounts, lang Lang, file string, src []byte, tf tagFile, 
 		cat := explainExtra(lang, s, lines)
 		switch {
 		case cat != "":
+		case inRanges(cut, s.Start, s.End):
+			cat = "~ past the line where tree-sitter's parse ends the enclosing type early (directives inside it, which it parses as code)"
 		case inRanges(tf.Opaque, s.Start, s.End):
 			cat = "~ in a macro's body, which tree-sitter reads as tokens"
 		case inRanges(tf.Errors, s.Start, s.End):
@@ -501,6 +507,17 @@ func classField(s Symbol, lines []string) bool {
 	re := regexp.MustCompile(`^\s*(?:(?:static|readonly|public|private|protected|override|declare|accessor)\s+)*` + regexp.QuoteMeta(s.Name) + `\s*[?!]?\s*(?::[^=]*)?=[^=>]`)
 	for l := s.Start; l <= min(s.Start+8, s.End, len(lines)); l++ {
 		if re.MatchString(lines[l-1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasDirective reports whether a line of lines is a preprocessor
+// directive.
+func hasDirective(lines []string) bool {
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "#") {
 			return true
 		}
 	}
