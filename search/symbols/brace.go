@@ -491,6 +491,7 @@ var (
 	tsTypeAliasRE   = regexp.MustCompile(`^(?:export\s+)?(?:declare\s+)?type\s+[A-Za-z_$]`)
 	templateArgsRE  = regexp.MustCompile(`<(?:[^<>]|<[^<>]*>)*>`)
 	templateRE      = regexp.MustCompile(`template\s*<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>`)
+	fnPtrReturnRE   = regexp.MustCompile(`^\(\s*\*\s*[A-Za-z_]\w*\s*\(`)
 	macroTypeRE     = regexp.MustCompile(`^[\s*&]*([A-Za-z_]\w*)\s*\(`)
 	callNameRE      = regexp.MustCompile(`((?:~|#)?[A-Za-z_$][\w$]*(?:(?:<(?:[^()=;<>]|<[^()=;<>]*>)*>)?::~?[A-Za-z_$][\w$]*)*|operator\s*\S+?)\s*\??\s*(?:<(?:[^()=;<>]|<[^()=;<>]*>)*>)?\s*$`)
 )
@@ -703,6 +704,12 @@ func (s *braceScan) callLike(h, container string) (Symbol, int, bool) {
 	close := matchParen(h, open)
 	if close < 0 {
 		return Symbol{}, 0, false
+	}
+	// A function returning a function pointer: int (*name(params))(int).
+	if m := fnPtrReturnRE.FindStringIndex(h[open:]); m != nil && (s.syn.lang == C || s.syn.lang == CPP) {
+		if c := matchParen(h, open+m[1]-1); c >= 0 {
+			open, close = open+m[1]-1, c
+		}
 	}
 	// A macro that makes the return type (PyAPI_FUNC(int) name(...),
 	// STACK_OF(X509) *name(...)): the name and parameters come after.

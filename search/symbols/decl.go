@@ -210,9 +210,10 @@ func (s *braceScan) signature(h, container string, add func(kind, name string, a
 		}
 	}
 	if s.syn.lang == C || s.syn.lang == CPP {
-		// A constructor is declared without a type, in its class.
+		// A constructor is declared without a type, in its class; a C
+		// struct declares fields only (char id[LEN(2, 6)]).
 		before := strings.TrimSpace(h[:at])
-		if before == "" && (s.syn.lang == C || !s.inClassBody()) || strings.HasSuffix(before, ",") || strings.HasSuffix(before, "(") || strings.HasSuffix(before, "<") {
+		if before == "" && (s.syn.lang == C || !s.inClassBody()) || s.syn.lang == C && container != "" || before != "" && strings.ContainsAny(before[len(before)-1:], ",(<[") {
 			return
 		}
 	}

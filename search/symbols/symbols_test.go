@@ -37,6 +37,10 @@ func TestOutlines(t *testing.T) {
 			"class Foo 2-10\nmethod Foo.run 4-8\nmethod Foo.Foo 9-9\n"},
 		{C, "/* { */\nstatic int add(int a, int b)\n{\n\tchar c = '{';\n\treturn a + b;\n}\nstruct point p = {1, 2};\nstruct point {\n\tint x;\n};\n",
 			"func add 2-6\nstruct point 8-10\n"},
+		// A C struct holds fields only; a function may return a
+		// function pointer.
+		{C, "struct iso {\n\tchar id[ISODCL(2,6)];\n\tstruct re *__REPB_PREFIX(buffer);\n};\nint (*get_writer(const M *m))(UI *);\n",
+			"struct iso 1-4\nfunc get_writer 5-5\n"},
 		{CPP, "namespace ns {\nint Foo::bar(int a) const {\n  return a;\n}\nclass Baz : public Q {\n public:\n  void qux() override { }\n};\n}\n",
 			"namespace ns 1-9\nmethod ns.Foo.bar 2-4\nclass ns.Baz 5-8\nmethod ns.Baz.qux 7-7\n"},
 		{Rust, "pub struct S<'a> { x: &'a str }\nimpl<'a> Display for S<'a> {\n    fn fmt(&self, f: &mut F) -> Result {\n        write!(f, \"}}\")\n    }\n}\npub(crate) async fn go() {}\n",

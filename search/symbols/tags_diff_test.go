@@ -272,6 +272,17 @@ var minAgreement = map[Lang]float64{
 	Java: 0.99, CSharp: 0.97, Rust: 0.99, Ruby: 0.97, PHP: 0.99, Shell: 0.98,
 }
 
+// grammarPrimitives are the names tree-sitter-c's primitive_type rule
+// lists (src/grammar.json): typedef INT8 int8_t; declares no
+// type_identifier there.
+var grammarPrimitives = map[string]bool{}
+
+func init() {
+	for _, n := range strings.Fields("bool char int float double void size_t ssize_t ptrdiff_t intptr_t uintptr_t charptr_t nullptr_t max_align_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t char8_t char16_t char32_t char64_t") {
+		grammarPrimitives[n] = true
+	}
+}
+
 // explainExtra says why the tags query does not name a definition
 // Outline found, where that is by the query's design ("" when not).
 func explainExtra(lang Lang, s Symbol, lines []string) string {
@@ -302,6 +313,8 @@ func explainExtra(lang Lang, s Symbol, lines []string) string {
 		return "~ typedef of a pointer or array type: the query names a plain type_identifier declarator only"
 	case lang == CSharp && s.Kind == "namespace":
 		return "~ namespace with a dotted name: the query matches (identifier) only"
+	case (lang == C || lang == CPP) && s.Kind == "type" && grammarPrimitives[s.Name]:
+		return "~ typedef of a name the grammar reads as a primitive type (int8_t, size_t): not a type_identifier"
 	case (lang == C || lang == CPP) && (s.Kind == "namespace" || s.Kind == "union"):
 		return "~ namespace or union definition: not in the query (C names unions only in declarations)"
 	}
