@@ -526,8 +526,13 @@ func lastWord(s string) string {
 // notName reports whether a word before parentheses opens no
 // definition in the language being read.
 func (s *braceScan) notName(name string) bool {
-	if csharpWords[name] && s.syn.lang != CSharp {
-		return false
+	switch {
+	case csharpWords[name]:
+		return s.syn.lang == CSharp
+	case name == "match":
+		return s.syn.lang == Rust || s.syn.lang == PHP // match (x) {
+	case name == "loop":
+		return s.syn.lang == Rust
 	}
 	return notNames[name]
 }
@@ -539,10 +544,10 @@ var csharpWords = map[string]bool{"using": true, "lock": true, "fixed": true, "c
 // notNames are words before a parenthesis that open no definition.
 var notNames = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "catch": true, "return": true, "sizeof": true,
 	"else": true, "elseif": true, "do": true, "try": true, "using": true, "lock": true, "foreach": true, "when": true, "synchronized": true,
-	"new": true, "typeof": true, "await": true, "elif": true, "until": true, "case": true, "match": true, "with": true,
-	"fixed": true, "unsafe": true, "async": true, "function": true, "checked": true, "unchecked": true, "loop": true,
+	"new": true, "typeof": true, "await": true, "elif": true, "until": true, "case": true, "with": true,
+	"fixed": true, "unsafe": true, "async": true, "function": true, "checked": true, "unchecked": true,
 	"alignof": true, "decltype": true, "static_assert": true, "throw": true, "assert": true,
-	"__attribute__": true, "__declspec": true, "__asm__": true, "__asm": true, "asm": true, "alignas": true, "_Alignas": true, "__typeof__": true}
+	"constexpr": true, "consteval": true, "__attribute__": true, "__declspec": true, "__asm__": true, "__asm": true, "asm": true, "alignas": true, "_Alignas": true, "__typeof__": true}
 
 var (
 	classWords = []string{"class", "interface", "struct", "enum", "trait", "union", "namespace", "module", "record"}

@@ -41,6 +41,10 @@ func TestOutlines(t *testing.T) {
 		// function pointer.
 		{C, "struct iso {\n\tchar id[ISODCL(2,6)];\n\tstruct re *__REPB_PREFIX(buffer);\n};\nint (*get_writer(const M *m))(UI *);\n",
 			"struct iso 1-4\nfunc get_writer 5-5\n"},
+		// match is a name outside Rust and PHP; if constexpr is no
+		// function.
+		{CPP, "struct N : Node {\n  template<typename Fn> void match(Fn F) const { F(A); }\n  void f() {\n    if constexpr (sizeof(T) == 16)\n      return;\n  }\n};\n",
+			"struct N 1-7\nmethod N.match 2-2\nmethod N.f 3-6\n"},
 		{CPP, "namespace ns {\nint Foo::bar(int a) const {\n  return a;\n}\nclass Baz : public Q {\n public:\n  void qux() override { }\n};\n}\n",
 			"namespace ns 1-9\nmethod ns.Foo.bar 2-4\nclass ns.Baz 5-8\nmethod ns.Baz.qux 7-7\n"},
 		{Rust, "pub struct S<'a> { x: &'a str }\nimpl<'a> Display for S<'a> {\n    fn fmt(&self, f: &mut F) -> Result {\n        write!(f, \"}}\")\n    }\n}\npub(crate) async fn go() {}\n",
