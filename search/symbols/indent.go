@@ -127,13 +127,34 @@ func indentOf(line []byte) int {
 // pyLexer follows strings and brackets across lines.
 type pyLexer struct {
 	triple   string // the open triple quote, or ""
+	quote    byte   // the quote of a string a backslash continued, or 0
 	brackets int
 	cont     bool // the last line ended with a backslash
 }
 
 // atStatement: the next line starts a statement (not inside a string,
 // brackets or a continued line).
-func (l *pyLexer) atStatement() bool { return l.triple == "" && l.brackets == 0 && !l.cont }
+func (l *pyLexer) atStatement() bool {
+	return l.triple == "" && l.quote == 0 && l.brackets == 0 && !l.cont
+}
+
+// closeQuote returns the index of the quote c closing a one-line string
+// in s from i, or len(s) and whether a backslash continues it on the next
+// line.
+func closeQuote(s string, i int, c byte) (int, bool) {
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i == len(s)-1 || i == len(s)-2 && s[i+1] == '\r' {
+				return len(s), true
+			}
+			i++
+		case c:
+			return i, false
+		}
+	}
+	return len(s), false
+}
 
 // scan reads one line and returns its code with strings and comments
 // replaced (strings by "", comments dropped).
@@ -141,7 +162,16 @@ func (l *pyLexer) scan(line []byte) string {
 	var b strings.Builder
 	s := string(line)
 	l.cont = false
-	for i := 0; i < len(s); i++ {
+	start := 0
+	if l.quote != 0 {
+		end, open := closeQuote(s, 0, l.quote)
+		if open {
+			return ""
+		}
+		l.quote, start = 0, end+1
+		b.WriteString(`""`)
+	}
+	for i := start; i < len(s); i++ {
 		if l.triple != "" {
 			j := strings.Index(s[i:], l.triple)
 			if j < 0 {
@@ -162,12 +192,10 @@ func (l *pyLexer) scan(line []byte) string {
 				i += 2
 				continue
 			}
-			j := i + 1
-			for j < len(s) && s[j] != c {
-				if s[j] == '\\' {
-					j++
-				}
-				j++
+			j, open := closeQuote(s, i+1, c)
+			if open {
+				l.quote = c
+				return b.String()
 			}
 			i = j
 			b.WriteString(`""`)

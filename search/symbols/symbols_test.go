@@ -33,6 +33,9 @@ func TestOutlines(t *testing.T) {
 			"struct Dialer 3-6\nmethod Dialer.DialContext 8-11\nfunc f 13-13\n"},
 		{Python, "import x\n\n@dec\nclass A(B):\n    \"\"\"doc\n    def fake():\n    \"\"\"\n    def m(self, a=(1,\n2)):\n        return '#'  # c\n\n    async def n(self):\n        pass\n\ndef top():\n    pass\n",
 			"class A 3-13\nmethod A.m 8-10\nmethod A.n 12-13\nfunc top 15-16\n"},
+		// A backslash continues a one-line string on the next line.
+		{Python, "def a():\n    raise E(\"one \\\n  two\")\n\n\ndef b():\n    pass\n",
+			"func a 1-3\nfunc b 6-7\n"},
 		{Java, "package x;\n@Service\npublic class Foo extends Bar {\n  @Override\n  public void run() throws IOException {\n    if (x) { y(); }\n    String s = \"{\";\n  }\n  Foo(int a) { }\n}\n",
 			"class Foo 2-10\nmethod Foo.run 4-8\nmethod Foo.Foo 9-9\n"},
 		{C, "/* { */\nstatic int add(int a, int b)\n{\n\tchar c = '{';\n\treturn a + b;\n}\nstruct point p = {1, 2};\nstruct point {\n\tint x;\n};\n",
