@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/internal/decompress"
@@ -111,22 +113,56 @@ func symbolCandidates(ctx context.Context, d *Deps, alias, dir, name string) (pa
 }
 
 // findDefinitions parses each candidate and returns the definitions of
-// name, in the candidates' order.
+// name, in the candidates' order. The candidates are parsed by as many
+// workers as there are CPUs, each file by one.
 func findDefinitions(ctx context.Context, d *Deps, alias string, paths []string, name string) ([]located, error) {
-	var found []located
-	for _, p := range paths {
-		syms, err := outlineOf(ctx, d, alias, p)
+	if len(paths) == 1 {
+		syms, err := outlineOf(ctx, d, alias, paths[0])
 		if err != nil {
-			if len(paths) == 1 {
-				return nil, err
+			return nil, err
+		}
+		return locate(symbols.Find(syms, name), paths[0]), nil
+	}
+	perFile := make([][]located, len(paths))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				// A directory's unreadable or unparsable file is
+				// left out.
+				if syms, err := outlineOf(ctx, d, alias, paths[i]); err == nil {
+					perFile[i] = locate(symbols.Find(syms, name), paths[i])
+				}
 			}
-			continue // a directory's unreadable or unparsable file
+		}()
+	}
+	for i := range paths {
+		if ctx.Err() != nil {
+			break
 		}
-		for _, s := range symbols.Find(syms, name) {
-			found = append(found, located{s, p})
-		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var found []located
+	for _, f := range perFile {
+		found = append(found, f...)
 	}
 	return found, nil
+}
+
+func locate(syms []symbols.Symbol, path string) []located {
+	var out []located
+	for _, s := range syms {
+		out = append(out, located{s, path})
+	}
+	return out
 }
 
 // outlineOf reads a file (at most the outline's byte limit) and parses it.
