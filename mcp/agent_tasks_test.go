@@ -121,9 +121,11 @@ func TestAgentTasks(t *testing.T) {
 	has("find", call("find_files", map[string]any{"workdir": "proj", "pattern": "*dial*"}), "net/dialer.go", "net/dialer_test.go", "docs/DIAL_NOTES.md")
 
 	task("where is a function defined, show it")
-	def := call("search_text", map[string]any{"workdir": "proj", "path": "net", "query": `func Dial\(`, "regex": true, "after": 7})
-	// Workdir-relative, so it can be pasted into read_text_file.
-	has("definition", def, "net/dialer.go", "func Dial(addr string) (net.Conn, error) {", "return c, nil")
+	// The definition read whole by its name, below a directory: no
+	// search first, no window to guess.
+	def := call("read_text_file", map[string]any{"workdir": "proj", "path": "net", "symbol": "Dial"})
+	// Workdir-relative, so it can be pasted into the next call.
+	has("definition", def, "net/dialer.go", "// Dial connects to addr", "func Dial(addr string) (net.Conn, error) {", "return c, nil\n}")
 
 	task("tail a log and every ERROR with context, .gz included")
 	has("tail", call("read_text_file", map[string]any{"workdir": "logs", "path": "app.log", "tail": 5}), "INFO request 199 served", "ERROR request 200 served")
