@@ -116,6 +116,8 @@ func TestHostileInputs(t *testing.T) {
 		"callbacks in a call": []byte("f(" + strings.Repeat("a => {}, x = 1, ", 300_000/k)),
 		"statements, no ;":    []byte(strings.Repeat("a = b\nc = (d) => e\n", 300_000/k) + "{"),
 		"here documents":      []byte(strings.Repeat("cat <<EOF <<'E2' <<-E3\n{\n", 200_000/k)),
+		"nested templates":    []byte(strings.Repeat("`${{'/", 500_000/k)),
+		"pairs in a call":     []byte("f({" + strings.Repeat("a: () => b, ", 300_000/k)),
 	}
 	for name, src := range inputs {
 		for _, lang := range []Lang{Go, Python, JavaScript, TypeScript, Java, C, CPP, CSharp, Rust, Ruby, PHP, Shell} {
