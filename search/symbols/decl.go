@@ -19,7 +19,7 @@ var (
 	tsMethodSigRE  = regexp.MustCompile(`^(?:(?:public|private|protected|static|readonly|abstract|override|async|declare)\s+)*(?:get\s+|set\s+)?([A-Za-z_$][\w$]*|#[\w$]+)\s*\??\s*([<(])`)
 	typedefNameRE  = regexp.MustCompile(`([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*$`)
 	rustAttrRE     = regexp.MustCompile(`#!?\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\]`)
-	macroLinesRE   = regexp.MustCompile(`^(?:[A-Za-z_]\w*[ \t]*\n\s*)+`)
+	macroLinesRE   = regexp.MustCompile(`^(?:[A-Za-z_]\w*(?:[ \t]*\([^;{}()]*\))?[ \t]*\n\s*)+|^__extension__\s+`)
 	accessRE       = regexp.MustCompile(`^(?:(?:public|private|protected)\s*:\s*)+`)
 	attributeRE    = regexp.MustCompile(`__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)`)
 	delegateRE     = regexp.MustCompile(`\bdelegate\b`)
@@ -76,8 +76,9 @@ func (s *braceScan) declare() {
 		s.tsSignatures(len(s.header))
 		s.tsMembers(len(s.header))
 	case C, CPP:
-		// A macro alone on its line before a typedef (__BEGIN_DECLS),
-		// or an access label.
+		// A macro alone on its line before a typedef (__BEGIN_DECLS,
+		// DEFINE_STACK_OF(X) without a semicolon), __extension__, or
+		// an access label.
 		if m := macroLinesRE.FindStringIndex(t); m != nil && strings.HasPrefix(t[m[1]:], "typedef") {
 			lead, t = lead+m[1], t[m[1]:]
 			h = strings.Repeat(" ", lead) + t

@@ -42,6 +42,10 @@ func TestOutlines(t *testing.T) {
 			"func add 2-6\nstruct point 8-10\n"},
 		// A C struct holds fields only; a function may return a
 		// function pointer.
+		// A macro call without a semicolon before a typedef, and
+		// __extension__.
+		{C, "DEFINE_STACK(A, A)\n\ntypedef struct a_st A_BAGS;\n__extension__ typedef unsigned long long int __uintmax_t;\n",
+			"type A_BAGS 3-3\ntype __uintmax_t 4-4\n"},
 		{C, "struct iso {\n\tchar id[ISODCL(2,6)];\n\tstruct re *__REPB_PREFIX(buffer);\n};\nint (*get_writer(const M *m))(UI *);\n",
 			"struct iso 1-4\nfunc get_writer 5-5\n"},
 		// match is a name outside Rust and PHP; if constexpr is no
