@@ -744,6 +744,9 @@ func (s *braceScan) callLike(h, container string) (Symbol, int, bool) {
 	if s.notName(name) || statementWords[lastWord(before)] || assigns(before) || strings.HasSuffix(before, "=") || strings.HasSuffix(before, ".") || strings.HasSuffix(before, "new") {
 		return Symbol{}, 0, false
 	}
+	if s.syn.lang == Java && before == "" && s.enumConstant(name) {
+		return Symbol{}, 0, false // RED(1) { ... }: a constant's body
+	}
 	if i := strings.LastIndex(name, "::"); i >= 0 {
 		c := templateArgsRE.ReplaceAllString(name[:i], "")
 		if container != "" {
@@ -752,6 +755,17 @@ func (s *braceScan) callLike(h, container string) (Symbol, int, bool) {
 		return Symbol{Kind: "method", Name: name[i+2:], Container: strings.ReplaceAll(c, "::", ".")}, at, true
 	}
 	return s.function(name, container), at, true
+}
+
+// enumConstant reports whether name, in the innermost block, is one of
+// its enum's constants (a name other than the enum's: its constructor).
+func (s *braceScan) enumConstant(name string) bool {
+	n := len(s.stack)
+	if n == 0 || s.stack[n-1] < 0 {
+		return false
+	}
+	e := s.symbols[s.stack[n-1]]
+	return e.Kind == "enum" && e.Name != name
 }
 
 func (s *braceScan) function(name, container string) Symbol {

@@ -138,6 +138,21 @@ func (l *pyLexer) atStatement() bool {
 	return l.triple == "" && l.quote == 0 && l.brackets == 0 && !l.cont
 }
 
+// closeTriple returns the index of the triple quote q closing a string
+// in s from i (a backslash escapes the character after it, in raw
+// strings too: r"""\"""" holds a quote), or -1.
+func closeTriple(s string, i int, q string) int {
+	for ; i+3 <= len(s); i++ {
+		switch {
+		case s[i] == '\\':
+			i++
+		case s[i] == q[0] && s[i:i+3] == q:
+			return i
+		}
+	}
+	return -1
+}
+
 // closeQuote returns the index of the quote c closing a one-line string
 // in s from i, or len(s) and whether a backslash continues it on the next
 // line.
@@ -173,11 +188,11 @@ func (l *pyLexer) scan(line []byte) string {
 	}
 	for i := start; i < len(s); i++ {
 		if l.triple != "" {
-			j := strings.Index(s[i:], l.triple)
+			j := closeTriple(s, i, l.triple)
 			if j < 0 {
 				return b.String()
 			}
-			i += j + 2
+			i = j + 2
 			l.triple = ""
 			b.WriteString(`""`)
 			continue

@@ -42,6 +42,11 @@ func TestOutlines(t *testing.T) {
 			"func add 2-6\nstruct point 8-10\n"},
 		// A C struct holds fields only; a function may return a
 		// function pointer.
+		// An enum constant's body is no method; its constructor is.
+		{Java, "enum E {\n  A(1) {\n    int get() { return 1; }\n  };\n  E(int x) { }\n}\n",
+			"enum E 1-6\nmethod E.get 3-3\nmethod E.E 5-5\n"},
+		// A backslash escapes a quote in a triple-quoted string.
+		{Python, `x('''f\'\'\'-{f"""*{f"+{f'.{x}.'}+"}*"""}-\'\'\'''')` + "\ndef a():\n    pass\n", "func a 2-3\n"},
 		// A macro call without a semicolon before a typedef, and
 		// __extension__.
 		{C, "DEFINE_STACK(A, A)\n\ntypedef struct a_st A_BAGS;\n__extension__ typedef unsigned long long int __uintmax_t;\n",
