@@ -6,7 +6,6 @@ import (
 	"io"
 	"path"
 	"sort"
-	"strings"
 
 	"github.com/serverfs/serverfs/internal/errs"
 )
@@ -219,16 +218,4 @@ func Walk(ctx context.Context, src Source, f Format, opt Options, fn func(m Memb
 		defer rc.Close()
 		return fn(e.Member, rc)
 	})
-}
-
-// IsArchiveName reports whether a file's name says it may be an archive
-// (what Detect confirms from its first bytes).
-func IsArchiveName(name string) bool {
-	lower := strings.ToLower(name)
-	for _, s := range []string{".zip", ".jar", ".whl", ".tar", ".tar.gz", ".tgz", ".taz", ".tar.zst", ".tzst", ".tar.zstd", ".tar.bz2", ".tbz2", ".tbz", ".tb2"} {
-		if strings.HasSuffix(lower, s) {
-			return true
-		}
-	}
-	return false
 }
