@@ -161,12 +161,16 @@ type Member struct {
 type Limits struct {
 	// MaxTotalBytes bounds the bytes decompressed in one call: a
 	// compressed tar's stream up to the member wanted, or the members a
-	// Walk or Open reads (default 8 GiB).
+	// Walk or Open reads (default 64 GiB: a search over a 1 GB tar.gz of
+	// logs reads ~10 GB; the call's deadline bounds its time).
 	MaxTotalBytes int64
 	// MaxRatio bounds decompressed bytes per compressed byte read, once
-	// past RatioSlack: deflate cannot exceed 1032, so a gzip or zip bomb
-	// trips the default of 1000 on its first MiBs; zstd and bzip2 bombs
-	// go further, and a sparse tar member's holes count too.
+	// past RatioSlack. Real logs and sources compress 5-100 times; a
+	// bomb of zeros 1,000 (deflate's most is 1,032) and more (zstd,
+	// bzip2, a sparse tar member's holes): the default of 256 stops it
+	// within its first MiBs past the slack. The compressed bytes counted
+	// include a decoder's read-ahead, so a bomb is caught a little late,
+	// never early.
 	MaxRatio int64
 	// MaxMembers bounds the entries a call scans, implied directories
 	// included (default 250,000): a listing's memory and time are
@@ -180,8 +184,8 @@ type Limits struct {
 
 // Defaults for Limits.
 const (
-	DefaultMaxTotalBytes = 8 << 30
-	DefaultMaxRatio      = 1000
+	DefaultMaxTotalBytes = 64 << 30
+	DefaultMaxRatio      = 256
 	DefaultMaxMembers    = 250_000
 	DefaultMaxNameBytes  = 4096
 	// RatioSlack: the decompressed bytes allowed before MaxRatio applies,
