@@ -48,6 +48,10 @@ func (f *FS) List(alias, raw string, offset, limit int) (*Listing, error) {
 	if offset < 0 || limit < 1 || limit > f.limits.MaxListEntries {
 		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("offset must be >= 0 and limit between 1 and %d", f.limits.MaxListEntries))
 	}
+	if a, ok, _ := w.archiveAt(raw, true); ok {
+		defer a.Close()
+		return f.listArchive(w, a, offset, limit)
+	}
 	fd, rp, _, err := w.openAs(raw, TypeDirectory)
 	if err != nil {
 		return nil, err

@@ -133,6 +133,10 @@ func (f *FS) readWith(alias, raw string, decode Decoder, seq bool, read func(src
 	if err != nil {
 		return nil, err
 	}
+	if a, ok, _ := w.archiveAt(raw, false); ok {
+		defer a.Close()
+		return f.readMember(w, a, decode, read)
+	}
 	file, info, err := w.OpenFile(raw)
 	if err != nil {
 		return nil, err

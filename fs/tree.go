@@ -80,6 +80,10 @@ func (f *FS) Tree(ctx context.Context, alias, raw string, opts TreeOptions) (*Tr
 	if opts.Depth < 1 || opts.Depth > MaxTreeDepth || opts.Offset < 0 || limit < 1 || limit > f.limits.MaxListEntries {
 		return nil, errs.New(errs.InvalidArgument, fmt.Sprintf("depth must be between 1 and %d, offset >= 0 and limit between 1 and %d", MaxTreeDepth, f.limits.MaxListEntries))
 	}
+	if a, ok, _ := w.archiveAt(raw, true); ok {
+		a.Close()
+		return nil, errs.At(errs.InvalidArgument, w.alias, a.path(), "is in an archive: it lists at depth 1 only")
+	}
 	rp, err := w.clean(raw)
 	if err != nil {
 		return nil, err

@@ -446,6 +446,10 @@ func (f *FS) Stat(alias, path string) (FileInfo, error) {
 	if err != nil {
 		return FileInfo{}, err
 	}
+	if a, ok, _ := w.archiveAt(path, false); ok {
+		defer a.Close()
+		return f.statMember(w, a)
+	}
 	rp, st, err := w.lstatPath(path)
 	if err != nil {
 		return FileInfo{}, err

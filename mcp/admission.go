@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	sfs "github.com/serverfs/serverfs/fs"
+
 	"github.com/serverfs/serverfs/internal/settings"
 
 	"github.com/serverfs/serverfs/internal/decompress"
@@ -359,5 +361,5 @@ const hugeDirBytes = 256 << 10
 
 // compressedPath reports whether a read of path decompresses.
 func compressedPath(path string) bool {
-	return decompress.Kind(path[strings.LastIndexByte(path, '/')+1:]) != ""
+	return decompress.Kind(path[strings.LastIndexByte(path, '/')+1:]) != "" || sfs.InArchive(path)
 }

@@ -219,10 +219,9 @@ type Filter func(name string, isDir bool) bool
 
 // Options are a call's paging, policy and bounds.
 type Options struct {
-	// Limit is List's page size (DefaultPageSize when 0).
-	Limit int
-	// Cursor continues a List from a previous page's next cursor.
-	Cursor string
+	// Offset and Limit are List's page: the members from Offset, at
+	// most Limit of them (DefaultPageSize when 0).
+	Offset, Limit int
 	// Filter hides members; nil shows all.
 	Filter Filter
 	Limits Limits

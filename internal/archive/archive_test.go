@@ -129,8 +129,8 @@ func source(t *testing.T, file string) Source {
 func all(t *testing.T, src Source, f Format, dir string, opt Options) []Member {
 	t.Helper()
 	var out []Member
-	opt.Limit = 3 // pages of three: the cursor is exercised
-	for {
+	opt.Limit = 3 // pages of three: the paging is exercised
+	for opt.Offset = 0; ; opt.Offset += opt.Limit {
 		p, err := List(context.Background(), src, f, dir, opt)
 		if err != nil {
 			t.Fatalf("List(%q): %v", dir, err)
@@ -138,13 +138,14 @@ func all(t *testing.T, src Source, f Format, dir string, opt Options) []Member {
 		for _, m := range p.Members {
 			out = append(out, m)
 			if m.Type == Dir {
-				out = append(out, all(t, src, f, m.Name, opt)...)
+				sub := opt
+				sub.Offset = 0
+				out = append(out, all(t, src, f, m.Name, sub)...)
 			}
 		}
-		if p.NextCursor == "" {
+		if opt.Offset+opt.Limit >= p.Total {
 			return out
 		}
-		opt.Cursor = p.NextCursor
 	}
 }
 

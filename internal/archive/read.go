@@ -16,8 +16,6 @@ import (
 // Page is one page of a directory's members, sorted by name.
 type Page struct {
 	Members []Member
-	// NextCursor continues the listing ("" at its end).
-	NextCursor string
 	// Total is the directory's visible members.
 	Total int
 }
@@ -93,7 +91,8 @@ func readIndex(ctx context.Context, src Source, f Format, opt Options) (*index, 
 }
 
 // List returns a page of the members directly under dir ("" for the
-// archive's root), sorted by name.
+// archive's root), sorted by name: Options.Limit of them from
+// Options.Offset.
 func List(ctx context.Context, src Source, f Format, dir string, opt Options) (Page, error) {
 	ix, err := readIndex(ctx, src, f, opt)
 	if err != nil {
@@ -108,20 +107,12 @@ func List(ctx context.Context, src Source, f Format, dir string, opt Options) (P
 	}
 	names := ix.children[dir]
 	sort.Strings(names)
-	start := sort.SearchStrings(names, opt.Cursor)
-	if opt.Cursor != "" && start < len(names) && names[start] == opt.Cursor {
-		start++
-	}
 	limit := opt.Limit
 	if limit <= 0 {
 		limit = DefaultPageSize
 	}
 	p := Page{Total: len(names)}
-	for _, n := range names[start:] {
-		if len(p.Members) == limit {
-			p.NextCursor = p.Members[len(p.Members)-1].Name
-			break
-		}
+	for _, n := range names[min(opt.Offset, len(names)):min(opt.Offset+limit, len(names))] {
 		p.Members = append(p.Members, ix.byName[n])
 	}
 	return p, nil

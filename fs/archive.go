@@ -1,0 +1,216 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/serverfs/serverfs/internal/archive"
+	"github.com/serverfs/serverfs/internal/errs"
+)
+
+// Archives (zip, jar, whl, tar, tar.gz, tar.zst, tar.bz2) are read in
+// place as read-only directories: a path that goes through an archive
+// file names a member below it (logs/2025-11.tar.gz/app/app.log), and
+// the archive itself lists as a directory. The path policy applies to
+// members as to files on disk; nothing is extracted or cached.
+
+// archiveSuffixes name the files that may be archives; their first bytes
+// decide.
+var archiveSuffixes = []string{".zip", ".jar", ".whl", ".tar", ".tar.gz", ".tgz", ".tar.zst", ".tzst", ".tar.zstd", ".tar.bz2", ".tbz2", ".tbz"}
+
+func archiveName(name string) bool {
+	lower := strings.ToLower(name)
+	for _, s := range archiveSuffixes {
+		if strings.HasSuffix(lower, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// InArchive reports whether a path may go through an archive (or name
+// one): a component named like one. Only its name is read: what admission
+// control uses to class a call as heavy before any file is opened.
+func InArchive(path string) bool {
+	for c := range strings.SplitSeq(path, "/") {
+		if archiveName(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// openArchive is an archive file open for one call, and the member a path
+// names in it.
+type openArchive struct {
+	file   *File
+	src    archive.Source
+	format archive.Format
+	at     relPath // the archive file
+	member string  // below it; "" for its root
+	opt    archive.Options
+}
+
+func (a *openArchive) Close() error { return a.file.Close() }
+
+// path is the member's workdir path, as agents write it.
+func (a *openArchive) path() string {
+	if a.member == "" {
+		return a.at.String()
+	}
+	return a.at.String() + "/" + a.member
+}
+
+// archiveAt opens the archive raw reaches into: through a component
+// before its last, or, when asDir, its last (the archive listed as a
+// directory). ok is false when raw reaches into no archive (its
+// resolution is then the disk's, errors included).
+func (w *Workdir) archiveAt(raw string, asDir bool) (*openArchive, bool, error) {
+	rp, err := w.clean(raw)
+	if err != nil {
+		return nil, false, nil
+	}
+	for i, c := range rp.comps {
+		if !archiveName(c) || i == len(rp.comps)-1 && !asDir {
+			continue
+		}
+		at := relPath{comps: rp.comps[:i+1]}
+		fd, st, err := w.openVerified(w.rootFD, at.comps, at, TypeFile)
+		if err != nil {
+			return nil, false, nil // not a regular file: the disk answers
+		}
+		file := newFile(fd, w.alias+":/"+at.String())
+		head := make([]byte, 512)
+		n, _ := file.ReadAt(head, 0)
+		format := archive.Detect(c, head[:n])
+		if format == archive.None {
+			file.Close()
+			continue
+		}
+		a := &openArchive{file: file, src: archive.Source{R: file, Size: st.Size}, format: format, at: at,
+			member: strings.Join(rp.comps[i+1:], "/")}
+		a.opt.Filter = w.memberFilter(at)
+		return a, true, nil
+	}
+	return nil, false, nil
+}
+
+// memberFilter is the path policy for the members of the archive at: the
+// same hidden and deny rules as on disk, for the member's every
+// component and the whole path's suffixes.
+func (w *Workdir) memberFilter(at relPath) archive.Filter {
+	return func(name string, isDir bool) bool {
+		comps := strings.Split(name, "/")
+		dir := relPath{comps: append(append([]string(nil), at.comps...), comps[:len(comps)-1]...)}
+		return w.policy.visible(dir, comps[len(comps)-1])
+	}
+}
+
+// memberError gives an archive error the member's workdir and path.
+func (a *openArchive) memberError(alias string, err error) error {
+	var e *errs.Error
+	if errors.As(err, &e) {
+		e.Workdir, e.Path = alias, a.path()
+		return e
+	}
+	return errs.At(errs.Internal, alias, a.path(), "could not be read").Wrap(err)
+}
+
+// archiveContext bounds a call on an archive that has no context of its
+// own (a listing) by the search timeout.
+func (f *FS) archiveContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), f.limits.SearchTimeout)
+}
+
+func memberType(t archive.Type) EntryType {
+	switch t {
+	case archive.File:
+		return TypeFile
+	case archive.Dir:
+		return TypeDirectory
+	case archive.Symlink:
+		return TypeSymlink
+	}
+	return TypeOther
+}
+
+func memberTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// listArchive is List of a directory in an archive.
+func (f *FS) listArchive(w *Workdir, a *openArchive, offset, limit int) (*Listing, error) {
+	ctx, cancel := f.archiveContext()
+	defer cancel()
+	opt := a.opt
+	opt.Offset, opt.Limit = offset, limit
+	p, err := archive.List(ctx, a.src, a.format, a.member, opt)
+	if err != nil {
+		return nil, a.memberError(w.alias, err)
+	}
+	l := &Listing{Workdir: w.alias, Path: a.path(), Entries: []Entry{}, Offset: offset, Limit: limit, Total: p.Total}
+	for _, m := range p.Members {
+		e := Entry{Name: m.Name[strings.LastIndexByte(m.Name, '/')+1:], Path: a.at.String() + "/" + m.Name, Type: memberType(m.Type), ModifiedAt: memberTime(m.ModTime)}
+		if e.Type == TypeFile {
+			size := m.Size
+			e.Size = &size
+		}
+		l.Entries = append(l.Entries, e)
+	}
+	if end := offset + len(l.Entries); end < p.Total {
+		l.HasMore, l.NextOffset = true, &end
+	}
+	l.Returned = len(l.Entries)
+	return l, nil
+}
+
+// statMember is Stat of a member.
+func (f *FS) statMember(w *Workdir, a *openArchive) (FileInfo, error) {
+	ctx, cancel := f.archiveContext()
+	defer cancel()
+	m, err := archive.Stat(ctx, a.src, a.format, a.member, a.opt)
+	if err != nil {
+		return FileInfo{}, a.memberError(w.alias, err)
+	}
+	fi := FileInfo{Workdir: w.alias, Path: a.path(), Type: memberType(m.Type), ModifiedAt: memberTime(m.ModTime)}
+	if fi.Type == TypeFile {
+		size := m.Size
+		fi.Size = &size
+		fi.MIMEType = MIMEType(a.member[strings.LastIndexByte(a.member, '/')+1:])
+	}
+	return fi, nil
+}
+
+// readMember is readWith for a file member: its bytes streamed (the
+// size unknown to the reader, so a tail streams too), decoded when asked
+// (a .gz log inside a tar), with no revision (archives are read-only).
+func (f *FS) readMember(w *Workdir, a *openArchive, decode Decoder, read func(src io.Reader, file *File, hint int64) (*TextWindow, error)) (*TextWindow, error) {
+	ctx, cancel := f.archiveContext()
+	defer cancel()
+	rc, _, err := archive.Open(ctx, a.src, a.format, a.member, a.opt)
+	if err != nil {
+		return nil, a.memberError(w.alias, err)
+	}
+	defer rc.Close()
+	var src io.Reader = rc
+	if decode != nil {
+		dec, err := decode(rc)
+		if err != nil {
+			return nil, errs.At(errs.BinaryFile, w.alias, a.path(), "cannot be decoded as text (corrupt compressed data?)").Wrap(err)
+		}
+		defer dec.Close()
+		src = dec
+	}
+	win, err := read(src, nil, -1)
+	if err != nil {
+		return nil, a.memberError(w.alias, err)
+	}
+	win.Workdir, win.Path = w.alias, a.path()
+	return win, nil
+}

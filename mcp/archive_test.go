@@ -1,0 +1,84 @@
+package mcp
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestArchivesInPlace: a tar.gz and a zip made by the system tools are
+// read as directories through the tools an agent uses (list_directory,
+// stat_file, read_text_file with windows and tail), hidden and denied
+// members unnamed and unreadable as on disk, a link member named and
+// never followed, over real HTTP.
+func TestArchivesInPlace(t *testing.T) {
+	for _, tool := range []string{"tar", "zip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s makes this test's archives: apt-get install tar zip", tool)
+		}
+	}
+	e := newEnv(t)
+	src := filepath.Join(e.parent, "src")
+	var log strings.Builder
+	for i := 1; i <= 300; i++ {
+		level := "INFO"
+		if i == 123 {
+			level = "ERROR"
+		}
+		fmt.Fprintf(&log, "2025-11-03T10:%02d:%02d %s request %d\n", i/60, i%60, level, i)
+	}
+	for name, body := range map[string]string{"app/app.log": log.String(), "app/.env": "SECRET=1\n", "app/.history": "ls\n", "certs/key.pem": "KEY\n", "docs/runbook.md": "# Failover\nPromote the replica.\n"} {
+		writeFile(t, filepath.Join(src, filepath.FromSlash(name)), []byte(body))
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(src, "app", "passwd")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][]string{{"tar", "-czf", filepath.Join(e.root, "logs.tar.gz"), "."}, {"zip", "-q", "-r", "-y", filepath.Join(e.root, "release.zip"), "."}} {
+		cmd := exec.Command(c[0], c[1:]...)
+		cmd.Dir = src
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v %s", c, err, out)
+		}
+	}
+	cs := e.client(t, e.serveHTTP(t))
+	text := func(tool string, args map[string]any) (string, bool) {
+		t.Helper()
+		args["workdir"] = "wd"
+		res := e.call(t, cs, tool, args)
+		return resultText(res), res.IsError
+	}
+	for _, arc := range []string{"logs.tar.gz", "release.zip"} {
+		root, isErr := text("list_directory", map[string]any{"path": arc})
+		if isErr || !strings.Contains(root, "app/") || !strings.Contains(root, "docs/") || strings.Contains(root, "certs") && strings.Contains(root, "key.pem") {
+			t.Errorf("%s: list_directory of the archive:\n%s", arc, root)
+		}
+		app, isErr := text("list_directory", map[string]any{"path": arc + "/app"})
+		if isErr || !strings.Contains(app, "app.log") || strings.Contains(app, ".env") || strings.Contains(app, ".history") || !strings.Contains(app, "passwd") {
+			t.Errorf("%s: list_directory app:\n%s", arc, app)
+		}
+		if certs, _ := text("list_directory", map[string]any{"path": arc + "/certs"}); strings.Contains(certs, "key.pem") {
+			t.Errorf("%s: a denied member is listed:\n%s", arc, certs)
+		}
+		tail, isErr := text("read_text_file", map[string]any{"path": arc + "/app/app.log", "tail": 2})
+		if isErr || !strings.Contains(tail, "request 299\n") || !strings.Contains(tail, "request 300") || strings.Contains(tail, "request 298\n") {
+			t.Errorf("%s: tail:\n%s", arc, tail)
+		}
+		win, isErr := text("read_text_file", map[string]any{"path": arc + "/app/app.log", "start_line": 123, "max_lines": 1})
+		if isErr || !strings.Contains(win, "ERROR request 123") || !strings.Contains(win, arc+"/app/app.log") {
+			t.Errorf("%s: window:\n%s", arc, win)
+		}
+		st, isErr := text("stat_file", map[string]any{"path": arc + "/docs/runbook.md"})
+		if isErr || !strings.Contains(st, "file") || !strings.Contains(st, "32") {
+			t.Errorf("%s: stat_file:\n%s", arc, st)
+		}
+		for member, code := range map[string]string{"app/.env": "DENIED_PATH", "app/.history": "HIDDEN_PATH_NOT_ALLOWED", "certs/key.pem": "DENIED_PATH", "app/passwd": "NOT_A_FILE", "nope.txt": "PATH_NOT_FOUND"} {
+			got, isErr := text("read_text_file", map[string]any{"path": arc + "/" + member})
+			if !isErr || !strings.HasPrefix(got, code) || strings.Contains(got, e.root) || strings.Contains(got, "root:") {
+				t.Errorf("%s: read %s: %s (want %s)", arc, member, got, code)
+			}
+		}
+	}
+}
