@@ -29,7 +29,9 @@ func statFileTool(lim sfs.Limits, s surface) tool {
 			Annotations: readOnly("Stat file"),
 			InputSchema: inputSchema[statFileIn](nil),
 		},
-		cost:     cheap,
+		// A member's stat reads the archive's headers (a tar's whole
+		// stream).
+		cost:     heavyIf(func(_ *Deps, in statFileIn) bool { return sfs.InArchive(in.Path) }),
 		register: register(statFile),
 	}
 }
