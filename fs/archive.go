@@ -109,6 +109,16 @@ func (w *Workdir) memberFilter(at relPath) archive.Filter {
 	}
 }
 
+// notWalkable is err, the failure to open raw as a directory to walk or
+// search, unless raw is an archive or inside one: then it says so.
+func (w *Workdir) notWalkable(raw string, err error) error {
+	if a, ok, _ := w.archiveAt(raw, true); ok {
+		a.Close()
+		return errs.At(errs.NotADirectory, w.alias, a.path(), "is an archive or inside one: walks and searches do not go inside archives; list_directory and read_text_file do")
+	}
+	return err
+}
+
 // memberError gives an archive error the member's workdir and path.
 func (a *openArchive) memberError(alias string, err error) error {
 	var e *errs.Error

@@ -34,7 +34,7 @@ func (d *Dir) WorkspaceRoot() bool { return d.Path == "" && d.w.workspace != nil
 func (w *Workdir) OpenDir(raw string) (*Dir, error) {
 	fd, rp, _, err := w.openAs(raw, TypeDirectory)
 	if err != nil {
-		return nil, err
+		return nil, w.notWalkable(raw, err)
 	}
 	return &Dir{Path: rp.String(), w: w, rel: rp, fd: fd, owned: true}, nil
 }

@@ -198,7 +198,7 @@ type WalkOptions struct {
 func (w *Workdir) Walk(ctx context.Context, raw string, opts WalkOptions) (WalkResult, error) {
 	fd, rp, _, err := w.openAs(raw, TypeDirectory)
 	if err != nil {
-		return WalkResult{}, err
+		return WalkResult{}, w.notWalkable(raw, err)
 	}
 	wk := &walker{w: w, ctx: ctx, opts: opts, maxEntries: opts.MaxEntries}
 	wk.stack = []*walkFrame{{dir: newDirHandle(fd), rel: rp, path: rp.String(), depth: 1}}

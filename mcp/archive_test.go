@@ -82,3 +82,37 @@ func TestArchivesInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestArchiveSearchAnswer: search_text and find_files say they do not go
+// inside an archive (not that it is a file), and read_text_files reads
+// across members.
+func TestArchiveSearchAnswer(t *testing.T) {
+	e := newEnv(t)
+	src := filepath.Join(e.parent, "src")
+	writeFile(t, filepath.Join(src, "a.log"), []byte("one ERROR\n"))
+	writeFile(t, filepath.Join(src, "b.log"), []byte("two\n"))
+	cmd := exec.Command("tar", "-czf", filepath.Join(e.root, "l.tar.gz"), ".")
+	cmd.Dir = src
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v %s", err, out)
+	}
+	cs := e.client(t, e.serveHTTP(t))
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"search_text", map[string]any{"workdir": "wd", "path": "l.tar.gz", "query": "ERROR"}},
+		{"find_files", map[string]any{"workdir": "wd", "path": "l.tar.gz", "pattern": "*.log"}},
+		{"read_text_files", map[string]any{"workdir": "wd", "paths": []string{"l.tar.gz/a.log", "l.tar.gz/b.log"}}},
+	} {
+		res := e.call(t, cs, c.tool, c.args)
+		text := resultText(res)
+		if c.tool == "read_text_files" {
+			if res.IsError || !strings.Contains(text, "one ERROR") || !strings.Contains(text, "two") {
+				t.Errorf("read_text_files across members:\n%s", text)
+			}
+		} else if !res.IsError || !strings.Contains(text, "archive or inside one: walks and searches do not go inside archives") {
+			t.Errorf("%s into an archive:\n%s", c.tool, text)
+		}
+	}
+}
