@@ -80,7 +80,7 @@ func (w *Workdir) archiveAt(raw string, asDir bool) (*openArchive, bool, error) 
 		at := relPath{comps: rp.comps[:i+1]}
 		fd, st, err := w.openVerified(w.rootFD, at.comps, at, TypeFile)
 		if err != nil {
-			return nil, false, nil // not a regular file: the disk answers
+			continue // not a regular file (a directory named x.zip): the disk answers
 		}
 		file := newFile(fd, w.alias+":/"+at.String())
 		head := make([]byte, 512)

@@ -43,6 +43,13 @@ func TestArchivesInPlace(t *testing.T) {
 			t.Fatalf("%v: %v %s", c, err, out)
 		}
 	}
+	// A directory named like an archive, holding one.
+	if err := os.MkdirAll(filepath.Join(e.root, "dir.zip"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(e.root, "logs.tar.gz"), filepath.Join(e.root, "dir.zip", "logs.tar.gz")); err != nil {
+		t.Fatal(err)
+	}
 	cs := e.client(t, e.serveHTTP(t))
 	text := func(tool string, args map[string]any) (string, bool) {
 		t.Helper()
@@ -50,7 +57,7 @@ func TestArchivesInPlace(t *testing.T) {
 		res := e.call(t, cs, tool, args)
 		return resultText(res), res.IsError
 	}
-	for _, arc := range []string{"logs.tar.gz", "release.zip"} {
+	for _, arc := range []string{"logs.tar.gz", "release.zip", "dir.zip/logs.tar.gz"} {
 		root, isErr := text("list_directory", map[string]any{"path": arc})
 		if isErr || !strings.Contains(root, "app/") || !strings.Contains(root, "docs/") || strings.Contains(root, "certs") && strings.Contains(root, "key.pem") {
 			t.Errorf("%s: list_directory of the archive:\n%s", arc, root)
