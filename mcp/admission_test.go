@@ -79,6 +79,8 @@ func TestEveryToolClassified(t *testing.T) {
 			isHeavy = c(d, readTextFilesIn{Workdir: "wd", Paths: []string{"README.md", "sub/a.txt"}})
 		case "fetch":
 			isHeavy = c(d, fetchIn{ID: "wd:/README.md#L1"})
+		case "stat_file":
+			isHeavy = c(d, statFileIn{Workdir: "wd", Path: "README.md"})
 		default:
 			isHeavy = c(d, nil)
 		}
@@ -91,6 +93,9 @@ func TestEveryToolClassified(t *testing.T) {
 		"read_text_file":  readTextFileIn{Workdir: "wd", Path: "logs/app.log.1.gz"},
 		"read_text_files": readTextFilesIn{Workdir: "wd", Paths: []string{"README.md", "logs/app.log.1.gz"}},
 		"fetch":           fetchIn{ID: "wd:/logs/app.log.1.gz#L2"},
+		// Into an archive: a tar's headers are its whole stream.
+		"stat_file":      statFileIn{Workdir: "wd", Path: "logs/2025-11.tar.gz/app.log"},
+		"list_directory": listDirectoryIn{Workdir: "wd", Path: "release.zip"},
 	} {
 		if !toolCosts[name](d, in) {
 			t.Errorf("%s(%+v) is cheap, want heavy", name, in)
