@@ -172,9 +172,10 @@ type Limits struct {
 	// include a decoder's read-ahead, so a bomb is caught a little late,
 	// never early.
 	MaxRatio int64
-	// MaxMembers bounds the entries a call scans, implied directories
-	// included (default 250,000): a listing's memory and time are
-	// proportional to it.
+	// MaxMembers bounds the entries a call scans (default 250,000): a
+	// call's time is proportional to it, and its memory to it for a zip
+	// (the standard library holds its central directory) or to the one
+	// directory listed for a tar.
 	MaxMembers int
 	// MaxNameBytes bounds a member's name and link target (default 4096,
 	// PATH_MAX). tar's own bound on PAX and GNU long-name headers (1 MiB)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path"
 	"sort"
+	"strings"
 
 	"github.com/serverfs/serverfs/internal/errs"
 )
@@ -34,78 +34,86 @@ func (o Options) visible(name string, isDir bool) bool {
 	return o.Filter(name, isDir)
 }
 
-// index is an archive's visible members by name, implied directories
-// included, and each directory's children.
-type index struct {
-	byName   map[string]Member
-	children map[string][]string
+// scan is what one pass learns of a member and, when asked, of the
+// members directly under it: only those are kept, so a call's memory is
+// one directory's, not the archive's.
+type scan struct {
+	self     Member
+	found    bool              // the member exists, as an entry or implied by one below it
+	children map[string]Member // by name, nil unless asked
 }
 
-// readIndex scans every member's header.
-func readIndex(ctx context.Context, src Source, f Format, opt Options) (*index, error) {
+// scanMember reads every member's header for name ("" is the root).
+func scanMember(ctx context.Context, src Source, f Format, name string, opt Options, children bool) (*scan, error) {
 	g := &guard{ctx: ctx, lim: opt.Limits.withDefaults()}
 	s, err := open(g, src, f)
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
-	ix := &index{byName: map[string]Member{"": {Type: Dir, Implied: true}}, children: map[string][]string{}}
-	add := func(m Member) error {
-		if _, ok := ix.byName[m.Name]; ok {
-			return nil
-		}
-		if len(ix.byName) > g.lim.MaxMembers {
-			return tooLarge(fmt.Sprintf("more than %d members", g.lim.MaxMembers))
-		}
-		ix.byName[m.Name] = m
-		parent := path.Dir(m.Name)
-		if parent == "." {
-			parent = ""
-		}
-		ix.children[parent] = append(ix.children[parent], m.Name)
-		return nil
+	sc := &scan{self: Member{Name: name, Type: Dir, Implied: true}, found: name == ""}
+	explicit := false // self is an entry of its own
+	if children {
+		sc.children = map[string]Member{}
+	}
+	prefix := ""
+	if name != "" {
+		prefix = name + "/"
 	}
 	err = s.each(func(e entry) error {
 		if e.Name == "" || !opt.visible(e.Name, e.Type == Dir) {
 			return nil
 		}
-		// The directories above it, implied when they have no entry.
-		for i := 0; i < len(e.Name); i++ {
-			if e.Name[i] == '/' {
-				if err := add(Member{Name: e.Name[:i], Type: Dir, Implied: true}); err != nil {
-					return err
-				}
+		if e.Name == name {
+			if !explicit { // a name stored twice: the first
+				sc.self, sc.found, explicit = e.Member, true, true
 			}
-		}
-		if m, ok := ix.byName[e.Name]; ok && m.Implied && e.Type == Dir {
-			e.Member.Implied = false
-			ix.byName[e.Name] = e.Member // its own entry, after a member below it
 			return nil
 		}
-		return add(e.Member)
+		if !strings.HasPrefix(e.Name, prefix) {
+			return nil
+		}
+		sc.found = true // implied by a member below it
+		if sc.children == nil {
+			return nil
+		}
+		rest := e.Name[len(prefix):]
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			// A directory with no entry of its own (yet), implied.
+			if _, ok := sc.children[rest[:i]]; !ok {
+				sc.children[rest[:i]] = Member{Name: prefix + rest[:i], Type: Dir, Implied: true}
+			}
+			return nil
+		}
+		if c, ok := sc.children[rest]; !ok || c.Implied && e.Type == Dir {
+			sc.children[rest] = e.Member
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return ix, nil
+	return sc, nil
 }
 
 // List returns a page of the members directly under dir ("" for the
 // archive's root), sorted by name: Options.Limit of them from
 // Options.Offset.
 func List(ctx context.Context, src Source, f Format, dir string, opt Options) (Page, error) {
-	ix, err := readIndex(ctx, src, f, opt)
+	sc, err := scanMember(ctx, src, f, dir, opt, true)
 	if err != nil {
 		return Page{}, err
 	}
-	d, ok := ix.byName[dir]
 	switch {
-	case !ok:
+	case !sc.found:
 		return Page{}, errs.New(errs.PathNotFound, "no such member in the archive")
-	case d.Type != Dir:
+	case sc.self.Type != Dir:
 		return Page{}, errs.New(errs.NotADirectory, "the member is not a directory")
 	}
-	names := ix.children[dir]
+	names := make([]string, 0, len(sc.children))
+	for n := range sc.children {
+		names = append(names, n)
+	}
 	sort.Strings(names)
 	limit := opt.Limit
 	if limit <= 0 {
@@ -113,22 +121,21 @@ func List(ctx context.Context, src Source, f Format, dir string, opt Options) (P
 	}
 	p := Page{Total: len(names)}
 	for _, n := range names[min(opt.Offset, len(names)):min(opt.Offset+limit, len(names))] {
-		p.Members = append(p.Members, ix.byName[n])
+		p.Members = append(p.Members, sc.children[n])
 	}
 	return p, nil
 }
 
 // Stat describes one member ("" is the archive's root).
 func Stat(ctx context.Context, src Source, f Format, name string, opt Options) (Member, error) {
-	ix, err := readIndex(ctx, src, f, opt)
+	sc, err := scanMember(ctx, src, f, name, opt, false)
 	if err != nil {
 		return Member{}, err
 	}
-	m, ok := ix.byName[name]
-	if !ok {
+	if !sc.found {
 		return Member{}, errs.New(errs.PathNotFound, "no such member in the archive")
 	}
-	return m, nil
+	return sc.self, nil
 }
 
 // Open returns a reader of a file member's bytes, bounded by the call's

@@ -40,12 +40,11 @@ func open(g *guard, src Source, f Format) (*stream, error) {
 		}
 		return &stream{g: g, zr: zr, close: func() {}}, nil
 	}
+	// A plain tar's bytes count once in and once out: its ratio is 1.
 	var in io.Reader = &inReader{g: g, r: io.NewSectionReader(src.R, 0, src.Size)}
 	closeFn := func() {}
 	switch f {
 	case Tar:
-		// Uncompressed: every byte read counts once, in and out.
-		in = &inReader{g: g, r: io.NewSectionReader(src.R, 0, src.Size)}
 	case TarGz, TarZst:
 		kind := "gz"
 		if f == TarZst {
