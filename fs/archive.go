@@ -17,26 +17,12 @@ import (
 // the archive itself lists as a directory. The path policy applies to
 // members as to files on disk; nothing is extracted or cached.
 
-// archiveSuffixes name the files that may be archives; their first bytes
-// decide.
-var archiveSuffixes = []string{".zip", ".jar", ".whl", ".tar", ".tar.gz", ".tgz", ".tar.zst", ".tzst", ".tar.zstd", ".tar.bz2", ".tbz2", ".tbz"}
-
-func archiveName(name string) bool {
-	lower := strings.ToLower(name)
-	for _, s := range archiveSuffixes {
-		if strings.HasSuffix(lower, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // InArchive reports whether a path may go through an archive (or name
 // one): a component named like one. Only its name is read: what admission
 // control uses to class a call as heavy before any file is opened.
 func InArchive(path string) bool {
 	for c := range strings.SplitSeq(path, "/") {
-		if archiveName(c) {
+		if archive.Named(c) {
 			return true
 		}
 	}
@@ -69,12 +55,15 @@ func (a *openArchive) path() string {
 // directory). ok is false when raw reaches into no archive (its
 // resolution is then the disk's, errors included).
 func (w *Workdir) archiveAt(raw string, asDir bool) (*openArchive, bool, error) {
+	if !InArchive(raw) {
+		return nil, false, nil // the common case: no name to check, nothing cleaned twice
+	}
 	rp, err := w.clean(raw)
 	if err != nil {
 		return nil, false, nil
 	}
 	for i, c := range rp.comps {
-		if !archiveName(c) || i == len(rp.comps)-1 && !asDir {
+		if !archive.Named(c) || i == len(rp.comps)-1 && !asDir {
 			continue
 		}
 		at := relPath{comps: rp.comps[:i+1]}

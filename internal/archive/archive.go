@@ -43,35 +43,57 @@ const (
 // Office documents (docx, xlsx, odt) are zips too: a caller that reads
 // them as documents checks for them first.
 func Detect(name string, head []byte) Format {
-	lower := strings.ToLower(name)
-	has := func(suffixes ...string) bool {
-		for _, s := range suffixes {
-			if strings.HasSuffix(lower, s) {
-				return true
-			}
-		}
-		return false
-	}
 	switch {
 	case len(head) >= 4 && string(head[:2]) == "PK" &&
 		(string(head[2:4]) == "\x03\x04" || string(head[2:4]) == "\x05\x06"):
 		return Zip
 	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
-		if has(".tar.gz", ".tgz", ".taz") {
+		if hasSuffix(name, suffixes[TarGz]) {
 			return TarGz
 		}
 	case len(head) >= 4 && string(head[:4]) == "\x28\xb5\x2f\xfd":
-		if has(".tar.zst", ".tzst", ".tar.zstd") {
+		if hasSuffix(name, suffixes[TarZst]) {
 			return TarZst
 		}
 	case len(head) >= 3 && string(head[:3]) == "BZh":
-		if has(".tar.bz2", ".tbz2", ".tbz", ".tb2") {
+		if hasSuffix(name, suffixes[TarBz2]) {
 			return TarBz2
 		}
 	case isTarHeader(head):
 		return Tar
 	}
 	return None
+}
+
+// suffixes are the names each format goes by.
+var suffixes = map[Format][]string{
+	Zip:    {".zip", ".jar", ".whl"},
+	Tar:    {".tar"},
+	TarGz:  {".tar.gz", ".tgz", ".taz"},
+	TarZst: {".tar.zst", ".tzst", ".tar.zstd"},
+	TarBz2: {".tar.bz2", ".tbz2", ".tbz", ".tb2"},
+}
+
+// Named reports whether a file's name is one an archive goes by (Detect
+// decides from its first bytes): what a caller checks before it opens
+// anything.
+func Named(name string) bool {
+	for _, s := range suffixes {
+		if hasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasSuffix(name string, suffixes []string) bool {
+	lower := strings.ToLower(name)
+	for _, s := range suffixes {
+		if strings.HasSuffix(lower, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // isTarHeader reports whether block is a tar header: the ustar magic, or
