@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -50,12 +51,23 @@ func TestArchivesInPlace(t *testing.T) {
 	if err := os.Link(filepath.Join(e.root, "logs.tar.gz"), filepath.Join(e.root, "dir.zip", "logs.tar.gz")); err != nil {
 		t.Fatal(err)
 	}
+	// A FIFO named like an archive is never opened for reading: it
+	// would block.
+	if err := syscall.Mkfifo(filepath.Join(e.root, "pipe.tar"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cs := e.client(t, e.serveHTTP(t))
 	text := func(tool string, args map[string]any) (string, bool) {
 		t.Helper()
 		args["workdir"] = "wd"
 		res := e.call(t, cs, tool, args)
 		return resultText(res), res.IsError
+	}
+	for _, p := range []string{"pipe.tar", "pipe.tar/a.log"} {
+		tool := map[bool]string{true: "list_directory", false: "read_text_file"}[p == "pipe.tar"]
+		if got, isErr := text(tool, map[string]any{"path": p}); !isErr {
+			t.Errorf("%s %s, a FIFO: %s", tool, p, got)
+		}
 	}
 	for _, arc := range []string{"logs.tar.gz", "release.zip", "dir.zip/logs.tar.gz"} {
 		root, isErr := text("list_directory", map[string]any{"path": arc})
