@@ -123,12 +123,17 @@ func TestArchiveSearchAnswer(t *testing.T) {
 		{"search_text", map[string]any{"workdir": "wd", "path": "l.tar.gz", "query": "ERROR"}},
 		{"find_files", map[string]any{"workdir": "wd", "path": "l.tar.gz", "pattern": "*.log"}},
 		{"read_text_files", map[string]any{"workdir": "wd", "paths": []string{"l.tar.gz/a.log", "l.tar.gz/b.log"}}},
+		{"read_text_file", map[string]any{"workdir": "wd", "path": "l.tar.gz/a.log", "symbol": "F"}},
 	} {
 		res := e.call(t, cs, c.tool, c.args)
 		text := resultText(res)
 		if c.tool == "read_text_files" {
 			if res.IsError || !strings.Contains(text, "one ERROR") || !strings.Contains(text, "two") {
 				t.Errorf("read_text_files across members:\n%s", text)
+			}
+		} else if c.tool == "read_text_file" {
+			if !res.IsError || !strings.Contains(text, "not compressed ones or archive members") {
+				t.Errorf("symbol in an archive member:\n%s", text)
 			}
 		} else if !res.IsError || !strings.Contains(text, "archive or inside one: walks and searches do not go inside archives") {
 			t.Errorf("%s into an archive:\n%s", c.tool, text)

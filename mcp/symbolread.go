@@ -33,8 +33,8 @@ func readSymbol(ctx context.Context, d *Deps, in readTextFileIn) (*readTextFileO
 	if in.Tail > 0 || in.StartLine > 1 {
 		return nil, info, argErr("symbol reads a definition whole: it cannot be combined with start_line or tail")
 	}
-	if decompress.Kind(in.Path[strings.LastIndexByte(in.Path, '/')+1:]) != "" {
-		return nil, info, argErr("symbol reads source files, not compressed ones")
+	if decompress.Kind(in.Path[strings.LastIndexByte(in.Path, '/')+1:]) != "" || sfs.InArchive(in.Path) {
+		return nil, info, argErr("symbol reads source files on disk, not compressed ones or archive members")
 	}
 	st, err := d.FS.Stat(in.Workdir, in.Path)
 	if err != nil {
