@@ -103,7 +103,7 @@ func (w *Workdir) memberFilter(at relPath) archive.Filter {
 func (w *Workdir) notWalkable(raw string, err error) error {
 	if a, ok, _ := w.archiveAt(raw, true); ok {
 		a.Close()
-		return errs.At(errs.NotADirectory, w.alias, a.path(), "is an archive or inside one: walks and searches do not go inside archives; list_directory and read_text_file do")
+		return errs.At(errs.NotADirectory, w.alias, a.path(), "is an archive or inside one: find_files and search_text go inside with archives true; list_directory and read_text_file always do")
 	}
 	return err
 }
@@ -212,4 +212,109 @@ func (f *FS) readMember(w *Workdir, a *openArchive, decode Decoder, read func(sr
 	}
 	win.Workdir, win.Path = w.alias, a.path()
 	return win, nil
+}
+
+// ArchiveFormat tells the archive format of file, open at the workdir
+// path p, from its name and first bytes: archive.None when it is not
+// one (a plain .gz log, a file merely named .zip).
+func ArchiveFormat(p string, file *File) archive.Format {
+	name := p[strings.LastIndexByte(p, '/')+1:]
+	if !archive.Named(name) {
+		return archive.None
+	}
+	head := make([]byte, 512)
+	n, _ := file.ReadAt(head, 0)
+	return archive.Detect(name, head[:n])
+}
+
+// WalkArchive calls fn with every file member of the archive file (at the
+// workdir path p, size bytes, of format f) that the path policy shows, in
+// stored order, with a reader of its bytes (nil for an encrypted member):
+// what a search inside archives reads. Members are named by their path
+// in the archive; lim bounds the call.
+func (w *Workdir) WalkArchive(ctx context.Context, p string, file *File, size int64, f archive.Format, lim archive.Limits, fn func(m archive.Member, r io.Reader) error) error {
+	rp, err := w.clean(p)
+	if err != nil {
+		return err
+	}
+	opt := archive.Options{Filter: w.memberFilter(rp), Limits: lim}
+	return archive.Walk(ctx, archive.Source{R: file, Size: size}, f, opt, fn)
+}
+
+// ArchivePath reports whether raw names an archive file, or a path
+// inside one: the archive's workdir path, and the member path below it
+// ("" for the archive itself). What a search inside one archive starts
+// from.
+func (w *Workdir) ArchivePath(raw string) (at, member string, ok bool) {
+	a, ok, _ := w.archiveAt(raw, true)
+	if !ok {
+		return "", "", false
+	}
+	defer a.Close()
+	return a.at.String(), a.member, true
+}
+
+// findInArchive passes the members of the archive file e (when it is
+// one) to add, as paths below it, after the member resume when set; it
+// returns false when add does (the find's limit). The archive is named
+// in res.Archives, or, when it cannot be read, in res.ArchivesUnreadable.
+func (w *Workdir) findInArchive(ctx context.Context, e *WalkEntry, resume string, add func(p, name string, t EntryType) bool, res *FindResult) bool {
+	file, size, err := e.OpenFile()
+	if err != nil {
+		return true
+	}
+	defer file.Close()
+	return w.findMembers(ctx, e.Path, file, size, resume, add, res)
+}
+
+// findMembers is findInArchive of the archive file at path p.
+func (w *Workdir) findMembers(ctx context.Context, p string, file *File, size int64, resume string, add func(p, name string, t EntryType) bool, res *FindResult) bool {
+	f := ArchiveFormat(p, file)
+	if f == archive.None {
+		return true
+	}
+	rp, err := w.clean(p)
+	if err != nil {
+		return true
+	}
+	full := false
+	err = archive.Each(ctx, archive.Source{R: file, Size: size}, f, archive.Options{Filter: w.memberFilter(rp)}, func(m archive.Member) error {
+		if resume != "" {
+			if m.Name == resume {
+				resume = ""
+			}
+			return nil
+		}
+		if !add(p+"/"+m.Name, m.Name[strings.LastIndexByte(m.Name, '/')+1:], memberType(m.Type)) {
+			full = true
+			return errFindFull
+		}
+		return nil
+	})
+	switch {
+	case full:
+		return false
+	case err != nil && ctx.Err() == nil:
+		res.ArchivesUnreadable = append(res.ArchivesUnreadable, p+" ("+string(errs.CodeOf(err))+")")
+	default:
+		res.Archives++
+	}
+	return true
+}
+
+// errFindFull ends an archive's pass when the find is full.
+var errFindFull = errors.New("find full")
+
+// findArchive is a find whose path is an archive or inside one (a):
+// its members below the path, after the cursor's member when it is
+// inside the archive.
+func (w *Workdir) findArchive(ctx context.Context, a *openArchive, from *Cursor, add func(p, name string, t EntryType) bool, res *FindResult) {
+	resume := ""
+	if at := a.at.String(); from != nil && strings.HasPrefix(from.Path, at+"/") {
+		resume = from.Path[len(at)+1:]
+	}
+	below := a.path() + "/"
+	w.findMembers(ctx, a.at.String(), a.file, a.src.Size, resume, func(p, name string, t EntryType) bool {
+		return !strings.HasPrefix(p, below) || add(p, name, t)
+	}, res)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/serverfs/serverfs/fs/internal/glob"
+	"github.com/serverfs/serverfs/internal/archive"
 	"github.com/serverfs/serverfs/internal/errs"
 )
 
@@ -103,6 +104,11 @@ type FindResult struct {
 	Truncated       bool        `json:"truncated"`
 	TruncatedReason string      `json:"truncated_reason,omitempty"`
 	EntriesScanned  int         `json:"entries_scanned"`
+	// Archives counts the archives whose members were found in
+	// (FindOptions.Archives); ArchivesUnreadable names those that could
+	// not be read, with the error's code.
+	Archives           int      `json:"archives,omitempty"`
+	ArchivesUnreadable []string `json:"archives_unreadable,omitempty"`
 	// NextCursor, on a truncated answer that can be continued: pass it as
 	// cursor to resume right after the last match.
 	NextCursor string `json:"next_cursor,omitempty"`
@@ -125,6 +131,10 @@ type FindOptions struct {
 	Cursor string // NextCursor of an earlier answer to the same find
 	// IgnoreCase: the pattern's letters match either case (find -iname).
 	IgnoreCase bool
+	// Archives: members of archive files are found too, as
+	// archive/member paths (the pattern matching their names or their
+	// paths below the find's path).
+	Archives bool
 }
 
 // FindFrom is Find resuming after cursor, the NextCursor of an earlier
@@ -159,8 +169,8 @@ func (f *FS) FindWith(ctx context.Context, alias, raw, pattern string, o FindOpt
 	defer cancel()
 	prefix := rp.String()
 	key := CursorKey("find", w.alias, prefix, pattern)
-	if o.IgnoreCase {
-		key = CursorKey("find", w.alias, prefix, pattern, "i")
+	if o.IgnoreCase || o.Archives {
+		key = CursorKey("find", w.alias, prefix, pattern, fmt.Sprint(o.IgnoreCase, o.Archives))
 	}
 	var from *Cursor
 	if cursor != "" {
@@ -173,31 +183,57 @@ func (f *FS) FindWith(ctx context.Context, alias, raw, pattern string, o FindOpt
 	res := &FindResult{Workdir: w.alias, Path: prefix, Pattern: pattern, Matches: []FindMatch{}}
 	limited := false
 	visited := "" // the last entry visited: all before it in walk order are done
-	wr, err := w.Walk(ctx, raw, WalkOptions{MaxEntries: f.limits.MaxWalkEntries, StopAtLimit: true, Visit: func(e *WalkEntry) WalkAction {
-		switch from.Resume(e.Path, e.Type == TypeDirectory) {
-		case ResumeSkip:
-			return WalkSkipDir
-		case ResumeDescend:
-			return WalkContinue
-		}
-		visited = e.Path
-		rel := e.Path
+	add := func(p, name string, t EntryType) bool {
+		rel := p
 		if prefix != "" {
 			rel = strings.TrimPrefix(rel, prefix+"/")
 		}
-		if !g.Match(rel, e.Name) {
-			return WalkContinue
+		if !g.Match(rel, name) {
+			return true
 		}
 		if len(res.Matches) == limit {
 			limited = true
-			return WalkStop
+			return false
 		}
-		res.Matches = append(res.Matches, FindMatch{Path: e.Path, Type: e.Type})
+		res.Matches = append(res.Matches, FindMatch{Path: p, Type: t})
 		if f.onFindMatch != nil {
-			f.onFindMatch(e.Path)
+			f.onFindMatch(p)
 		}
-		return WalkContinue
-	}})
+		return true
+	}
+	var wr WalkResult
+	if a, ok, _ := w.archiveAt(raw, true); ok && o.Archives {
+		// The path is an archive or inside one: its members below it.
+		defer a.Close()
+		res.Path, prefix = a.path(), a.path()
+		w.findArchive(ctx, a, from, add, res)
+	} else {
+		if ok {
+			a.Close()
+		}
+		wr, err = w.Walk(ctx, raw, WalkOptions{MaxEntries: f.limits.MaxWalkEntries, StopAtLimit: true, Visit: func(e *WalkEntry) WalkAction {
+			inArchive := o.Archives && e.Type == TypeFile && archive.Named(e.Name)
+			resumeMember := ""
+			if inArchive && from != nil && strings.HasPrefix(from.Path, e.Path+"/") {
+				resumeMember = from.Path[len(e.Path)+1:] // the cursor is inside this archive
+			} else {
+				switch from.Resume(e.Path, e.Type == TypeDirectory) {
+				case ResumeSkip:
+					return WalkSkipDir
+				case ResumeDescend:
+					return WalkContinue
+				}
+			}
+			visited = e.Path
+			if resumeMember == "" && !add(e.Path, e.Name, e.Type) {
+				return WalkStop
+			}
+			if inArchive && !w.findInArchive(ctx, e, resumeMember, add, res) {
+				return WalkStop
+			}
+			return WalkContinue
+		}})
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -93,6 +93,22 @@ func TestArchivesInPlace(t *testing.T) {
 		if isErr || !strings.Contains(st, "file") || !strings.Contains(st, "32") {
 			t.Errorf("%s: stat_file:\n%s", arc, st)
 		}
+		// search_text and find_files inside: the policy's members are
+		// neither found nor named.
+		found, isErr := text("search_text", map[string]any{"path": arc, "query": "ERROR", "archives": true})
+		if isErr || !strings.Contains(found, "app/app.log\n123:2025-11-03T10:02:03 ERROR request 123") || !strings.Contains(found, "archives searched: "+arc) {
+			t.Errorf("%s: search_text inside:\n%s", arc, found)
+		}
+		secret, _ := text("search_text", map[string]any{"query": "SECRET", "archives": true})
+		key, _ := text("search_text", map[string]any{"query": "KEY", "archives": true, "case_sensitive": true})
+		if strings.Contains(secret, ".env") || strings.Contains(key, "key.pem") || !strings.Contains(secret, "0 matches") && !strings.Contains(secret, "files_scanned") {
+			t.Errorf("%s: search_text names a hidden member:\n%s\n%s", arc, secret, key)
+		}
+		names, isErr := text("find_files", map[string]any{"pattern": "*", "archives": true})
+		if isErr || !strings.Contains(names, arc+"/app/app.log") || !strings.Contains(names, arc+"/docs/runbook.md") || strings.Contains(names, ".env") ||
+			strings.Contains(names, ".history") || strings.Contains(names, "key.pem") || !strings.Contains(names, arc+"/app/passwd@") {
+			t.Errorf("%s: find_files inside:\n%s", arc, names)
+		}
 		for member, code := range map[string]string{"app/.env": "DENIED_PATH", "app/.history": "HIDDEN_PATH_NOT_ALLOWED", "certs/key.pem": "DENIED_PATH", "app/passwd": "NOT_A_FILE", "nope.txt": "PATH_NOT_FOUND"} {
 			got, isErr := text("read_text_file", map[string]any{"path": arc + "/" + member})
 			if !isErr || !strings.HasPrefix(got, code) || strings.Contains(got, e.root) || strings.Contains(got, "root:") {
@@ -135,7 +151,7 @@ func TestArchiveSearchAnswer(t *testing.T) {
 			if !res.IsError || !strings.Contains(text, "not compressed ones or archive members") {
 				t.Errorf("symbol in an archive member:\n%s", text)
 			}
-		} else if !res.IsError || !strings.Contains(text, "archive or inside one: walks and searches do not go inside archives") {
+		} else if !res.IsError || !strings.Contains(text, "archive or inside one: find_files and search_text go inside with archives true") {
 			t.Errorf("%s into an archive:\n%s", c.tool, text)
 		}
 	}

@@ -31,15 +31,17 @@ type findFilesIn struct {
 	// CaseSensitive defaults to false: an agent asking for *dial* means
 	// Dial.go too, as find -iname would find it.
 	CaseSensitive bool `json:"case_sensitive,omitempty"`
+	Archives      bool `json:"archives,omitempty"`
 }
 
 func findFilesTool(lim sfs.Limits) tool {
 	schema := inputSchema[findFilesIn](map[string]bound{"limit": {1, lim.MaxSearchResults, lim.DefaultSearchResults}})
 	schema.Properties["case_sensitive"].Default = json.RawMessage("false")
+	schema.Properties["archives"].Default = json.RawMessage("false")
 	return tool{
 		def: &sdk.Tool{
 			Name: "find_files",
-			Description: fmt.Sprintf("Find files and directories by name, never contents: a path per line (`dir/`, `link@`, `name (other)`). Globs ignore case unless case_sensitive. None: `0 matches` and why. "+
+			Description: fmt.Sprintf("Find files and directories by name, never contents: a path per line (`dir/`, `link@`, `name (other)`). Globs ignore case unless case_sensitive. archives: zip/tar members too. None: `0 matches` and why. "+
 				"`truncated: limit` (narrow path or pattern), `walk_limit` (%d entries) or `timeout` (%s), then `next_cursor C`: pass C as cursor.", lim.MaxWalkEntries, lim.SearchTimeout),
 			Annotations: readOnly("Find files"),
 			InputSchema: schema,
@@ -72,13 +74,17 @@ type findOut struct {
 	// Hint, on an answer without matches, says "0 matches" and what the
 	// find left out that may have been meant.
 	Hint string `json:"hint,omitempty"`
+	// Archives counts the archives found in (archives true);
+	// ArchivesUnreadable names those that could not be read, and why.
+	Archives           int      `json:"archives,omitempty"`
+	ArchivesUnreadable []string `json:"archives_unreadable,omitempty"`
 
 	lines []string // the text content's match lines, in walk order
 }
 
 func findFiles(ctx context.Context, d *Deps, in findFilesIn) (*findOut, callInfo, error) {
 	info := callInfo{workdir: in.Workdir, path: in.Path}
-	r, err := d.FS.FindWith(ctx, in.Workdir, in.Path, in.Pattern, sfs.FindOptions{Limit: in.Limit, Cursor: in.Cursor, IgnoreCase: !in.CaseSensitive})
+	r, err := d.FS.FindWith(ctx, in.Workdir, in.Path, in.Pattern, sfs.FindOptions{Limit: in.Limit, Cursor: in.Cursor, IgnoreCase: !in.CaseSensitive, Archives: in.Archives})
 	if err != nil {
 		return nil, info, err
 	}
@@ -109,7 +115,7 @@ func emptyFindHint(caseSensitive, allowHidden bool) string {
 func compactFind(r *sfs.FindResult) *findOut {
 	out := &findOut{Workdir: r.Workdir, Path: r.Path, Pattern: r.Pattern, Matches: map[string][]string{}, Returned: r.Returned,
 		Truncated: r.Truncated, TruncatedReason: r.TruncatedReason, EntriesScanned: r.EntriesScanned, NextCursor: r.NextCursor,
-		lines: make([]string, 0, len(r.Matches))}
+		Archives: r.Archives, ArchivesUnreadable: r.ArchivesUnreadable, lines: make([]string, 0, len(r.Matches))}
 	for _, m := range r.Matches {
 		rel := m.Path
 		if r.Path != "" {
@@ -167,6 +173,12 @@ func (o *findOut) Text() string {
 	if o.Hint != "" {
 		b.WriteString(o.Hint)
 		b.WriteByte('\n')
+	}
+	if o.Archives > 0 {
+		fmt.Fprintf(&b, "archives read: %d\n", o.Archives)
+	}
+	if len(o.ArchivesUnreadable) > 0 {
+		b.WriteString("archives unreadable: " + strings.Join(o.ArchivesUnreadable, ", ") + "\n")
 	}
 	if o.Truncated {
 		writeTruncated(&b, o.TruncatedReason+" after "+strconv.Itoa(o.EntriesScanned)+" entries", o.NextCursor)

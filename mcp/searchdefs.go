@@ -75,7 +75,7 @@ func fileDefinitionBlocks(ctx context.Context, d *Deps, alias string, ms []searc
 	path := ms[0].Path
 	var lines [][]byte
 	var syms []symbols.Symbol
-	if lang := symbols.Detect(path); lang != "" && !ms[0].Compressed {
+	if lang := symbols.Detect(path); lang != "" && !ms[0].Compressed && !ms[0].InArchive {
 		src, err := readSource(d, alias, path)
 		if err == nil {
 			lines = bytes.Split(src, []byte{'\n'})
@@ -129,7 +129,7 @@ func fileDefinitionBlocks(ctx context.Context, d *Deps, alias string, ms []searc
 	}
 	var out []search.Block
 	for _, sp := range spans {
-		b := search.Block{Path: path, Compressed: ms[0].Compressed}
+		b := search.Block{Path: path, Compressed: ms[0].Compressed, InArchive: ms[0].InArchive}
 		for n := sp[0]; n <= sp[1]; n++ {
 			t, cut := text(n)
 			b.Lines = append(b.Lines, search.BlockLine{Line: n, Text: t, Match: match[n], TextTruncated: cut})
@@ -176,7 +176,7 @@ func withReferences(ctx context.Context, d *Deps, r *search.Result, name string)
 		ms := r.Matches[i:j]
 		i = j
 		lang := symbols.Detect(ms[0].Path)
-		if lang == "" || ms[0].Compressed {
+		if lang == "" || ms[0].Compressed || ms[0].InArchive {
 			kept = append(kept, ms...)
 			continue
 		}

@@ -35,6 +35,7 @@ type searchTextIn struct {
 	CaseSensitive  bool   `json:"case_sensitive,omitempty"`
 	Limit          int    `json:"limit,omitempty" jsonschema:"lines (files for files, count)"`
 	IncludeIgnored bool   `json:"include_ignored,omitempty"`
+	Archives       bool   `json:"archives,omitempty"`
 	Output         string `json:"output,omitempty"`
 	Context        int    `json:"context,omitempty"`
 	Before         int    `json:"before,omitempty"`
@@ -53,6 +54,7 @@ func searchTextTool(lim sfs.Limits, s surface) tool {
 	schema.Properties["case_sensitive"].Default = json.RawMessage("true")
 	schema.Properties["include_ignored"].Default = json.RawMessage("false")
 	schema.Properties["regex"].Default = json.RawMessage("false")
+	schema.Properties["archives"].Default = json.RawMessage("false")
 	schema.Properties["definition"].Default = json.RawMessage("false")
 	revision := ""
 	if s.write {
@@ -65,7 +67,7 @@ func searchTextTool(lim sfs.Limits, s surface) tool {
 				"Per file a heading, its path%s, then `N:text` match lines; context adds `N-text` lines, `--` between blocks; lines over %d bytes end ` […]`. "+
 				"output files: paths; count: `path:N` and `total: N` (complete or not); references: an identifier's uses in code and its `definitions:`. "+
 				"`truncated: limit` (narrow path or glob), `timeout` (%s) or `walk_limit` (%d entries), then `next_cursor C`: pass C as cursor. "+
-				"Skips binary files, files over %s and .gitignored ones (include_ignored). Searches .gz and .zst.", revision, search.MaxLineText, lim.SearchTimeout, lim.MaxWalkEntries, sizeText(lim.SearchMaxFileBytes)),
+				"Skips binary files, files over %s and .gitignored ones (include_ignored). Searches .gz and .zst; zip and tar archives' members with archives.", revision, search.MaxLineText, lim.SearchTimeout, lim.MaxWalkEntries, sizeText(lim.SearchMaxFileBytes)),
 			Annotations: readOnly("Search text"),
 			InputSchema: schema,
 		},
@@ -107,16 +109,20 @@ type searchTextOut struct {
 	// MoreFiles and MoreLines (count mode; files mode MoreFiles only)
 	// aggregate the files with matches past the listed ones and their
 	// matching lines.
-	MoreFiles       int            `json:"more_files,omitempty"`
-	MoreLines       int            `json:"more_lines,omitempty"`
-	Returned        int            `json:"returned"`
-	Truncated       bool           `json:"truncated,omitempty"`
-	TruncatedReason string         `json:"truncated_reason,omitempty"`
-	NextCursor      string         `json:"next_cursor,omitempty"`
-	FilesScanned    int            `json:"files_scanned"`
-	FilesSkipped    int            `json:"files_skipped,omitempty"`
-	Skipped         search.Skipped `json:"skipped,omitzero"`
-	Hint            string         `json:"hint,omitempty"`
+	MoreFiles       int    `json:"more_files,omitempty"`
+	MoreLines       int    `json:"more_lines,omitempty"`
+	Returned        int    `json:"returned"`
+	Truncated       bool   `json:"truncated,omitempty"`
+	TruncatedReason string `json:"truncated_reason,omitempty"`
+	NextCursor      string `json:"next_cursor,omitempty"`
+	// Archives names the archives searched inside (archives true),
+	// ArchivesMore counts those past the names.
+	Archives     []string       `json:"archives,omitempty"`
+	ArchivesMore int            `json:"archives_more,omitempty"`
+	FilesScanned int            `json:"files_scanned"`
+	FilesSkipped int            `json:"files_skipped,omitempty"`
+	Skipped      search.Skipped `json:"skipped,omitzero"`
+	Hint         string         `json:"hint,omitempty"`
 
 	r    *search.Result    // for the text content
 	revs map[string]string // Revisions by workdir-relative path
@@ -144,7 +150,7 @@ func searchText(ctx context.Context, d *Deps, in searchTextIn) (*searchTextOut, 
 		}
 		output = search.OutputLines
 	}
-	r, err := d.Search.Search(ctx, search.Request{Workdir: in.Workdir, Path: in.Path, Query: in.Query, Regex: in.Regex, Glob: in.Glob, CaseSensitive: in.CaseSensitive || refs, Limit: in.Limit, IncludeIgnored: in.IncludeIgnored,
+	r, err := d.Search.Search(ctx, search.Request{Workdir: in.Workdir, Path: in.Path, Query: in.Query, Regex: in.Regex, Glob: in.Glob, CaseSensitive: in.CaseSensitive || refs, Limit: in.Limit, IncludeIgnored: in.IncludeIgnored, Archives: in.Archives,
 		Output: output, Context: in.Context, Before: in.Before, After: in.After, Cursor: in.Cursor})
 	if err != nil {
 		return nil, info, err
@@ -206,12 +212,12 @@ func addRevisions(ctx context.Context, d *Deps, out *searchTextOut) error {
 		return nil
 	}
 	for _, m := range r.Matches {
-		if err := add(m.Path, m.Compressed); err != nil {
+		if err := add(m.Path, m.Compressed || m.InArchive); err != nil {
 			return err
 		}
 	}
 	for _, b := range r.Blocks {
-		if err := add(b.Path, b.Compressed); err != nil {
+		if err := add(b.Path, b.Compressed || b.InArchive); err != nil {
 			return err
 		}
 	}
@@ -235,7 +241,7 @@ func compactSearch(r *search.Result) *searchTextOut {
 	out := &searchTextOut{Workdir: r.Workdir, Path: r.Path, Query: r.Query, Total: r.Total, TotalIncomplete: r.TotalIncomplete,
 		MoreFiles: r.MoreFiles, MoreLines: r.MoreLines, Returned: r.Returned, Truncated: r.Truncated,
 		TruncatedReason: r.TruncatedReason, NextCursor: r.NextCursor, FilesScanned: r.FilesScanned, FilesSkipped: r.FilesSkipped,
-		Skipped: r.Skipped, Hint: r.Hint, r: r}
+		Skipped: r.Skipped, Hint: r.Hint, Archives: r.Archives, ArchivesMore: r.ArchivesMore, r: r}
 	rel := func(p string) string {
 		if r.Path != "" {
 			return strings.TrimPrefix(p, r.Path+"/")
@@ -410,6 +416,31 @@ func (o *searchTextOut) Text() string {
 	if o.Truncated {
 		writeTruncated(&b, o.TruncatedReason, o.NextCursor)
 	}
+	o.writeScanned(&b)
+	if o.Hint != "" {
+		b.WriteString("hint: ")
+		b.WriteString(o.Hint)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// writeScanned writes the archives searched inside, what was scanned and
+// what was skipped, by reason.
+func (o *searchTextOut) writeScanned(b *strings.Builder) {
+	if len(o.Archives) > 0 {
+		b.WriteString("archives searched: ")
+		for i, a := range o.Archives {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(displayName(a))
+		}
+		if o.ArchivesMore > 0 {
+			fmt.Fprintf(b, " and %d more", o.ArchivesMore)
+		}
+		b.WriteByte('\n')
+	}
 	b.WriteString("files_scanned: ")
 	b.WriteString(strconv.Itoa(o.FilesScanned))
 	if o.FilesSkipped > 0 {
@@ -422,7 +453,7 @@ func (o *searchTextOut) Text() string {
 		n    int
 		name string
 	}{{s.Binary, "binary"}, {s.TooLarge, "too_large"}, {s.Unreadable, "unreadable"}, {s.Corrupt, "corrupt"}, {s.Ignored, "ignored"},
-		{s.CutAtCap, "cut_at_cap"}, {s.BinaryLate, "binary_late"}, {s.WindowTooLarge, "window_too_large"}} {
+		{s.CutAtCap, "cut_at_cap"}, {s.BinaryLate, "binary_late"}, {s.WindowTooLarge, "window_too_large"}, {s.Archives, "archives"}} {
 		if k.n > 0 {
 			b.WriteString(sep)
 			b.WriteString(k.name)
@@ -434,10 +465,4 @@ func (o *searchTextOut) Text() string {
 	if sep != "skipped: " {
 		b.WriteByte('\n')
 	}
-	if o.Hint != "" {
-		b.WriteString("hint: ")
-		b.WriteString(o.Hint)
-		b.WriteByte('\n')
-	}
-	return b.String()
 }

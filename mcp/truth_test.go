@@ -114,7 +114,7 @@ var truthConfigs = []truthConfig{
 	},
 	{
 		name:   "workspaces",
-		budget: 15500,
+		budget: 15358 + 500, // issue 47 (archives, documents, images read in place): 500 B at most over 15358
 		flags:  func(e *testEnv) []string { return []string{"wd=" + e.root + ":rw:repo", "ro=" + roDir(e)} },
 		// Lowered workspace limits: the descriptions must follow them.
 		environ: []string{stateDirTemp, "SERVERFS_WORKSPACE_LIMIT=3", "SERVERFS_WORKSPACE_MAX_AGE_HOURS=36", "SERVERFS_WORKSPACE_MAX_FILES=5000", "SERVERFS_WORKSPACE_MAX_BYTES=10485760"},
@@ -132,7 +132,7 @@ var truthConfigs = []truthConfig{
 	{
 		// Every family but the bridge's, at the default limits.
 		name:     "full",
-		budget:   16500, // read_text_file's symbol (definitions and outlines) took it past 16000
+		budget:   16295 + 500, // issue 47 (archives, documents, images read in place): 500 B at most over 16295
 		flags:    func(e *testEnv) []string { return []string{"wd=" + e.root + ":rw:repo", "ro=" + roDir(e)} },
 		environ:  []string{stateDirTemp, "SERVERFS_SEARCH_FETCH=true"},
 		tools:    slices.Concat(toolNames, writeFamily, []string{"inspect_repo", "read_repo_history", "commit_repo_changes"}, workspaceFamily, researchPair),

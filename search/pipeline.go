@@ -7,6 +7,7 @@ import (
 
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/fs/ignore"
+	"github.com/serverfs/serverfs/internal/archive"
 )
 
 // Both searches, search_text's (Engine.Search) and ChatGPT's (Engine.Rank),
@@ -27,9 +28,18 @@ type walkSpec struct {
 	cursor     *sfs.Cursor // where a continued search resumes; nil for all
 	glob       *sfs.Glob   // files to search, relative to root; nil for all
 	maxEntries int
-	readAhead  int // fs.WalkOptions.ReadAhead
-	ignored    int // files the rules skipped
+	readAhead  int  // fs.WalkOptions.ReadAhead
+	ignored    int  // files the rules skipped
+	archives   bool // Request.Archives
+	// only, when set, is the one archive the search reads (its path or
+	// a path inside it was the request's).
+	only string
 }
+
+// resumeArchiveOnly is visit's verdict on a file the glob does not name
+// but that is named like an archive, with Request.Archives: searched only
+// if it is one (its members face the glob).
+const resumeArchiveOnly sfs.Resume = -1
 
 // walk walks the tree and calls file for each file to search (with where
 // the cursor resumes in it); file returns false to stop the walk.
@@ -60,6 +70,20 @@ func (ws *walkSpec) walk(ctx context.Context, file func(ent *sfs.WalkEntry, resu
 // visit decides one entry of the walk.
 func (ws *walkSpec) visit(ent *sfs.WalkEntry, file func(ent *sfs.WalkEntry, resume sfs.Resume) bool) sfs.WalkAction {
 	resume := ws.cursor.Resume(ent.Path, ent.Type == sfs.TypeDirectory)
+	if ws.only != "" {
+		switch {
+		case ent.Type == sfs.TypeDirectory:
+			return sfs.WalkSkipDir
+		case ent.Path != ws.only:
+			return sfs.WalkContinue
+		case ws.cursor != nil && strings.HasPrefix(ws.cursor.Path, ent.Path+"/"):
+			resume = sfs.ResumePartial
+		}
+		if resume != sfs.ResumeSkip && !file(ent, resume) {
+			return sfs.WalkStop
+		}
+		return sfs.WalkContinue
+	}
 	switch ent.Type {
 	case sfs.TypeDirectory:
 		if ent.Name == ".git" || resume == sfs.ResumeSkip {
@@ -73,6 +97,10 @@ func (ws *walkSpec) visit(ent *sfs.WalkEntry, file func(ent *sfs.WalkEntry, resu
 	default:
 		return sfs.WalkContinue // symlinks and special files are never searched
 	}
+	inArchive := ws.archives && archive.Named(ent.Name)
+	if inArchive && ws.cursor != nil && strings.HasPrefix(ws.cursor.Path, ent.Path+"/") {
+		resume = sfs.ResumePartial // the cursor is inside this archive
+	}
 	if resume == sfs.ResumeSkip {
 		return sfs.WalkContinue
 	}
@@ -83,7 +111,12 @@ func (ws *walkSpec) visit(ent *sfs.WalkEntry, file func(ent *sfs.WalkEntry, resu
 			rel = strings.TrimPrefix(rel, ws.root+"/")
 		}
 		if globbed = ws.glob.Match(rel, ent.Name); !globbed {
-			return sfs.WalkContinue
+			if !inArchive {
+				return sfs.WalkContinue
+			}
+			if resume == sfs.ResumeTake {
+				resume = resumeArchiveOnly
+			}
 		}
 	}
 	// As in ripgrep, a file the glob names explicitly is searched even

@@ -19,8 +19,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path"
 	"runtime"
-	"slices"
 	"strings"
 
 	"sync/atomic"
@@ -28,6 +28,7 @@ import (
 
 	sfs "github.com/serverfs/serverfs/fs"
 	"github.com/serverfs/serverfs/fs/ignore"
+	"github.com/serverfs/serverfs/internal/archive"
 	"github.com/serverfs/serverfs/internal/decompress"
 	"github.com/serverfs/serverfs/internal/errs"
 )
@@ -65,6 +66,10 @@ type Request struct {
 	// and After, when set, override it on their side. Lines mode only.
 	Context, Before, After int
 	Output                 string // OutputLines (""), OutputFiles or OutputCount
+	// Archives searches inside archive files (zip, tar, tar.gz, tar.zst,
+	// tar.bz2): each member is a file named archive/member. Without it
+	// archives are skipped and counted.
+	Archives bool
 	// Cursor is the next_cursor of an earlier answer to the same request:
 	// the search resumes right after that answer's last result.
 	Cursor string
@@ -77,6 +82,7 @@ type Match struct {
 	Text          string `json:"text"`
 	TextTruncated bool   `json:"text_truncated,omitempty"`
 	Compressed    bool   `json:"compressed,omitempty"`
+	InArchive     bool   `json:"in_archive,omitempty"` // an archive's member: read-only, no revision
 }
 
 // Block is a run of consecutive lines of one file around matches, as
@@ -85,6 +91,7 @@ type Match struct {
 type Block struct {
 	Path       string      `json:"path"`
 	Compressed bool        `json:"compressed,omitempty"`
+	InArchive  bool        `json:"in_archive,omitempty"`
 	Lines      []BlockLine `json:"lines"`
 }
 
@@ -112,6 +119,9 @@ type Skipped struct {
 	Ignored    int `json:"ignored,omitempty"`     // excluded by .gitignore rules (files only)
 	CutAtCap   int `json:"cut_at_cap,omitempty"`  // compressed files searched only up to the decompressed-bytes cap
 	BinaryLate int `json:"binary_late,omitempty"` // binary data after the first 8 KiB: searched up to it
+
+	// Archives: archive files not searched (Request.Archives is false).
+	Archives int `json:"archives,omitempty"`
 
 	// WindowTooLarge: .zst files whose frame needs a window over
 	// decompress.MaxZstdWindow (zstd --long or --ultra), not decompressed.
@@ -149,10 +159,14 @@ type Result struct {
 	TruncatedReason string `json:"truncated_reason,omitempty"` // limit, bytes, timeout, walk_limit, depth
 	// NextCursor, on a truncated answer that can be continued, resumes
 	// right after its last result when passed back as cursor.
-	NextCursor   string  `json:"next_cursor,omitempty"`
-	FilesScanned int     `json:"files_scanned"`
-	FilesSkipped int     `json:"files_skipped,omitempty"`
-	Skipped      Skipped `json:"skipped,omitzero"` // absent when nothing was skipped
+	NextCursor string `json:"next_cursor,omitempty"`
+	// Archives names the archives the search opened (Request.Archives),
+	// up to MaxArchivesNamed; ArchivesMore counts the others.
+	Archives     []string `json:"archives,omitempty"`
+	ArchivesMore int      `json:"archives_more,omitempty"`
+	FilesScanned int      `json:"files_scanned"`
+	FilesSkipped int      `json:"files_skipped,omitempty"`
+	Skipped      Skipped  `json:"skipped,omitzero"` // absent when nothing was skipped
 	// Hint, when set, says why a search may have found nothing.
 	Hint string `json:"hint,omitempty"`
 }
@@ -160,6 +174,10 @@ type Result struct {
 // literalHint is the answer's hint when a literal query holding regular
 // expression metacharacters finds nothing.
 const literalHint = "nothing matched the query as literal text; queries are literal unless regex is true (then RE2 syntax)"
+
+// archivesHint is the answer's hint when nothing matched and archives
+// were skipped.
+const archivesHint = "archives were skipped, not searched: archives true searches inside them"
 
 // regexMeta are the characters that suggest a query was meant as a regexp
 // ("." is left out: it is common in literal names).
@@ -195,6 +213,12 @@ type job struct {
 	path       string
 	compressed string // "", "gz" or "zst"
 	after      int    // report only the lines after this one (resuming in this file)
+	// archive: the file is named like an archive; archiveOnly: the glob
+	// did not name it, so it is searched only if it is one (its members
+	// then face the glob). member: the archive member a cursor resumes
+	// in (after is then its line).
+	archive, archiveOnly bool
+	member               string
 }
 
 // fileResult is what a worker found in one file.
@@ -211,6 +235,14 @@ type fileResult struct {
 	partial    bool // stopped from outside before the end of the file
 	countExact bool // files mode: count is every matching line of the file
 	err        error
+	// archive: the job was an archive searched inside; members are its
+	// members' results in stored order. archiveErr (a member's) is the
+	// archive stream's failure, which ends its walk. skippedArchive: an
+	// archive not searched (Request.Archives false).
+	archive, member bool
+	members         []fileResult
+	archiveErr      error
+	skippedArchive  bool
 }
 
 // plan is what every worker needs to know about a request.
@@ -223,6 +255,15 @@ type plan struct {
 	before, after int
 	capBytes      int64
 	stopped       func() bool
+	// archives: search inside archives, with w's path policy on members
+	// and globber (the request's glob, root its base) on their names.
+	archives bool
+	w        *sfs.Workdir
+	globber  *sfs.Glob
+	root     string
+	// memberPrefix: only members below it are searched (the request's
+	// path inside an archive).
+	memberPrefix string
 }
 
 // Search runs req. It returns when every goroutine it started has ended.
@@ -237,10 +278,10 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, lim.SearchTimeout)
 	defer cancel()
-	ws := &walkSpec{w: q.w, root: q.rootPath, cursor: q.cursor, glob: q.glob, maxEntries: lim.MaxWalkEntries, readAhead: e.readers}
+	ws := &walkSpec{w: q.w, root: q.walkRoot, cursor: q.cursor, glob: q.glob, maxEntries: lim.MaxWalkEntries, readAhead: e.readers, archives: req.Archives, only: q.archive}
 	if !req.IncludeIgnored {
 		ws.rules = ignore.New(ctx, ignore.Ripgrep())
-		ws.rules.LoadAbove(q.w, q.rootPath)
+		ws.rules.LoadAbove(q.w, q.walkRoot)
 	}
 	// stop ends every worker's current file at its next buffer; set on
 	// the limit, and checked together with ctx (timeout, cancellation).
@@ -266,9 +307,13 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 		func(p *pipeline[job, fileResult]) {
 			walkRes, walkErr = ws.walk(ctx, func(ent *sfs.WalkEntry, resume sfs.Resume) bool {
 				// The worker opens the file: the walk only reads directories.
-				j := job{seq: p.seq, ref: ent.Ref(), path: ent.Path, compressed: decompress.Kind(ent.Name)}
+				j := job{seq: p.seq, ref: ent.Ref(), path: ent.Path, compressed: decompress.Kind(ent.Name),
+					archive: archive.Named(ent.Name), archiveOnly: resume == resumeArchiveOnly}
 				if resume == sfs.ResumePartial {
 					j.after = q.cursor.Line
+					if strings.HasPrefix(q.cursor.Path, ent.Path+"/") {
+						j.member = q.cursor.Path[len(ent.Path)+1:]
+					}
 				}
 				return p.add(j)
 			})
@@ -293,11 +338,15 @@ func (e *Engine) Search(ctx context.Context, req Request) (*Result, error) {
 type query struct {
 	w        *sfs.Workdir
 	rootPath string
-	glob     *sfs.Glob
-	cm       chunkMatcher
-	maxLen   int // the longest match a buffer boundary may cut (see searcher)
-	key      string
-	cursor   *sfs.Cursor // the position a continued search resumes after
+	// walkRoot is where the walk starts: rootPath, or the directory of
+	// archive when rootPath is the archive or inside it (memberPrefix
+	// then its path below the archive).
+	walkRoot, archive, memberPrefix string
+	glob                            *sfs.Glob
+	cm                              chunkMatcher
+	maxLen                          int // the longest match a buffer boundary may cut (see searcher)
+	key                             string
+	cursor                          *sfs.Cursor // the position a continued search resumes after
 }
 
 // prepare fills req's defaults, validates it and compiles its glob and
@@ -335,13 +384,21 @@ func (e *Engine) prepare(req *Request, lim sfs.Limits) (*query, error) {
 			q.maxLen = utf8.RuneCountInString(req.Query) * utf8.UTFMax
 		}
 	}
-	root, err := w.OpenDir(req.Path)
-	if err != nil {
+	if root, err := w.OpenDir(req.Path); err == nil {
+		q.rootPath, q.walkRoot = root.Path, root.Path
+		root.Close()
+	} else if at, member, ok := w.ArchivePath(req.Path); ok && req.Archives {
+		// The path is an archive or inside one: the walk visits the
+		// archive alone, its members below the path face the glob.
+		q.archive, q.memberPrefix = at, member
+		q.rootPath, q.walkRoot = path.Join(at, member), path.Dir(at)
+		if q.walkRoot == "." {
+			q.walkRoot = ""
+		}
+	} else {
 		return nil, err
 	}
-	q.rootPath = root.Path
-	root.Close()
-	q.key = sfs.CursorKey("search", w.Alias(), q.rootPath, req.Query, fmt.Sprint(req.Regex, req.CaseSensitive, req.IncludeIgnored),
+	q.key = sfs.CursorKey("search", w.Alias(), q.rootPath, req.Query, fmt.Sprint(req.Regex, req.CaseSensitive, req.IncludeIgnored, req.Archives),
 		req.Glob, req.Output, fmt.Sprint(req.before(), req.after()))
 	if req.Cursor != "" {
 		c, err := sfs.DecodeCursor(req.Cursor, q.key)
@@ -357,7 +414,7 @@ func (e *Engine) prepare(req *Request, lim sfs.Limits) (*query, error) {
 // a worker to end its file.
 func (q *query) workerPlan(req Request, lim sfs.Limits, stopped func() bool) *plan {
 	pl := &plan{cm: q.cm, maxLen: q.maxLen, perFile: req.Limit + 1, before: req.before(), after: req.after(),
-		capBytes: lim.SearchMaxFileBytes, stopped: stopped}
+		capBytes: lim.SearchMaxFileBytes, stopped: stopped, archives: req.Archives, w: q.w, globber: q.glob, root: q.rootPath, memberPrefix: q.memberPrefix}
 	if rm, ok := q.cm.(*regexMatcher); ok {
 		rm.stopped = pl.stopped // a regexp checks it between lines, not only between buffers
 	}
@@ -392,7 +449,11 @@ func (c *collector) drain(results <-chan []fileResult, tokens <-chan struct{}, r
 			next++
 			<-tokens
 			for _, r := range rs {
-				c.take(r)
+				if r.archive {
+					c.takeArchive(r)
+				} else {
+					c.take(r)
+				}
 				if c.done {
 					stop()
 					break
@@ -421,10 +482,13 @@ func (q *query) answer(ctx context.Context, req Request, lim sfs.Limits, col *co
 			res.TotalIncomplete = TotalFromCursor
 		}
 	}
-	res.FilesSkipped = res.Skipped.Binary + res.Skipped.TooLarge + res.Skipped.Unreadable + res.Skipped.Corrupt + res.Skipped.WindowTooLarge + res.Skipped.Ignored
+	res.FilesSkipped = res.Skipped.Binary + res.Skipped.TooLarge + res.Skipped.Unreadable + res.Skipped.Corrupt + res.Skipped.WindowTooLarge + res.Skipped.Ignored + res.Skipped.Archives
 	res.Returned = col.returned
 	if res.Returned == 0 && !req.Regex && strings.ContainsAny(req.Query, regexMeta) {
 		res.Hint = literalHint
+	}
+	if res.Returned == 0 && res.Hint == "" && res.Skipped.Archives > 0 {
+		res.Hint = archivesHint
 	}
 	var resumeAt *sfs.Cursor
 	switch {
@@ -475,206 +539,6 @@ const TotalFromCursor = "counted from the cursor on"
 // file's: such a page counts its own files only.
 const TotalPageOnly = "this page only"
 
-// collector builds the answer from file results taken in walk order.
-type collector struct {
-	req      Request
-	res      *Result
-	capBytes int
-	bytes    int
-	returned int
-	done     bool       // nothing more is taken
-	reason   string     // why done: limit, bytes or "" (a partial file: timeout)
-	last     sfs.Cursor // the position after the last result taken
-	// paged (count and files modes): the page is full, but files are
-	// still read, aggregated, so that the answer covers every file.
-	paged bool
-	// fromCursor: the search continues an earlier answer, whose first
-	// page aggregated the files past it: this page ends at its own end,
-	// so that paging through a tree reads it once, not once per page.
-	fromCursor bool
-	// partial (count mode, or files mode once paged): a file's search was
-	// cut (timeout).
-	partial bool
-}
-
-func newCollector(alias, rootPath string, req Request, lim sfs.Limits) *collector {
-	res := &Result{Workdir: alias, Path: rootPath, Query: req.Query}
-	switch {
-	case req.Output != OutputLines:
-		res.Files = []FileHit{}
-	case req.before()+req.after() > 0:
-		res.Blocks = []Block{}
-	default:
-		res.Matches = []Match{}
-	}
-	// The byte cap is SERVERFS_MAX_READ_BYTES, as for one read; matching
-	// lines without context are bounded by the limit already.
-	capBytes := lim.MaxReadBytes
-	if res.Blocks == nil {
-		capBytes = max(capBytes, req.Limit*MaxLineText)
-	}
-	return &collector{req: req, res: res, capBytes: capBytes}
-}
-
-// fileLineBytes is what a file of the files and count modes adds to the
-// answer besides its path: a separator, its count and a line ending.
-const fileLineBytes = 8
-
-// full reports whether one more result would exceed the limit or the
-// byte cap; it sets the reason.
-func (c *collector) full() bool {
-	switch {
-	case c.returned == c.req.Limit:
-		c.done, c.reason = true, sfs.TruncatedLimit
-	case c.bytes >= c.capBytes:
-		c.done, c.reason = true, TruncatedBytes
-	}
-	return c.done
-}
-
-// take folds one file's result into the answer.
-func (c *collector) take(r fileResult) {
-	c.res.count(r)
-	switch {
-	case c.req.Output == OutputCount:
-		if r.partial {
-			c.done, c.partial = true, true // a partial count is not a count: resume at this file
-			return
-		}
-		if r.count == 0 {
-			break
-		}
-		if !c.paged && c.full() {
-			if c.fromCursor {
-				return // a later page lists only: the first aggregated the rest
-			}
-			// The page ends here (reason and last stay its own), the
-			// scan does not: the rest is aggregated and the total
-			// counts on.
-			c.done, c.paged = false, true
-		}
-		c.res.Total += r.count
-		if c.paged {
-			c.res.MoreFiles++
-			c.res.MoreLines += r.count
-			return
-		}
-		c.res.Files = append(c.res.Files, FileHit{Path: r.path, Count: r.count, Compressed: r.compressed})
-		c.bytes += len(r.path) + fileLineBytes
-		c.returned++
-	case c.req.Output == OutputFiles:
-		if len(r.matches) > 0 {
-			if !c.paged && c.full() {
-				if c.fromCursor {
-					return
-				}
-				c.done, c.paged = false, true // as in count mode: the rest is aggregated
-			}
-			if c.paged {
-				c.res.MoreFiles++
-				return
-			}
-			hit := FileHit{Path: r.path, Compressed: r.compressed}
-			if r.countExact {
-				hit.Count = r.count
-			}
-			c.res.Files = append(c.res.Files, hit)
-			c.bytes += len(r.path) + fileLineBytes
-			c.returned++
-		} else if r.partial {
-			c.done, c.partial = true, c.paged
-			return
-		}
-	case c.res.Blocks != nil:
-		c.takeBlocks(r)
-	default:
-		c.res.Matches = slices.Grow(c.res.Matches, min(len(r.matches), c.req.Limit-c.returned))
-		for _, m := range r.matches {
-			if c.full() {
-				return
-			}
-			c.res.Matches = append(c.res.Matches, Match{Path: r.path, Line: m.line, Text: m.text, TextTruncated: m.cut, Compressed: r.compressed})
-			c.bytes += len(m.text)
-			c.returned++
-			c.last = sfs.Cursor{Path: r.path, Line: m.line}
-		}
-	}
-	if c.done || c.paged {
-		return // past the page the position stays the page's end
-	}
-	if r.partial {
-		// Stopped from outside (timeout) inside this file: what it found
-		// is a true prefix; resume after it.
-		c.done = true
-		return
-	}
-	c.last = sfs.Cursor{Path: r.path}
-}
-
-// takeBlocks adds a file's matches with their context lines, merged into
-// blocks.
-func (c *collector) takeBlocks(r fileResult) {
-	before, after := c.req.before(), c.req.after()
-	var blk *Block
-	lastLine := 0
-	add := func(m lineMatch, match bool) {
-		if blk == nil || m.line != lastLine+1 {
-			c.res.Blocks = append(c.res.Blocks, Block{Path: r.path, Compressed: r.compressed})
-			blk = &c.res.Blocks[len(c.res.Blocks)-1]
-		}
-		blk.Lines = append(blk.Lines, BlockLine{Line: m.line, Text: m.text, Match: match, TextTruncated: m.cut})
-		lastLine = m.line
-		c.bytes += len(m.text)
-	}
-	ci := 0
-	prev := -1 // line of the previous match taken
-	for _, m := range r.matches {
-		if c.full() {
-			break
-		}
-		for ci < len(r.context) && r.context[ci].line < m.line {
-			if l := r.context[ci].line; l >= m.line-before || (prev >= 0 && l <= prev+after) {
-				add(r.context[ci], false)
-			}
-			ci++
-		}
-		add(m, true)
-		c.returned++
-		c.last = sfs.Cursor{Path: r.path, Line: m.line}
-		prev = m.line
-	}
-	for prev >= 0 && ci < len(r.context) && r.context[ci].line <= prev+after {
-		if r.context[ci].line > prev {
-			add(r.context[ci], false)
-		}
-		ci++
-	}
-}
-
-// count folds one file's outcome into the statistics.
-func (res *Result) count(r fileResult) {
-	switch {
-	case r.tooLarge:
-		res.Skipped.TooLarge++
-	case r.err == errCorrupt:
-		res.Skipped.Corrupt++
-	case r.err == errWindow:
-		res.Skipped.WindowTooLarge++
-	case r.err != nil && r.err != errStopped:
-		res.Skipped.Unreadable++
-	case r.outcome == outcomeBinary:
-		res.Skipped.Binary++
-	default:
-		res.FilesScanned++
-		if r.outcome == outcomeBinaryLate {
-			res.Skipped.BinaryLate++
-		}
-		if r.capped {
-			res.Skipped.CutAtCap++
-		}
-	}
-}
-
 func validate(req Request, lim sfs.Limits) error {
 	bad := func(msg string) error {
 		return errs.New(errs.InvalidArgument, msg)
@@ -716,6 +580,18 @@ func (e *Engine) searchFile(ctx context.Context, s *searcher, j job, pl *plan) f
 		return r
 	}
 	defer file.Close()
+	if j.archive {
+		if f := sfs.ArchiveFormat(j.path, file); f != archive.None {
+			if !pl.archives {
+				r.skippedArchive = true
+				return r
+			}
+			return e.searchArchive(ctx, s, j, pl, file, size, f)
+		}
+	}
+	if j.archiveOnly {
+		return r // named like an archive, not one, and not named by the glob
+	}
 	if size > pl.capBytes {
 		r.tooLarge = true
 		return r

@@ -103,6 +103,8 @@ type searcher struct {
 	teddyTerms *teddyChunk
 	// ctxBuf is the reader of context passes, reused.
 	ctxBuf *bufio.Reader
+	// member holds an archive member for its context pass, reused.
+	member []byte
 	// sinceYield counts the bytes read since the searcher last yielded
 	// its CPU (see search); it carries over from file to file.
 	sinceYield int

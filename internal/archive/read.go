@@ -217,3 +217,32 @@ func Walk(ctx context.Context, src Source, f Format, opt Options, fn func(m Memb
 		return fn(e.Member, rc)
 	})
 }
+
+// Each calls fn with every visible member, in stored order, its data not
+// read: files, links and directories, and once each the directories only
+// implied by a member below them (just before that member). What a find
+// inside an archive reads. fn's error ends the pass and is returned.
+func Each(ctx context.Context, src Source, f Format, opt Options, fn func(m Member) error) error {
+	g := &guard{ctx: ctx, lim: opt.Limits.withDefaults()}
+	s, err := open(g, src, f)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	seen := map[string]bool{}
+	return s.each(func(e entry) error {
+		if e.Name == "" || seen[e.Name] || !opt.visible(e.Name, e.Type == Dir) {
+			return nil
+		}
+		for i := 0; i < len(e.Name); i++ {
+			if dir := e.Name[:i]; e.Name[i] == '/' && !seen[dir] {
+				seen[dir] = true
+				if err := fn(Member{Name: dir, Type: Dir, Implied: true}); err != nil {
+					return err
+				}
+			}
+		}
+		seen[e.Name] = true
+		return fn(e.Member)
+	})
+}
