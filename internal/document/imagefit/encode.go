@@ -14,8 +14,12 @@ import (
 	"github.com/serverfs/serverfs/internal/errs"
 )
 
-// scaler is the interpolator of the last scaling step, after halvings
-// (see scale). BenchmarkScale compares the candidates.
+// scaler is the interpolator of scale's last step, after its box
+// reduction. Measured 4000×3000 -> 1568×1176 (BenchmarkScale,
+// TestScalerQuality): box+ApproxBiLinear 150 ms, 19 MB, photo PSNR 43 dB
+// against direct CatmullRom; box+CatmullRom 283 ms, 95 MB, 45 dB, no less
+// aliasing; direct CatmullRom 508 ms, 158 MB; direct ApproxBiLinear 48 ms
+// but aliases 4× as much.
 var scaler draw.Interpolator = draw.ApproxBiLinear
 
 // jpegQualities are tried in order at each size before halving it.
@@ -68,29 +72,6 @@ func outSize(w, h, maxSide int) (int, int) {
 		return maxSide, max(1, int((int64(h)*int64(maxSide)+int64(w)/2)/int64(w)))
 	}
 	return max(1, int((int64(w)*int64(maxSide)+int64(h)/2)/int64(h))), maxSide
-}
-
-// scale draws src, whose bounds lie in a canvas of cw×ch pixels at the
-// origin, onto a new w×h RGBA image. While the canvas is at least twice
-// the target it is first halved with ApproxBiLinear: at exactly half, its
-// one sample per 2×2 block is their average, a box filter that neither
-// aliases nor needs a buffer (draw's kernels, CatmullRom among them,
-// allocate 32 bytes per target-width × source-height pixel).
-func scale(src image.Image, cw, ch, w, h int, interp draw.Interpolator) *image.RGBA {
-	for cw >= 2*w && ch >= 2*h && (cw > 2*w || ch > 2*h) {
-		hw, hh := (cw+1)/2, (ch+1)/2
-		src = drawScaled(src, cw, ch, hw, hh, draw.ApproxBiLinear)
-		cw, ch = hw, hh
-	}
-	return drawScaled(src, cw, ch, w, h, interp)
-}
-
-func drawScaled(src image.Image, cw, ch, w, h int, interp draw.Interpolator) *image.RGBA {
-	dst := image.NewRGBA(image.Rect(0, 0, w, h))
-	b := src.Bounds()
-	dr := image.Rect(b.Min.X*w/cw, b.Min.Y*h/ch, b.Max.X*w/cw, b.Max.Y*h/ch)
-	interp.Scale(dst, dr, src, b, draw.Src, nil)
-	return dst
 }
 
 // opaque reports whether every pixel of m is opaque; the decoders' image
