@@ -125,7 +125,7 @@ func psnr(a, b *image.RGBA) float64 {
 // (stripes of period 16 px, RMS 90 before scaling: higher is sharper), and
 // PSNR of the photo against direct CatmullRom, the best-filtered result.
 func TestScalerQuality(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		t.Skip("scales 4000×3000 images")
 	}
 	fine, coarse := stripes(4000, 3000, 2.2), stripes(4000, 3000, 16)

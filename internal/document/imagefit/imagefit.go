@@ -16,6 +16,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"io/fs"
 
 	"golang.org/x/image/webp"
 
@@ -155,19 +156,40 @@ func Fit(ctx context.Context, r io.Reader, lim Limits) (*Result, error) {
 }
 
 // readAll reads r up to max bytes, answering DOCUMENT_TOO_LARGE rather
-// than reading on past it, and ctx.Err() once ctx is done.
+// than reading on past it, and ctx.Err() once ctx is done. A reader that
+// knows its size (an *os.File, a *bytes.Reader) is refused before any
+// read when too large, and read into one allocation otherwise.
 func readAll(ctx context.Context, r io.Reader, max int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(ctxReader{ctx, r}, max+1))
-	if err != nil {
+	tooLarge := errs.New(errs.DocumentTooLarge, fmt.Sprintf("the image file is larger than the %d bytes read", max))
+	var buf bytes.Buffer
+	if n := sizeHint(r); n > max {
+		return nil, tooLarge
+	} else if n >= 0 {
+		buf.Grow(int(n) + bytes.MinRead) // MinRead: reading EOF needs room too
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(ctxReader{ctx, r}, max+1)); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, err
 	}
-	if int64(len(data)) > max {
-		return nil, errs.New(errs.DocumentTooLarge, fmt.Sprintf("the image file is larger than the %d bytes read", max))
+	if int64(buf.Len()) > max {
+		return nil, tooLarge
 	}
-	return data, nil
+	return buf.Bytes(), nil
+}
+
+// sizeHint returns the bytes left in r when r can tell, -1 otherwise.
+func sizeHint(r io.Reader) int64 {
+	switch r := r.(type) {
+	case interface{ Len() int }:
+		return int64(r.Len())
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if fi, err := r.Stat(); err == nil && fi.Mode().IsRegular() {
+			return fi.Size()
+		}
+	}
+	return -1
 }
 
 // ctxReader stops a slow reader between reads once ctx is done.
