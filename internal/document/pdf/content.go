@@ -65,7 +65,7 @@ func (f *file) page(out *docWriter, pg dict, res any) error {
 	// a space before lexing.
 	var data []byte
 	var cut error
-	for _, c := range list {
+	for i, c := range list {
 		v, err := f.resolve(c)
 		if err != nil {
 			return err
@@ -75,7 +75,11 @@ func (f *file) page(out *docWriter, pg dict, res any) error {
 			continue
 		}
 		b, err := f.streamData(s)
-		data = append(append(data, b...), ' ')
+		if i == 0 {
+			data = b // one stream, the common case: not copied
+		} else {
+			data = append(append(data, ' '), b...)
+		}
 		if err != nil {
 			if isLimit(err) || f.ctx.Err() != nil {
 				cut = err
@@ -175,16 +179,17 @@ func num(v any) (float64, bool) {
 	return 0, false
 }
 
-// nums returns args as n numbers, or false.
-func nums(args []any, n int) ([]float64, bool) {
-	if len(args) < n {
-		return nil, false
+// nums returns the last n (at most 6) of args as numbers, or false; an
+// array, not a slice, so that an operator costs no allocation.
+func nums(args []any, n int) ([6]float64, bool) {
+	var out [6]float64
+	if len(args) < n || n > 6 {
+		return out, false
 	}
-	out := make([]float64, n)
 	for i, a := range args[len(args)-n:] {
 		v, ok := num(a)
 		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, false
+			return out, false
 		}
 		out[i] = v
 	}

@@ -50,18 +50,47 @@ func (f *file) streamData(s *stream) ([]byte, error) {
 		}
 	}
 	left := f.lim.MaxStream - f.inflate
-	var buf bytes.Buffer
-	m, err := io.Copy(&buf, io.LimitReader(rd, left+1))
-	if m > left {
+	data, err := readChunks(io.LimitReader(rd, left+1))
+	if int64(len(data)) > left {
 		f.inflate = f.lim.MaxStream
-		return buf.Bytes()[:left], errInflated
+		return data[:left], errInflated
 	}
-	f.inflate += m
+	f.inflate += int64(len(data))
 	if err != nil && !isLimit(err) {
 		// A damaged stream gives what it decoded before the damage.
-		return buf.Bytes(), nil
+		return data, nil
 	}
-	return buf.Bytes(), err
+	return data, err
+}
+
+// readChunks reads rd to its end in chunks joined once at the end, so
+// that a stream costs twice its size at most (doubling a buffer costs
+// up to four times).
+func readChunks(rd io.Reader) ([]byte, error) {
+	const chunk = 256 << 10
+	var chunks [][]byte
+	total := 0
+	for {
+		b := make([]byte, chunk)
+		n, err := io.ReadFull(rd, b)
+		if n > 0 {
+			chunks = append(chunks, b[:n])
+			total += n
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			err = nil
+		}
+		if n < chunk || err != nil {
+			if len(chunks) == 1 {
+				return chunks[0], err
+			}
+			out := make([]byte, 0, total)
+			for _, c := range chunks {
+				out = append(out, c...)
+			}
+			return out, err
+		}
+	}
 }
 
 // streamLen is /Length where "endstream" follows it, else the distance

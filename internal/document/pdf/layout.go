@@ -18,6 +18,7 @@ type docWriter struct {
 	parts []document.Part
 	lines int
 	pages int
+	done  int // pages read to their end
 	max   int64
 	line  strings.Builder
 	// The previous run on this page: where it ended, its baseline and
@@ -39,6 +40,7 @@ func (w *docWriter) startPage() {
 // that every page's Part has a line of its own.
 func (w *docWriter) endPage() error {
 	err := w.flush()
+	w.done++
 	if !w.pageHasAnyLine {
 		w.text.WriteByte('\n')
 		w.lines++

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // The object model: PDF values as Go values. A dict's keys are names
@@ -34,9 +35,13 @@ type lexer struct {
 	win    []byte
 	winOff int64
 	maxLen int // cap on collection sizes and string lengths
+	// scratch holds a token's bytes while it is read.
+	scratch []byte
 }
 
-const window = 32 << 10
+// window is small: most reads are one small object, and a file's lexer
+// is made per object.
+const window = 4 << 10
 
 func newLexer(ra io.ReaderAt, size int64, maxLen int) *lexer {
 	return &lexer{ra: ra, size: size, maxLen: maxLen}
@@ -165,11 +170,20 @@ func (l *lexer) token() (token, error) {
 		return token{kind: tokDelim, s: ")"}, nil
 	}
 	l.pos--
-	w := l.regular(false)
-	if w == "" { // a stray byte no token starts with
+	wb := l.regularBytes(false)
+	if len(wb) == 0 { // a stray byte no token starts with
 		l.pos++
 		return token{kind: tokWord, s: string(c)}, nil
 	}
+	if c == '+' || c == '-' || c == '.' || (c >= '0' && c <= '9') {
+		if f, isInt, ok := plainNumber(wb); ok {
+			return token{kind: tokNum, num: f, int: isInt}, nil
+		}
+	}
+	if op, ok := operators[string(wb)]; ok { // no allocation per operator
+		return token{kind: tokWord, s: op}, nil
+	}
+	w := string(wb)
 	if c == '+' || c == '-' || c == '.' || (c >= '0' && c <= '9') {
 		if f, err := strconv.ParseFloat(w, 64); err == nil {
 			isInt := true
@@ -209,9 +223,67 @@ func lenientNumber(w string) (float64, bool) {
 	return f, true
 }
 
+// operators are the words of content streams, CMaps and the file's
+// structure, returned without allocating a string for each.
+var operators = func() map[string]string {
+	m := map[string]string{}
+	for _, w := range strings.Fields(`b B b* B* BDC BI BMC BT BX c cm CS cs d d0 d1 Do DP
+		EI EMC ET EX f F f* G g gs h i ID j J K k l m M MP n q Q re RG rg ri s S SC sc
+		SCN scn sh T* Tc Td TD Tf Tj TJ TL Tm Tr Ts Tw Tz v w W W* y ' " R obj endobj
+		stream endstream xref trailer n f true false null def begin end dup put`) {
+		m[w] = w
+	}
+	return m
+}()
+
+// plainNumber parses [+-]digits[.digits] without allocating; ok is false
+// for anything else (exponents, junk), left to strconv.
+func plainNumber(b []byte) (v float64, isInt, ok bool) {
+	i, neg := 0, false
+	if i < len(b) && (b[i] == '-' || b[i] == '+') {
+		neg = b[i] == '-'
+		i++
+	}
+	if i == len(b) || len(b) > 18 {
+		return 0, false, false
+	}
+	var mant int64
+	scale := 1.0
+	isInt = true
+	digits := 0
+	for ; i < len(b); i++ {
+		switch c := b[i]; {
+		case c >= '0' && c <= '9':
+			mant = mant*10 + int64(c-'0')
+			digits++
+			if !isInt {
+				scale *= 10
+			}
+		case c == '.' && isInt:
+			isInt = false
+		default:
+			return 0, false, false
+		}
+	}
+	if digits == 0 {
+		return 0, false, false
+	}
+	v = float64(mant) / scale
+	if neg {
+		v = -v
+	}
+	return v, isInt, true
+}
+
 // regular reads a run of regular characters; a name decodes #xx escapes.
 func (l *lexer) regular(isName bool) string {
-	var b []byte
+	return string(l.regularBytes(isName))
+}
+
+// regularBytes is regular into a buffer the lexer reuses.
+func (l *lexer) regularBytes(isName bool) []byte {
+	b := l.scratch[:0]
+	defer func() { l.scratch = b[:0] }()
 	for len(b) < l.maxLen {
 		c, ok := l.peek()
 		if !ok || isSpace(c) || isDelim(c) {
@@ -228,7 +300,7 @@ func (l *lexer) regular(isName bool) string {
 		}
 		b = append(b, c)
 	}
-	return string(b)
+	return b
 }
 
 func hexVal(c byte) (byte, bool) {

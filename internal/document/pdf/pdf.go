@@ -250,7 +250,7 @@ func (f *file) stop(out *docWriter, err error) (string, error) {
 	if ctxErr := f.ctx.Err(); ctxErr != nil {
 		return "", ctxErr
 	}
-	if out.pages == 0 && out.text.Len() == 0 {
+	if out.done == 0 && out.text.Len() == 0 && out.line.Len() == 0 {
 		return "", f.convert(err)
 	}
 	msg := err.Error()

@@ -370,11 +370,16 @@ func (f *file) find(num int) (xent, bool) {
 // resolve follows references to a value; a reference to nothing is null.
 // Chains of references count toward the nesting limit.
 func (f *file) resolve(v any) (any, error) {
+	var chain []int
 	for depth := 0; ; depth++ {
 		r, ok := v.(ref)
 		if !ok {
 			return v, nil
 		}
+		if slices.Contains(chain, r.num) {
+			return nil, nil // a reference to itself: null
+		}
+		chain = append(chain, r.num)
 		if depth >= f.lim.MaxDepth {
 			return nil, errLimit("references nested deeper than the limit")
 		}
