@@ -33,7 +33,6 @@ const maxSaves = 256
 type interp struct {
 	f        *file
 	out      *docWriter
-	fonts    map[any]*font
 	gs       gstate
 	saves    []gstate
 	tm, tlm  matrix
@@ -48,7 +47,7 @@ type interp struct {
 // cancellation come back as errors.
 func (f *file) page(out *docWriter, pg dict, res any) error {
 	out.startPage()
-	in := &interp{f: f, out: out, fonts: map[any]*font{}, forms: map[*stream]bool{}}
+	in := &interp{f: f, out: out, forms: map[*stream]bool{}}
 	in.gs = gstate{ctm: identity, th: 1}
 	contents, err := f.resolve(pg["Contents"])
 	if err != nil {

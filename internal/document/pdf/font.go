@@ -80,7 +80,7 @@ func (f *font) codeLen(c byte) int {
 	return 2
 }
 
-// font returns the font resource nm of res, loaded once per page.
+// font returns the font resource nm of res, loaded once per file.
 func (in *interp) font(res dict, nm name) *font {
 	fonts, _ := in.f.dictOf(res["Font"])
 	if fonts == nil {
@@ -88,7 +88,7 @@ func (in *interp) font(res dict, nm name) *font {
 	}
 	key := fonts[nm]
 	if r, ok := key.(ref); ok {
-		if f, ok := in.fonts[r]; ok {
+		if f, ok := in.f.fonts[r]; ok {
 			return f
 		}
 	}
@@ -98,7 +98,7 @@ func (in *interp) font(res dict, nm name) *font {
 	}
 	f := in.f.loadFont(d)
 	if r, ok := key.(ref); ok {
-		in.fonts[r] = f
+		in.f.fonts[r] = f
 	}
 	return f
 }

@@ -102,7 +102,7 @@ func Read(ctx context.Context, r io.ReaderAt, size int64, lim Limits) (doc *docu
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f := &file{ctx: ctx, ra: r, size: size, lim: lim.withDefaults(), cache: map[int]any{}, objstm: map[int]*objStream{}}
+	f := &file{ctx: ctx, ra: r, size: size, lim: lim.withDefaults(), cache: map[int]any{}, objstm: map[int]*objStream{}, fonts: map[ref]*font{}}
 	pages, err := f.open()
 	if err != nil {
 		return nil, f.convert(err)

@@ -30,8 +30,9 @@ type file struct {
 	trailer dict
 	cache   map[int]any
 	objstm  map[int]*objStream
-	loaded  int   // objects loaded: bounded by lim.MaxObjects
-	inflate int64 // decompressed bytes: bounded by lim.MaxStream
+	fonts   map[ref]*font // loaded once per call: a font program is parsed once
+	loaded  int           // objects loaded: bounded by lim.MaxObjects
+	inflate int64         // decompressed bytes: bounded by lim.MaxStream
 	rebuilt bool
 }
 
