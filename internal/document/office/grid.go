@@ -77,7 +77,7 @@ func (g *grid) cell(col int64, value []byte) {
 // is only counted.
 func (g *grid) endRow(row, times int64) error {
 	defer g.reset()
-	if g.fields == 0 {
+	if g.fields == 0 && !g.cutCells {
 		return nil
 	}
 	if err := g.emptyRows(row - g.written - 1); err != nil {

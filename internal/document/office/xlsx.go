@@ -108,7 +108,7 @@ type xlsx struct {
 // MaxText+1 bytes: more could never be written.
 type sst struct {
 	data []byte
-	ends []int
+	ends []uint32
 	full bool // strings past the budget were not kept
 }
 
@@ -116,7 +116,7 @@ func (t *sst) get(i int64) ([]byte, bool) {
 	if i < 0 || i >= int64(len(t.ends)) {
 		return nil, false
 	}
-	start := 0
+	start := uint32(0)
 	if i > 0 {
 		start = t.ends[i-1]
 	}
@@ -124,7 +124,7 @@ func (t *sst) get(i int64) ([]byte, bool) {
 }
 
 func (x *xlsx) readStrings(part string) error {
-	budget := 2 * x.p.lim.MaxText
+	budget := min(2*x.p.lim.MaxText, 1<<31) // ends are uint32
 	perString := x.p.lim.MaxText + 1
 	t := &x.strs
 	err := x.p.scan(part, func(s *scanner) error {
@@ -155,7 +155,7 @@ func (x *xlsx) readStrings(part string) error {
 					t.data, t.full = t.data[:start], true
 					return nil
 				}
-				t.ends = append(t.ends, len(t.data))
+				t.ends = append(t.ends, uint32(len(t.data)))
 			}
 		}
 	})
