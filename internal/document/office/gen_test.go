@@ -20,11 +20,17 @@ type member struct{ name, body string }
 // zipOf writes members in order, deflated; an ODF "mimetype" is stored,
 // as ODF requires.
 func zipOf(t testing.TB, members ...member) []byte {
+	return zipMethod(t, zip.Deflate, members...)
+}
+
+// zipMethod is zipOf with members compressed by method (the fuzz target
+// stores them: a deflate writer per member would be most of its time).
+func zipMethod(t testing.TB, method uint16, members ...member) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for _, m := range members {
-		method := zip.Deflate
+		method := method
 		if m.name == "mimetype" {
 			method = zip.Store
 		}

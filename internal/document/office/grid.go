@@ -83,6 +83,9 @@ func (g *grid) endRow(row, times int64) error {
 	if err := g.emptyRows(row - g.written - 1); err != nil {
 		return err
 	}
+	if g.cutCells {
+		times = 1 // the row is written once, cut, and the text ends
+	}
 	for i := range times {
 		if i%4096 == 4095 {
 			if err := g.o.ctxErr(); err != nil {

@@ -239,10 +239,35 @@ func cellRef(b []byte) int64 {
 	return col
 }
 
+// cellType is a cell's t attribute: how its value is stored.
+type cellType uint8
+
+const (
+	number       cellType = iota // "n" or none: a number, maybe a date
+	sharedString                 // "s": an index into the shared strings
+	inlineString                 // "inlineStr": the text of <is>
+	boolean                      // "b": 1 or 0
+	asWritten                    // "e" (an error), "str" (a formula's text), "d" (ISO 8601)
+)
+
+func typeOf(t []byte) cellType {
+	switch string(t) {
+	case "", "n":
+		return number
+	case "s":
+		return sharedString
+	case "inlineStr":
+		return inlineString
+	case "b":
+		return boolean
+	}
+	return asWritten
+}
+
 // cell is the cell being read.
 type cell struct {
 	col   int64
-	typ   string
+	typ   cellType
 	style int64
 	v     cellText // <v>, or an inline string's text
 	inV   bool
@@ -296,7 +321,7 @@ func (x *xlsx) sheetRows(s *scanner) error {
 				typ, _ := s.attr("t")
 				st, _ := s.attr("s")
 				style, _ := parseIndex(st)
-				c = cell{col: col, typ: string(typ), style: style, v: cellText{b: c.v.b[:0]}}
+				c = cell{col: col, typ: typeOf(typ), style: style, v: cellText{b: c.v.b[:0]}}
 				inCell = true
 			case inCell && (s.is("f") || s.is("rPh") || s.is("extLst")):
 				err = s.skip()
@@ -315,7 +340,7 @@ func (x *xlsx) sheetRows(s *scanner) error {
 				c.open(s, false)
 			}
 		case tokText:
-			if inCell && ((c.inV && c.typ != "inlineStr") || (c.inIS && c.inT && c.typ == "inlineStr")) {
+			if inCell && ((c.inV && c.typ != inlineString) || (c.inIS && c.inT && c.typ == inlineString)) {
 				c.v.add(x.p.o, s.text)
 			}
 		}
@@ -342,7 +367,7 @@ func (c *cell) open(s *scanner, start bool) {
 func (x *xlsx) endCell(c *cell) error {
 	v := c.v.b
 	switch c.typ {
-	case "s":
+	case sharedString:
 		i, ok := parseIndex(trimSpace(v))
 		if !ok {
 			return errCorrupt("a shared string index is not a number")
@@ -355,14 +380,14 @@ func (x *xlsx) endCell(c *cell) error {
 			return errCorrupt("shared string %d of %d does not exist", i, len(x.strs.ends))
 		}
 		v = str
-	case "b":
+	case boolean:
 		switch string(trimSpace(v)) {
 		case "1":
 			v = []byte("TRUE")
 		case "0":
 			v = []byte("FALSE")
 		}
-	case "", "n":
+	case number:
 		if c.style >= 0 && c.style < int64(len(x.xfs)) && x.xfs[c.style] != notDate {
 			if d, ok := excelDate(string(trimSpace(v)), x.xfs[c.style], x.date1904); ok {
 				v = []byte(d)
