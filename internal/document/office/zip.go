@@ -82,8 +82,6 @@ type pkg struct {
 // errMissing: the part is not in the zip.
 var errMissing = errors.New("office: part missing")
 
-func (p *pkg) has(name string) bool { return p.files[strings.ToLower(name)] != nil }
-
 // scan reads the part name with fn, through a scanner over its guarded
 // bytes; errMissing when there is no such part.
 func (p *pkg) scan(name string, fn func(s *scanner) error) error {
