@@ -47,6 +47,7 @@ type Limits struct {
 	SearchTimeout        time.Duration // SERVERFS_SEARCH_TIMEOUT_SECONDS
 	SearchMaxFileBytes   int64         // SERVERFS_SEARCH_MAX_FILE_BYTES
 	MaxWriteBytes        int           // SERVERFS_MAX_WRITE_BYTES: largest file a write creates or changes, and has a revision
+	ImageMaxBytes        int           // SERVERFS_IMAGE_MAX_BYTES: the encoded size of an image shown to the model
 }
 
 // DefaultLimits returns the documented defaults (docs/limits.md).
@@ -62,6 +63,7 @@ func DefaultLimits() Limits {
 		SearchTimeout:        15 * time.Second,
 		SearchMaxFileBytes:   50 << 20,
 		MaxWriteBytes:        1 << 20,
+		ImageMaxBytes:        1 << 20,
 	}
 }
 
@@ -89,6 +91,7 @@ var limitVars = []limitVar{
 	{"SERVERFS_SEARCH_TIMEOUT_SECONDS", func(l *Limits, v int64) { l.SearchTimeout = time.Duration(v) * time.Second }},
 	{"SERVERFS_SEARCH_MAX_FILE_BYTES", func(l *Limits, v int64) { l.SearchMaxFileBytes = v }},
 	{"SERVERFS_MAX_WRITE_BYTES", func(l *Limits, v int64) { l.MaxWriteBytes = int(v) }},
+	{"SERVERFS_IMAGE_MAX_BYTES", func(l *Limits, v int64) { l.ImageMaxBytes = int(v) }},
 }
 
 // WorkdirConfig is one configured workdir. The host path is unexported and

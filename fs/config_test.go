@@ -688,6 +688,8 @@ func limitField(l Limits, name string) int64 {
 		return l.SearchMaxFileBytes
 	case "SERVERFS_MAX_WRITE_BYTES":
 		return int64(l.MaxWriteBytes)
+	case "SERVERFS_IMAGE_MAX_BYTES":
+		return int64(l.ImageMaxBytes)
 	}
 	panic("unknown limit variable " + name)
 }
@@ -754,6 +756,7 @@ func TestLoadConfigDefaultLimits(t *testing.T) {
 		SearchTimeout:        15 * time.Second,
 		SearchMaxFileBytes:   52428800,
 		MaxWriteBytes:        1048576,
+		ImageMaxBytes:        1048576,
 	}
 	if cfg.Limits != want {
 		t.Fatalf("limits %+v, want %+v (the documented defaults)", cfg.Limits, want)
@@ -793,6 +796,7 @@ func TestLoadConfigAllLimitsSet(t *testing.T) {
 		"SERVERFS_SEARCH_TIMEOUT_SECONDS=42",
 		"SERVERFS_SEARCH_MAX_FILE_BYTES=0012345", // leading zeros are still decimal
 		"SERVERFS_MAX_WRITE_BYTES=4096",
+		"SERVERFS_IMAGE_MAX_BYTES=65536",
 	)
 	_ = s
 	cfg := mustLoad(t, env, nil)
@@ -807,6 +811,7 @@ func TestLoadConfigAllLimitsSet(t *testing.T) {
 		SearchTimeout:        42 * time.Second,
 		SearchMaxFileBytes:   12345,
 		MaxWriteBytes:        4096,
+		ImageMaxBytes:        65536,
 	}
 	if cfg.Limits != want {
 		t.Fatalf("limits\n got %+v\nwant %+v", cfg.Limits, want)

@@ -49,6 +49,10 @@ type TextWindow struct {
 	// decompressed) in rw workdirs: the expected revision of a write that
 	// changes it. Read-only workdirs have none (no write could use it).
 	Revision string `json:"revision,omitempty"`
+	// Document, for a document read as text (a PDF, an office file), says
+	// so and which pages, sheets or slides the window shows: "pdf text,
+	// page 3 to page 4 of 12".
+	Document string `json:"document,omitempty"`
 	// CutByBytes: the byte cap, not the line count, ended the window
 	// early (for callers sharing one cap between files; never shown).
 	CutByBytes bool `json:"-"`
@@ -133,6 +137,9 @@ func (f *FS) readWith(alias, raw string, decode Decoder, seq bool, read func(src
 	if err != nil {
 		return nil, err
 	}
+	if kind := DocumentKind(raw); kind != "" && decode == nil {
+		return f.readDocumentWindow(w, raw, kind, read)
+	}
 	if a, ok, _ := w.archiveAt(raw, false); ok {
 		defer a.Close()
 		return f.readMember(w, a, decode, read)
@@ -142,6 +149,9 @@ func (f *FS) readWith(alias, raw string, decode Decoder, seq bool, read func(src
 		return nil, err
 	}
 	defer file.Close()
+	if decode == nil && ImageKind(raw) != "" {
+		return nil, errs.At(errs.BinaryFile, w.alias, info.Path, "is an image, not text: read_text_file without start_line or tail shows it")
+	}
 	var src io.Reader = file
 	hint := int64(-1)
 	if info.Size != nil {

@@ -361,5 +361,5 @@ const hugeDirBytes = 256 << 10
 
 // compressedPath reports whether a read of path decompresses.
 func compressedPath(path string) bool {
-	return decompress.Kind(path[strings.LastIndexByte(path, '/')+1:]) != "" || sfs.InArchive(path)
+	return decompress.Kind(path[strings.LastIndexByte(path, '/')+1:]) != "" || sfs.InArchive(path) || sfs.DocumentKind(path) != "" || sfs.ImageKind(path) != ""
 }

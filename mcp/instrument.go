@@ -150,6 +150,11 @@ func instrument[In, Out any](d *Deps, name string, cost costFn, args *argDecoder
 			text += noteLines(notes)
 		}
 		res = &sdk.CallToolResult{StructuredContent: encodedJSON(b), Content: []sdk.Content{&sdk.TextContent{Text: text}}}
+		if im, ok := any(out).(imager); ok {
+			if c := im.imageContent(); c != nil {
+				res.Content = append(res.Content, c)
+			}
+		}
 		if vm, ok := any(out).(viewMetaer); ok && appsSession(req) {
 			res.Meta = vm.viewMeta(ctx)
 		}

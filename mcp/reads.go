@@ -37,6 +37,9 @@ type readTextFileOut struct {
 	Others     []string `json:"others,omitempty"`
 	// Outline is a file's definitions (symbol "*"), in place of a window.
 	Outline []symbols.Symbol `json:"outline,omitempty"`
+	// Image describes an image file shown to the model as image content,
+	// in place of a window; its bytes are the image content's only.
+	Image *imageOut `json:"image,omitempty"`
 	// kind is the compression (decompress.Kind) and tail the tail
 	// asked for: what the text header says of the window.
 	kind string
@@ -54,7 +57,7 @@ func readTextFileTool(lim sfs.Limits, s surface, maxRead int) tool {
 	return tool{
 		def: &sdk.Tool{
 			Name: "read_text_file",
-			Description: fmt.Sprintf("Read a UTF-8 text file (.gz, .zst too): a header line, then its lines exactly as in the file. "+
+			Description: fmt.Sprintf("Read a UTF-8 text file (.gz, .zst; PDF, office files as text; images shown): a header line, then its lines exactly as in the file. "+
 				"Header `==> wd:path lines 1-40 next start_line 41 <==`: call again with start_line 41 for more; `of N` once the end is read.%s "+
 				"At most %s (`cut at byte cap`: a compressed file past %s).", revision, sizeText(lim.MaxReadBytes), sizeText(lim.SearchMaxFileBytes)),
 			Annotations: readOnly("Read text file"),
@@ -72,6 +75,9 @@ func readTextFile(ctx context.Context, d *Deps, in readTextFileIn) (*readTextFil
 		return readSymbol(ctx, d, in)
 	}
 	info := callInfo{workdir: in.Workdir, path: in.Path}
+	if sfs.ImageKind(in.Path) != "" && in.Tail == 0 && in.StartLine <= 1 {
+		return readImage(ctx, d, in, info)
+	}
 	o := sfs.ReadOptions{StartLine: in.StartLine, MaxLines: in.MaxLines}
 	if in.Tail > 0 {
 		// start_line and max_lines hold their defaults unless sent.
@@ -153,6 +159,7 @@ type fileWindow struct {
 	Revision      string `json:"revision,omitempty"`
 	Compressed    bool   `json:"compressed,omitempty"`
 	CutAtCap      bool   `json:"cut_at_cap,omitempty"`
+	Document      string `json:"document,omitempty"`
 	kind          string // as in readTextFileOut
 	tail          int
 }
@@ -233,7 +240,7 @@ func readTextFiles(ctx context.Context, d *Deps, in readTextFilesIn) (*readTextF
 			fw.StartLine, fw.EndLine, fw.Content = w.StartLine, w.EndLine, w.Content
 			fw.HasMore, fw.NextStartLine, fw.TotalLines = w.HasMore, w.NextStartLine, w.TotalLines
 			fw.Revision, fw.Compressed, fw.CutAtCap = w.Revision, w.Compressed, w.CutAtCap
-			fw.kind, fw.tail = w.kind, w.tail
+			fw.kind, fw.tail, fw.Document = w.kind, w.tail, w.Document
 			out.BytesReturned += w.BytesReturned
 			if w.CutByBytes && left < total {
 				out.Truncated = true
@@ -248,6 +255,9 @@ func readTextFiles(ctx context.Context, d *Deps, in readTextFilesIn) (*readTextF
 // Text is read_text_file's text content: the header line, then the
 // window's lines exactly as in the file.
 func (o *readTextFileOut) Text() string {
+	if o.Image != nil {
+		return o.Image.text(o.Workdir, o.Path)
+	}
 	if o.Outline != nil {
 		return string(appendOutline(nil, o.Workdir, o.Path, o.Outline))
 	}
@@ -274,7 +284,7 @@ func (o *readTextFilesOut) Text() string {
 			b = append(b, "==> "+o.Workdir+":"+f.Path+" "+f.Error+" <=="...)
 			continue
 		}
-		w := sfs.TextWindow{StartLine: f.StartLine, EndLine: f.EndLine, Content: f.Content, HasMore: f.HasMore, NextStartLine: f.NextStartLine, TotalLines: f.TotalLines, Revision: f.Revision}
+		w := sfs.TextWindow{StartLine: f.StartLine, EndLine: f.EndLine, Content: f.Content, HasMore: f.HasMore, NextStartLine: f.NextStartLine, TotalLines: f.TotalLines, Revision: f.Revision, Document: f.Document}
 		b = windowView{workdir: o.Workdir, path: f.Path, w: &w, kind: f.kind, tail: f.tail, cutAtCap: f.CutAtCap}.appendWindow(b)
 	}
 	if o.unread > 0 {

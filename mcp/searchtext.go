@@ -36,6 +36,7 @@ type searchTextIn struct {
 	Limit          int    `json:"limit,omitempty" jsonschema:"lines (files for files, count)"`
 	IncludeIgnored bool   `json:"include_ignored,omitempty"`
 	Archives       bool   `json:"archives,omitempty"`
+	Documents      bool   `json:"documents,omitempty"`
 	Output         string `json:"output,omitempty"`
 	Context        int    `json:"context,omitempty"`
 	Before         int    `json:"before,omitempty"`
@@ -55,6 +56,7 @@ func searchTextTool(lim sfs.Limits, s surface) tool {
 	schema.Properties["include_ignored"].Default = json.RawMessage("false")
 	schema.Properties["regex"].Default = json.RawMessage("false")
 	schema.Properties["archives"].Default = json.RawMessage("false")
+	schema.Properties["documents"].Default = json.RawMessage("false")
 	schema.Properties["definition"].Default = json.RawMessage("false")
 	revision := ""
 	if s.write {
@@ -67,7 +69,7 @@ func searchTextTool(lim sfs.Limits, s surface) tool {
 				"Per file a heading, its path%s, then `N:text` match lines; context adds `N-text` lines, `--` between blocks; lines over %d bytes end ` […]`. "+
 				"output files: paths; count: `path:N` and `total: N` (complete or not); references: an identifier's uses in code and its `definitions:`. "+
 				"`truncated: limit` (narrow path or glob), `timeout` (%s) or `walk_limit` (%d entries), then `next_cursor C`: pass C as cursor. "+
-				"Skips binary files, files over %s and .gitignored ones (include_ignored). Searches .gz and .zst; zip and tar archives' members with archives.", revision, search.MaxLineText, lim.SearchTimeout, lim.MaxWalkEntries, sizeText(lim.SearchMaxFileBytes)),
+				"Skips binary files, files over %s and .gitignored ones (include_ignored). Searches .gz and .zst; with archives zip/tar members, with documents PDF/office text.", revision, search.MaxLineText, lim.SearchTimeout, lim.MaxWalkEntries, sizeText(lim.SearchMaxFileBytes)),
 			Annotations: readOnly("Search text"),
 			InputSchema: schema,
 		},
@@ -150,7 +152,7 @@ func searchText(ctx context.Context, d *Deps, in searchTextIn) (*searchTextOut, 
 		}
 		output = search.OutputLines
 	}
-	r, err := d.Search.Search(ctx, search.Request{Workdir: in.Workdir, Path: in.Path, Query: in.Query, Regex: in.Regex, Glob: in.Glob, CaseSensitive: in.CaseSensitive || refs, Limit: in.Limit, IncludeIgnored: in.IncludeIgnored, Archives: in.Archives,
+	r, err := d.Search.Search(ctx, search.Request{Workdir: in.Workdir, Path: in.Path, Query: in.Query, Regex: in.Regex, Glob: in.Glob, CaseSensitive: in.CaseSensitive || refs, Limit: in.Limit, IncludeIgnored: in.IncludeIgnored, Archives: in.Archives, Documents: in.Documents,
 		Output: output, Context: in.Context, Before: in.Before, After: in.After, Cursor: in.Cursor})
 	if err != nil {
 		return nil, info, err
@@ -212,12 +214,12 @@ func addRevisions(ctx context.Context, d *Deps, out *searchTextOut) error {
 		return nil
 	}
 	for _, m := range r.Matches {
-		if err := add(m.Path, m.Compressed || m.InArchive); err != nil {
+		if err := add(m.Path, m.Compressed || m.InArchive || m.Document); err != nil {
 			return err
 		}
 	}
 	for _, b := range r.Blocks {
-		if err := add(b.Path, b.Compressed || b.InArchive); err != nil {
+		if err := add(b.Path, b.Compressed || b.InArchive || b.Document); err != nil {
 			return err
 		}
 	}
@@ -453,7 +455,7 @@ func (o *searchTextOut) writeScanned(b *strings.Builder) {
 		n    int
 		name string
 	}{{s.Binary, "binary"}, {s.TooLarge, "too_large"}, {s.Unreadable, "unreadable"}, {s.Corrupt, "corrupt"}, {s.Ignored, "ignored"},
-		{s.CutAtCap, "cut_at_cap"}, {s.BinaryLate, "binary_late"}, {s.WindowTooLarge, "window_too_large"}, {s.Archives, "archives"}} {
+		{s.CutAtCap, "cut_at_cap"}, {s.BinaryLate, "binary_late"}, {s.WindowTooLarge, "window_too_large"}, {s.Archives, "archives"}, {s.Documents, "documents"}} {
 		if k.n > 0 {
 			b.WriteString(sep)
 			b.WriteString(k.name)

@@ -39,6 +39,9 @@ func (v windowView) appendHeader(b []byte) []byte {
 	if name := compressionNames[v.kind]; name != "" {
 		b = append(b, " ("+name+")"...)
 	}
+	if w.Document != "" {
+		b = append(b, " ("+w.Document+")"...)
+	}
 	n := w.EndLine - w.StartLine + 1
 	switch {
 	case n <= 0:

@@ -209,3 +209,33 @@ func (c *collector) takeArchive(r fileResult) {
 		c.last = sfs.Cursor{Path: r.path}
 	}
 }
+
+// searchDocument searches the text of the document file (a PDF, an office
+// document) extracted per call, as a file of its own.
+func (e *Engine) searchDocument(ctx context.Context, s *searcher, j job, pl *plan, file *sfs.File, size int64) fileResult {
+	r := fileResult{seq: j.seq, path: j.path, document: true}
+	if size > pl.capBytes {
+		r.tooLarge = true
+		return r
+	}
+	text, _, err := sfs.ReadDocument(ctx, j.path, file, size)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		r.err, r.partial = errStopped, true
+		return r
+	case errs.CodeOf(err) == errs.DocumentEncrypted:
+		r.err = errUnreadable
+		return r
+	case errs.CodeOf(err) == errs.DocumentTooLarge:
+		r.tooLarge = true
+		return r
+	default:
+		r.err = errCorrupt
+		return r
+	}
+	m := archive.Member{Size: int64(len(text))}
+	mr := e.searchMember(ctx, s, pl, j.path, m, strings.NewReader(text), j.after)
+	mr.seq, mr.member, mr.document = j.seq, false, true
+	return mr
+}

@@ -124,7 +124,7 @@ func (c *collector) take(r fileResult) {
 			if c.full() {
 				return
 			}
-			c.res.Matches = append(c.res.Matches, Match{Path: r.path, Line: m.line, Text: m.text, TextTruncated: m.cut, Compressed: r.compressed, InArchive: r.member})
+			c.res.Matches = append(c.res.Matches, Match{Path: r.path, Line: m.line, Text: m.text, TextTruncated: m.cut, Compressed: r.compressed, InArchive: r.member, Document: r.document})
 			c.bytes += len(m.text)
 			c.returned++
 			c.last = sfs.Cursor{Path: r.path, Line: m.line}
@@ -150,7 +150,7 @@ func (c *collector) takeBlocks(r fileResult) {
 	lastLine := 0
 	add := func(m lineMatch, match bool) {
 		if blk == nil || m.line != lastLine+1 {
-			c.res.Blocks = append(c.res.Blocks, Block{Path: r.path, Compressed: r.compressed, InArchive: r.member})
+			c.res.Blocks = append(c.res.Blocks, Block{Path: r.path, Compressed: r.compressed, InArchive: r.member, Document: r.document})
 			blk = &c.res.Blocks[len(c.res.Blocks)-1]
 		}
 		blk.Lines = append(blk.Lines, BlockLine{Line: m.line, Text: m.text, Match: match, TextTruncated: m.cut})
@@ -187,6 +187,8 @@ func (res *Result) count(r fileResult) {
 	switch {
 	case r.skippedArchive:
 		res.Skipped.Archives++
+	case r.skippedDocument:
+		res.Skipped.Documents++
 	case r.tooLarge, r.err == errArchiveLarge:
 		res.Skipped.TooLarge++
 	case r.err == errCorrupt:

@@ -70,6 +70,10 @@ type Request struct {
 	// tar.bz2): each member is a file named archive/member. Without it
 	// archives are skipped and counted.
 	Archives bool
+	// Documents searches the text of PDF and office documents (docx,
+	// xlsx, pptx, odt, ods, odp), extracted per call; without it they
+	// are skipped and counted.
+	Documents bool
 	// Cursor is the next_cursor of an earlier answer to the same request:
 	// the search resumes right after that answer's last result.
 	Cursor string
@@ -83,6 +87,7 @@ type Match struct {
 	TextTruncated bool   `json:"text_truncated,omitempty"`
 	Compressed    bool   `json:"compressed,omitempty"`
 	InArchive     bool   `json:"in_archive,omitempty"` // an archive's member: read-only, no revision
+	Document      bool   `json:"document,omitempty"`   // a document's extracted text: no revision
 }
 
 // Block is a run of consecutive lines of one file around matches, as
@@ -92,6 +97,7 @@ type Block struct {
 	Path       string      `json:"path"`
 	Compressed bool        `json:"compressed,omitempty"`
 	InArchive  bool        `json:"in_archive,omitempty"`
+	Document   bool        `json:"document,omitempty"`
 	Lines      []BlockLine `json:"lines"`
 }
 
@@ -120,8 +126,10 @@ type Skipped struct {
 	CutAtCap   int `json:"cut_at_cap,omitempty"`  // compressed files searched only up to the decompressed-bytes cap
 	BinaryLate int `json:"binary_late,omitempty"` // binary data after the first 8 KiB: searched up to it
 
-	// Archives: archive files not searched (Request.Archives is false).
-	Archives int `json:"archives,omitempty"`
+	// Archives: archive files not searched (Request.Archives is false);
+	// Documents: PDF and office documents (Request.Documents is false).
+	Archives  int `json:"archives,omitempty"`
+	Documents int `json:"documents,omitempty"`
 
 	// WindowTooLarge: .zst files whose frame needs a window over
 	// decompress.MaxZstdWindow (zstd --long or --ultra), not decompressed.
@@ -175,9 +183,19 @@ type Result struct {
 // expression metacharacters finds nothing.
 const literalHint = "nothing matched the query as literal text; queries are literal unless regex is true (then RE2 syntax)"
 
-// archivesHint is the answer's hint when nothing matched and archives
-// were skipped.
-const archivesHint = "archives were skipped, not searched: archives true searches inside them"
+// skippedHint is the answer's hint when nothing matched and archives or
+// documents were skipped: how to search them.
+func skippedHint(s Skipped) string {
+	switch {
+	case s.Archives > 0 && s.Documents > 0:
+		return "archives and PDF/office documents were skipped, not searched: archives true searches inside archives, documents true the documents' text"
+	case s.Archives > 0:
+		return "archives were skipped, not searched: archives true searches inside them"
+	case s.Documents > 0:
+		return "PDF and office documents were skipped, not searched: documents true searches their text"
+	}
+	return ""
+}
 
 // regexMeta are the characters that suggest a query was meant as a regexp
 // ("." is left out: it is common in literal names).
@@ -241,8 +259,11 @@ type fileResult struct {
 	// archive not searched (Request.Archives false).
 	archive, member bool
 	members         []fileResult
-	archiveErr      error
-	skippedArchive  bool
+	// document: a document's text was searched; skippedDocument: a
+	// document not searched (Request.Documents false).
+	document, skippedDocument bool
+	archiveErr                error
+	skippedArchive            bool
 }
 
 // plan is what every worker needs to know about a request.
@@ -257,10 +278,10 @@ type plan struct {
 	stopped       func() bool
 	// archives: search inside archives, with w's path policy on members
 	// and globber (the request's glob, root its base) on their names.
-	archives bool
-	w        *sfs.Workdir
-	globber  *sfs.Glob
-	root     string
+	archives, documents bool
+	w                   *sfs.Workdir
+	globber             *sfs.Glob
+	root                string
 	// memberPrefix: only members below it are searched (the request's
 	// path inside an archive).
 	memberPrefix string
@@ -398,7 +419,7 @@ func (e *Engine) prepare(req *Request, lim sfs.Limits) (*query, error) {
 	} else {
 		return nil, err
 	}
-	q.key = sfs.CursorKey("search", w.Alias(), q.rootPath, req.Query, fmt.Sprint(req.Regex, req.CaseSensitive, req.IncludeIgnored, req.Archives),
+	q.key = sfs.CursorKey("search", w.Alias(), q.rootPath, req.Query, fmt.Sprint(req.Regex, req.CaseSensitive, req.IncludeIgnored, req.Archives, req.Documents),
 		req.Glob, req.Output, fmt.Sprint(req.before(), req.after()))
 	if req.Cursor != "" {
 		c, err := sfs.DecodeCursor(req.Cursor, q.key)
@@ -414,7 +435,7 @@ func (e *Engine) prepare(req *Request, lim sfs.Limits) (*query, error) {
 // a worker to end its file.
 func (q *query) workerPlan(req Request, lim sfs.Limits, stopped func() bool) *plan {
 	pl := &plan{cm: q.cm, maxLen: q.maxLen, perFile: req.Limit + 1, before: req.before(), after: req.after(),
-		capBytes: lim.SearchMaxFileBytes, stopped: stopped, archives: req.Archives, w: q.w, globber: q.glob, root: q.rootPath, memberPrefix: q.memberPrefix}
+		capBytes: lim.SearchMaxFileBytes, stopped: stopped, archives: req.Archives, documents: req.Documents, w: q.w, globber: q.glob, root: q.rootPath, memberPrefix: q.memberPrefix}
 	if rm, ok := q.cm.(*regexMatcher); ok {
 		rm.stopped = pl.stopped // a regexp checks it between lines, not only between buffers
 	}
@@ -482,13 +503,13 @@ func (q *query) answer(ctx context.Context, req Request, lim sfs.Limits, col *co
 			res.TotalIncomplete = TotalFromCursor
 		}
 	}
-	res.FilesSkipped = res.Skipped.Binary + res.Skipped.TooLarge + res.Skipped.Unreadable + res.Skipped.Corrupt + res.Skipped.WindowTooLarge + res.Skipped.Ignored + res.Skipped.Archives
+	res.FilesSkipped = res.Skipped.Binary + res.Skipped.TooLarge + res.Skipped.Unreadable + res.Skipped.Corrupt + res.Skipped.WindowTooLarge + res.Skipped.Ignored + res.Skipped.Archives + res.Skipped.Documents
 	res.Returned = col.returned
 	if res.Returned == 0 && !req.Regex && strings.ContainsAny(req.Query, regexMeta) {
 		res.Hint = literalHint
 	}
-	if res.Returned == 0 && res.Hint == "" && res.Skipped.Archives > 0 {
-		res.Hint = archivesHint
+	if res.Returned == 0 && res.Hint == "" {
+		res.Hint = skippedHint(res.Skipped)
 	}
 	var resumeAt *sfs.Cursor
 	switch {
@@ -591,6 +612,13 @@ func (e *Engine) searchFile(ctx context.Context, s *searcher, j job, pl *plan) f
 	}
 	if j.archiveOnly {
 		return r // named like an archive, not one, and not named by the glob
+	}
+	if sfs.DocumentKind(j.path) != "" {
+		if !pl.documents {
+			r.skippedDocument = true
+			return r
+		}
+		return e.searchDocument(ctx, s, j, pl, file, size)
 	}
 	if size > pl.capBytes {
 		r.tooLarge = true

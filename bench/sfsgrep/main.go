@@ -3,9 +3,10 @@
 // `rg -F` and tests can compare the two. It is a benchmark tool, not part of
 // the product.
 //
-//	sfsgrep [-i] [-e] [-g GLOB] [--no-ignore] [--limit N] QUERY DIR
+//	sfsgrep [-i] [-e] [-z] [-g GLOB] [--no-ignore] [--limit N] QUERY DIR
 //
-// -e reads QUERY as an RE2 regular expression (search_text's regex).
+// -e reads QUERY as an RE2 regular expression (search_text's regex); -z
+// searches inside archives (search_text's archives).
 package main
 
 import (
@@ -29,6 +30,7 @@ func main() {
 	regex := flag.Bool("e", false, "QUERY is an RE2 regular expression")
 	glob := flag.String("g", "", "glob on the path")
 	noIgnore := flag.Bool("no-ignore", false, "include .gitignore'd files")
+	archives := flag.Bool("z", false, "search inside archives (search_text's archives)")
 	limit := flag.Int("limit", 1<<30, "result limit")
 	stats := flag.Bool("stats", false, "print statistics to stderr")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile here")
@@ -47,7 +49,7 @@ func main() {
 		pprof.StartCPUProfile(create(*cpuProfile))
 	}
 	if flag.NArg() != 2 {
-		fmt.Fprintln(os.Stderr, "usage: sfsgrep [-i] [-e] [-g GLOB] [--no-ignore] [--limit N] QUERY DIR")
+		fmt.Fprintln(os.Stderr, "usage: sfsgrep [-i] [-e] [-z] [-g GLOB] [--no-ignore] [--limit N] QUERY DIR")
 		os.Exit(2)
 	}
 	env := []string{"SERVERFS_MAX_WALK_ENTRIES=100000000", "SERVERFS_SEARCH_MAX_FILE_BYTES=68719476736", "SERVERFS_SEARCH_TIMEOUT_SECONDS=300"}
@@ -62,7 +64,7 @@ func main() {
 	var res *search.Result
 	for range *repeat {
 		res, err = search.New(f).Search(context.Background(), search.Request{
-			Workdir: "d", Query: flag.Arg(0), Regex: *regex, CaseSensitive: !*ignoreCase, Glob: *glob, Limit: *limit, IncludeIgnored: *noIgnore,
+			Workdir: "d", Query: flag.Arg(0), Regex: *regex, CaseSensitive: !*ignoreCase, Glob: *glob, Limit: *limit, IncludeIgnored: *noIgnore, Archives: *archives,
 		})
 		exitOn(err)
 	}

@@ -78,6 +78,7 @@ var Limits = []Limit{
 	{"SERVERFS_SEARCH_TIMEOUT_SECONDS", "15", "seconds one search may run"},
 	{"SERVERFS_SEARCH_MAX_FILE_BYTES", "52428800", "files larger than this are skipped by search_text"},
 	{"SERVERFS_MAX_WRITE_BYTES", "1048576", "largest file the write tools create or change, and that reads give a revision (1024..67108864)"},
+	{"SERVERFS_IMAGE_MAX_BYTES", "1048576", "encoded size of an image read_text_file shows the model, downscaled to fit (16384..16777216)"},
 }
 
 // ServerSettings are the other SERVERFS_* variables compose passes through.

@@ -55,6 +55,7 @@ var Vars = []Var{
 	{Name: "SERVERFS_SEARCH_TIMEOUT_SECONDS", Owner: "fs", Default: "15", Min: 1, Max: 300},
 	{Name: "SERVERFS_SEARCH_MAX_FILE_BYTES", Owner: "fs", Default: "52428800", Min: 1, Max: 64 << 30},
 	{Name: "SERVERFS_MAX_WRITE_BYTES", Owner: "fs", Default: "1048576", Min: 1024, Max: 64 << 20},
+	{Name: "SERVERFS_IMAGE_MAX_BYTES", Owner: "fs", Default: "1048576", Min: 16 << 10, Max: 16 << 20},
 	// Workdir slots (fs reads the server's; the bridge the host's).
 	{Name: "WORKDIR_NN_ALIAS", Owner: "fs"},
 	{Name: "WORKDIR_NN_DESCRIPTION", Owner: "fs"},

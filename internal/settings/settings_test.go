@@ -30,6 +30,7 @@ func TestDefaultsMatchOwners(t *testing.T) {
 		"SERVERFS_SEARCH_TIMEOUT_SECONDS":    int64(l.SearchTimeout / time.Second),
 		"SERVERFS_SEARCH_MAX_FILE_BYTES":     l.SearchMaxFileBytes,
 		"SERVERFS_MAX_WRITE_BYTES":           int64(l.MaxWriteBytes),
+		"SERVERFS_IMAGE_MAX_BYTES":           int64(l.ImageMaxBytes),
 		"SERVERFS_MEMORY_BUDGET_MB":          mcp.DefaultMemoryBudgetMB,
 		"SERVERFS_HEAVY_QUEUE":               mcp.DefaultHeavyQueue,
 		"SERVERFS_HEAVY_WAIT_SECONDS":        mcp.DefaultHeavyWaitSeconds,
