@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -82,6 +83,7 @@ func (w *Workdir) archiveAt(raw string, asDir bool) (*openArchive, bool, error) 
 		a := &openArchive{file: file, src: archive.Source{R: file, Size: st.Size}, format: format, at: at,
 			member: strings.Join(rp.comps[i+1:], "/")}
 		a.opt.Filter = w.memberFilter(at)
+		w.nest(a, asDir)
 		return a, true, nil
 	}
 	return nil, false, nil
@@ -317,4 +319,53 @@ func (w *Workdir) findArchive(ctx context.Context, a *openArchive, from *Cursor,
 	w.findMembers(ctx, a.at.String(), a.file, a.src.Size, resume, func(p, name string, t EntryType) bool {
 		return !strings.HasPrefix(p, below) || add(p, name, t)
 	}, res)
+}
+
+// Nested archives: one level. A path through an archive member that is
+// itself an archive (release.zip/lib/app.jar/META-INF/MANIFEST.MF) reads
+// that member into memory, up to maxNestedArchive, and goes on inside
+// it; an archive inside that one is a file. Searches and finds do not go
+// into nested archives.
+const (
+	maxNestedArchive = 64 << 20
+	nestedTimeout    = 15 * time.Second
+)
+
+// nest moves a into the archive member its path goes through, if any:
+// a member named like an archive before the path's last component (or at
+// it, when asDir) that is a file member and an archive by its bytes.
+// Otherwise a stays as it is, and the member path is resolved (or not
+// found) in the outer archive.
+func (w *Workdir) nest(a *openArchive, asDir bool) {
+	if a.member == "" {
+		return
+	}
+	comps := strings.Split(a.member, "/")
+	for j, c := range comps {
+		if !archive.Named(c) || j == len(comps)-1 && !asDir {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), nestedTimeout)
+		defer cancel()
+		rc, m, err := archive.Open(ctx, a.src, a.format, strings.Join(comps[:j+1], "/"), a.opt)
+		if err != nil {
+			return
+		}
+		defer rc.Close()
+		if m.Size > maxNestedArchive {
+			return
+		}
+		b, err := io.ReadAll(io.LimitReader(rc, maxNestedArchive+1))
+		if err != nil || len(b) > maxNestedArchive {
+			return
+		}
+		f := archive.Detect(c, b[:min(len(b), 512)])
+		if f == archive.None {
+			return
+		}
+		a.at = relPath{comps: append(append([]string(nil), a.at.comps...), comps[:j+1]...)}
+		a.src, a.format, a.member = archive.Source{R: bytes.NewReader(b), Size: int64(len(b))}, f, strings.Join(comps[j+1:], "/")
+		a.opt.Filter = w.memberFilter(a.at)
+		return
+	}
 }

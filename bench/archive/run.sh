@@ -19,9 +19,9 @@ RUNS=${RUNS:-3}
 for tool in rg tar gzip; do
 	command -v "$tool" >/dev/null || { echo "bench/archive/run.sh needs $tool" >&2; exit 1; }
 done
-mkdir -p "$WORK/bin" "$WORK/d"
+mkdir -p "$WORK/bin" "$WORK/d-$SIZE"
 (cd "$ROOT" && go build -o "$WORK/bin/sfsgrep" ./bench/sfsgrep && go build -o "$WORK/bin/archivelogs" ./bench/archive)
-ARC="$WORK/d/logs-$SIZE.tar.gz"
+ARC="$WORK/d-$SIZE/logs.tar.gz"
 [ -f "$ARC" ] || "$WORK/bin/archivelogs" -size "$SIZE" "$ARC"
 echo "bench/archive/run.sh: $ARC, $(stat -c %s "$ARC") bytes, $(tar -tzf "$ARC" | wc -l) members" >&2
 
@@ -41,9 +41,9 @@ median() {
 echo "| word | matching lines (ours / rg) | ours s | tar -xzOf \| rg s | ratio |"
 echo "|---|--:|--:|--:|--:|"
 for w in ${WORDS:-ZEBRA_QUOKKA_42 ERROR}; do
-	ours_n=$("$WORK/bin/sfsgrep" -z "$w" "$WORK/d" | wc -l)
+	ours_n=$("$WORK/bin/sfsgrep" -z "$w" "$WORK/d-$SIZE" | wc -l)
 	rg_n=$(tar -xzOf "$ARC" | rg -F -c "$w" || true)
-	ours=$(median "'$WORK/bin/sfsgrep' -z '$w' '$WORK/d'")
+	ours=$(median "'$WORK/bin/sfsgrep' -z '$w' '$WORK/d-$SIZE'")
 	anchor=$(median "tar -xzOf '$ARC' | rg -F -n '$w'")
 	echo "| $w | $ours_n / $rg_n | $ours | $anchor | $(awk -v a="$ours" -v b="$anchor" 'BEGIN {printf "%.2f", a/b}') |"
 done

@@ -66,12 +66,21 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 		return err
 	}
 	req, _ := json.Marshal(Request{Token: c.token, Method: method, Params: p})
+	// A failure once ctx has ended is the caller's deadline or
+	// cancellation, not an unreachable bridge: a loaded machine may take
+	// the whole deadline to dial.
+	fail := func(err error) error {
+		if ctx.Err() != nil {
+			return errs.New(errs.Canceled, "the request was cancelled or timed out").Wrap(ctx.Err())
+		}
+		return unavailable(err)
+	}
 	var d net.Dialer
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	conn, err := d.DialContext(dctx, "unix", c.socket)
 	cancel()
 	if err != nil {
-		return unavailable(err)
+		return fail(err)
 	}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
@@ -81,13 +90,10 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 	_, werr := conn.Write(append(req, '\n'))
 	line, err := bufio.NewReaderSize(conn, 64<<10).ReadString('\n')
 	if werr != nil && line == "" {
-		return unavailable(werr)
+		return fail(werr)
 	}
 	if err != nil && line == "" {
-		if ctx.Err() != nil {
-			return errs.New(errs.Canceled, "the request was cancelled or timed out").Wrap(ctx.Err())
-		}
-		return unavailable(err)
+		return fail(err)
 	}
 	if len(line) > maxResponseBytes {
 		return unavailable(fmt.Errorf("oversized answer"))
