@@ -9,6 +9,7 @@ import (
 	"io"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/serverfs/serverfs/internal/errs"
@@ -131,18 +132,23 @@ func TestHostileArchives(t *testing.T) {
 			return err
 		}, errs.ArchiveCorrupt},
 	}
+	t.Logf("%-32s %-20s %10s %8s", "case", "answer", "time", "heap+")
 	for _, c := range cases {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
+		start := time.Now()
 		err := c.call()
+		took := time.Since(start)
 		runtime.ReadMemStats(&after)
 		if errs.CodeOf(err) != c.want {
 			t.Errorf("%s: %v, want %s", c.name, err, c.want)
 		}
-		if grown := int64(after.HeapInuse) - int64(before.HeapInuse); grown > 64<<20 {
+		grown := int64(after.HeapInuse) - int64(before.HeapInuse)
+		if grown > 64<<20 {
 			t.Errorf("%s: the heap grew by %d MiB", c.name, grown>>20)
 		}
+		t.Logf("%-32s %-20s %10s %6.1fMB", c.name, errs.CodeOf(err), took.Round(time.Millisecond), float64(grown)/(1<<20))
 	}
 	// Walk passes an encrypted member without its bytes.
 	var names []string
