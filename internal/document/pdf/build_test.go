@@ -167,3 +167,19 @@ func errCode(err error) errs.Code {
 	}
 	return ""
 }
+
+// TestLigaturesSpelledOut: an fi ligature glyph (TeX sets "definition"
+// with one) reads as "fi", as pdftotext writes it, so that the word is
+// found by a search.
+func TestLigaturesSpelledOut(t *testing.T) {
+	b := newBuilder()
+	b.obj(1, "<< /Type /Catalog /Pages 2 0 R >>")
+	b.obj(2, "<< /Type /Pages /Kids [10 0 R] /Count 1 >>")
+	b.obj(3, "<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman /Encoding << /Type /Encoding /BaseEncoding /WinAnsiEncoding /Differences [128 /fi 129 /ffl] >> >>")
+	b.obj(10, "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 11 0 R >>")
+	b.stream(11, []byte("BT /F1 12 Tf 72 700 Td (de\\200nition of a\\201uent) Tj ET"), false)
+	d, err := read(t, b.finish(""), DefaultLimits())
+	if err != nil || d.Text != "definition of affluent\n" {
+		t.Fatalf("%q %v", d.Text, err)
+	}
+}

@@ -104,8 +104,11 @@ func (w *docWriter) flush() error {
 	return nil
 }
 
-// clean turns control characters into spaces (Text holds lines, no '\f')
-// and drops invalid UTF-8 and the replacement for unmapped glyphs.
+// clean turns control characters into spaces (Text holds lines, no '\f'),
+// drops invalid UTF-8 and the replacement for unmapped glyphs, and
+// spells out the Latin ligatures (U+FB00-FB06) as pdftotext does: TeX
+// sets "definition" with an fi glyph, and a search for the word must
+// find it.
 func clean(s string) string {
 	ok := true
 	for i := 0; i < len(s); i++ {
@@ -123,12 +126,17 @@ func clean(s string) string {
 		case r == utf8.RuneError || r == 0xfeff:
 		case unicode.IsControl(r) || unicode.IsSpace(r):
 			b.WriteByte(' ')
+		case r >= 0xfb00 && r <= 0xfb06:
+			b.WriteString(ligatures[r-0xfb00])
 		default:
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
 }
+
+// ligatures are U+FB00-FB06 spelled out.
+var ligatures = [...]string{"ff", "fi", "fl", "ffi", "ffl", "st", "st"}
 
 func (w *docWriter) doc(note string) *document.Doc {
 	_ = w.flush()
