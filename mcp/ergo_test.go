@@ -204,22 +204,27 @@ func TestPathEchoedAsSent(t *testing.T) {
 	}
 }
 
-// TestNotFoundNearMisses: PATH_NOT_FOUND names up to three entries that
-// differ only in case from the missing component, never a denied one.
+// TestNotFoundNearMisses: PATH_NOT_FOUND names up to three entries near
+// the missing component (the same but for case first, then one edit
+// away), never a hidden or denied one.
 func TestNotFoundNearMisses(t *testing.T) {
 	e := newEnv(t)
-	for _, n := range []string{"A.txt", "a.TXT", "A.TXT", "a.Txt"} {
-		writeFile(t, filepath.Join(e.root, "sub", n), []byte("x\n"))
+	for _, n := range []string{"sub/A.txt", "sub/a.TXT", "sub/A.TXT", "sub/a.Txt", "app.log", "id_rsa", ".env"} {
+		writeFile(t, filepath.Join(e.root, n), []byte("x\n"))
 	}
 	cs := e.client(t, e.serveHTTP(t))
 	for _, c := range []struct {
 		tool, path, want string
 	}{
-		{"read_text_file", "readme.md", "PATH_NOT_FOUND: wd:/readme.md does not exist; differs only in case: README.md"},
-		{"stat_file", "SUB/a.txt", "PATH_NOT_FOUND: wd:/SUB/a.txt does not exist; differs only in case: sub/a.txt"},
-		{"list_directory", "Config", "PATH_NOT_FOUND: wd:/Config does not exist; differs only in case: config"},
+		{"read_text_file", "readme.md", "PATH_NOT_FOUND: wd:/readme.md does not exist; similar: README.md"},
+		{"stat_file", "SUB/a.txt", "PATH_NOT_FOUND: wd:/SUB/a.txt does not exist; similar: sub/a.txt"},
+		{"list_directory", "Config", "PATH_NOT_FOUND: wd:/Config does not exist; similar: config"},
 		// Five names differ only in case: three are named.
-		{"stat_file", "sub/a.txT", "PATH_NOT_FOUND: wd:/sub/a.txT does not exist; differs only in case: sub/A.TXT, sub/A.txt, sub/a.TXT"},
+		{"stat_file", "sub/a.txT", "PATH_NOT_FOUND: wd:/sub/a.txT does not exist; similar: sub/A.TXT, sub/A.txt, sub/a.TXT"},
+		// One edit away: a letter added, dropped, swapped.
+		{"read_text_file", "apps.log", "PATH_NOT_FOUND: wd:/apps.log does not exist; similar: app.log"},
+		{"read_text_file", "sub/b.txt", "PATH_NOT_FOUND: wd:/sub/b.txt does not exist; similar: sub/A.TXT, sub/A.txt, sub/a.TXT"},
+		{"stat_file", "confgi", "PATH_NOT_FOUND: wd:/confgi does not exist; similar: config"},
 		// No near miss: the message is as before.
 		{"stat_file", "nothing.md", "PATH_NOT_FOUND: wd:/nothing.md does not exist"},
 	} {
@@ -232,8 +237,16 @@ func TestNotFoundNearMisses(t *testing.T) {
 	// the denied name is not named. Hidden names start with ".", which
 	// has no other case, so no visible name folds to one.
 	text := toolErr(t, e.call(t, cs, "stat_file", map[string]any{"workdir": "wd", "path": "id_r\u017fa"}), "PATH_NOT_FOUND: ")
-	if strings.Contains(text, "differs") || strings.Contains(text, "id_rsa") {
+	if strings.Contains(text, "similar") || strings.Contains(text, "id_rsa") {
 		t.Errorf("a denied sibling is named: %q", text)
+	}
+	// One edit from a denied (id_rsa) and a hidden (.env) name: neither
+	// is named.
+	for _, p := range []string{"id_rs", "env", ".envv"} {
+		text := toolErr(t, e.call(t, cs, "stat_file", map[string]any{"workdir": "wd", "path": p}), "")
+		if strings.Contains(text, "similar") || strings.Contains(text, "id_rsa") || strings.Contains(text, ".env") && p != ".envv" {
+			t.Errorf("%s: a denied or hidden sibling is named: %q", p, text)
+		}
 	}
 }
 
