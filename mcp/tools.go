@@ -144,7 +144,7 @@ func instructions(s surface) string {
 	default:
 		b.WriteString("\n\nServerFS runs no programs and has no shell.")
 	}
-	b.WriteString("\n\nErrors are tool results that start with a code, e.g. \"PATH_NOT_FOUND: projects:/foo.txt does not exist\" (near misses are named). A limit above its maximum is clamped, with a note. Large answers are bounded, and their last line says how to continue.")
+	b.WriteString("\n\nErrors are tool results that start with a code, e.g. \"PATH_NOT_FOUND: projects:/foo.txt does not exist\" (near misses are named). A limit above its maximum is clamped, with a note. Large answers are bounded and say how to continue (next start_line, next_offset or next_cursor).")
 	return b.String()
 }
 
