@@ -55,11 +55,21 @@ type Tree struct {
 	// page.
 	HasMore    bool
 	NextOffset int
+	// Total, on a page with more after it, is the number of entries of
+	// the whole tree (to its depth) when the walk counted them all: past
+	// a page it goes on counting up to treeCountAhead entries, without
+	// reading their metadata. 0 otherwise.
+	Total int
 	// Truncated is set when the walk itself stopped short (walk_limit:
 	// SERVERFS_MAX_WALK_ENTRIES directory entries were read; timeout):
 	// entries exist that no page will show.
 	Truncated string
 }
+
+// treeCountAhead bounds the entries a tree page counts past itself for
+// its total: a typical project's tree is counted whole, a monorepo's
+// deep tree is not walked to its end for a first page.
+const treeCountAhead = 10_000
 
 // Tree lists the directory raw and its subdirectories down to opts.Depth
 // levels, depth first, each directory's entries sorted by name (byte
@@ -92,7 +102,7 @@ func (f *FS) Tree(ctx context.Context, alias, raw string, opts TreeOptions) (*Tr
 	defer cancel()
 	prefix := rp.String()
 	t := &Tree{Workdir: w.alias, Path: prefix, Entries: []TreeEntry{}}
-	seen := 0
+	seen, counted := 0, true
 	wopts := WalkOptions{MaxEntries: f.limits.MaxWalkEntries}
 	ig := opts.Ignore
 	if ig != nil {
@@ -114,8 +124,13 @@ func (f *FS) Tree(ctx context.Context, alias, raw string, opts TreeOptions) (*Tr
 			return descend
 		}
 		if len(t.Entries) == limit {
+			// Past the page: counted for the total, up to a bound.
 			t.HasMore, t.NextOffset = true, opts.Offset+limit
-			return WalkStop
+			if seen > opts.Offset+limit+treeCountAhead {
+				counted = false
+				return WalkStop
+			}
+			return descend
 		}
 		rel := e.Path
 		if prefix != "" {
@@ -141,11 +156,14 @@ func (f *FS) Tree(ctx context.Context, alias, raw string, opts TreeOptions) (*Tr
 	if err != nil {
 		return nil, err
 	}
-	if wr.Truncated && !t.HasMore {
+	switch {
+	case wr.Truncated && !t.HasMore:
 		if wr.TruncatedReason == TruncatedTimeout && context.Cause(ctx) == context.Canceled {
 			return nil, errs.At(errs.Canceled, w.alias, prefix, "the listing was cancelled")
 		}
 		t.Truncated = wr.TruncatedReason
+	case !wr.Truncated && counted && t.HasMore:
+		t.Total = seen
 	}
 	return t, nil
 }

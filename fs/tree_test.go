@@ -291,3 +291,33 @@ func TestTreeHuge(t *testing.T) {
 		t.Errorf("deep below: %+v", tr.Entries)
 	}
 }
+
+// TestTreeTotal: a tree page with more after it says how many entries the
+// whole tree has, counted past the page up to treeCountAhead; a tree
+// larger than that has no total (0) rather than a walk to its end.
+func TestTreeTotal(t *testing.T) {
+	e := newEnv(t, ResolverOpenat2)
+	for i := range 30 {
+		e.write(t, fmt.Sprintf("d%02d/f.txt", i), "x\n")
+	}
+	tr, err := e.fs.Tree(context.Background(), "wd", "", TreeOptions{Depth: 2, Limit: 7})
+	if err != nil || !tr.HasMore || tr.Total != 60 || len(tr.Entries) != 7 {
+		t.Fatalf("small tree: total %d, has_more %v, %d entries, %v", tr.Total, tr.HasMore, len(tr.Entries), err)
+	}
+	if whole, err := e.fs.Tree(context.Background(), "wd", "", TreeOptions{Depth: 2, Limit: 100}); err != nil || whole.HasMore || whole.Total != 0 {
+		t.Fatalf("a whole tree has no total: %+v %v", whole.Total, err)
+	}
+	big := filepath.Join(e.root, "big")
+	if err := os.Mkdir(big, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range treeCountAhead + 50 {
+		if err := os.WriteFile(filepath.Join(big, fmt.Sprintf("f%05d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err = e.fs.Tree(context.Background(), "wd", "big", TreeOptions{Depth: 1, Limit: 5})
+	if err != nil || !tr.HasMore || tr.Total != 0 {
+		t.Fatalf("a tree past the count bound: total %d, %v", tr.Total, err)
+	}
+}

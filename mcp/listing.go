@@ -75,8 +75,8 @@ type listOut struct {
 	// directory not listed here), a listed directory's own map of
 	// entries, "symlink" or "other".
 	Entries map[string]any `json:"entries"`
-	// Total is the number of entries of the directory, for a one-level
-	// listing of all entries.
+	// Total is the number of entries of the directory (one level), or of
+	// the tree to its depth when the walk counted it whole.
 	Total    int  `json:"total,omitempty"`
 	Returned int  `json:"returned"`
 	HasMore  bool `json:"has_more,omitempty"`
@@ -165,7 +165,7 @@ func listDirectory(ctx context.Context, d *Deps, in listDirectoryIn) (*listOut, 
 // directories of an earlier page gets them as maps (and as context lines
 // of the text).
 func treeOut(t *sfs.Tree, times bool) *listOut {
-	out := &listOut{Workdir: t.Workdir, Path: t.Path, Entries: map[string]any{}, Returned: len(t.Entries), HasMore: t.HasMore, NextOffset: t.NextOffset, Truncated: t.Truncated}
+	out := &listOut{Workdir: t.Workdir, Path: t.Path, Entries: map[string]any{}, Returned: len(t.Entries), HasMore: t.HasMore, NextOffset: t.NextOffset, Truncated: t.Truncated, Total: t.Total}
 	dirs := map[string]map[string]any{"": out.Entries} // listed directory path -> its map
 	var mapOf func(dir string, depth int) map[string]any
 	mapOf = func(dir string, depth int) map[string]any {
@@ -258,8 +258,8 @@ func (o *listOut) Text() string {
 		b.WriteString("has_more: next_offset ")
 		b.WriteString(strconv.Itoa(o.NextOffset))
 		if o.Total > 0 {
-			// Known for a one-level listing; a tree stops reading at the
-			// page's end.
+			// Known for a one-level listing, and for a tree counted to
+			// its end (fs.Tree counts a bounded way past its page).
 			b.WriteString(" of ")
 			b.WriteString(strconv.Itoa(o.Total))
 		}

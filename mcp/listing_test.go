@@ -116,10 +116,11 @@ func TestListTree(t *testing.T) {
 	res := e.call(t, cs, "list_directory", map[string]any{"workdir": "wd", "path": "repo", "depth": 2, "offset": 9, "limit": 2})
 	text := resultText(res)
 	l = ptr(structured[listOut](t, res))
-	if !l.HasMore || l.NextOffset != 11 || l.Returned != 2 {
+	if !l.HasMore || l.NextOffset != 11 || l.Returned != 2 || l.Total != 15 {
 		t.Errorf("page: %+v", l)
 	}
-	if want := "wd:/repo\nsrc/\n  b.log 2\n  gen/\nhas_more: next_offset 11\n"; text != want {
+	// The page knows the tree's total (15 entries two levels down).
+	if want := "wd:/repo\nsrc/\n  b.log 2\n  gen/\nhas_more: next_offset 11 of 15\n"; text != want {
 		t.Errorf("page text %q, want %q", text, want)
 	}
 	// The text of a whole tree.
