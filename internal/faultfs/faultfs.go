@@ -101,6 +101,7 @@ type FS struct {
 	handles map[uint64]uint32
 	nextFh  uint64
 
+	mnt     string
 	backing string
 	server  *fuse.Server
 }
@@ -118,7 +119,7 @@ func Mount(dir, backing string, seed int64) (*FS, error) {
 		f.Close()
 	}
 	fsys := &FS{nodes: map[uint64]*inode{}, nextID: rootID + 1, rng: rand.New(rand.NewSource(seed)),
-		handles: map[uint64]uint32{}, backing: backing}
+		handles: map[uint64]uint32{}, mnt: dir, backing: backing}
 	if err := fsys.load(); err != nil {
 		return nil, err
 	}
@@ -143,12 +144,15 @@ func Mount(dir, backing string, seed int64) (*FS, error) {
 }
 
 // Unmount writes the current state to the backing directory (a clean
-// shutdown flushes everything) and unmounts. Nothing may be open on it.
+// shutdown flushes everything) and unmounts. Nothing may be open on it;
+// if something still is (a test that failed half-way), the mount is
+// detached lazily rather than left behind, and the error returned.
 func (fsys *FS) Unmount() error {
 	err := fsys.server.Unmount()
 	fsys.mu.Lock()
 	defer fsys.mu.Unlock()
 	if err != nil {
+		syscall.Unmount(fsys.mnt, syscall.MNT_DETACH)
 		return err
 	}
 	return fsys.store(false)
