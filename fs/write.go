@@ -271,9 +271,14 @@ func (t *target) writeTemp(content []byte, perm uint32, chown bool, uid, gid uin
 	return name, nil
 }
 
+// fsyncDir is unix.Fsync. TestDurabilityHarnessFindsPlantedBug alone
+// replaces it, with a no-op, to show that the power-cut harness notices a
+// missing directory fsync.
+var fsyncDir = unix.Fsync
+
 // syncDir makes the directory's entries durable (a rename or create in it).
 func syncDir(fd int) error {
-	return retryErr(func() error { return unix.Fsync(fd) })
+	return retryErr(func() error { return fsyncDir(fd) })
 }
 
 // writeErrno maps an errno of a write system call.
