@@ -7,7 +7,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -36,7 +38,8 @@ func zipOf(t *testing.T, files map[string]int64, flags uint16) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	for name, size := range files {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		size := files[name]
 		w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, Flags: flags})
 		if err != nil {
 			t.Fatal(err)
@@ -57,7 +60,10 @@ func tarGzOf(t *testing.T, files map[string]int64) []byte {
 	var buf bytes.Buffer
 	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	tw := tar.NewWriter(gz)
-	for name, size := range files {
+	// In name order: "b.txt" must come after the bomb "a" that a read of
+	// it has to pass through.
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		size := files[name]
 		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: size, Typeflag: tar.TypeReg}); err != nil {
 			t.Fatal(err)
 		}

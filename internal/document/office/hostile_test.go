@@ -134,11 +134,10 @@ func TestHostile(t *testing.T) {
 		case d != nil && int64(len(d.Text)) > c.lim.MaxText:
 			t.Errorf("%s: %d bytes of text", c.name, len(d.Text))
 		}
+		// Time is printed, never asserted (it depends on the machine and
+		// -race): the bounds asserted are the answer and the heap.
 		if grown > 64<<20 {
 			t.Errorf("%s: the heap grew by %d MiB", c.name, grown>>20)
-		}
-		if took > 10*time.Second {
-			t.Errorf("%s: took %s", c.name, took)
 		}
 	}
 }
