@@ -150,6 +150,21 @@ func (r *Repo) diffstat(changes []patchChange) Diffstat {
 // rules exclude are not added; submodules keep their base commit. A
 // workspace equal to base gives an empty patch and no commit.
 func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, message string) (*Patch, error) {
+	return r.commitWorkspace(ctx, ws, base, message, nil)
+}
+
+// reviewIdentity signs the commit a review makes: it is never on a
+// branch (the change is shown, not merged), so it needs no user's name,
+// and a repository without one can be reviewed.
+var reviewIdentity = identity{name: "ServerFS review", email: "review@serverfs.invalid"}
+
+// ReviewWorkspace is CommitWorkspace for a review: the same patch, its
+// commit signed by reviewIdentity, which no ref will name.
+func (r *Repo) ReviewWorkspace(ctx context.Context, ws *sfs.Workdir, base string) (*Patch, error) {
+	return r.commitWorkspace(ctx, ws, base, "review of "+ws.Alias(), &reviewIdentity)
+}
+
+func (r *Repo) commitWorkspace(ctx context.Context, ws *sfs.Workdir, base, message string, signer *identity) (*Patch, error) {
 	defer r.packScope()()
 	if !plumbing.IsHash(base) {
 		return nil, errs.New(errs.InvalidArgument, "base must be a full commit id")
@@ -200,6 +215,9 @@ func (r *Repo) CommitWorkspace(ctx context.Context, ws *sfs.Workdir, base, messa
 		return nil, err
 	}
 	ident, err := r.identity()
+	if signer != nil {
+		ident, err = *signer, nil
+	}
 	if err != nil {
 		return nil, err
 	}

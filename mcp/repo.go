@@ -32,6 +32,8 @@ type inspectRepoOut struct {
 	View    string          `json:"view"`
 	Status  *git.Status     `json:"status,omitempty"`
 	Diff    *git.DiffResult `json:"diff,omitempty"`
+	// Review is a workspace's change against its base (review.go).
+	Review *workspaceReview `json:"review,omitempty"`
 	// Actions are the operator's named actions: view actions only (an
 	// empty list there, absent from every other view).
 	Actions []wire.ActionInfo `json:"actions,omitzero"`
@@ -109,6 +111,10 @@ func repoOpsWorkdir(d *Deps, alias string) (*sfs.Workdir, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !w.RepoOps() && w.Workspace() != nil {
+		parent, _, _ := sfs.SplitWorkspaceAlias(w.Alias())
+		return nil, errs.At(errs.RepoOpsDisabled, w.Alias(), "", "is a workspace (a checkout without .git): inspect_repo shows its change against its base, submit_workspace merges it; the repository tools work on "+parent)
+	}
 	if !w.RepoOps() {
 		return nil, errs.At(errs.RepoOpsDisabled, w.Alias(), "", "has no repository tools: the administrator did not enable repo ops on it")
 	}
@@ -133,6 +139,9 @@ func inspectRepo(ctx context.Context, d *Deps, in inspectRepoIn) (*inspectRepoOu
 		}
 		acts, err := actionsOf(ctx, d, in.Workdir)
 		out.Actions = acts
+		return out, info, err
+	}
+	if ok, err := reviewWorkspace(ctx, d, in, out); ok {
 		return out, info, err
 	}
 	r, err := openRepo(d, in.Workdir)
@@ -396,6 +405,8 @@ func (o *inspectRepoOut) Text() string {
 	case o.View == "actions":
 		j, _ := json.Marshal(o)
 		return string(j)
+	case o.Review != nil:
+		appendReview(&b, o.Review)
 	case o.Status != nil && o.Diff != nil:
 		appendStatus(&b, o.Status, o.limit)
 		appendDiff(&b, o.Diff, o.asked, o.maxBytes, true)

@@ -132,7 +132,7 @@ func instructions(s surface) string {
 		}
 	}
 	if s.workspaces {
-		b.WriteString("\n\nTo change a repository without touching its live work tree, create_workspace makes a private checkout, served as workdir ALIAS@ID to every file tool; submit_workspace merges it into its branch through a queue (a conflict is an answer: the branch does not move); list_workspaces lists them, discard_workspace deletes one.")
+		b.WriteString("\n\nTo change a repository without touching its live work tree, create_workspace makes a private checkout, served as workdir ALIAS@ID to every file tool; inspect_repo on it shows its change; submit_workspace merges it into its branch through a queue (a conflict is an answer: the branch does not move); list_workspaces lists them, discard_workspace deletes one.")
 	}
 	switch {
 	case s.grants:

@@ -160,7 +160,6 @@ func TestWorkspaceGitUnreachable(t *testing.T) {
 				{"write_text_file", map[string]any{"workdir": a, "path": ".GIT", "content": "x"}},
 				{"create_directory", map[string]any{"workdir": a, "path": ".git/hooks"}},
 				{"move_path", map[string]any{"workdir": a, "source": "README.md", "destination": ".git"}},
-				{"inspect_repo", map[string]any{"workdir": a, "view": "status"}},
 				{"read_repo_history", map[string]any{"workdir": a}},
 				{"commit_repo_changes", map[string]any{"workdir": a, "message": "x", "paths": []string{"README.md"}}},
 			} {
@@ -185,6 +184,8 @@ func TestWorkspaceGitUnreachable(t *testing.T) {
 				{"find_files", map[string]any{"workdir": a, "pattern": "*config*"}},
 				{"search_text", map[string]any{"workdir": a, "query": gitText, "include_ignored": true}},
 				{"search_text", map[string]any{"workdir": a, "query": "ref: refs", "include_ignored": true}},
+				// A review of the workspace against its base (review.go).
+				{"inspect_repo", map[string]any{"workdir": a, "view": "changes"}},
 			} {
 				res := e.call(t, cs, c.tool, c.args)
 				b, _ := json.Marshal(res.StructuredContent)
@@ -333,4 +334,52 @@ func commitAll(t *testing.T, dir string) {
 	gitIn(t, dir, "init", "-q", "-b", "main")
 	gitIn(t, dir, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "add", "-A")
 	gitIn(t, dir, "-c", "user.name=T", "-c", "user.email=t@example.invalid", "commit", "-qm", "base")
+}
+
+// TestWorkspaceReview: inspect_repo on a workspace shows its change
+// against its base before submit: status the files (git's letters),
+// diff and changes the patch, which git apply takes in a clone at the
+// base to give the workspace's files.
+func TestWorkspaceReview(t *testing.T) {
+	e := workspaceEnv(t)
+	cs := e.client(t, e.serveHTTP(t))
+	ws := createWS(t, e, cs)
+	a := ws.Workspace
+	if got := resultText(e.call(t, cs, "inspect_repo", map[string]any{"workdir": a, "view": "status"})); !strings.Contains(got, "nothing changed") {
+		t.Fatalf("an untouched workspace: %s", got)
+	}
+	read := structured[readTextFileOut](t, e.call(t, cs, "read_text_file", map[string]any{"workdir": a, "path": "sub/a.txt"}))
+	for _, args := range []map[string]any{
+		{"workdir": a, "path": "sub/a.txt", "content": "changed in the workspace\n", "expected_revision": read.Revision},
+		{"workdir": a, "path": "fresh.txt", "content": "a new file\n"},
+	} {
+		if res := e.call(t, cs, "write_text_file", args); res.IsError {
+			t.Fatal(resultText(res))
+		}
+	}
+	status := resultText(e.call(t, cs, "inspect_repo", map[string]any{"workdir": a, "view": "status"}))
+	if !strings.Contains(status, "## workspace "+a+" against its base "+ws.Base[:7]) || !strings.Contains(status, "\nM sub/a.txt\n") ||
+		!strings.Contains(status, "\nA fresh.txt\n") || strings.Contains(status, "@@") {
+		t.Fatalf("status of the workspace:\n%s", status)
+	}
+	out := structured[inspectRepoOut](t, e.call(t, cs, "inspect_repo", map[string]any{"workdir": a, "view": "changes"}))
+	if out.Review == nil || out.Review.Patch == "" {
+		t.Fatalf("changes of the workspace: %+v", out)
+	}
+	clone := t.TempDir()
+	gitIn(t, e.parent, "clone", "-q", e.root, clone)
+	gitIn(t, clone, "checkout", "-q", ws.Base)
+	patch := filepath.Join(t.TempDir(), "p.diff")
+	writeFile(t, patch, []byte(out.Review.Patch))
+	gitIn(t, clone, "apply", patch)
+	for p, want := range map[string]string{"sub/a.txt": "changed in the workspace\n", "fresh.txt": "a new file\n"} {
+		if got, err := os.ReadFile(filepath.Join(clone, p)); err != nil || string(got) != want {
+			t.Errorf("%s after git apply: %q %v", p, got, err)
+		}
+	}
+	// The live tree and its branch did not move.
+	if head := gitIn(t, e.root, "rev-parse", "HEAD"); !strings.HasPrefix(head, ws.Base) {
+		t.Errorf("review moved HEAD to %s", head)
+	}
+	toolErr(t, e.call(t, cs, "inspect_repo", map[string]any{"workdir": a, "view": "staged_diff"}), "INVALID_ARGUMENT")
 }
