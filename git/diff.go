@@ -48,9 +48,10 @@ type DiffFile struct {
 	// device in the work tree: never opened, no patch).
 	Change string `json:"change"`
 	Binary bool   `json:"binary,omitempty"`
-	// NotUTF8: a side is text (no NUL) that is not valid UTF-8, which
-	// the answer's JSON cannot carry byte for byte: the file has no
-	// section in the patch.
+	// NotUTF8: a side is text (no NUL) that is not valid UTF-8 (Latin-1,
+	// Windows-1252 sources), which JSON cannot carry byte for byte: the
+	// file's section of the patch is written in Latin-1, each byte one
+	// character (U+0000-U+00FF); encoded back to bytes it is git's.
 	NotUTF8 bool `json:"not_utf8,omitempty"`
 	// PatchOmitted: max_bytes left the file's section out of the patch
 	// (or cut it short, when it alone was over max_bytes).
@@ -65,8 +66,8 @@ type DiffResult struct {
 	// read_limit or timeout leaves the later ones out.
 	Files []DiffFile `json:"files"`
 	// Patch is a unified diff `git apply` accepts (binary files appear
-	// as "Binary files ... differ" lines, which it does not apply; files
-	// NotUTF8 do not appear).
+	// as "Binary files ... differ" lines, which it does not apply; the
+	// sections of files NotUTF8 are in Latin-1).
 	Patch     string `json:"patch"`
 	Truncated bool   `json:"truncated"`
 	// TruncatedReason says why: max_bytes (the patch was cut),
@@ -251,13 +252,13 @@ func (o *diffOutput) cut(reason string) {
 // add records a rendered file and appends its patch text if it fits; the
 // first patch is cut at a line end rather than omitted.
 func (o *diffOutput) add(f DiffFile, text string) {
-	if !f.NotUTF8 && o.patch.Len()+len(text) > o.maxBytes {
+	if f.NotUTF8 {
+		text = Latin1(text)
+	}
+	if o.patch.Len()+len(text) > o.maxBytes {
 		f.PatchOmitted = true
 	}
 	o.res.Files = append(o.res.Files, f)
-	if f.NotUTF8 {
-		return
-	}
 	if o.patch.Len()+len(text) > o.maxBytes {
 		o.cut(DiffCutMaxBytes)
 		if o.patch.Len() == 0 {
@@ -554,6 +555,31 @@ func renderDiff(ctx context.Context, p string, a, b side, room int, funcName uni
 }
 
 var newline = []byte{'\n'}
+
+// Latin1 is s with each byte one character: bytes under 0x80 as they
+// are, the others as U+0080-U+00FF. Lossless for any bytes, which is why
+// a patch of a file that is not UTF-8 is written so: encoding each
+// character back to its byte gives git's patch.
+func Latin1(s string) string {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			n++
+		}
+	}
+	if n == len(s) {
+		return s
+	}
+	b := make([]byte, 0, n)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x80 {
+			b = append(b, c)
+		} else {
+			b = utf8.AppendRune(b, rune(c))
+		}
+	}
+	return string(b)
+}
 
 func short(h plumbing.Hash) string { return h.String()[:7] }
 

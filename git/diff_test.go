@@ -178,17 +178,16 @@ func TestDiffAppliesWithGit(t *testing.T) {
 			omitted := false
 			for _, f := range res.Files {
 				if f.NotUTF8 {
-					omitted = true
 					kinds["not UTF-8"]++
-					if strings.Contains(res.Patch, " "+quotePath("b/"+f.Path)+"\n") {
-						t.Fatalf("%s: %s is not UTF-8, yet in the patch:\n%s", desc, f.Path, res.Patch)
+					if !strings.Contains(res.Patch, "diff --git "+quotePath("a/"+f.Path)+" ") {
+						t.Fatalf("%s: %s is not UTF-8 and not in the patch (Latin-1):\n%s", desc, f.Path, res.Patch)
 					}
 				}
 			}
 			// Binary patches ("Binary files differ") are not appliable;
-			// drop those files from the check (git would need --binary),
-			// and the sections tied to a file that is not UTF-8.
-			patch := dropBinary(res.Patch, res.Files)
+			// drop those files from the check (git would need --binary).
+			// Sections in Latin-1 are encoded back to git's bytes.
+			patch := dropBinary(fromLatin1(res.Patch, res.Files), res.Files)
 			copyDir := filepath.Join(t.TempDir(), "c")
 			if out, err := exec.Command("cp", "-a", dir, copyDir).CombinedOutput(); err != nil {
 				t.Fatalf("cp: %v %s", err, out)
@@ -222,9 +221,8 @@ func TestDiffAppliesWithGit(t *testing.T) {
 
 // dropBinary removes every section of a file that has a binary part
 // (a type change is two sections: drop both), and the sections of the
-// paths a directory/file replacement ties to it or to a file left out as
-// NotUTF8 (x and x/...: git apply would not add one without the other's
-// removal).
+// paths a directory/file replacement ties to it (x and x/...: git apply
+// would not add one without the other's removal).
 func dropBinary(patch string, files []DiffFile) string {
 	secs := strings.SplitAfter(patch, "\ndiff --git ")
 	// Re-attach the separators: each section but the first starts with
@@ -245,11 +243,6 @@ func dropBinary(patch string, files []DiffFile) string {
 	for _, sec := range clean {
 		if strings.Contains(sec, "\nBinary files ") {
 			binary[header(sec)] = true
-		}
-	}
-	for _, f := range files {
-		if f.NotUTF8 {
-			binary[headerOf(f.Path)] = true
 		}
 	}
 	related := func(p, q string) bool {
@@ -299,4 +292,33 @@ func TestDiffBoundsAndRefusals(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+}
+
+// fromLatin1 is patch with the sections of the files NotUTF8 encoded
+// back from Latin-1 (each character one byte): the bytes git writes.
+func fromLatin1(patch string, files []DiffFile) string {
+	latin := map[string]bool{}
+	for _, f := range files {
+		if f.NotUTF8 {
+			latin["diff --git "+quotePath("a/"+f.Path)+" "+quotePath("b/"+f.Path)] = true
+		}
+	}
+	if len(latin) == 0 {
+		return patch
+	}
+	var out strings.Builder
+	for i, sec := range strings.Split(patch, "\ndiff --git ") {
+		if i > 0 {
+			sec = "diff --git " + sec
+			out.WriteByte('\n')
+		}
+		if !latin[strings.SplitN(sec, "\n", 2)[0]] {
+			out.WriteString(sec)
+			continue
+		}
+		for _, r := range sec {
+			out.WriteByte(byte(r))
+		}
+	}
+	return out.String()
 }

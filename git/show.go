@@ -26,8 +26,8 @@ type ShowFile struct {
 	Added   int  `json:"added,omitempty"`
 	Deleted int  `json:"deleted,omitempty"`
 	Binary  bool `json:"binary,omitempty"`
-	// NotUTF8: text that is not valid UTF-8 (DiffFile.NotUTF8): counted,
-	// not in the patch.
+	// NotUTF8: text that is not valid UTF-8 (DiffFile.NotUTF8): its
+	// section of the patch is in Latin-1, each byte one character.
 	NotUTF8 bool `json:"not_utf8,omitempty"`
 	// TooLarge: a side is over 8 MiB or 262,144 lines: not read, no
 	// counts, no patch.
@@ -49,7 +49,8 @@ type ShowResult struct {
 	FilesTruncated bool `json:"files_truncated,omitempty"`
 	// HiddenFiles counts changed paths the policy hides; never named.
 	HiddenFiles int `json:"hidden_files,omitempty"`
-	// Patch is the patch of the files without PatchOmitted or NotUTF8,
+	// Patch is the patch of the files without PatchOmitted (those
+	// NotUTF8 in Latin-1),
 	// whole files only, as git show -p prints it (git apply --check
 	// accepts it against the parent; binary files are "Binary files ...
 	// differ").
@@ -158,8 +159,11 @@ func (r *Repo) Show(ctx context.Context, rev string, paths []string, maxBytes in
 			f.Added, f.Deleted = countPatch(text)
 		}
 		f.NotUTF8 = df.NotUTF8
+		if f.NotUTF8 {
+			text = Latin1(text)
+		}
 		switch {
-		case f.TooLarge, f.NotUTF8:
+		case f.TooLarge:
 		case patch.Len()+len(text) > maxBytes:
 			f.PatchOmitted = true
 			res.Truncated, res.TruncatedReason = true, DiffCutMaxBytes

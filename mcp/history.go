@@ -205,7 +205,7 @@ func appendShow(b *strings.Builder, s *git.ShowResult, maxBytes int) {
 	}
 	b.WriteByte('\n')
 	b.WriteString(s.Patch)
-	var none, omitted []string
+	var none, omitted, latin []string
 	for _, f := range s.Files {
 		switch {
 		case f.PatchOmitted:
@@ -213,12 +213,13 @@ func appendShow(b *strings.Builder, s *git.ShowResult, maxBytes int) {
 		case f.TooLarge:
 			none = append(none, unidiff.QuotePath(f.Path)+" (too_large)")
 		case f.NotUTF8:
-			none = append(none, unidiff.QuotePath(f.Path)+" (not_utf8)")
+			latin = append(latin, unidiff.QuotePath(f.Path))
 		}
 	}
 	if len(none) > 0 {
 		b.WriteString("no patch: " + strings.Join(none, ", ") + "\n")
 	}
+	writeLatin1(b, latin)
 	if s.HiddenFiles > 0 {
 		fmt.Fprintf(b, "%d hidden files changed, not named\n", s.HiddenFiles)
 	}

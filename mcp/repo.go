@@ -335,7 +335,7 @@ func statusLetter(c string) string {
 // diff was asked for; changes says the patch is view changes'.
 func appendDiff(b *strings.Builder, d *git.DiffResult, rest []string, maxBytes int, changes bool) {
 	b.WriteString(d.Patch)
-	var none []string
+	var none, latin []string
 	var omitted []string
 	answered := map[string]bool{}
 	for _, f := range d.Files {
@@ -344,7 +344,7 @@ func appendDiff(b *strings.Builder, d *git.DiffResult, rest []string, maxBytes i
 		case f.PatchOmitted:
 			omitted = append(omitted, f.Path)
 		case f.NotUTF8:
-			none = append(none, unidiff.QuotePath(f.Path)+" (not_utf8)")
+			latin = append(latin, unidiff.QuotePath(f.Path))
 		case f.Change == "unchanged" && changes:
 		case f.Change == "untracked", f.Change == "unchanged", f.Change == "unmerged", f.Change == "too_large", f.Change == "special_file":
 			none = append(none, unidiff.QuotePath(f.Path)+" ("+f.Change+")")
@@ -353,6 +353,7 @@ func appendDiff(b *strings.Builder, d *git.DiffResult, rest []string, maxBytes i
 	if len(none) > 0 {
 		b.WriteString("no patch: " + strings.Join(none, ", ") + "\n")
 	}
+	writeLatin1(b, latin)
 	if !d.Truncated {
 		return
 	}
@@ -418,4 +419,13 @@ func (o *inspectRepoOut) Text() string {
 		b.WriteString("nothing changed\n")
 	}
 	return b.String()
+}
+
+// writeLatin1 names the files whose patch sections are in Latin-1 (text
+// that is not UTF-8: each character one byte, U+0000-U+00FF), so that
+// the reader knows to encode them back before applying.
+func writeLatin1(b *strings.Builder, paths []string) {
+	if len(paths) > 0 {
+		b.WriteString("latin1 (not UTF-8; each character of the section is one byte): " + strings.Join(paths, ", ") + "\n")
+	}
 }

@@ -207,3 +207,29 @@ func TestRepoChangesWithFIFOs(t *testing.T) {
 		t.Fatal("a refused commit moved HEAD")
 	}
 }
+
+// TestRepoDiffLatin1: a change to a Latin-1 file (not UTF-8) has its
+// patch, written in Latin-1 (each character one byte) and named on a
+// latin1 line; encoded back to bytes it is what git diff writes.
+func TestRepoDiffLatin1(t *testing.T) {
+	e := newRepoEnv(t)
+	writeFile(t, filepath.Join(e.root, "legacy.c"), []byte("/* caf\xe9 */\nint a;\n"))
+	gitIn(t, e.root, "add", "legacy.c")
+	gitIn(t, e.root, "commit", "-qm", "latin-1 source")
+	writeFile(t, filepath.Join(e.root, "legacy.c"), []byte("/* caf\xe9 cr\xe8me */\nint a;\n"))
+	cs := e.client(t, e.serveHTTP(t))
+	res := e.call(t, cs, "inspect_repo", map[string]any{"workdir": "wd", "view": "diff", "paths": []string{"legacy.c"}})
+	text := resultText(res)
+	out := structured[inspectRepoOut](t, res)
+	if !strings.Contains(text, "-/* café */\n+/* café crème */\n") || !strings.Contains(text, "latin1 (not UTF-8; each character of the section is one byte): legacy.c") {
+		t.Fatalf("diff of a Latin-1 file:\n%s", text)
+	}
+	var raw []byte
+	for _, r := range out.Diff.Patch {
+		raw = append(raw, byte(r))
+	}
+	want := gitIn(t, e.root, "diff", "--", "legacy.c")
+	if got := string(raw); !strings.HasSuffix(strings.TrimSpace(want), strings.TrimSpace(got[strings.Index(got, "@@"):])) {
+		t.Fatalf("encoded back:\n%q\ngit diff:\n%q", got, want)
+	}
+}
