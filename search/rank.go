@@ -113,6 +113,8 @@ type RankRequest struct {
 	Workdirs []string // aliases, in the order ties are broken
 	Terms    []string // from QueryTerms
 	Limit    int      // 0: MaxRankResults
+
+	plain bool // the plain order of before (better), for the relevance test
 }
 
 // RankedFile is one file of a ranked search.
@@ -128,8 +130,12 @@ type RankedFile struct {
 	Text            string
 	// HitLines of Lines lines hold a term.
 	HitLines, Lines int
+	// Score is the file's relevance (see rank_score.go); Line and Text
+	// are then the line whose terms weigh most, a definition first.
+	Score float64
 
 	order int // the workdir's place in the request
+	st    fileStats
 }
 
 // RankResult is the answer of a ranked search, best first.
@@ -200,7 +206,7 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error)
 	ctx, cancel := context.WithTimeout(ctx, lim.SearchTimeout)
 	defer cancel()
 	stopped := func() bool { return ctx.Err() != nil }
-	sink := &rankSink{res: &RankResult{}, limit: req.Limit}
+	sink := &rankSink{res: &RankResult{}, limit: req.Limit, plain: req.plain}
 	var walkErr error
 	p := startPipeline(ctx, e.workers, e.workers, nil, func(j rankJob) { j.ref.Release() },
 		func(s *searcher, j rankJob) (RankedFile, bool) {
@@ -214,6 +220,7 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error)
 		})
 	sink.drain(p.results)
 	<-p.done
+	sink.finish(rq.lower)
 	if walkErr != nil {
 		return nil, walkErr
 	}
@@ -304,37 +311,6 @@ func (q *rankQuery) matcher(s *searcher) anyTerm {
 	return a
 }
 
-// rankSink is Rank's sink: the best req.Limit files, best first.
-type rankSink struct {
-	res   *RankResult
-	limit int
-}
-
-// drain takes every worker's results.
-func (k *rankSink) drain(results <-chan []RankedFile) {
-	for rs := range results {
-		for i := range rs {
-			r := rs[i]
-			if r.Lines >= 0 {
-				k.res.FilesScanned++
-			}
-			if r.Terms == 0 {
-				continue
-			}
-			at := len(k.res.Files)
-			for at > 0 && better(&r, &k.res.Files[at-1]) {
-				at--
-			}
-			if at < k.limit {
-				k.res.Files = slices.Insert(k.res.Files, at, r)
-				if len(k.res.Files) > k.limit {
-					k.res.Files = k.res.Files[:k.limit]
-				}
-			}
-		}
-	}
-}
-
 // rankFile scores one file; ok is false when it was not searched and its
 // path holds no term. Lines is -1 for a file whose content was not read.
 func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQuery, stopped func() bool) (RankedFile, bool) {
@@ -347,6 +323,7 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 		}
 	}
 	r.NameTerms = bits.OnesCount64(mask)
+	r.st.path = uint8(mask)
 	nameOnly := func() (RankedFile, bool) {
 		r.Terms = r.NameTerms
 		return r, r.Terms > 0
@@ -377,23 +354,24 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 		defer dec.Close()
 		src = decompress.Cap(dec, q.capBytes)
 	}
-	best := -1
+	doc := isDoc(j.path)
 	emit := func(m lineMatch) bool {
 		r.HitLines++
 		lm := m.terms
-		if !m.masked {
-			// A line longer than the buffer: the terms of its head.
+		var line []byte
+		if m.raw != nil {
+			line = rawLine(m.raw)
+		} else {
+			// A line longer than the buffer: its head.
 			s.line = append(s.line[:0], m.text...)
-			lm = q.termsIn(s.line)
+			line = s.line
+		}
+		if !m.masked {
+			lm = q.termsIn(line)
 		}
 		mask |= lm
-		if k := bits.OnesCount64(lm); k > best {
-			best, r.Line, r.LineTerms = k, m.line, k
-			if m.raw != nil {
-				m = makeLine(m.line, rawLine(m.raw))
-			}
-			r.Text = titleText(m.text)
-		}
+		r.LineTerms = max(r.LineTerms, bits.OnesCount64(lm))
+		r.st.addLine(q, m.line, uint8(lm), line, doc)
 		return true
 	}
 	s.countOnly, s.rawLines, s.linesIfMatched = false, true, true
@@ -406,6 +384,9 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 	}
 	r.Lines = s.lines
 	r.Terms = bits.OnesCount64(mask)
+	if r.st.content != 0 {
+		r.st.generated = isGenerated(fileHead(s, file, size, j.compressed))
+	}
 	return r, true
 }
 

@@ -1,0 +1,454 @@
+package search
+
+import (
+	"bytes"
+	"hash/maphash"
+	"io"
+	"math"
+	"math/bits"
+	"path"
+	"slices"
+	"strings"
+)
+
+// How a ranked search scores files (measured on a question set over Go's
+// net tree, see relevance_test.go): Okapi BM25 over the file's lines, the
+// document frequencies counted in the same pass over every file, so that
+// a word in every file ("file", "license") weighs little and a rare one
+// ("cache") much; a line that occurs identically at the head of many
+// files (a licence header, a common import) is boilerplate and counts for
+// nothing; a term in the file's name or in a name the file defines (func,
+// type, const, class, def...) counts as a strong match; a line holding
+// several terms adds their weight once more; tests, testdata, vendored and
+// generated files weigh less.
+
+const (
+	// headerLines is where licence headers, package clauses and imports
+	// are: matching lines there are hashed to find boilerplate.
+	headerLines = 30
+	// maxHeads bounds the hashed header lines kept per file.
+	maxHeads = 8
+	// maxSpots bounds the title candidates kept per file: the first line
+	// of each distinct set of terms.
+	maxSpots = 8
+	// maxCandidates bounds the files a ranked search keeps for scoring
+	// (the files holding a term). Past it, the half holding the fewest
+	// distinct terms (plain order, better) is dropped; they still count
+	// in document frequencies and boilerplate.
+	maxCandidates = 50_000
+	// A header line is boilerplate when at least boilerShare of the
+	// files read, and boilerMinFiles of them, hold it identically.
+	boilerShare    = 0.05
+	boilerMinFiles = 5
+
+	bm25K1 = 1.2
+	bm25B  = 0.75
+	// Weights of a term, in units of its idf (a BM25 line match is worth
+	// up to k1+1 = 2.2): in the file's base name, elsewhere in its path,
+	// in a name the file defines, and again on the file's best line
+	// holding two terms or more.
+	wBase, wDir, wDef, wProx = 1.5, 0.4, 1.5, 0.5
+	// Factors of whole files: tests, testdata/vendored code, generated.
+	fTest, fAside, fGenerated = 0.5, 0.3, 0.3
+)
+
+// lineSeed hashes header lines, the same in every worker.
+var lineSeed = maphash.MakeSeed()
+
+// headLine is a matching line among a file's first headerLines: its
+// hash and terms.
+type headLine struct {
+	hash uint64
+	mask uint8
+}
+
+// spot is a title candidate: the first line holding a set of terms (a
+// later one replaces it when it defines a name with a term, or when it
+// was a header line).
+type spot struct {
+	text string
+	hash uint64 // of a header line
+	line int32
+	mask uint8
+	def  bool // the line defines a name holding a term
+	head bool // among the first headerLines
+}
+
+// fileStats is what a ranked search keeps of a file for scoring, small
+// and of fixed size (the terms are at most MaxTerms = 8: a set is a
+// uint8).
+type fileStats struct {
+	tf        [MaxTerms]int32 // lines holding each term
+	heads     [maxHeads]headLine
+	spots     [maxSpots]spot
+	nheads    uint8
+	nspots    uint8
+	content   uint8 // terms in the content
+	defs      uint8 // terms in a defined name
+	path      uint8 // terms in the path
+	generated bool  // "Code generated ... DO NOT EDIT" at its head
+}
+
+// addLine counts a matching line: line is its bytes (valid during the
+// call only), mask its terms.
+func (st *fileStats) addLine(q *rankQuery, lineNo int, mask uint8, line []byte, doc bool) {
+	for m := mask; m != 0; m &= m - 1 {
+		st.tf[bits.TrailingZeros8(m)]++
+	}
+	st.content |= mask
+	def := q.definedTerms(line, mask, doc)
+	st.defs |= def
+	head := lineNo <= headerLines
+	var h uint64
+	if head {
+		h = maphash.Bytes(lineSeed, bytes.TrimSpace(line))
+		if st.nheads < maxHeads {
+			st.heads[st.nheads] = headLine{hash: h, mask: mask}
+			st.nheads++
+		}
+	}
+	at := -1
+	for i := range st.spots[:st.nspots] {
+		if sp := &st.spots[i]; sp.mask == mask {
+			if !(sp.head && !head) && !(def != 0 && !sp.def) {
+				return
+			}
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		if st.nspots < maxSpots {
+			at = int(st.nspots)
+			st.nspots++
+		} else {
+			// Full: the new set replaces one with fewer terms.
+			low := 0
+			for i := range st.spots {
+				if bits.OnesCount8(st.spots[i].mask) < bits.OnesCount8(st.spots[low].mask) {
+					low = i
+				}
+			}
+			if bits.OnesCount8(st.spots[low].mask) >= bits.OnesCount8(mask) {
+				return
+			}
+			at = low
+		}
+	}
+	st.spots[at] = spot{text: titleText(makeLine(lineNo, line).text), hash: h, line: int32(lineNo), mask: mask, def: def != 0, head: head}
+}
+
+// defStarts are the words that begin a definition, by their first byte:
+// keywords (followed by the name) and modifiers (followed by more words).
+var defStarts [256][]defWord
+
+type defWord struct {
+	word     string
+	modifier bool
+}
+
+func init() {
+	for _, w := range strings.Fields("func fn def class type const var let interface struct enum trait function module #define object record") {
+		defStarts[w[0]] = append(defStarts[w[0]], defWord{word: w + " "})
+	}
+	for _, w := range strings.Fields("export pub pub(crate) public private protected static async abstract final default extern inline override open internal sealed") {
+		defStarts[w[0]] = append(defStarts[w[0]], defWord{word: w + " ", modifier: true})
+	}
+}
+
+// definedName is the name line defines (func Name, func (r *T) Name, type
+// Name, class Name, export const Name, a Markdown heading in a doc...),
+// or nil.
+func definedName(line []byte, doc bool) []byte {
+	l := bytes.TrimLeft(line, " \t")
+	if doc && len(l) > 1 && l[0] == '#' {
+		return bytes.TrimLeft(l, "# ")
+	}
+	kw := ""
+next:
+	for len(l) > 0 {
+		for _, w := range defStarts[l[0]] {
+			if bytes.HasPrefix(l, []byte(w.word)) {
+				l = bytes.TrimLeft(l[len(w.word):], " \t")
+				if !w.modifier {
+					kw = w.word
+					break next
+				}
+				continue next
+			}
+		}
+		return nil
+	}
+	if kw == "" {
+		return nil
+	}
+	if kw == "func " && len(l) > 0 && l[0] == '(' {
+		i := bytes.IndexByte(l, ')')
+		if i < 0 {
+			return nil
+		}
+		l = bytes.TrimLeft(l[i+1:], " \t")
+	}
+	n := 0
+	for n < len(l) && (l[n] == '_' || l[n] == '$' || 'a' <= l[n]|0x20 && l[n]|0x20 <= 'z' || '0' <= l[n] && l[n] <= '9') {
+		n++
+	}
+	return l[:n]
+}
+
+// definedTerms is the set of mask's terms in the name line defines.
+func (q *rankQuery) definedTerms(line []byte, mask uint8, doc bool) uint8 {
+	name := definedName(line, doc)
+	if len(name) == 0 {
+		return 0
+	}
+	var low [128]byte
+	n := copy(low[:], name)
+	for i := range n {
+		if 'A' <= low[i] && low[i] <= 'Z' {
+			low[i] += 'a' - 'A'
+		}
+	}
+	var def uint8
+	for m := mask; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros8(m)
+		if bytes.Contains(low[:n], []byte(q.lower[i])) {
+			def |= 1 << i
+		}
+	}
+	return def
+}
+
+// isGenerated tells whether a file's head says it is generated.
+func isGenerated(head []byte) bool {
+	i := bytes.Index(head, []byte("Code generated"))
+	return i >= 0 && bytes.Contains(head[i:], []byte("DO NOT EDIT"))
+}
+
+// rankSink is Rank's sink: it keeps every file holding a term (up to
+// maxCandidates), with the document frequencies and header lines of all,
+// and scores them once the pass is done (finish).
+type rankSink struct {
+	res   *RankResult
+	limit int
+	plain bool // the plain order (better), for the relevance test
+	cands []RankedFile
+	df    [MaxTerms]int
+	heads map[uint64]int32 // header line: the files holding it
+}
+
+// drain takes every worker's results.
+func (k *rankSink) drain(results <-chan []RankedFile) {
+	k.heads = map[uint64]int32{}
+	for rs := range results {
+		for i := range rs {
+			r := &rs[i]
+			if r.Lines >= 0 {
+				k.res.FilesScanned++
+			}
+			if r.Terms == 0 {
+				continue
+			}
+			for m := r.st.content | r.st.path; m != 0; m &= m - 1 {
+				k.df[bits.TrailingZeros8(m)]++
+			}
+			for _, h := range r.st.heads[:r.st.nheads] {
+				k.heads[h.hash]++
+			}
+			if len(k.cands) == maxCandidates {
+				slices.SortFunc(k.cands, func(a, b RankedFile) int { return cmpBool(better(&a, &b), better(&b, &a)) })
+				clear(k.cands[maxCandidates/2:])
+				k.cands = k.cands[:maxCandidates/2]
+			}
+			k.cands = append(k.cands, *r)
+		}
+	}
+}
+
+func cmpBool(less, greater bool) int {
+	switch {
+	case less:
+		return -1
+	case greater:
+		return 1
+	}
+	return 0
+}
+
+// finish scores the files kept and leaves the best limit in res, best
+// first.
+func (k *rankSink) finish(lower []string) {
+	if k.plain {
+		slices.SortFunc(k.cands, func(a, b RankedFile) int { return cmpBool(better(&a, &b), better(&b, &a)) })
+		for i := range k.cands {
+			k.cands[i].Line, k.cands[i].Text = k.cands[i].st.plainTitle()
+		}
+		k.res.Files = k.cands[:min(k.limit, len(k.cands))]
+		return
+	}
+	n := k.res.FilesScanned
+	boiler := int32(max(boilerMinFiles, int(math.Ceil(boilerShare*float64(n)))))
+	var dl float64
+	docs := 0
+	for i := range k.cands {
+		st := &k.cands[i].st
+		for _, h := range st.heads[:st.nheads] {
+			if k.heads[h.hash] < boiler {
+				continue
+			}
+			for m := h.mask; m != 0; m &= m - 1 {
+				t := bits.TrailingZeros8(m)
+				if st.tf[t]--; st.tf[t] == 0 && st.path&(1<<t) == 0 {
+					k.df[t]-- // the term is only in boilerplate here
+				}
+			}
+		}
+		if k.cands[i].Lines > 0 {
+			dl += float64(k.cands[i].Lines)
+			docs++
+		}
+	}
+	var idf [MaxTerms]float64
+	for t := range lower {
+		df := float64(min(k.df[t], n))
+		idf[t] = math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
+	}
+	avgdl := dl / float64(max(docs, 1))
+	kept := k.cands[:0]
+	for _, r := range k.cands {
+		r.Score = r.st.score(&r, lower, idf[:len(lower)], avgdl, func(h uint64) bool { return k.heads[h] >= boiler })
+		if r.Score > 0 {
+			kept = append(kept, r)
+		}
+	}
+	slices.SortFunc(kept, func(a, b RankedFile) int {
+		switch {
+		case a.Score != b.Score:
+			return cmpBool(a.Score > b.Score, a.Score < b.Score)
+		case a.order != b.order:
+			return a.order - b.order
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	k.res.Files = kept[:min(k.limit, len(kept))]
+}
+
+// score is r's BM25 score, its title line set (Line, Text).
+func (st *fileStats) score(r *RankedFile, lower []string, idf []float64, avgdl float64, boiler func(uint64) bool) float64 {
+	base := strings.ToLower(path.Base(r.Path))
+	norm := bm25K1 * (1 - bm25B + bm25B*float64(max(r.Lines, 1))/max(avgdl, 1))
+	var s float64
+	for t := range idf {
+		var w float64
+		if tf := float64(st.tf[t]); tf > 0 {
+			w = tf * (bm25K1 + 1) / (tf + norm)
+		}
+		switch bit := uint8(1) << t; {
+		case st.path&bit != 0 && strings.Contains(base, lower[t]):
+			w += wBase
+		case st.path&bit != 0:
+			w += wDir
+		}
+		if st.defs&(1<<t) != 0 {
+			w += wDef
+		}
+		s += idf[t] * w
+	}
+	if s == 0 {
+		return 0
+	}
+	// The title: the line whose terms weigh most, a definition first.
+	best, bestW := -1, 0.0
+	for i := range st.spots[:st.nspots] {
+		sp := &st.spots[i]
+		if sp.head && boiler(sp.hash) {
+			continue
+		}
+		var w float64
+		for m := sp.mask; m != 0; m &= m - 1 {
+			w += idf[bits.TrailingZeros8(m)]
+		}
+		if sp.def {
+			w *= 1.5
+		}
+		if w > bestW || w == bestW && best >= 0 && sp.line < st.spots[best].line {
+			best, bestW = i, w
+		}
+	}
+	r.Line, r.Text = 0, ""
+	if best >= 0 {
+		r.Line, r.Text = int(st.spots[best].line), st.spots[best].text
+		if sp := &st.spots[best]; bits.OnesCount8(sp.mask) > 1 {
+			var w float64
+			for m := sp.mask; m != 0; m &= m - 1 {
+				w += idf[bits.TrailingZeros8(m)]
+			}
+			s += wProx * w
+		}
+	}
+	return s * fileFactor(r.Path, st.generated)
+}
+
+// plainTitle is the title of the plain order: the first line holding
+// the most distinct terms.
+func (st *fileStats) plainTitle() (int, string) {
+	best := -1
+	for i := range st.spots[:st.nspots] {
+		sp := &st.spots[i]
+		if best < 0 || bits.OnesCount8(sp.mask) > bits.OnesCount8(st.spots[best].mask) ||
+			bits.OnesCount8(sp.mask) == bits.OnesCount8(st.spots[best].mask) && sp.line < st.spots[best].line {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, ""
+	}
+	return int(st.spots[best].line), st.spots[best].text
+}
+
+// fileFactor weighs whole files: tests, test data, vendored and generated
+// code are rarely where a question's answer is.
+func fileFactor(p string, generated bool) float64 {
+	f := 1.0
+	lp := "/" + strings.ToLower(p)
+	switch {
+	case strings.Contains(lp, "/testdata/") || strings.Contains(lp, "/vendor/") || strings.Contains(lp, "/third_party/") || strings.Contains(lp, "/node_modules/"):
+		f = fAside
+	case strings.HasSuffix(lp, "_test.go") || strings.Contains(lp, "/test/") || strings.Contains(lp, "/tests/") ||
+		strings.Contains(lp, ".test.") || strings.Contains(lp, ".spec.") || strings.HasPrefix(path.Base(lp), "test_"):
+		f = fTest
+	}
+	if generated {
+		f *= fGenerated
+	}
+	return f
+}
+
+// generatedHead is how much of a file's head is looked at for "Code
+// generated ... DO NOT EDIT".
+const generatedHead = 1024
+
+// fileHead is the head of a file just searched: in the worker's buffer
+// when the file fit in it (the one fill starts at the buffer's start),
+// else read again; nil for a compressed file.
+func fileHead(s *searcher, file io.ReaderAt, size int64, compressed string) []byte {
+	if compressed != "" {
+		return nil
+	}
+	if size > 0 && size <= int64(len(s.buf)) {
+		return s.buf[:min(size, generatedHead)]
+	}
+	s.line = slices.Grow(s.line[:0], generatedHead)[:generatedHead]
+	n, _ := file.ReadAt(s.line, 0)
+	return s.line[:n]
+}
+
+// isDoc tells whether a file is prose whose headings name what it is
+// about (Markdown: a "# " line is a heading).
+func isDoc(p string) bool {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".md", ".markdown":
+		return true
+	}
+	return false
+}
