@@ -360,7 +360,7 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 		lm := m.terms
 		var line []byte
 		if m.raw != nil {
-			line = rawLine(m.raw)
+			line = m.raw[lineStart(m.raw):]
 		} else {
 			// A line longer than the buffer: its head.
 			s.line = append(s.line[:0], m.text...)

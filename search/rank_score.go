@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/maphash"
 	"io"
 	"math"
@@ -160,7 +161,7 @@ func init() {
 // Name, class Name, export const Name, a Markdown heading in a doc...),
 // or nil.
 func definedName(line []byte, doc bool) []byte {
-	l := bytes.TrimLeft(line, " \t")
+	l := trimBlank(line)
 	if doc && len(l) > 1 && l[0] == '#' {
 		return bytes.TrimLeft(l, "# ")
 	}
@@ -169,7 +170,7 @@ next:
 	for len(l) > 0 {
 		for _, w := range defStarts[l[0]] {
 			if bytes.HasPrefix(l, []byte(w.word)) {
-				l = bytes.TrimLeft(l[len(w.word):], " \t")
+				l = trimBlank(l[len(w.word):])
 				if !w.modifier {
 					kw = w.word
 					break next
@@ -187,7 +188,7 @@ next:
 		if i < 0 {
 			return nil
 		}
-		l = bytes.TrimLeft(l[i+1:], " \t")
+		l = trimBlank(l[i+1:])
 	}
 	n := 0
 	for n < len(l) && (l[n] == '_' || l[n] == '$' || 'a' <= l[n]|0x20 && l[n]|0x20 <= 'z' || '0' <= l[n] && l[n] <= '9') {
@@ -196,27 +197,67 @@ next:
 	return l[:n]
 }
 
+// trimBlank is b without its leading spaces and tabs (bytes.TrimLeft
+// with a cutset was a third of definedName's time).
+func trimBlank(b []byte) []byte {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	return b[i:]
+}
+
 // definedTerms is the set of mask's terms in the name line defines.
 func (q *rankQuery) definedTerms(line []byte, mask uint8, doc bool) uint8 {
 	name := definedName(line, doc)
 	if len(name) == 0 {
 		return 0
 	}
-	var low [128]byte
-	n := copy(low[:], name)
-	for i := range n {
-		if 'A' <= low[i] && low[i] <= 'Z' {
-			low[i] += 'a' - 'A'
-		}
-	}
 	var def uint8
 	for m := mask; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros8(m)
-		if bytes.Contains(low[:n], []byte(q.lower[i])) {
+		if containsFold(name, q.lower[i]) {
 			def |= 1 << i
 		}
 	}
 	return def
+}
+
+// containsFold tells whether s holds the lower-case term t, ASCII
+// letters compared without case (a name is short: no copy, no setup).
+func containsFold(s []byte, t string) bool {
+	for i := 0; i+len(t) <= len(s); i++ {
+		j := 0
+		for j < len(t) && (s[i+j] == t[j] || 'A' <= s[i+j] && s[i+j] <= 'Z' && s[i+j]+'a'-'A' == t[j]) {
+			j++
+		}
+		if j == len(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// lineStart is the offset of the last line of raw: after its last '\n',
+// 0 when there is none. It reads 8 bytes at a time from the end
+// (bytes.LastIndexByte reads one at a time, and most lines a ranked
+// search looks at are a few dozen bytes).
+func lineStart(raw []byte) int {
+	const ones, highs, nl = 0x0101010101010101, 0x8080808080808080, 0x0a0a0a0a0a0a0a0a
+	end := len(raw)
+	for end >= 8 {
+		v := binary.LittleEndian.Uint64(raw[end-8:]) ^ nl
+		if z := (v - ones) &^ v & highs; z != 0 {
+			// The highest flagged byte is a '\n' unless a borrow from
+			// a lower one flagged it (a 0x0b byte above a '\n').
+			if i := end - 8 + (63-bits.LeadingZeros64(z))/8; raw[i] == '\n' {
+				return i + 1
+			}
+			return bytes.LastIndexByte(raw[:end], '\n') + 1
+		}
+		end -= 8
+	}
+	return bytes.LastIndexByte(raw[:end], '\n') + 1
 }
 
 // isGenerated tells whether a file's head says it is generated.
@@ -232,14 +273,20 @@ type rankSink struct {
 	res   *RankResult
 	limit int
 	plain bool // the plain order (better), for the relevance test
-	cands []RankedFile
+	// cands are the files kept, in blocks that never move (a file's
+	// stats are a few hundred bytes: growing one slice copied them).
+	cands [][]RankedFile
+	n     int
 	df    [MaxTerms]int
 	heads map[uint64]int32 // header line: the files holding it
 }
 
+// candBlock is how many files a block of rankSink.cands holds.
+const candBlock = 512
+
 // drain takes every worker's results.
 func (k *rankSink) drain(results <-chan []RankedFile) {
-	k.heads = map[uint64]int32{}
+	k.heads = make(map[uint64]int32, 1024)
 	for rs := range results {
 		for i := range rs {
 			r := &rs[i]
@@ -255,14 +302,45 @@ func (k *rankSink) drain(results <-chan []RankedFile) {
 			for _, h := range r.st.heads[:r.st.nheads] {
 				k.heads[h.hash]++
 			}
-			if len(k.cands) == maxCandidates {
-				slices.SortFunc(k.cands, func(a, b RankedFile) int { return cmpBool(better(&a, &b), better(&b, &a)) })
-				clear(k.cands[maxCandidates/2:])
-				k.cands = k.cands[:maxCandidates/2]
+			if k.n == maxCandidates {
+				k.evict()
 			}
-			k.cands = append(k.cands, *r)
+			if k.n%candBlock == 0 {
+				k.cands = append(k.cands, make([]RankedFile, 0, candBlock))
+			}
+			last := &k.cands[len(k.cands)-1]
+			*last = append(*last, *r)
+			k.n++
 		}
 	}
+}
+
+// all is every file kept.
+func (k *rankSink) all(yield func(*RankedFile) bool) {
+	for _, b := range k.cands {
+		for i := range b {
+			if !yield(&b[i]) {
+				return
+			}
+		}
+	}
+}
+
+// evict keeps the better half of the files kept, in the plain order.
+func (k *rankSink) evict() {
+	var ps []*RankedFile
+	for r := range k.all {
+		ps = append(ps, r)
+	}
+	slices.SortFunc(ps, func(a, b *RankedFile) int { return cmpBool(better(a, b), better(b, a)) })
+	var kept [][]RankedFile
+	for i, r := range ps[:len(ps)/2] {
+		if i%candBlock == 0 {
+			kept = append(kept, make([]RankedFile, 0, candBlock))
+		}
+		kept[len(kept)-1] = append(kept[len(kept)-1], *r)
+	}
+	k.cands, k.n = kept, len(ps)/2
 }
 
 func cmpBool(less, greater bool) int {
@@ -275,23 +353,35 @@ func cmpBool(less, greater bool) int {
 	return 0
 }
 
+// top keeps the best limit of files in res, best first, by less.
+func (k *rankSink) top(r *RankedFile, less func(a, b *RankedFile) bool) {
+	fs := k.res.Files
+	at := len(fs)
+	for at > 0 && less(r, &fs[at-1]) {
+		at--
+	}
+	if at < k.limit {
+		fs = slices.Insert(fs, at, *r)
+		k.res.Files = fs[:min(len(fs), k.limit)]
+	}
+}
+
 // finish scores the files kept and leaves the best limit in res, best
 // first.
 func (k *rankSink) finish(lower []string) {
 	if k.plain {
-		slices.SortFunc(k.cands, func(a, b RankedFile) int { return cmpBool(better(&a, &b), better(&b, &a)) })
-		for i := range k.cands {
-			k.cands[i].Line, k.cands[i].Text = k.cands[i].st.plainTitle()
+		for r := range k.all {
+			r.Line, r.Text = r.st.plainTitle()
+			k.top(r, better)
 		}
-		k.res.Files = k.cands[:min(k.limit, len(k.cands))]
 		return
 	}
 	n := k.res.FilesScanned
 	boiler := int32(max(boilerMinFiles, int(math.Ceil(boilerShare*float64(n)))))
 	var dl float64
 	docs := 0
-	for i := range k.cands {
-		st := &k.cands[i].st
+	for r := range k.all {
+		st := &r.st
 		for _, h := range st.heads[:st.nheads] {
 			if k.heads[h.hash] < boiler {
 				continue
@@ -303,8 +393,8 @@ func (k *rankSink) finish(lower []string) {
 				}
 			}
 		}
-		if k.cands[i].Lines > 0 {
-			dl += float64(k.cands[i].Lines)
+		if r.Lines > 0 {
+			dl += float64(r.Lines)
 			docs++
 		}
 	}
@@ -314,23 +404,23 @@ func (k *rankSink) finish(lower []string) {
 		idf[t] = math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
 	}
 	avgdl := dl / float64(max(docs, 1))
-	kept := k.cands[:0]
-	for _, r := range k.cands {
-		r.Score = r.st.score(&r, lower, idf[:len(lower)], avgdl, func(h uint64) bool { return k.heads[h] >= boiler })
-		if r.Score > 0 {
-			kept = append(kept, r)
+	isBoiler := func(h uint64) bool { return k.heads[h] >= boiler }
+	for r := range k.all {
+		if r.Score = r.st.score(r, lower, idf[:len(lower)], avgdl, isBoiler); r.Score > 0 {
+			k.top(r, scoredBetter)
 		}
 	}
-	slices.SortFunc(kept, func(a, b RankedFile) int {
-		switch {
-		case a.Score != b.Score:
-			return cmpBool(a.Score > b.Score, a.Score < b.Score)
-		case a.order != b.order:
-			return a.order - b.order
-		}
-		return strings.Compare(a.Path, b.Path)
-	})
-	k.res.Files = kept[:min(k.limit, len(kept))]
+}
+
+// scoredBetter orders scored files: higher score, then workdir and path.
+func scoredBetter(a, b *RankedFile) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	if a.order != b.order {
+		return a.order < b.order
+	}
+	return a.Path < b.Path
 }
 
 // score is r's BM25 score, its title line set (Line, Text).

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"runtime"
@@ -71,5 +72,19 @@ func TestRankDensityCountsEveryLine(t *testing.T) {
 	}
 	if want := "b-short.txt 1/2,a-long.txt 1/1000"; strings.Join(got, ",") != want {
 		t.Errorf("ranked %q, want %q", got, want)
+	}
+}
+
+// TestRankLineStart: lineStart finds the last line of a buffer as
+// bytes.LastIndexByte does, a 0x0b byte above a '\n' (a false flag of
+// the 8-byte scan) included.
+func TestRankLineStart(t *testing.T) {
+	for _, s := range []string{"", "a", "\n", "abc\n", "\nabcdefghijklmnop", "0123456789\nabc", "x\n\x0bbcdefgh", "\n\x0b\n\x0b\x0b\x0b\x0b\x0b\x0b\x0b", strings.Repeat("ab\ncdefghijk", 5)} {
+		for i := range len(s) + 1 {
+			b := []byte(s[:i])
+			if got, want := lineStart(b), bytes.LastIndexByte(b, '\n')+1; got != want {
+				t.Errorf("lineStart(%q) = %d, want %d", b, got, want)
+			}
+		}
 	}
 }
