@@ -10,6 +10,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // How a ranked search scores files (measured on a question set over Go's
@@ -97,8 +98,12 @@ func (st *fileStats) addLine(q *rankQuery, lineNo int, mask uint8, line []byte, 
 		st.tf[bits.TrailingZeros8(m)]++
 	}
 	st.content |= mask
-	def := q.definedTerms(line, mask, doc)
-	st.defs |= def
+	var def uint8
+	if mask&^st.defs != 0 {
+		// Only terms not yet found in a defined name are looked for.
+		def = q.definedTerms(line, mask, doc)
+		st.defs |= def
+	}
 	head := lineNo <= headerLines
 	var h uint64
 	if head {
@@ -136,7 +141,7 @@ func (st *fileStats) addLine(q *rankQuery, lineNo int, mask uint8, line []byte, 
 			at = low
 		}
 	}
-	st.spots[at] = spot{text: titleText(makeLine(lineNo, line).text), hash: h, line: int32(lineNo), mask: mask, def: def != 0, head: head}
+	st.spots[at] = spot{text: titleBytes(line), hash: h, line: int32(lineNo), mask: mask, def: def != 0, head: head}
 }
 
 // defStarts are the words that begin a definition, by their first byte:
@@ -161,6 +166,12 @@ func init() {
 // Name, class Name, export const Name, a Markdown heading in a doc...),
 // or nil.
 func definedName(line []byte, doc bool) []byte {
+	if len(line) > 0 && line[0] == '\t' {
+		// Code indented by tabs (Go, C) defines its names at the left
+		// edge; the lines in a body are most of the lines a search
+		// matches.
+		return nil
+	}
 	l := trimBlank(line)
 	if doc && len(l) > 1 && l[0] == '#' {
 		return bytes.TrimLeft(l, "# ")
@@ -225,7 +236,7 @@ func (q *rankQuery) definedTerms(line []byte, mask uint8, doc bool) uint8 {
 
 // containsFold tells whether s holds the lower-case term t, ASCII
 // letters compared without case (a name is short: no copy, no setup).
-func containsFold(s []byte, t string) bool {
+func containsFold[S []byte | string](s S, t string) bool {
 	for i := 0; i+len(t) <= len(s); i++ {
 		j := 0
 		for j < len(t) && (s[i+j] == t[j] || 'A' <= s[i+j] && s[i+j] <= 'Z' && s[i+j]+'a'-'A' == t[j]) {
@@ -258,6 +269,20 @@ func lineStart(raw []byte) int {
 		end -= 8
 	}
 	return bytes.LastIndexByte(raw[:end], '\n') + 1
+}
+
+// titleBytes is titleText of a line in the buffer: only the bytes shown
+// are copied.
+func titleBytes(line []byte) string {
+	line = bytes.TrimSpace(line)
+	if len(line) <= maxTitleText {
+		return strings.ToValidUTF8(string(line), "\uFFFD")
+	}
+	n := maxTitleText
+	for n > 0 && !utf8.RuneStart(line[n]) {
+		n--
+	}
+	return strings.ToValidUTF8(string(line[:n]), "\uFFFD") + "…"
 }
 
 // isGenerated tells whether a file's head says it is generated.
@@ -425,7 +450,7 @@ func scoredBetter(a, b *RankedFile) bool {
 
 // score is r's BM25 score, its title line set (Line, Text).
 func (st *fileStats) score(r *RankedFile, lower []string, idf []float64, avgdl float64, boiler func(uint64) bool) float64 {
-	base := strings.ToLower(path.Base(r.Path))
+	base := r.Path[strings.LastIndexByte(r.Path, '/')+1:]
 	norm := bm25K1 * (1 - bm25B + bm25B*float64(max(r.Lines, 1))/max(avgdl, 1))
 	var s float64
 	for t := range idf {
@@ -434,7 +459,7 @@ func (st *fileStats) score(r *RankedFile, lower []string, idf []float64, avgdl f
 			w = tf * (bm25K1 + 1) / (tf + norm)
 		}
 		switch bit := uint8(1) << t; {
-		case st.path&bit != 0 && strings.Contains(base, lower[t]):
+		case st.path&bit != 0 && containsFold(base, lower[t]):
 			w += wBase
 		case st.path&bit != 0:
 			w += wDir
