@@ -134,8 +134,8 @@ type RankedFile struct {
 	// are then the line whose terms weigh most, a definition first.
 	Score float64
 
-	order int // the workdir's place in the request
-	st    fileStats
+	order int        // the workdir's place in the request
+	st    *fileStats // of a file holding a term, for the score
 }
 
 // RankResult is the answer of a ranked search, best first.
@@ -323,7 +323,9 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 		}
 	}
 	r.NameTerms = bits.OnesCount64(mask)
-	r.st.path = uint8(mask)
+	if mask != 0 {
+		r.st = &fileStats{path: uint8(mask)}
+	}
 	nameOnly := func() (RankedFile, bool) {
 		r.Terms = r.NameTerms
 		return r, r.Terms > 0
@@ -371,6 +373,9 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 		}
 		mask |= lm
 		r.LineTerms = max(r.LineTerms, bits.OnesCount64(lm))
+		if r.st == nil {
+			r.st = &fileStats{}
+		}
 		r.st.addLine(q, m.line, uint8(lm), line, doc)
 		return true
 	}
@@ -384,7 +389,7 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 	}
 	r.Lines = s.lines
 	r.Terms = bits.OnesCount64(mask)
-	if r.st.content != 0 {
+	if r.st != nil && r.st.content != 0 {
 		r.st.generated = isGenerated(fileHead(s, file, size, j.compressed))
 	}
 	return r, true

@@ -68,12 +68,13 @@ type headLine struct {
 // later one replaces it when it defines a name with a term, or when it
 // was a header line).
 type spot struct {
-	text string
-	hash uint64 // of a header line
-	line int32
-	mask uint8
-	def  bool // the line defines a name holding a term
-	head bool // among the first headerLines
+	hash     uint64 // of a header line
+	line     int32
+	off, len uint16 // its text in fileStats.text
+	mask     uint8
+	def      bool // the line defines a name holding a term
+	head     bool // among the first headerLines
+	cut      bool // its text is cut at maxTitleText
 }
 
 // fileStats is what a ranked search keeps of a file for scoring, small
@@ -89,6 +90,9 @@ type fileStats struct {
 	defs      uint8 // terms in a defined name
 	path      uint8 // terms in the path
 	generated bool  // "Code generated ... DO NOT EDIT" at its head
+	// text holds the spots' texts, each at most maxTitleText bytes: one
+	// buffer, not a string per spot (most are never shown).
+	text []byte
 }
 
 // addLine counts a matching line: line is its bytes (valid during the
@@ -112,6 +116,9 @@ func (st *fileStats) addLine(q *rankQuery, lineNo int, mask uint8, line []byte, 
 			st.heads[st.nheads] = headLine{hash: h, mask: mask}
 			st.nheads++
 		}
+	}
+	if len(st.text)+maxTitleText > math.MaxUint16 {
+		return // the texts of some 400 spots: no more (offsets are uint16)
 	}
 	at := -1
 	for i := range st.spots[:st.nspots] {
@@ -141,7 +148,17 @@ func (st *fileStats) addLine(q *rankQuery, lineNo int, mask uint8, line []byte, 
 			at = low
 		}
 	}
-	st.spots[at] = spot{text: titleBytes(line), hash: h, line: int32(lineNo), mask: mask, def: def != 0, head: head}
+	line = bytes.TrimSpace(line)
+	cut := len(line) > maxTitleText
+	if cut {
+		n := maxTitleText
+		for n > 0 && !utf8.RuneStart(line[n]) {
+			n--
+		}
+		line = line[:n]
+	}
+	st.spots[at] = spot{hash: h, line: int32(lineNo), off: uint16(len(st.text)), len: uint16(len(line)), mask: mask, def: def != 0, head: head, cut: cut}
+	st.text = append(st.text, line...)
 }
 
 // defStarts are the words that begin a definition, by their first byte:
@@ -271,18 +288,14 @@ func lineStart(raw []byte) int {
 	return bytes.LastIndexByte(raw[:end], '\n') + 1
 }
 
-// titleBytes is titleText of a line in the buffer: only the bytes shown
-// are copied.
-func titleBytes(line []byte) string {
-	line = bytes.TrimSpace(line)
-	if len(line) <= maxTitleText {
-		return strings.ToValidUTF8(string(line), "\uFFFD")
+// title is the text of spot i, as titleText shows a line.
+func (st *fileStats) title(i int) string {
+	sp := &st.spots[i]
+	t := strings.ToValidUTF8(string(st.text[sp.off:sp.off+sp.len]), "\uFFFD")
+	if sp.cut {
+		t += "…"
 	}
-	n := maxTitleText
-	for n > 0 && !utf8.RuneStart(line[n]) {
-		n--
-	}
-	return strings.ToValidUTF8(string(line[:n]), "\uFFFD") + "…"
+	return t
 }
 
 // isGenerated tells whether a file's head says it is generated.
@@ -406,7 +419,7 @@ func (k *rankSink) finish(lower []string) {
 	var dl float64
 	docs := 0
 	for r := range k.all {
-		st := &r.st
+		st := r.st
 		for _, h := range st.heads[:st.nheads] {
 			if k.heads[h.hash] < boiler {
 				continue
@@ -492,7 +505,7 @@ func (st *fileStats) score(r *RankedFile, lower []string, idf []float64, avgdl f
 	}
 	r.Line, r.Text = 0, ""
 	if best >= 0 {
-		r.Line, r.Text = int(st.spots[best].line), st.spots[best].text
+		r.Line, r.Text = int(st.spots[best].line), st.title(best)
 		if sp := &st.spots[best]; bits.OnesCount8(sp.mask) > 1 {
 			var w float64
 			for m := sp.mask; m != 0; m &= m - 1 {
@@ -518,7 +531,7 @@ func (st *fileStats) plainTitle() (int, string) {
 	if best < 0 {
 		return 0, ""
 	}
-	return int(st.spots[best].line), st.spots[best].text
+	return int(st.spots[best].line), st.title(best)
 }
 
 // fileFactor weighs whole files: tests, test data, vendored and generated
