@@ -136,6 +136,7 @@ type RankedFile struct {
 
 	order int        // the workdir's place in the request
 	st    *fileStats // of a file holding a term, for the score
+	spot  int        // the spot of st that is the title, -1 for none
 }
 
 // RankResult is the answer of a ranked search, best first.

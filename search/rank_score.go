@@ -10,6 +10,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -158,6 +159,9 @@ func (st *fileStats) addLine(q *rankQuery, lineNo int, mask uint8, line []byte, 
 		line = line[:n]
 	}
 	st.spots[at] = spot{hash: h, line: int32(lineNo), off: uint16(len(st.text)), len: uint16(len(line)), mask: mask, def: def != 0, head: head, cut: cut}
+	if st.text == nil {
+		st.text = make([]byte, 0, 384) // room for 8 lines of some 40 bytes
+	}
 	st.text = append(st.text, line...)
 }
 
@@ -409,9 +413,13 @@ func (k *rankSink) top(r *RankedFile, less func(a, b *RankedFile) bool) {
 func (k *rankSink) finish(lower []string) {
 	if k.plain {
 		for r := range k.all {
-			r.Line, r.Text = r.st.plainTitle()
+			r.spot = r.st.plainTitle()
+			if r.Line = 0; r.spot >= 0 {
+				r.Line = int(r.st.spots[r.spot].line)
+			}
 			k.top(r, better)
 		}
+		k.titles()
 		return
 	}
 	n := k.res.FilesScanned
@@ -446,6 +454,17 @@ func (k *rankSink) finish(lower []string) {
 	for r := range k.all {
 		if r.Score = r.st.score(r, lower, idf[:len(lower)], avgdl, isBoiler); r.Score > 0 {
 			k.top(r, scoredBetter)
+		}
+	}
+	k.titles()
+}
+
+// titles sets the texts of the files kept, only theirs: a text is a
+// string made from the file's spots.
+func (k *rankSink) titles() {
+	for i := range k.res.Files {
+		if f := &k.res.Files[i]; f.spot >= 0 {
+			f.Text = f.st.title(f.spot)
 		}
 	}
 }
@@ -503,9 +522,9 @@ func (st *fileStats) score(r *RankedFile, lower []string, idf []float64, avgdl f
 			best, bestW = i, w
 		}
 	}
-	r.Line, r.Text = 0, ""
+	r.Line, r.Text, r.spot = 0, "", best
 	if best >= 0 {
-		r.Line, r.Text = int(st.spots[best].line), st.title(best)
+		r.Line = int(st.spots[best].line)
 		if sp := &st.spots[best]; bits.OnesCount8(sp.mask) > 1 {
 			var w float64
 			for m := sp.mask; m != 0; m &= m - 1 {
@@ -517,9 +536,9 @@ func (st *fileStats) score(r *RankedFile, lower []string, idf []float64, avgdl f
 	return s * fileFactor(r.Path, st.generated)
 }
 
-// plainTitle is the title of the plain order: the first line holding
-// the most distinct terms.
-func (st *fileStats) plainTitle() (int, string) {
+// plainTitle is the spot of the plain order's title, the first line
+// holding the most distinct terms; -1 when none.
+func (st *fileStats) plainTitle() int {
 	best := -1
 	for i := range st.spots[:st.nspots] {
 		sp := &st.spots[i]
@@ -528,28 +547,42 @@ func (st *fileStats) plainTitle() (int, string) {
 			best = i
 		}
 	}
-	if best < 0 {
-		return 0, ""
-	}
-	return int(st.spots[best].line), st.title(best)
+	return best
 }
 
 // fileFactor weighs whole files: tests, test data, vendored and generated
 // code are rarely where a question's answer is.
 func fileFactor(p string, generated bool) float64 {
 	f := 1.0
-	lp := "/" + strings.ToLower(p)
+	if strings.ContainsFunc(p, unicode.IsUpper) {
+		p = strings.ToLower(p)
+	}
 	switch {
-	case strings.Contains(lp, "/testdata/") || strings.Contains(lp, "/vendor/") || strings.Contains(lp, "/third_party/") || strings.Contains(lp, "/node_modules/"):
+	case inDir(p, asideDirs):
 		f = fAside
-	case strings.HasSuffix(lp, "_test.go") || strings.Contains(lp, "/test/") || strings.Contains(lp, "/tests/") ||
-		strings.Contains(lp, ".test.") || strings.Contains(lp, ".spec.") || strings.HasPrefix(path.Base(lp), "test_"):
+	case strings.HasSuffix(p, "_test.go") || inDir(p, testDirs) || strings.Contains(p, ".test.") || strings.Contains(p, ".spec.") ||
+		strings.HasPrefix(p[strings.LastIndexByte(p, '/')+1:], "test_"):
 		f = fTest
 	}
 	if generated {
 		f *= fGenerated
 	}
 	return f
+}
+
+// asideDirs hold code that is not the project's own (test data, vendored
+// and third-party code), testDirs tests; each is "name/".
+var asideDirs, testDirs = []string{"testdata/", "vendor/", "third_party/", "node_modules/"}, []string{"test/", "tests/"}
+
+// inDir tells whether the lower-case path p is under a directory named
+// one of dirs, at any depth.
+func inDir(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if i := strings.Index(p, d); i >= 0 && (i == 0 || p[i-1] == '/') {
+			return true
+		}
+	}
+	return false
 }
 
 // generatedHead is how much of a file's head is looked at for "Code

@@ -151,9 +151,10 @@ func TestRelevance(t *testing.T) {
 	_, rgErr := exec.LookPath("rg")
 	var newRanks, oldRanks, rgRanks []int
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-4s %-4s %-4s  %-72s %s\n", "new", "old", "rg", "question", "new top 3")
+	fmt.Fprintf(&b, "%-4s %-4s %-4s  %-72s %s\n", "new", "old", "rg", "question", "new: first (line) | 2nd, 3rd")
 	for _, c := range relevanceSet {
 		terms := QueryTerms(c.q)
+		top := ""
 		rank := func(plain bool) []string {
 			r, err := e.Rank(context.Background(), RankRequest{Workdirs: []string{"net"}, Terms: terms, plain: plain})
 			if err != nil {
@@ -162,6 +163,9 @@ func TestRelevance(t *testing.T) {
 			var paths []string
 			for _, f := range r.Files {
 				paths = append(paths, f.Path)
+			}
+			if !plain && len(r.Files) > 0 {
+				top = fmt.Sprintf("%s:%d: %.50s", r.Files[0].Path, r.Files[0].Line, r.Files[0].Text)
 			}
 			return paths
 		}
@@ -174,7 +178,7 @@ func TestRelevance(t *testing.T) {
 			rgRanks = append(rgRanks, rr)
 			g = fmt.Sprint(rr)
 		}
-		fmt.Fprintf(&b, "%-4d %-4d %-4s  %-72s %s\n", n, o, g, c.q, strings.Join(got[:min(3, len(got))], " "))
+		fmt.Fprintf(&b, "%-4d %-4d %-4s  %-72s %s | %s\n", n, o, g, c.q, top, strings.Join(got[1:min(3, len(got))], " "))
 	}
 	fmt.Fprintf(&b, "(0: no right file among the first %d)\n\n| ranking | recall@5 | MRR |\n|---|---|---|\n", MaxRankResults)
 	r5, mrr := relevanceScore(newRanks)
