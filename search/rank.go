@@ -19,9 +19,13 @@ import (
 // Ranked search (ChatGPT's search tool): the query is what a model writes
 // in research ("where is the database url configured"), split into terms;
 // every file of the workdirs is scanned in process, as search_text does
-// (no index, no cache), and files are ranked by how many distinct terms
-// they hold, in their path and content, then by how many terms one line
-// holds together, then by match density.
+// (no index, no cache), counting per file the lines holding each term and
+// per term the files holding it; once the pass is done, files are ranked
+// by BM25 with those document frequencies, boilerplate (a header line many
+// files share) left out, names and definitions up, tests, test data,
+// vendored and generated code down (rank_score.go). A model asks
+// questions: a word in every file (a licence header's "file") must not
+// outweigh the one word that names the answer.
 
 // MaxTerms bounds the terms of a ranked search; further words are dropped.
 const MaxTerms = 8
@@ -123,15 +127,15 @@ type RankedFile struct {
 	// Terms is how many distinct terms the file holds, in its path or its
 	// content; NameTerms those in its path.
 	Terms, NameTerms int
-	// Line is the first line holding the most distinct terms (LineTerms)
+	// Line is the line whose terms weigh most (the first holding the
+	// most distinct terms in the plain order; LineTerms is that most)
 	// and Text its text (trimmed, at most 160 bytes); 0 when only the
 	// path matched.
 	Line, LineTerms int
 	Text            string
 	// HitLines of Lines lines hold a term.
 	HitLines, Lines int
-	// Score is the file's relevance (see rank_score.go); Line and Text
-	// are then the line whose terms weigh most, a definition first.
+	// Score is the file's relevance (see rank_score.go).
 	Score float64
 
 	order int        // the workdir's place in the request
