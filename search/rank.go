@@ -399,17 +399,3 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 	}
 	return r, true
 }
-
-// titleText is a line as a title shows it: trimmed, at most maxTitleText
-// bytes cut on a rune boundary.
-func titleText(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > maxTitleText {
-		n := maxTitleText
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n] + "…"
-	}
-	return s
-}

@@ -292,7 +292,8 @@ func lineStart(raw []byte) int {
 	return bytes.LastIndexByte(raw[:end], '\n') + 1
 }
 
-// title is the text of spot i, as titleText shows a line.
+// title is the text of spot i: trimmed, at most maxTitleText bytes cut
+// on a rune boundary, "…" after a cut.
 func (st *fileStats) title(i int) string {
 	sp := &st.spots[i]
 	t := strings.ToValidUTF8(string(st.text[sp.off:sp.off+sp.len]), "\uFFFD")
