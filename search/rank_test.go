@@ -88,3 +88,27 @@ func TestRankLineStart(t *testing.T) {
 		}
 	}
 }
+
+// TestRankBoilerplate: a header line many files share (a licence's "…
+// in the LICENSE file.") counts for nothing: the files matching only
+// there are not listed; the one answering is, titled by the line whose
+// terms weigh most.
+func TestRankBoilerplate(t *testing.T) {
+	e := newTenv(t)
+	header := "// Copyright 2009 The Go Authors.\n// license that can be found in the LICENSE file.\n\npackage net\n"
+	for i := range 12 {
+		e.write(t, fmt.Sprintf("f%02d.go", i), []byte(header+"\nfunc f() {}\n"))
+	}
+	e.write(t, "hosts.go", []byte(header+"\n// cacheMaxAge is how long the hosts file is cached.\nconst cacheMaxAge = 5\n"))
+	r, err := e.eng.Rank(context.Background(), RankRequest{Workdirs: []string{"wd"}, Terms: QueryTerms("how long does the hosts file cache last")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range r.Files {
+		got = append(got, fmt.Sprintf("%s:%d: %s", f.Path, f.Line, f.Text))
+	}
+	if want := "hosts.go:6: // cacheMaxAge is how long the hosts file is cached."; strings.Join(got, ",") != want {
+		t.Errorf("ranked %q, want %q", got, want)
+	}
+}
