@@ -1,7 +1,6 @@
 package search
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -20,9 +19,13 @@ import (
 // Ranked search (ChatGPT's search tool): the query is what a model writes
 // in research ("where is the database url configured"), split into terms;
 // every file of the workdirs is scanned in process, as search_text does
-// (no index, no cache), and files are ranked by how many distinct terms
-// they hold, in their path and content, then by how many terms one line
-// holds together, then by match density.
+// (no index, no cache), counting per file the lines holding each term and
+// per term the files holding it; once the pass is done, files are ranked
+// by BM25 with those document frequencies, boilerplate (a header line many
+// files share) left out, names and definitions up, tests, test data,
+// vendored and generated code down (rank_score.go). A model asks
+// questions: a word in every file (a licence header's "file") must not
+// outweigh the one word that names the answer.
 
 // MaxTerms bounds the terms of a ranked search; further words are dropped.
 const MaxTerms = 8
@@ -114,6 +117,8 @@ type RankRequest struct {
 	Workdirs []string // aliases, in the order ties are broken
 	Terms    []string // from QueryTerms
 	Limit    int      // 0: MaxRankResults
+
+	plain bool // the plain order of before (better), for the relevance test
 }
 
 // RankedFile is one file of a ranked search.
@@ -122,15 +127,20 @@ type RankedFile struct {
 	// Terms is how many distinct terms the file holds, in its path or its
 	// content; NameTerms those in its path.
 	Terms, NameTerms int
-	// Line is the first line holding the most distinct terms (LineTerms)
+	// Line is the line whose terms weigh most (the first holding the
+	// most distinct terms in the plain order; LineTerms is that most)
 	// and Text its text (trimmed, at most 160 bytes); 0 when only the
 	// path matched.
 	Line, LineTerms int
 	Text            string
 	// HitLines of Lines lines hold a term.
 	HitLines, Lines int
+	// Score is the file's relevance (see rank_score.go).
+	Score float64
 
-	order int // the workdir's place in the request
+	order int        // the workdir's place in the request
+	st    *fileStats // of a file holding a term, for the score
+	spot  int        // the spot of st that is the title, -1 for none
 }
 
 // RankResult is the answer of a ranked search, best first.
@@ -173,127 +183,6 @@ type rankJob struct {
 	compressed string
 }
 
-// anyTerm is the chunkMatcher of a ranked search: the first match of any
-// term. With c set (one worker's, see rankFile) every buffer reuses it:
-// no allocation per file. With td set, a buffer without the non-ASCII
-// letters special lists (K KELVIN SIGN, ſ LONG S: they fold to the
-// terms' k and s, which Teddy's ASCII folding does not see) is searched
-// for all terms in one pass; other buffers term by term.
-type anyTerm struct {
-	terms   []chunkMatcher
-	c       *anyChunk
-	td      *teddyChunk
-	special [][]byte
-}
-
-func newAnyChunk(n int) *anyChunk {
-	return &anyChunk{ms: make([]matcher, n), cur: make([]termCursor, n)}
-}
-
-func (a anyTerm) forChunk(b []byte) matcher {
-	if a.td != nil && !containsAny(b, a.special) {
-		a.td.reset()
-		return a.td
-	}
-	c := a.c
-	if c == nil {
-		c = newAnyChunk(len(a.terms))
-	}
-	c.blen = -1
-	for i, t := range a.terms {
-		c.ms[i] = t.forChunk(b)
-		c.cur[i].started = false
-	}
-	return c
-}
-
-// anyChunk remembers, per term, the next matches found in this buffer, a
-// batch at a time (see batchMatcher), so that each term scans the buffer
-// once, not once per matching line nor once per match.
-type anyChunk struct {
-	ms   []matcher
-	cur  []termCursor
-	blen int // the length of the buffer the positions are of
-}
-
-// termBatch is how many matches of a term one scan lists.
-const termBatch = 32
-
-// termCursor is one term's matches in a buffer: pos[i:n] are the next,
-// every match at or after base is in pos or at or after scan.
-type termCursor struct {
-	pos        [termBatch]int
-	i, n       int
-	base, scan int
-	started    bool
-	done       bool // none at or after scan
-}
-
-// next is the first match of m at or after from in b, or -1.
-func (k *termCursor) next(m matcher, b []byte, from int) int {
-	for {
-		if p, ok := k.at(from); ok {
-			return p
-		}
-		k.listed(indexAll(m, b, max(from, k.scan), k.pos[:]))
-	}
-}
-
-// at is the first listed position at or after from, or -1 when there is
-// none; ok is false when the batch is used up and the next one is to be
-// listed (from k.scan on, see listed) before asking again.
-func (k *termCursor) at(from int) (p int, ok bool) {
-	if !k.started || from < k.base {
-		*k = termCursor{started: true, base: from, scan: from}
-	}
-	for k.i < k.n && k.pos[k.i] < from {
-		k.i++
-	}
-	if k.i < k.n {
-		return k.pos[k.i], true
-	}
-	return -1, k.done
-}
-
-// listed takes the n positions just listed into k.pos as the batch.
-func (k *termCursor) listed(n int) {
-	k.n, k.i = n, 0
-	k.done = n < termBatch
-	if n > 0 {
-		k.scan = k.pos[n-1] + 1
-	}
-}
-
-func (c *anyChunk) index(b []byte, from int) int {
-	if len(b) != c.blen {
-		c.blen = len(b)
-		for i := range c.cur {
-			c.cur[i].started = false
-		}
-	}
-	best := -1
-	for i, m := range c.ms {
-		if p := c.cur[i].next(m, b, from); p >= 0 && (best < 0 || p < best) {
-			best = p
-		}
-	}
-	return best
-}
-
-// termsBefore is the set of terms (bit i for term i) whose next match,
-// as the last index call found it, starts before end: right after index
-// found a line's first match, the terms matching in that line, whole,
-// found without scanning the line again.
-func (c *anyChunk) termsBefore(end int) uint64 {
-	var mask uint64
-	for i := range c.cur {
-		if k := &c.cur[i]; k.i < k.n && k.pos[k.i] < end {
-			mask |= 1 << i
-		}
-	}
-	return mask
-}
-
 // Rank runs a ranked search over whole workdirs: every file that the
 // policy, .gitignore rules and SERVERFS_SEARCH_MAX_FILE_BYTES let
 // search_text search (and, for its path only, larger ones), bounded by
@@ -322,7 +211,7 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error)
 	ctx, cancel := context.WithTimeout(ctx, lim.SearchTimeout)
 	defer cancel()
 	stopped := func() bool { return ctx.Err() != nil }
-	sink := &rankSink{res: &RankResult{}, limit: req.Limit}
+	sink := &rankSink{res: &RankResult{}, limit: req.Limit, plain: req.plain}
 	var walkErr error
 	p := startPipeline(ctx, e.workers, e.workers, nil, func(j rankJob) { j.ref.Release() },
 		func(s *searcher, j rankJob) (RankedFile, bool) {
@@ -336,6 +225,7 @@ func (e *Engine) Rank(ctx context.Context, req RankRequest) (*RankResult, error)
 		})
 	sink.drain(p.results)
 	<-p.done
+	sink.finish(rq.lower)
 	if walkErr != nil {
 		return nil, walkErr
 	}
@@ -426,105 +316,6 @@ func (q *rankQuery) matcher(s *searcher) anyTerm {
 	return a
 }
 
-// containsAny tells whether b holds one of subs.
-func containsAny(b []byte, subs [][]byte) bool {
-	for _, s := range subs {
-		if bytes.Contains(b, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// teddyChunk is anyChunk for a query Teddy finds in one pass: the next
-// matches of all terms, a batch at a time (in cur), with the terms
-// matching at each position.
-type teddyChunk struct {
-	t     *teddy
-	b     []byte // the buffer the positions are of
-	which [termBatch]uint8
-	cur   termCursor
-}
-
-func (c *teddyChunk) reset() { c.cur.started, c.b = false, nil }
-
-// list lists the next batch of matches, from scan on.
-func (c *teddyChunk) list(scan int) {
-	c.cur.listed(c.t.indexAll(c.b, scan, c.cur.pos[:], c.which[:]))
-}
-
-func (c *teddyChunk) index(b []byte, from int) int {
-	if !c.cur.started || len(b) != len(c.b) {
-		c.b, c.cur.started = b, false // a new buffer: at starts the batch over
-	}
-	for {
-		if p, ok := c.cur.at(from); ok {
-			return p
-		}
-		c.list(max(from, c.cur.scan))
-	}
-}
-
-// termsBefore is the set of terms matching from the match index last
-// found to end; those matches are used up (the next index call starts
-// past the line end).
-func (c *teddyChunk) termsBefore(end int) uint64 {
-	var mask uint64
-	k := &c.cur
-	for {
-		for k.i < k.n && k.pos[k.i] < end {
-			mask |= uint64(c.which[k.i])
-			k.i++
-		}
-		if k.i < k.n || k.done {
-			return mask
-		}
-		c.list(k.scan)
-	}
-}
-
-// termsIn is the set of terms matching in line (bit i for term i).
-func (q *rankQuery) termsIn(line []byte) uint64 {
-	var lm uint64
-	for i, t := range q.terms {
-		if t.forChunk(line).index(line, 0) >= 0 {
-			lm |= 1 << i
-		}
-	}
-	return lm
-}
-
-// rankSink is Rank's sink: the best req.Limit files, best first.
-type rankSink struct {
-	res   *RankResult
-	limit int
-}
-
-// drain takes every worker's results.
-func (k *rankSink) drain(results <-chan []RankedFile) {
-	for rs := range results {
-		for i := range rs {
-			r := rs[i]
-			if r.Lines >= 0 {
-				k.res.FilesScanned++
-			}
-			if r.Terms == 0 {
-				continue
-			}
-			at := len(k.res.Files)
-			for at > 0 && better(&r, &k.res.Files[at-1]) {
-				at--
-			}
-			if at < k.limit {
-				k.res.Files = slices.Insert(k.res.Files, at, r)
-				if len(k.res.Files) > k.limit {
-					k.res.Files = k.res.Files[:k.limit]
-				}
-			}
-		}
-	}
-}
-
 // rankFile scores one file; ok is false when it was not searched and its
 // path holds no term. Lines is -1 for a file whose content was not read.
 func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQuery, stopped func() bool) (RankedFile, bool) {
@@ -537,6 +328,9 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 		}
 	}
 	r.NameTerms = bits.OnesCount64(mask)
+	if mask != 0 {
+		r.st = &fileStats{path: uint8(mask)}
+	}
 	nameOnly := func() (RankedFile, bool) {
 		r.Terms = r.NameTerms
 		return r, r.Terms > 0
@@ -567,23 +361,27 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 		defer dec.Close()
 		src = decompress.Cap(dec, q.capBytes)
 	}
-	best := -1
+	doc := isDoc(j.path)
 	emit := func(m lineMatch) bool {
 		r.HitLines++
 		lm := m.terms
-		if !m.masked {
-			// A line longer than the buffer: the terms of its head.
+		var line []byte
+		if m.raw != nil {
+			line = m.raw[lineStart(m.raw):]
+		} else {
+			// A line longer than the buffer: its head.
 			s.line = append(s.line[:0], m.text...)
-			lm = q.termsIn(s.line)
+			line = s.line
+		}
+		if !m.masked {
+			lm = q.termsIn(line)
 		}
 		mask |= lm
-		if k := bits.OnesCount64(lm); k > best {
-			best, r.Line, r.LineTerms = k, m.line, k
-			if m.raw != nil {
-				m = makeLine(m.line, rawLine(m.raw))
-			}
-			r.Text = titleText(m.text)
+		r.LineTerms = max(r.LineTerms, bits.OnesCount64(lm))
+		if r.st == nil {
+			r.st = &fileStats{}
 		}
+		r.st.addLine(q, m.line, uint8(lm), line, doc)
 		return true
 	}
 	s.countOnly, s.rawLines, s.linesIfMatched = false, true, true
@@ -596,19 +394,8 @@ func (e *Engine) rankFile(ctx context.Context, s *searcher, j rankJob, q *rankQu
 	}
 	r.Lines = s.lines
 	r.Terms = bits.OnesCount64(mask)
-	return r, true
-}
-
-// titleText is a line as a title shows it: trimmed, at most maxTitleText
-// bytes cut on a rune boundary.
-func titleText(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > maxTitleText {
-		n := maxTitleText
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n] + "…"
+	if r.st != nil && r.st.content != 0 {
+		r.st.generated = isGenerated(fileHead(s, file, size, j.compressed))
 	}
-	return s
+	return r, true
 }

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"runtime"
@@ -70,6 +71,44 @@ func TestRankDensityCountsEveryLine(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %d/%d", f.Path, f.HitLines, f.Lines))
 	}
 	if want := "b-short.txt 1/2,a-long.txt 1/1000"; strings.Join(got, ",") != want {
+		t.Errorf("ranked %q, want %q", got, want)
+	}
+}
+
+// TestRankLineStart: lineStart finds the last line of a buffer as
+// bytes.LastIndexByte does, a 0x0b byte above a '\n' (a false flag of
+// the 8-byte scan) included.
+func TestRankLineStart(t *testing.T) {
+	for _, s := range []string{"", "a", "\n", "abc\n", "\nabcdefghijklmnop", "0123456789\nabc", "x\n\x0bbcdefgh", "\n\x0b\n\x0b\x0b\x0b\x0b\x0b\x0b\x0b", strings.Repeat("ab\ncdefghijk", 5)} {
+		for i := range len(s) + 1 {
+			b := []byte(s[:i])
+			if got, want := lineStart(b), bytes.LastIndexByte(b, '\n')+1; got != want {
+				t.Errorf("lineStart(%q) = %d, want %d", b, got, want)
+			}
+		}
+	}
+}
+
+// TestRankBoilerplate: a header line many files share (a licence's "…
+// in the LICENSE file.") counts for nothing: the files matching only
+// there are not listed; the one answering is, titled by the line whose
+// terms weigh most.
+func TestRankBoilerplate(t *testing.T) {
+	e := newTenv(t)
+	header := "// Copyright 2009 The Go Authors.\n// license that can be found in the LICENSE file.\n\npackage net\n"
+	for i := range 12 {
+		e.write(t, fmt.Sprintf("f%02d.go", i), []byte(header+"\nfunc f() {}\n"))
+	}
+	e.write(t, "hosts.go", []byte(header+"\n// cacheMaxAge is how long the hosts file is cached.\nconst cacheMaxAge = 5\n"))
+	r, err := e.eng.Rank(context.Background(), RankRequest{Workdirs: []string{"wd"}, Terms: QueryTerms("how long does the hosts file cache last")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range r.Files {
+		got = append(got, fmt.Sprintf("%s:%d: %s", f.Path, f.Line, f.Text))
+	}
+	if want := "hosts.go:6: // cacheMaxAge is how long the hosts file is cached."; strings.Join(got, ",") != want {
 		t.Errorf("ranked %q, want %q", got, want)
 	}
 }
