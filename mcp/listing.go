@@ -50,7 +50,7 @@ func listDirectoryTool(lim sfs.Limits) tool {
 		def: &sdk.Tool{
 			Name: "list_directory",
 			Description: fmt.Sprintf("List a directory, a line per entry: `name size`, `dir/`, `link@` (symlink), `name (other)`. depth: a tree, indented. "+
-				"An archive (zip, jar, tar, tar.gz/.zst/.bz2) lists as a directory at depth 1; paths go on inside it for the reads and stat_file. "+
+				"Archives (zip, jar, tar, tar.gz/.zst/.bz2) list as directories (depth 1); paths go inside them. "+
 				"`has_more: next_offset N`: call again with offset N. Over %d entries: DIRECTORY_TOO_LARGE (use find_files); a tree stops after %d entries or %s (`truncated: ...`).", lim.MaxWalkEntries, lim.MaxWalkEntries, lim.SearchTimeout),
 			Annotations: readOnly("List directory"),
 			InputSchema: schema,

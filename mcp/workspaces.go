@@ -72,7 +72,7 @@ func workspaceTools(cfg sfs.WorkspaceLimits) []tool {
 		{
 			def: &sdk.Tool{
 				Name: "create_workspace",
-				Description: fmt.Sprintf("A private checkout of commit base of an rw repository workdir, served as its own rw workdir ALIAS@ID to every file tool: changes there never touch the live work tree (no .git: no repository tools). "+
+				Description: fmt.Sprintf("A private checkout of commit base of an rw repository workdir, served as its own rw workdir ALIAS@ID to every file tool: changes there never touch the live work tree (no .git; inspect_repo shows its change). "+
 					"At most %d per workdir (WORKSPACE_LIMIT); over %d files or %s: WORKSPACE_TOO_LARGE. Discard it when done; the server removes those older than %s when it starts.", cfg.PerWorkdir, cfg.MaxFiles, sizeText(cfg.MaxBytes), ageText),
 				Annotations: &sdk.ToolAnnotations{Title: "Create workspace", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 				InputSchema: createSchema,
