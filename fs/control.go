@@ -291,7 +291,8 @@ func (c *Control) Symlink(target, name string) error {
 	return nil
 }
 
-// MkdirAll creates the directory name and missing parents.
+// MkdirAll creates the directory name and missing parents, each made
+// durable (its parent fsynced).
 func (c *Control) MkdirAll(name string, perm uint32) error {
 	comps, _, err := c.comps(name)
 	if err != nil {
@@ -303,6 +304,12 @@ func (c *Control) MkdirAll(name string, perm uint32) error {
 			return err
 		}
 		err = unix.Mkdirat(dir, base, perm)
+		if err == nil {
+			// The new name is durable only once its parent is: a loose
+			// object renamed into a fan-out directory whose creation a
+			// power cut forgets is lost with it.
+			err = syncDir(dir)
+		}
 		unix.Close(dir)
 		if err != nil && err != unix.EEXIST {
 			return controlErrno(c.w.alias, rp, err)

@@ -223,7 +223,10 @@ func (r *Repo) Commit(ctx context.Context, paths []string, message string) (*Com
 		return nil, err
 	}
 	committed = true
-	r.ctl.SyncDir(".git")
+	// ok means durable: an index whose rename a cut may forget is not.
+	if err := r.ctl.SyncDir(".git"); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 

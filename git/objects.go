@@ -301,7 +301,11 @@ func (r *Repo) writeBlob(src io.Reader, size int64, also io.Writer, veto func() 
 		return plumbing.ZeroHash, err
 	}
 	done = true
-	r.ctl.SyncDir(dir)
+	// Unsynced, the object's name may not survive a power cut that the
+	// ref pointing at it does.
+	if err := r.ctl.SyncDir(dir); err != nil {
+		return plumbing.ZeroHash, err
+	}
 	return sum, nil
 }
 
@@ -349,6 +353,10 @@ func (r *Repo) writeObject(t plumbing.ObjectType, content []byte) (plumbing.Hash
 		return plumbing.ZeroHash, err
 	}
 	done = true
-	r.ctl.SyncDir(dir)
+	// Unsynced, the object's name may not survive a power cut that the
+	// ref pointing at it does.
+	if err := r.ctl.SyncDir(dir); err != nil {
+		return plumbing.ZeroHash, err
+	}
 	return sum, nil
 }

@@ -56,7 +56,9 @@ func Move(ctl *sfs.Control, alias, ref string, next plumbing.Hash, unchanged fun
 		return err
 	}
 	done = true
-	ctl.SyncDir(path.Dir(file))
+	if err := ctl.SyncDir(path.Dir(file)); err != nil {
+		return err
+	}
 	logs := []string{".git/logs/" + ref}
 	if alsoHead {
 		logs = append(logs, ".git/logs/HEAD")
