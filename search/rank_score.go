@@ -113,7 +113,13 @@ func (st *fileStats) addLine(q *rankQuery, lineNo int, mask uint8, line []byte, 
 	var h uint64
 	if head {
 		h = maphash.Bytes(lineSeed, bytes.TrimSpace(line))
-		if st.nheads < maxHeads {
+		// Once per file: boilerplate is a line many files share, not a
+		// line one file repeats.
+		seen := false
+		for _, hl := range st.heads[:st.nheads] {
+			seen = seen || hl.hash == h
+		}
+		if !seen && st.nheads < maxHeads {
 			st.heads[st.nheads] = headLine{hash: h, mask: mask}
 			st.nheads++
 		}
@@ -412,7 +418,11 @@ func (k *rankSink) top(r *RankedFile, less func(a, b *RankedFile) bool) {
 // finish scores the files kept and leaves the best limit in res, best
 // first.
 func (k *rankSink) finish(lower []string) {
-	if k.plain {
+	if k.plain || k.scoreAll(lower) == 0 {
+		// The plain order: asked for (tests), or the files hold the
+		// terms only in lines many of them share (thirty files of one
+		// word): better those than nothing.
+		k.res.Files = k.res.Files[:0]
 		for r := range k.all {
 			r.spot = r.st.plainTitle()
 			if r.Line = 0; r.spot >= 0 {
@@ -421,8 +431,12 @@ func (k *rankSink) finish(lower []string) {
 			k.top(r, better)
 		}
 		k.titles()
-		return
 	}
+}
+
+// scoreAll scores the files kept by BM25 and keeps the best with a score
+// in res, best first; it returns how many scored.
+func (k *rankSink) scoreAll(lower []string) int {
 	n := k.res.FilesScanned
 	boiler := int32(max(boilerMinFiles, int(math.Ceil(boilerShare*float64(n)))))
 	var dl float64
@@ -452,12 +466,17 @@ func (k *rankSink) finish(lower []string) {
 	}
 	avgdl := dl / float64(max(docs, 1))
 	isBoiler := func(h uint64) bool { return k.heads[h] >= boiler }
+	scored := 0
 	for r := range k.all {
 		if r.Score = r.st.score(r, lower, idf[:len(lower)], avgdl, isBoiler); r.Score > 0 {
 			k.top(r, scoredBetter)
+			scored++
 		}
 	}
-	k.titles()
+	if scored > 0 {
+		k.titles()
+	}
+	return scored
 }
 
 // titles sets the texts of the files kept, only theirs: a text is a
