@@ -41,7 +41,7 @@ func findFilesTool(lim sfs.Limits) tool {
 	return tool{
 		def: &sdk.Tool{
 			Name: "find_files",
-			Description: fmt.Sprintf("Find files and directories by name, never contents: a path per line (`dir/`, `link@`, `name (other)`). Globs ignore case unless case_sensitive. archives: zip/tar members too. None: `0 matches` and why. "+
+			Description: fmt.Sprintf("Find files and directories by name: a path per line (`dir/`, `link@`, `name (other)`). Globs ignore case unless case_sensitive. archives: zip/tar members too. None: `0 matches` and why. "+
 				"`truncated: limit` (narrow path or pattern), `walk_limit` (%d entries) or `timeout` (%s), then `next_cursor C`: pass C as cursor.", lim.MaxWalkEntries, lim.SearchTimeout),
 			Annotations: readOnly("Find files"),
 			InputSchema: schema,

@@ -73,7 +73,7 @@ func repoTools(lim sfs.Limits, s surface) []tool {
 	tools := []tool{{
 		def: &sdk.Tool{
 			Name: "inspect_repo",
-			Description: fmt.Sprintf("Uncommitted work in a workdir's git repository; changes nothing. view \"status\": a branch line, then `XY path` lines as git status --short. "+
+			Description: fmt.Sprintf("Uncommitted work in a workdir's git repository. view \"status\": a branch line, then `XY path` lines as git status --short. "+
 				"\"diff\" (work tree vs index) or \"staged_diff\" (index vs HEAD) of paths: unified diff as git diff writes it. "+
 				"\"changes\": all uncommitted work in one call: status, then the patch against HEAD, untracked files' contents included. "+
 				"Cut short: a last line `truncated: <reason>; <next step>`. "+
@@ -90,7 +90,7 @@ func repoTools(lim sfs.Limits, s surface) []tool {
 		tools = append(tools, tool{
 			def: &sdk.Tool{
 				Name: "commit_repo_changes",
-				Description: fmt.Sprintf("Commit exactly the named files as they are in the work tree (deletions too) to the current branch (git add -- paths; git commit). " +
+				Description: fmt.Sprintf("Commit exactly the named files as they are in the work tree (deletions too) to the current branch. " +
 					"Refused, changing nothing: other staged changes (REPO_STAGED_CHANGES), a merge in progress, ignored, hidden or filtered (LFS) paths, over 100 MiB, nothing to commit. " +
 					"The repository's identity is the author; no hook, no signing, no push."),
 				Annotations: &sdk.ToolAnnotations{Title: "Commit changes", ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},

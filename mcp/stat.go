@@ -25,7 +25,7 @@ func statFileTool(lim sfs.Limits, s surface) tool {
 	return tool{
 		def: &sdk.Tool{
 			Name:        "stat_file",
-			Description: fmt.Sprintf("A file's or directory's type (file, directory, symlink, other), size, modified_at and MIME type, without reading it%s.", revision),
+			Description: fmt.Sprintf("A file's or directory's type, size, modified_at and MIME type, without reading it%s.", revision),
 			Annotations: readOnly("Stat file"),
 			InputSchema: inputSchema[statFileIn](nil),
 		},

@@ -42,7 +42,7 @@ func submitTool() tool {
 			Name: "submit_workspace",
 			Description: "Merge a workspace's changes into its branch. " +
 				"strict: fast-forward only if the branch is at the base, else code BASE_MOVED; replay: merge each changed file onto the branch head, else code MERGE_CONFLICT with hunks. " +
-				"Then the branch did not move: change the workspace (or make one at the new head) and submit again. " +
+				"Then the branch did not move: change the workspace and submit again. " +
 				"A live checkout of it follows, or its edits on merged files refuse: REPO_DIRTY, REPO_STAGED_CHANGES. No force, no hook; workspace kept.",
 			Annotations: &sdk.ToolAnnotations{Title: "Submit workspace", ReadOnlyHint: false, IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 			InputSchema: schema,
