@@ -347,16 +347,8 @@ func (w *Workdir) nest(a *openArchive, asDir bool) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), nestedTimeout)
 		defer cancel()
-		rc, m, err := archive.Open(ctx, a.src, a.format, strings.Join(comps[:j+1], "/"), a.opt)
+		b, err := memberBytes(ctx, a, strings.Join(comps[:j+1], "/"), maxNestedArchive)
 		if err != nil {
-			return
-		}
-		defer rc.Close()
-		if m.Size > maxNestedArchive {
-			return
-		}
-		b, err := io.ReadAll(io.LimitReader(rc, maxNestedArchive+1))
-		if err != nil || len(b) > maxNestedArchive {
 			return
 		}
 		f := archive.Detect(c, b[:min(len(b), 512)])

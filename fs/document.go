@@ -122,25 +122,27 @@ func windowParts(parts []document.Part, start, end int) string {
 	return s + fmt.Sprintf(" of %d", len(parts))
 }
 
-// memberDocument reads a document member of an archive into memory, up
-// to maxMemberDocument, for the document readers.
-func memberDocument(ctx context.Context, a *openArchive) (*bytes.Reader, error) {
-	rc, m, err := archive.Open(ctx, a.src, a.format, a.member, a.opt)
+// memberBytes reads the file member name of archive a into memory, up
+// to limit bytes: what a document reader (a PDF's cross-reference is at
+// its end) and a nested archive need; over limit is DOCUMENT_TOO_LARGE.
+func memberBytes(ctx context.Context, a *openArchive, name string, limit int64) ([]byte, error) {
+	rc, m, err := archive.Open(ctx, a.src, a.format, name, a.opt)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	if m.Size > maxMemberDocument {
-		return nil, errs.New(errs.DocumentTooLarge, fmt.Sprintf("is a document of %d bytes inside an archive, more than the %d read from one", m.Size, maxMemberDocument))
+	tooLarge := errs.New(errs.DocumentTooLarge, fmt.Sprintf("is %d bytes inside an archive, more than the %d read from one", m.Size, limit))
+	if m.Size > limit {
+		return nil, tooLarge
 	}
-	b, err := io.ReadAll(io.LimitReader(rc, maxMemberDocument+1))
+	b, err := io.ReadAll(io.LimitReader(rc, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > maxMemberDocument {
-		return nil, errs.New(errs.DocumentTooLarge, fmt.Sprintf("is a document of more than the %d bytes read from one inside an archive", maxMemberDocument))
+	if int64(len(b)) > limit {
+		return nil, tooLarge
 	}
-	return bytes.NewReader(b), nil
+	return b, nil
 }
 
 // readDocumentWindow is readWith for a document (on disk or an archive's
@@ -154,11 +156,11 @@ func (f *FS) readDocumentWindow(w *Workdir, raw, kind string, read func(src io.R
 	var p string
 	if a, ok, _ := w.archiveAt(raw, false); ok {
 		defer a.Close()
-		br, err := memberDocument(ctx, a)
+		b, err := memberBytes(ctx, a, a.member, maxMemberDocument)
 		if err != nil {
 			return nil, a.memberError(w.alias, err)
 		}
-		r, size, p = br, br.Size(), a.path()
+		r, size, p = bytes.NewReader(b), int64(len(b)), a.path()
 	} else {
 		file, info, err := w.OpenFile(raw)
 		if err != nil {

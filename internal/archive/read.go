@@ -194,14 +194,7 @@ func (m *memberReader) Close() error {
 // by a method not read are passed with a nil reader. fn's error ends the
 // walk and is returned.
 func Walk(ctx context.Context, src Source, f Format, opt Options, fn func(m Member, r io.Reader) error) error {
-	g := &guard{ctx: ctx, lim: opt.Limits.withDefaults()}
-	s, err := open(g, src, f)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	seen := map[string]bool{}
-	return s.each(func(e entry) error {
+	return pass(ctx, src, f, opt, func(s *stream, e entry, seen map[string]bool) error {
 		if e.Type != File || e.Name == "" || seen[e.Name] || !opt.visible(e.Name, false) {
 			return nil
 		}
@@ -218,11 +211,10 @@ func Walk(ctx context.Context, src Source, f Format, opt Options, fn func(m Memb
 	})
 }
 
-// Each calls fn with every visible member, in stored order, its data not
-// read: files, links and directories, and once each the directories only
-// implied by a member below them (just before that member). What a find
-// inside an archive reads. fn's error ends the pass and is returned.
-func Each(ctx context.Context, src Source, f Format, opt Options, fn func(m Member) error) error {
+// pass opens src for one bounded pass and calls fn with each entry in
+// stored order and the names seen so far (a name stored twice: the
+// first counts): what Walk and Each share.
+func pass(ctx context.Context, src Source, f Format, opt Options, fn func(s *stream, e entry, seen map[string]bool) error) error {
 	g := &guard{ctx: ctx, lim: opt.Limits.withDefaults()}
 	s, err := open(g, src, f)
 	if err != nil {
@@ -230,7 +222,15 @@ func Each(ctx context.Context, src Source, f Format, opt Options, fn func(m Memb
 	}
 	defer s.close()
 	seen := map[string]bool{}
-	return s.each(func(e entry) error {
+	return s.each(func(e entry) error { return fn(s, e, seen) })
+}
+
+// Each calls fn with every visible member, in stored order, its data not
+// read: files, links and directories, and once each the directories only
+// implied by a member below them (just before that member). What a find
+// inside an archive reads. fn's error ends the pass and is returned.
+func Each(ctx context.Context, src Source, f Format, opt Options, fn func(m Member) error) error {
+	return pass(ctx, src, f, opt, func(_ *stream, e entry, seen map[string]bool) error {
 		if e.Name == "" || seen[e.Name] || !opt.visible(e.Name, e.Type == Dir) {
 			return nil
 		}
